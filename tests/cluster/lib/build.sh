@@ -1,0 +1,175 @@
+# shellcheck shell=bash
+# `cluster.sh build`: installs missing host tools and builds every pinned tool from the Go module
+# proxy into the cache (see common.sh for the layout). Sourced, never executed.
+#
+# Contract: after build_all returns, $BIN_DIR holds etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, kwok and kubectl-kuttl, and $KWOK_STAGES exists. A warm run (everything
+# cached) does no Go work at all and takes well under a second.
+
+# Debian packages providing the host commands that cluster.sh uses.
+declare -A HOST_TOOL_PACKAGE=([ip]=iproute2 [openssl]=openssl [setsid]=util-linux [flock]=util-linux)
+
+# Install any missing host command through apt-get (as root, or via sudo).
+ensure_host_tools() {
+  local missing=() cmd
+  for cmd in "${!HOST_TOOL_PACKAGE[@]}"; do
+    command -v "$cmd" >/dev/null || missing+=("${HOST_TOOL_PACKAGE[$cmd]}")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  log "installing missing Debian packages: ${missing[*]}"
+  command -v apt-get >/dev/null || die "missing commands from ${missing[*]} and no apt-get to install them"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Fail clearly unless a Go toolchain at least as new as the tools modules' `go` line is on PATH.
+ensure_go() {
+  local need=1.26 have
+  command -v go >/dev/null || die "go is not on PATH; Go >= $need is needed to build the control plane"
+  have=$(go env GOVERSION) || die "'go env GOVERSION' failed"
+  have=${have#go}
+  if [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1) != "$need" ]]; then
+    die "Go $have is too old; Go >= $need is needed to build the control plane"
+  fi
+}
+
+# Environment for every go command here: module mode, no workspace, never switch toolchains
+# (which would download one), static binaries (no C compiler needed).
+go_env() {
+  env GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 "$@"
+}
+
+# Copy a tools module template into $2 (a fresh directory), substituting the pinned versions.
+render_module() {
+  local tool=$1 dir=$2
+  mkdir -p "$dir"
+  sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
+      -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
+      -e "s/@KUTTL_KIND_VERSION@/$KUTTL_KIND_VERSION/g" \
+      "$CLUSTER_DIR/tools/$tool/go.mod.in" >"$dir/go.mod"
+}
+
+# Print the field $2 ("Dir", "GoMod", ...) of `go mod download -json $1` (downloading it if needed).
+module_field() {
+  local json
+  json=$(go_env go mod download -json "$1") || die "go mod download $1 failed"
+  sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",\{0,1\}\$/\1/p" <<<"$json"
+}
+
+# --- one function per tool: build_<tool> <module dir> <output bin dir> ---------------------------
+
+build_k8s() {
+  local mod=$1 out=$2 gomod minor patch staging=() name flags
+  render_module k8s "$mod"
+  gomod=$(module_field "k8s.io/kubernetes@$K8S_VERSION" GoMod)
+  [[ -f $gomod ]] || die "no go.mod found for k8s.io/kubernetes@$K8S_VERSION"
+  # Staging modules: every k8s.io/<name> that k8s.io/kubernetes requires at v0.0.0.
+  mapfile -t staging < <(sed -n 's/^[[:space:]]*\(k8s\.io\/[^[:space:]]*\) v0\.0\.0\([[:space:]].*\)\{0,1\}$/\1/p' "$gomod")
+  ((${#staging[@]} > 0)) || die "found no staging modules in $gomod"
+  IFS=. read -r _ minor patch <<<"${K8S_VERSION#v}"
+  local edits=()
+  for name in "${staging[@]}"; do edits+=(-replace="$name=$name@v0.$minor.$patch"); done
+  (cd "$mod" && go_env go mod edit "${edits[@]}")
+  log "k8s: replaced ${#staging[@]} staging modules with v0.$minor.$patch"
+  # Stamp the version like Kubernetes' hack/lib/version.sh does, so `kubectl version` and /version
+  # are truthful. buildDate is the module's publication time, so the build is reproducible.
+  local date
+  date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "${gomod%.mod}.info")
+  flags="-s -w"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=archive -X $pkg.buildDate=$date"
+  done
+  # One invocation: the four commands share most packages.
+  (cd "$mod" && go_env go build -trimpath -ldflags="$flags" -o "$out/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+}
+
+build_etcd() {
+  local mod=$1 out=$2
+  render_module etcd "$mod"
+  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+}
+
+build_kwok() {
+  local mod=$1 out=$2 dir
+  render_module kwok "$mod"
+  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/kwok/cmd/kwok)
+  # Stages: kwok >= v0.8 has none built in. Take the ones we need from the module's own kustomize
+  # tree: node initialize + heartbeat (Nodes become Ready and stay so), pod ready (Running/Ready),
+  # pod delete (pods with a deletionTimestamp go away, for rolling updates and namespace deletion).
+  dir=$(module_field "sigs.k8s.io/kwok@$KWOK_VERSION" Dir)
+  local stage
+  : >"$out/kwok-stages.yaml"
+  for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+               pod/fast/pod-ready pod/fast/pod-delete; do
+    [[ -f $dir/kustomize/stage/$stage.yaml ]] \
+      || die "kwok $KWOK_VERSION ships no stage $stage.yaml under $dir/kustomize/stage"
+    { echo '---'; cat "$dir/kustomize/stage/$stage.yaml"; } >>"$out/kwok-stages.yaml"
+  done
+}
+
+build_kuttl() {
+  local mod=$1 out=$2
+  render_module kuttl "$mod"
+  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" \
+    github.com/kudobuilder/kuttl/cmd/kubectl-kuttl)
+}
+
+# Build one tool into $CACHE_ROOT/tools/<tool>-<version>-r<recipe> unless already complete.
+# The work happens in a temporary sibling that is renamed into place, so an interrupted build
+# leaves nothing that looks complete.
+build_tool() {
+  local tool=$1 version=$2 dir tmp start
+  dir="$CACHE_ROOT/tools/$tool-$version-r$RECIPE_REVISION"
+  [[ -f $dir/.complete ]] && { echo "$dir"; return 0; }
+  tmp="$dir.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp/bin"
+  start=$SECONDS
+  log "building $tool $version (log: $tmp/build.log)"
+  if ! "build_$tool" "$tmp/mod" "$tmp/bin" >"$tmp/build.log" 2>&1; then
+    tail -n 40 "$tmp/build.log" >&2
+    die "building $tool $version failed; full log: $tmp/build.log"
+  fi
+  echo "$((SECONDS - start))" >"$tmp/build-seconds"
+  touch "$tmp/.complete"
+  rm -rf "$dir"
+  mv "$tmp" "$dir"
+  log "built $tool $version in $((SECONDS - start))s"
+  echo "$dir"
+}
+
+# Build (or reuse) every tool and link them into $BIN_DIR. Serialised by a lock so that two
+# clusters coming up at once do not build twice.
+build_all() {
+  ensure_host_tools
+  if [[ -f $CACHE_ROOT/$VERSIONS_KEY/.complete ]]; then
+    echo "$BIN_DIR"
+    return 0
+  fi
+  ensure_go
+  mkdir -p "$CACHE_ROOT"
+  exec 9>"$CACHE_ROOT/.lock"
+  flock 9
+  local k8s etcd kwok kuttl pids=() f
+  # etcd, kwok and kuttl are small: build them while the Kubernetes build runs; each is its own
+  # process so a failure is reported by its own log.
+  build_tool etcd "$ETCD_VERSION" >/dev/null & pids+=($!)
+  build_tool kwok "$KWOK_VERSION" >/dev/null & pids+=($!)
+  build_tool kuttl "$KUTTL_VERSION" >/dev/null & pids+=($!)
+  k8s=$(build_tool k8s "$K8S_VERSION")
+  for f in "${pids[@]}"; do wait "$f" || die "a tool build failed (see above)"; done
+  etcd=$(build_tool etcd "$ETCD_VERSION")
+  kwok=$(build_tool kwok "$KWOK_VERSION")
+  kuttl=$(build_tool kuttl "$KUTTL_VERSION")
+  mkdir -p "$BIN_DIR"
+  for f in "$k8s"/bin/* "$etcd"/bin/* "$kuttl"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
+  ln -sfn "$kwok/bin/kwok" "$BIN_DIR/kwok"
+  cp "$kwok/bin/kwok-stages.yaml" "$KWOK_STAGES"
+  touch "$CACHE_ROOT/$VERSIONS_KEY/.complete"
+  flock -u 9
+  echo "$BIN_DIR"
+}

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# Shared definitions for tests/cluster/cluster.sh: logging, pinned versions, paths.
+# Sourced, never executed. Requires CLUSTER_DIR (the tests/cluster directory) to be set.
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() { printf 'cluster: error: %s\n' "$*" >&2; exit 1; }
+
+# Run a command as root: directly when we are root, else through sudo.
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+# shellcheck source=../versions.env
+source "$CLUSTER_DIR/versions.env"
+
+# Cache layout (outside the work tree, shared by every clone on the machine):
+#   $CACHE_ROOT/tools/<tool>-<version>-r<recipe>/   one built tool: mod/ (its tools module), bin/, .complete
+#   $CACHE_ROOT/<VERSIONS_KEY>/bin/                 symlinks to every tool of this set of versions
+# A tool is rebuilt only when its own version (or RECIPE_REVISION) changes.
+CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/restarter/cluster"
+VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_r${RECIPE_REVISION}"
+BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
+# kwok's Stage objects, copied from the kwok module at build time.
+KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
+
+# Cluster identity. RESTARTER_CLUSTER selects the state directory and the network namespace, so
+# several clusters can run side by side (each namespace has its own loopback, so ports may repeat).
+CLUSTER_NAME="${RESTARTER_CLUSTER:-default}"
+[[ $CLUSTER_NAME =~ ^[a-z0-9][a-z0-9-]{0,30}$ ]] \
+  || die "RESTARTER_CLUSTER='$CLUSTER_NAME': use 1-31 characters from a-z, 0-9 and '-'"
+NETNS="restarter-$CLUSTER_NAME"
+# State (PKI, kubeconfig, etcd data, logs, PIDs) lives outside the work tree and survives `down`
+# for debugging; `up` clears it except for old logs, which it keeps as *.log.prev.
+STATE_DIR="${XDG_STATE_HOME:-$HOME/.local/state}/restarter/cluster/$CLUSTER_NAME"
+KUBECONFIG_FILE="$STATE_DIR/kubeconfig"
