@@ -1,0 +1,120 @@
+#pragma once
+// Desired pod-template annotations of a workload: the one function the controller, the webhook
+// and explain-restart all call (design.md section 3), and the diff between two annotation sets.
+//
+// For each reference of the pod template (references.hpp), keyed as annotation_keys.hpp says:
+//   - a present object that is not ignored: `<uid>/<resourceVersion>`;
+//   - an absent object (the caller confirmed it does not exist): no annotation. This is what
+//     commons-operator 26.3 writes, and it still restarts the workload when the object appears
+//     (the annotation is added) or disappears (it is removed). Exception: where the template
+//     already holds commons-operator's legacy value `changes-ignored`, it is kept, so a migrated
+//     cluster sees no write;
+//   - an ignored object (ignore label, or ignore annotation on the workload): the annotation is
+//     frozen at whatever the template holds now (nothing if nothing). Starting or stopping to
+//     ignore an object therefore causes no restart of its own; the next real change after the
+//     ignore is lifted does;
+//   - an object whose state is unknown (the lookup failed or timed out): the whole computation
+//     fails (Unavailable). A guess would write a wrong annotation and restart pods for nothing.
+// Restarter-owned keys of the template that match no reference are dropped. Keys restarter does
+// not own are never touched.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "restarter/core/references.hpp"
+#include "restarter/core/result.hpp"
+
+namespace restarter::core {
+
+using AnnotationMap = std::map<std::string, std::string>;
+
+enum class Presence { Present, Absent, Unknown };
+
+// What the caller knows about one referenced object right now.
+struct ObjectState {
+  Presence presence = Presence::Unknown;
+  std::string uid;              // Present only
+  std::string resourceVersion;  // Present only
+  bool ignoreLabel = false;     // Present only: carries restarter.stackable.tech/ignore=true
+  std::string problem;          // Unknown only: why the state is not known
+
+  static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel);
+  static ObjectState absent();
+  static ObjectState unknown(std::string problem);
+};
+
+// Reads an object's `metadata` (of a full object or a PartialObjectMetadata): uid,
+// resourceVersion and the ignore label. InvalidInput when uid or resourceVersion is missing.
+Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
+
+// Answers for one referenced object of the workload's namespace. Must not throw.
+using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& name)>;
+
+// How one reference was turned into (or not into) an annotation; explain-restart shows this.
+enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation };
+const char* dispositionName(Disposition disposition) noexcept;
+
+struct ReferenceStatus {
+  Reference ref;
+  std::string key;
+  Disposition disposition = Disposition::Tracked;
+  ObjectState state;
+  std::optional<std::string> value;  // the desired annotation value, if any
+};
+
+struct DesiredAnnotations {
+  AnnotationMap annotations;               // restarter-owned keys only
+  std::vector<ReferenceStatus> references; // one per reference, sorted by (kind, name)
+};
+
+// The pod template's annotations (`spec.template.metadata.annotations`) of a workload as a map;
+// empty when absent. InvalidInput when they are not an object of strings.
+Result<AnnotationMap> templateAnnotations(const nlohmann::json& workload);
+
+// The desired restarter-owned annotations of a workload object (StatefulSet, Deployment or
+// DaemonSet JSON: `metadata.annotations` for ignore rules, `spec.template` for references and the
+// current values). `lookup` is called at most once per reference, never for one ignored by
+// annotation. Deterministic: same inputs, same output.
+Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload,
+                                              const ObjectLookup& lookup);
+
+// Why an owned annotation changes between two annotation sets.
+enum class ChangeCause {
+  Added,         // no value before: newly referenced, or the object was created
+  Updated,       // same object (uid), new resourceVersion
+  Recreated,     // a different object (uid) of the same name
+  Deleted,       // still referenced, but the object no longer exists
+  Unreferenced,  // the template no longer references the object
+};
+const char* changeCauseName(ChangeCause cause) noexcept;
+
+struct AnnotationChange {
+  std::string key;
+  RefKind kind = RefKind::ConfigMap;
+  std::string name;  // the object's name; the key's name part where the key is a mapped one that
+                     // matches none of the references given
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+  ChangeCause cause = ChangeCause::Added;
+
+  // "configmap/app-config: <uid>/<rv> -> <uid>/<rv> (updated)", with "none" for a missing side.
+  std::string describe() const;
+};
+
+// The restarter-owned keys that differ between `before` and `after` (foreign keys in either are
+// ignored), sorted by key. `references` are those of the template `after` belongs to: they give
+// the names behind mapped keys and tell Deleted from Unreferenced.
+std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before,
+                                              const AnnotationMap& after,
+                                              const std::vector<Reference>& references);
+
+// The changes that turn a workload's current template annotations into the desired ones.
+Result<std::vector<AnnotationChange>> planAnnotationChanges(const nlohmann::json& workload,
+                                                            const DesiredAnnotations& desired);
+
+}  // namespace restarter::core

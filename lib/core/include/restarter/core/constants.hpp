@@ -1,0 +1,45 @@
+#pragma once
+// Every label and annotation key that restarter reads or writes, in one place. These are the
+// compatibility contract with Stackable's commons-operator (design.md section 2): changing any of
+// them restarts every managed workload in every cluster, so they never change.
+
+#include <string_view>
+
+namespace restarter::core {
+
+// Label on a workload (and on Pods) that opts it in.
+inline constexpr std::string_view kEnabledLabel = "restarter.stackable.tech/enabled";
+inline constexpr std::string_view kEnabledLabelValue = "true";
+inline constexpr std::string_view kEnabledSelector = "restarter.stackable.tech/enabled=true";
+
+// Label on a ConfigMap or Secret whose changes never restart anything.
+inline constexpr std::string_view kIgnoreLabel = "restarter.stackable.tech/ignore";
+inline constexpr std::string_view kIgnoreLabelValue = "true";
+
+// Annotation key prefixes on a workload: the value names one ConfigMap/Secret to ignore; whatever
+// follows the prefix only makes the key unique.
+inline constexpr std::string_view kIgnoreConfigMapAnnotationPrefix =
+    "restarter.stackable.tech/ignore-configmap.";
+inline constexpr std::string_view kIgnoreSecretAnnotationPrefix =
+    "restarter.stackable.tech/ignore-secret.";
+
+// Pod-template annotation key prefixes (DNS-subdomain prefix of the key, without the slash).
+inline constexpr std::string_view kConfigMapAnnotationPrefix = "configmap.restarter.stackable.tech";
+inline constexpr std::string_view kSecretAnnotationPrefix = "secret.restarter.stackable.tech";
+
+// Value commons-operator (main branch) writes for a missing or ignored object. We never write it,
+// but keep it where we find it so that a migrated cluster sees no write (see annotations.hpp).
+inline constexpr std::string_view kLegacyChangesIgnoredValue = "changes-ignored";
+
+// Pod annotation key prefix: the value is an RFC 3339 time at which the pod must be evicted.
+inline constexpr std::string_view kExpiresAtAnnotationPrefix = "restarter.stackable.tech/expires-at.";
+
+// Field managers for the server-side applies restarter makes, one per workload kind. The
+// StatefulSet one is commons-operator's own: taking over its manager name means that after a
+// migration we own the annotation fields it owned, so a key we stop sending is really removed
+// (with a different manager, commons-operator's stale ownership would keep it alive).
+inline constexpr std::string_view kStatefulSetFieldManager = "restarter.stackable.tech/statefulset";
+inline constexpr std::string_view kDeploymentFieldManager = "restarter.stackable.tech/deployment";
+inline constexpr std::string_view kDaemonSetFieldManager = "restarter.stackable.tech/daemonset";
+
+}  // namespace restarter::core

@@ -1,0 +1,49 @@
+#pragma once
+// Pod expiry: a pod annotated `restarter.stackable.tech/expires-at.<tag>: <RFC 3339 time>` is
+// evicted at the earliest such time (secret-operator writes these for short-lived credentials).
+// Pure: the caller passes "now"; nothing here reads a clock.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "restarter/core/annotations.hpp"
+#include "restarter/core/result.hpp"
+
+namespace restarter::core {
+
+// Microseconds keep every RFC 3339 time of years 0000-9999 in range; finer digits are truncated.
+using TimePoint = std::chrono::sys_time<std::chrono::microseconds>;
+
+// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`, 'T' and 'Z' in
+// either case, a leap second (:60) read as the next second. InvalidInput naming the problem for
+// anything else (no time zone, out-of-range fields, trailing text).
+Result<TimePoint> parseRfc3339(std::string_view text);
+
+// Formats in UTC as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (fraction only when non-zero).
+std::string formatRfc3339(TimePoint time);
+
+struct ExpiryProblem {
+  std::string key;
+  std::string value;
+  std::string reason;
+};
+
+struct ExpiryDecision {
+  enum class Action {
+    None,      // no valid expires-at annotation: nothing to do
+    EvictNow,  // the earliest time has passed (or is exactly now)
+    CheckAt,   // come back at `expiresAt`
+  };
+  Action action = Action::None;
+  std::optional<TimePoint> expiresAt;  // the earliest valid time
+  std::string key;                     // the annotation that holds it
+  std::vector<ExpiryProblem> problems; // unparseable values, skipped (not fatal)
+};
+
+// Decides from a pod's annotations (all of them; only expires-at ones are read) at time `now`.
+ExpiryDecision decideExpiry(const AnnotationMap& podAnnotations, TimePoint now);
+
+}  // namespace restarter::core

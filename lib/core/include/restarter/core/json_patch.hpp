@@ -1,0 +1,31 @@
+#pragma once
+// JSON Patch (RFC 6902) for the webhook: turns the planned annotation changes into operations on
+// the admitted workload object, under `/spec/template/metadata/annotations`.
+//
+// The parents may be missing on the admitted object: when `metadata` (or `annotations`) of the
+// template is absent, one `add` creates it with every added key at once (RFC 6902 `add` needs the
+// parent to exist). Keys are JSON Pointer tokens, so '~' becomes "~0" and '/' becomes "~1"
+// (RFC 6901 section 3): `configmap.restarter.stackable.tech/app` is addressed as
+// `.../annotations/configmap.restarter.stackable.tech~1app`.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "restarter/core/annotations.hpp"
+#include "restarter/core/result.hpp"
+
+namespace restarter::core {
+
+// RFC 6901 escaping of one reference token.
+std::string escapeJsonPointerToken(std::string_view token);
+
+// The patch (a JSON array, possibly empty) applying `changes` to `workload`.
+// InvalidInput when the workload has no `spec.template` object, or a parent on the path has the
+// wrong JSON type.
+Result<nlohmann::json> annotationPatch(const nlohmann::json& workload,
+                                       const std::vector<AnnotationChange>& changes);
+
+}  // namespace restarter::core

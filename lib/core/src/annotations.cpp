@@ -1,0 +1,233 @@
+#include "restarter/core/annotations.hpp"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "json_access.hpp"
+#include "restarter/core/annotation_keys.hpp"
+#include "restarter/core/constants.hpp"
+#include "restarter/core/ignore.hpp"
+
+namespace restarter::core {
+
+using nlohmann::json;
+namespace d = detail;
+
+ObjectState ObjectState::present(std::string uid, std::string resourceVersion, bool ignoreLabel) {
+  ObjectState s;
+  s.presence = Presence::Present;
+  s.uid = std::move(uid);
+  s.resourceVersion = std::move(resourceVersion);
+  s.ignoreLabel = ignoreLabel;
+  return s;
+}
+
+ObjectState ObjectState::absent() {
+  ObjectState s;
+  s.presence = Presence::Absent;
+  return s;
+}
+
+ObjectState ObjectState::unknown(std::string problem) {
+  ObjectState s;
+  s.presence = Presence::Unknown;
+  s.problem = std::move(problem);
+  return s;
+}
+
+Result<ObjectState> objectStateFromMetadata(const json& metadata) {
+  if (!metadata.is_object()) return d::wrongType("metadata", "an object", metadata);
+  auto uid = d::optionalString(metadata, "uid", "metadata");
+  if (!uid) return std::move(uid).error();
+  auto rv = d::optionalString(metadata, "resourceVersion", "metadata");
+  if (!rv) return std::move(rv).error();
+  if (!uid->has_value() || uid->value().empty() || !rv->has_value() || rv->value().empty()) {
+    return makeError(ErrorKind::InvalidInput, "metadata: uid and resourceVersion are required");
+  }
+  auto labels = d::optionalObject(metadata, "labels", "metadata");
+  if (!labels) return std::move(labels).error();
+  const bool ignored = *labels != nullptr && hasIgnoreLabel(**labels);
+  return ObjectState::present(std::move(uid->value()), std::move(rv->value()), ignored);
+}
+
+const char* dispositionName(Disposition disposition) noexcept {
+  switch (disposition) {
+    case Disposition::Tracked: return "tracked";
+    case Disposition::Absent: return "absent";
+    case Disposition::IgnoredByLabel: return "ignored-by-label";
+    case Disposition::IgnoredByAnnotation: return "ignored-by-annotation";
+  }
+  return "tracked";
+}
+
+const char* changeCauseName(ChangeCause cause) noexcept {
+  switch (cause) {
+    case ChangeCause::Added: return "added";
+    case ChangeCause::Updated: return "updated";
+    case ChangeCause::Recreated: return "recreated";
+    case ChangeCause::Deleted: return "deleted";
+    case ChangeCause::Unreferenced: return "unreferenced";
+  }
+  return "updated";
+}
+
+namespace {
+
+Result<AnnotationMap> stringMap(const json& object, const std::string& path) {
+  AnnotationMap out;
+  if (object.is_null()) return out;
+  if (!object.is_object()) return d::wrongType(path, "an object", object);
+  for (const auto& [key, value] : object.items()) {
+    if (!value.is_string()) return d::wrongType(path + "[" + key + "]", "a string", value);
+    out.emplace(key, value.get<std::string>());
+  }
+  return out;
+}
+
+// The JSON at a chain of object fields, or a null JSON when any link is absent.
+Result<const json*> nestedObject(const json& root, std::initializer_list<std::string_view> fields) {
+  const json* node = &root;
+  std::string path;
+  for (std::string_view field : fields) {
+    auto next = d::optionalObject(*node, field, path);
+    if (!next) return std::move(next).error();
+    if (*next == nullptr) return static_cast<const json*>(nullptr);
+    node = *next;
+    path = d::joinPath(path, field);
+  }
+  return node;
+}
+
+// "<uid>/<resourceVersion>" -> uid; nullopt for any other value (e.g. the legacy marker).
+std::optional<std::string_view> uidOf(const std::string& value) {
+  const auto slash = value.find('/');
+  if (slash == std::string::npos || slash == 0) return std::nullopt;
+  return std::string_view(value).substr(0, slash);
+}
+
+}  // namespace
+
+Result<AnnotationMap> templateAnnotations(const json& workload) {
+  auto annotations = nestedObject(workload, {"spec", "template", "metadata", "annotations"});
+  if (!annotations) return std::move(annotations).error();
+  if (*annotations == nullptr) return AnnotationMap{};
+  return stringMap(**annotations, "spec.template.metadata.annotations");
+}
+
+Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup) {
+  if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
+  auto workloadAnnotations = nestedObject(workload, {"metadata", "annotations"});
+  if (!workloadAnnotations) return std::move(workloadAnnotations).error();
+  auto rules = ignoreRulesFromAnnotations(*workloadAnnotations ? **workloadAnnotations : json());
+  if (!rules) return std::move(rules).error();
+  auto podTemplate = nestedObject(workload, {"spec", "template"});
+  if (!podTemplate) return std::move(podTemplate).error();
+  if (*podTemplate == nullptr) {
+    return makeError(ErrorKind::InvalidInput, "spec.template: the workload has no pod template");
+  }
+  auto refs = collectReferences(**podTemplate);
+  if (!refs) return std::move(refs).error();
+  auto current = templateAnnotations(workload);
+  if (!current) return std::move(current).error();
+
+  DesiredAnnotations out;
+  for (Reference& ref : *refs) {
+    ReferenceStatus status;
+    status.key = templateAnnotationKey(ref.kind, ref.name);
+    const auto existing = current->find(status.key);
+    const std::optional<std::string> frozen =
+        existing == current->end() ? std::nullopt : std::optional<std::string>(existing->second);
+
+    if (rules->ignores(ref.kind, ref.name)) {
+      status.disposition = Disposition::IgnoredByAnnotation;
+      status.value = frozen;
+    } else {
+      status.state = lookup(ref.kind, ref.name);
+      switch (status.state.presence) {
+        case Presence::Unknown:
+          return makeError(ErrorKind::Unavailable,
+                           std::string(refKindName(ref.kind)) + "/" + ref.name +
+                               ": state unknown: " + status.state.problem);
+        case Presence::Absent:
+          status.disposition = Disposition::Absent;
+          if (frozen == kLegacyChangesIgnoredValue) status.value = frozen;
+          break;
+        case Presence::Present:
+          if (status.state.ignoreLabel) {
+            status.disposition = Disposition::IgnoredByLabel;
+            status.value = frozen;
+          } else {
+            status.disposition = Disposition::Tracked;
+            status.value = status.state.uid + "/" + status.state.resourceVersion;
+          }
+          break;
+      }
+    }
+    if (status.value) out.annotations.emplace(status.key, *status.value);
+    status.ref = std::move(ref);
+    out.references.push_back(std::move(status));
+  }
+  return out;
+}
+
+std::string AnnotationChange::describe() const {
+  std::string out(refKindName(kind));
+  out += "/" + name + ": " + before.value_or("none") + " -> " + after.value_or("none") + " (" +
+         changeCauseName(cause) + ")";
+  return out;
+}
+
+std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before,
+                                              const AnnotationMap& after,
+                                              const std::vector<Reference>& references) {
+  std::map<std::string, const Reference*> byKey;
+  for (const Reference& ref : references) {
+    byKey.emplace(templateAnnotationKey(ref.kind, ref.name), &ref);
+  }
+  // Owned keys of both sides, in key order.
+  std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> sides;
+  for (const auto& [key, value] : before) {
+    if (parseTemplateAnnotationKey(key)) sides[key].first = value;
+  }
+  for (const auto& [key, value] : after) {
+    if (parseTemplateAnnotationKey(key)) sides[key].second = value;
+  }
+
+  std::vector<AnnotationChange> changes;
+  for (auto& [key, values] : sides) {
+    if (values.first == values.second) continue;
+    const TemplateKey parsed = *parseTemplateAnnotationKey(key);
+    const auto ref = byKey.find(key);
+    AnnotationChange change;
+    change.key = key;
+    change.kind = parsed.kind;
+    change.name = ref != byKey.end() ? ref->second->name : parsed.namePart;
+    change.before = std::move(values.first);
+    change.after = std::move(values.second);
+    if (!change.before) {
+      change.cause = ChangeCause::Added;
+    } else if (!change.after) {
+      change.cause = ref != byKey.end() ? ChangeCause::Deleted : ChangeCause::Unreferenced;
+    } else {
+      const auto oldUid = uidOf(*change.before);
+      const auto newUid = uidOf(*change.after);
+      change.cause = oldUid && newUid && *oldUid != *newUid ? ChangeCause::Recreated
+                                                            : ChangeCause::Updated;
+    }
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
+Result<std::vector<AnnotationChange>> planAnnotationChanges(const json& workload,
+                                                            const DesiredAnnotations& desired) {
+  auto current = templateAnnotations(workload);
+  if (!current) return std::move(current).error();
+  std::vector<Reference> refs;
+  refs.reserve(desired.references.size());
+  for (const ReferenceStatus& status : desired.references) refs.push_back(status.ref);
+  return diffAnnotations(*current, desired.annotations, refs);
+}
+
+}  // namespace restarter::core

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages restarter needs to build and test: compilers and CMake, libcurl
+# (OpenSSL flavour), OpenSSL 3, cxxopts, nlohmann/json, yaml-cpp, Catch2, and the tools the tests
+# use. Idempotent and quick when everything is there: apt-get runs only for missing packages.
+# Uses sudo only when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  libcurl4-openssl-dev libssl-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev catch2
+  iproute2 openssl util-linux procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "install-deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

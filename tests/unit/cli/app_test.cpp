@@ -1,0 +1,72 @@
+#include "restarter/cli/app.hpp"
+
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+using namespace restarter::cli;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Run run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = runApp(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("the help flag explains usage and exits 0", "[cli]") {
+  for (const char* flag : {"--help", "-h"}) {
+    const Run r = run({"restarter", flag});
+    CHECK(r.code == kExitOk);
+    CHECK_THAT(r.out, Catch::Contains("Usage:") && Catch::Contains("restarter <subcommand>") &&
+                          Catch::Contains("Exit codes"));
+    CHECK(r.err.empty());
+  }
+}
+
+TEST_CASE("as kubectl-restarter the help speaks as the kubectl plugin", "[cli]") {
+  const Run r = run({"/home/me/.krew/bin/kubectl-restarter", "--help"});
+  CHECK(r.code == kExitOk);
+  CHECK_THAT(r.out, Catch::Contains("kubectl restarter <subcommand>"));
+  CHECK(programNameFor("kubectl-restarter") == "kubectl restarter");
+  CHECK(programNameFor("/usr/bin/restarter") == "restarter");
+}
+
+TEST_CASE("the version flag prints the version", "[cli]") {
+  const Run r = run({"restarter", "--version"});
+  CHECK(r.code == kExitOk);
+  CHECK_THAT(r.out, Catch::StartsWith("restarter ") && Catch::Contains("."));
+}
+
+TEST_CASE("usage errors are one line naming the problem and the hint and exit 2", "[cli]") {
+  SECTION("unknown subcommand") {
+    const Run r = run({"restarter", "frobnicate"});
+    CHECK(r.code == kExitUsage);
+    CHECK(r.err == "restarter: unknown subcommand \"frobnicate\"\n"
+                   "Run 'restarter --help' for usage.\n");
+    CHECK(r.out.empty());
+  }
+  SECTION("unknown flag") {
+    const Run r = run({"restarter", "--frobnicate"});
+    CHECK(r.code == kExitUsage);
+    CHECK_THAT(r.err, Catch::Contains("frobnicate") &&
+                          Catch::EndsWith("Run 'restarter --help' for usage.\n"));
+  }
+  SECTION("no subcommand prints the usage and exits 2") {
+    const Run r = run({"restarter"});
+    CHECK(r.code == kExitUsage);
+    CHECK_THAT(r.out, Catch::Contains("Usage:"));
+  }
+  SECTION("empty argv does not crash") {
+    const Run r = run({});
+    CHECK(r.code == kExitUsage);
+  }
+}
