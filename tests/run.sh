@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The one command that runs every test (README "Set up"; .ci/run calls exactly this):
+#   1. installs the Debian packages it needs (tests/install-deps.sh);
+#   2. builds with warnings as errors and runs the unit tests;
+#   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
+#   4. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#      integration tests and the kuttl suites inside its network namespace, and brings it down,
+#      also when a test fails.
+# Flags: --no-cluster skips stage 4 (for a quick local loop; CI always runs everything).
+# Exit status: 0 only if every stage passed. The last line counts the stages.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+
+with_cluster=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-cluster) with_cluster=0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tests/run.sh: unknown flag $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+failed_names=()
+
+# stage NAME CMD...: runs one stage, timing it and counting the result.
+stage() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo "=== ${name}"
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== ${name}: passed in $((SECONDS - start)) s"
+  else
+    failed=$((failed + 1))
+    failed_names+=("$name")
+    echo "=== ${name}: FAILED after $((SECONDS - start)) s"
+  fi
+}
+
+build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DRESTARTER_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$jobs" || return 1
+  ctest --test-dir "$dir" -L unit --output-on-failure --no-tests=error -j "$jobs"
+}
+
+cluster_tests() {
+  export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
+  local cluster=tests/cluster/cluster.sh
+  trap '"$repo/tests/cluster/cluster.sh" down >/dev/null 2>&1 || true' EXIT
+  "$cluster" up || return 1
+  local rc=0
+  if ctest --test-dir build/ci -N -L integration | grep -q 'Total Tests: 0'; then
+    echo "(no integration tests are registered)"
+  else
+    "$cluster" exec -- ctest --test-dir build/ci -L integration --output-on-failure || rc=1
+  fi
+  "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+  "$cluster" down || rc=1
+  trap - EXIT
+  return $rc
+}
+
+mkdir -p build
+stage "install dependencies" tests/install-deps.sh
+stage "build (warnings as errors) and unit tests" \
+  build_and_unit_test build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
+stage "build with ASan+UBSan and unit tests" \
+  build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON
+if [ "$with_cluster" -eq 1 ]; then
+  stage "local control plane: integration tests and kuttl suites" cluster_tests
+fi
+
+[ "$failed" -eq 0 ] || printf 'failed stage: %s\n' "${failed_names[@]}"
+echo "stages: ${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]
