@@ -3,27 +3,15 @@
 // evicted at the earliest such time (secret-operator writes these for short-lived credentials).
 // Pure: the caller passes "now"; nothing here reads a clock.
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "restarter/core/annotations.hpp"
-#include "restarter/core/result.hpp"
+#include "restarter/core/time.hpp"
 
 namespace restarter::core {
-
-// Microseconds keep every RFC 3339 time of years 0000-9999 in range; finer digits are truncated.
-using TimePoint = std::chrono::sys_time<std::chrono::microseconds>;
-
-// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`, 'T' and 'Z' in
-// either case, a leap second (:60) read as the next second. InvalidInput naming the problem for
-// anything else (no time zone, out-of-range fields, trailing text).
-Result<TimePoint> parseRfc3339(std::string_view text);
-
-// Formats in UTC as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (fraction only when non-zero).
-std::string formatRfc3339(TimePoint time);
 
 struct ExpiryProblem {
   std::string key;
