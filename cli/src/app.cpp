@@ -27,9 +27,6 @@ void printUsage(const Io& io) {
             "Usage:\n  "
          << io.programName << " <subcommand> [flags]\n  " << io.programName
          << " <subcommand> --help\n\nSubcommands:\n";
-  if (subcommands().empty()) {
-    io.out << "  (none is available in this build yet)\n";
-  }
   std::size_t width = 0;
   for (const Subcommand& sub : subcommands()) width = std::max(width, sub.name.size());
   for (const Subcommand& sub : subcommands()) {

@@ -1,11 +1,12 @@
 #include "restarter/cli/subcommand.hpp"
 
+#include "restarter/cli/gen_certs.hpp"
+
 namespace restarter::cli {
 
 const std::vector<Subcommand>& subcommands() {
-  // serve-controller, serve-webhook, gen-certs, install-mwc and explain-restart are added here as
-  // each of them lands (see the issue tracker); until then `--help` says none is available.
-  static const std::vector<Subcommand> all;
+  // A subcommand joins this list once it does everything its help says.
+  static const std::vector<Subcommand> all = {genCertsCommand()};
   return all;
 }
 

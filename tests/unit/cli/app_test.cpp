@@ -40,6 +40,11 @@ TEST_CASE("as kubectl-restarter the help speaks as the kubectl plugin", "[cli]")
   CHECK(programNameFor("/usr/bin/restarter") == "restarter");
 }
 
+TEST_CASE("the help lists the working subcommands", "[cli]") {
+  const Run r = run({"restarter", "--help"});
+  CHECK_THAT(r.out, Catch::Contains("gen-certs"));
+}
+
 TEST_CASE("the version flag prints the version", "[cli]") {
   const Run r = run({"restarter", "--version"});
   CHECK(r.code == kExitOk);

@@ -1,0 +1,34 @@
+#pragma once
+// Shared flag handling for subcommands: parse with cxxopts, answer --help, and turn every usage
+// problem into the one-line error + hint + exit 2 that app.hpp promises.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "restarter/cli/app.hpp"
+
+namespace cxxopts {
+class Options;
+class ParseResult;
+}  // namespace cxxopts
+
+namespace restarter::cli {
+
+// The outcome of parsing a subcommand's flags: either parsed flags to run with, or an exit code
+// to return right away (help printed: 0; usage error reported: 2).
+struct ParsedFlags {
+  std::optional<int> exitNow;
+  std::unique_ptr<cxxopts::ParseResult> result;
+};
+
+// Parses `args` (the arguments after the subcommand name) with `options`, which must define
+// "h,help". Positional arguments are refused unless `allowPositional`.
+ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>& args, Io& io,
+                       const std::string& subcommand, bool allowPositional = false);
+
+// Reports a usage problem found after parsing (e.g. a bad flag value); returns kExitUsage.
+int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);
+
+}  // namespace restarter::cli

@@ -1,0 +1,44 @@
+#pragma once
+// `restarter gen-certs`: manual certificate bootstrap for the webhook. Creates a CA and a serving
+// certificate signed by it and writes `ca.crt`, `tls.crt` and `tls.key` (mode 0600). The CA's
+// private key is not kept: nothing can mint further certificates from these files; renewing means
+// running gen-certs again (with --force) and publishing the new ca.crt as the caBundle.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "restarter/certs/certs.hpp"
+#include "restarter/cli/subcommand.hpp"
+#include "restarter/core/time.hpp"
+
+namespace restarter::cli {
+
+struct GenCertsOptions {
+  std::filesystem::path outDir = ".";
+  std::string service = "restarter-webhook";
+  std::string serviceNamespace = "restarter";
+  std::string clusterDomain = "cluster.local";
+  std::vector<std::string> dnsNames;     // empty: defaultDnsNames(service, namespace, domain)
+  std::vector<std::string> ipAddresses;  // e.g. 127.0.0.1 for a webhook reached by URL
+  std::chrono::seconds validity{std::chrono::hours(24 * 365)};
+  std::chrono::seconds caValidity{std::chrono::hours(24 * 365 * 10)};
+  certs::KeyType keyType = certs::KeyType::EcdsaP256;
+  bool force = false;          // overwrite existing files
+  bool printCaBundle = false;  // print base64(ca.crt) on stdout
+};
+
+// The names the apiserver may use for a Service-referenced webhook:
+// <svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>.
+std::vector<std::string> defaultDnsNames(const std::string& service, const std::string& ns,
+                                         const std::string& clusterDomain);
+
+// Runs gen-certs with parsed options at time `now`. Writes nothing unless it can write all three
+// files (existing files are kept unless `force`).
+int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now);
+
+// The registry entry: parses flags, then runs with the wall clock.
+Subcommand genCertsCommand();
+
+}  // namespace restarter::cli

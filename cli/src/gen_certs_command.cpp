@@ -1,0 +1,166 @@
+#include "restarter/cli/gen_certs.hpp"
+
+#include <ostream>
+#include <system_error>
+
+#include <cxxopts.hpp>
+
+#include "restarter/cli/files.hpp"
+#include "restarter/cli/flags.hpp"
+
+namespace restarter::cli {
+
+namespace {
+
+constexpr const char* kName = "gen-certs";
+
+cxxopts::Options makeOptions(const Io& io) {
+  cxxopts::Options options(io.programName + " " + kName,
+                           "Create a CA and a webhook serving certificate signed by it, and write "
+                           "ca.crt, tls.crt and\ntls.key (mode 0600). The CA key is not kept: to "
+                           "renew, run again with --force and publish\nthe new ca.crt as the "
+                           "caBundle (install-mwc). Informational lines go to stderr.\n");
+  options.custom_help("[flags]");
+  options.add_options()
+      ("out-dir", "directory to write the files to (created if missing)",
+       cxxopts::value<std::string>()->default_value("."), "DIR")
+      ("service", "webhook Service name, for the default DNS names",
+       cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
+      ("namespace", "webhook Service namespace, for the default DNS names",
+       cxxopts::value<std::string>()->default_value("restarter"), "NS")
+      ("cluster-domain", "cluster DNS domain, for the default DNS names",
+       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
+      ("dns", "DNS name for the certificate (repeatable); replaces the defaults "
+              "<svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
+       cxxopts::value<std::vector<std::string>>(), "NAME")
+      ("ip", "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook "
+             "registered by URL",
+       cxxopts::value<std::vector<std::string>>(), "ADDR")
+      ("validity", "serving certificate lifetime (s, m, h, d units)",
+       cxxopts::value<std::string>()->default_value("8760h"), "DURATION")
+      ("ca-validity", "CA lifetime (s, m, h, d units)",
+       cxxopts::value<std::string>()->default_value("87600h"), "DURATION")
+      ("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
+       cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")
+      ("force", "overwrite existing files")
+      ("print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")
+      ("h,help", "show this help");
+  return options;
+}
+
+// Flag values that need checking beyond their type; a usage error names the flag.
+std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOptions& out, Io& io) {
+  out.outDir = flags["out-dir"].as<std::string>();
+  out.service = flags["service"].as<std::string>();
+  out.serviceNamespace = flags["namespace"].as<std::string>();
+  out.clusterDomain = flags["cluster-domain"].as<std::string>();
+  if (flags.count("dns") > 0) out.dnsNames = flags["dns"].as<std::vector<std::string>>();
+  if (flags.count("ip") > 0) out.ipAddresses = flags["ip"].as<std::vector<std::string>>();
+  out.force = flags.count("force") > 0;
+  out.printCaBundle = flags.count("print-ca-bundle") > 0;
+  for (const auto& [flag, target] : {std::pair{"validity", &out.validity},
+                                     std::pair{"ca-validity", &out.caValidity}}) {
+    auto duration = core::parseDuration(flags[flag].as<std::string>());
+    if (!duration) return reportUsageError(io, kName, std::string("--") + flag + ": " + duration.error().message);
+    if (duration->count() == 0) return reportUsageError(io, kName, std::string("--") + flag + " must be positive");
+    *target = *duration;
+  }
+  auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
+  if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
+  out.keyType = *keyType;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> defaultDnsNames(const std::string& service, const std::string& ns,
+                                         const std::string& clusterDomain) {
+  return {service, service + "." + ns, service + "." + ns + ".svc",
+          service + "." + ns + ".svc." + clusterDomain};
+}
+
+int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
+  const std::string prefix = io.programName + " " + kName + ": ";
+  std::error_code ec;
+  std::filesystem::create_directories(options.outDir, ec);
+  if (ec) {
+    io.err << prefix << "cannot create " << options.outDir.string() << ": " << ec.message() << "\n";
+    return kExitFailure;
+  }
+  const std::filesystem::path caPath = options.outDir / "ca.crt";
+  const std::filesystem::path certPath = options.outDir / "tls.crt";
+  const std::filesystem::path keyPath = options.outDir / "tls.key";
+  if (!options.force) {
+    std::string existing;
+    for (const auto& path : {caPath, certPath, keyPath}) {
+      if (std::filesystem::exists(path, ec)) existing += (existing.empty() ? "" : ", ") + path.string();
+    }
+    if (!existing.empty()) {
+      io.err << prefix << "refusing to overwrite " << existing << " (use --force)\n";
+      return kExitFailure;
+    }
+  }
+
+  certs::CaRequest caRequest;
+  caRequest.validity = options.caValidity;
+  caRequest.keyType = options.keyType;
+  auto ca = certs::createCa(caRequest, now);
+  if (!ca) {
+    io.err << prefix << ca.error().describe() << "\n";
+    return kExitFailure;
+  }
+  certs::ServingRequest serving;
+  serving.dnsNames = options.dnsNames.empty()
+                         ? defaultDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
+                         : options.dnsNames;
+  serving.ipAddresses = options.ipAddresses;
+  serving.validity = options.validity;
+  serving.keyType = options.keyType;
+  auto leaf = certs::issueServing(serving, *ca, now);
+  if (!leaf) {
+    io.err << prefix << leaf.error().describe() << "\n";
+    return kExitFailure;
+  }
+  // The key first: if anything fails, no certificate points at a key that is not there.
+  for (const auto& [path, content, mode] :
+       {std::tuple{keyPath, &leaf->keyPem, mode_t{0600}}, std::tuple{certPath, &leaf->certPem, mode_t{0644}},
+        std::tuple{caPath, &ca->certPem, mode_t{0644}}}) {
+    if (core::Status s = writeFileAtomically(path, *content, mode); !s) {
+      io.err << prefix << s.error().describe() << "\n";
+      return kExitFailure;
+    }
+  }
+  const auto info = certs::inspect(leaf->certPem);
+  io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string()
+         << "\n";
+  if (info) {
+    const certs::CertificateInfo& c = info->front();
+    io.err << "serving certificate: " << c.subject << ", valid until "
+           << core::formatRfc3339(c.notAfter) << ", DNS";
+    for (const auto& dns : c.dnsNames) io.err << " " << dns;
+    if (!c.ipAddresses.empty()) {
+      io.err << ", IP";
+      for (const auto& ip : c.ipAddresses) io.err << " " << ip;
+    }
+    io.err << "\n";
+  }
+  if (options.printCaBundle) io.out << certs::base64Encode(ca->certPem) << "\n";
+  return kExitOk;
+}
+
+Subcommand genCertsCommand() {
+  return Subcommand{
+      kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
+      [](const std::vector<std::string>& args, Io& io) {
+        cxxopts::Options options = makeOptions(io);
+        ParsedFlags parsed = parseFlags(options, args, io, kName);
+        if (parsed.exitNow) return *parsed.exitNow;
+        GenCertsOptions genOptions;
+        if (auto exit = fillOptions(*parsed.result, genOptions, io)) return *exit;
+        const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now());
+        return runGenCerts(genOptions, io, now);
+      }};
+}
+
+}  // namespace restarter::cli
