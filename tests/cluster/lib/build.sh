@@ -7,7 +7,8 @@
 # cached) does no Go work at all and takes well under a second.
 
 # Debian packages providing the host commands that cluster.sh uses.
-declare -A HOST_TOOL_PACKAGE=([ip]=iproute2 [openssl]=openssl [setsid]=util-linux [flock]=util-linux)
+# jq is used by the kuttl suites (kuttl/lib/pod-events.sh).
+declare -A HOST_TOOL_PACKAGE=([ip]=iproute2 [openssl]=openssl [setsid]=util-linux [flock]=util-linux [jq]=jq)
 
 # Install any missing host command through apt-get (as root, or via sudo).
 ensure_host_tools() {
@@ -97,14 +98,14 @@ build_kwok() {
   local mod=$1 out=$2 dir
   render_module kwok "$mod"
   (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/kwok/cmd/kwok)
-  # Stages: kwok >= v0.8 has none built in. Take the ones we need from the module's own kustomize
-  # tree: node initialize + heartbeat (Nodes become Ready and stay so), pod ready (Running/Ready),
-  # pod delete (pods with a deletionTimestamp go away, for rolling updates and namespace deletion).
+  # Stages: kwok >= v0.8 has none built in. Take these from the module's own kustomize tree:
+  # node initialize + heartbeat (Nodes become Ready and stay so) and pod ready (Running/Ready).
+  # Pod delete is our own (tests/cluster/kwok/pod-delete.yaml), added by `up`.
   dir=$(module_field "sigs.k8s.io/kwok@$KWOK_VERSION" Dir)
   local stage
   : >"$out/kwok-stages.yaml"
   for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
-               pod/fast/pod-ready pod/fast/pod-delete; do
+               pod/fast/pod-ready; do
     [[ -f $dir/kustomize/stage/$stage.yaml ]] \
       || die "kwok $KWOK_VERSION ships no stage $stage.yaml under $dir/kustomize/stage"
     { echo '---'; cat "$dir/kustomize/stage/$stage.yaml"; } >>"$out/kwok-stages.yaml"
@@ -114,7 +115,10 @@ build_kwok() {
 build_kuttl() {
   local mod=$1 out=$2
   render_module kuttl "$mod"
-  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" \
+  # Stamp the version as kuttl's Makefile does (without the "v"), else `version` says "dev".
+  local pkg=github.com/kudobuilder/kuttl/internal/version
+  (cd "$mod" && go_env go build -trimpath \
+    -ldflags="-s -w -X $pkg.gitVersion=${KUTTL_VERSION#v} -X $pkg.gitCommit=$KUTTL_VERSION" -o "$out/" \
     github.com/kudobuilder/kuttl/cmd/kubectl-kuttl)
 }
 
@@ -126,7 +130,7 @@ build_tool() {
   dir="$CACHE_ROOT/tools/$tool-$version-r$RECIPE_REVISION"
   [[ -f $dir/.complete ]] && { echo "$dir"; return 0; }
   tmp="$dir.tmp.$$"
-  rm -rf "$tmp"
+  rm -rf "$dir".tmp.*     # leftovers of an interrupted build (we hold the cache lock)
   mkdir -p "$tmp/bin"
   start=$SECONDS
   log "building $tool $version (log: $tmp/build.log)"
@@ -154,14 +158,16 @@ build_all() {
   mkdir -p "$CACHE_ROOT"
   exec 9>"$CACHE_ROOT/.lock"
   flock 9
-  local k8s etcd kwok kuttl pids=() f
-  # etcd, kwok and kuttl are small: build them while the Kubernetes build runs; each is its own
-  # process so a failure is reported by its own log.
+  local k8s etcd kwok kuttl pids=() f failed=0
+  # All four at once: downloads overlap, and etcd, kwok and kuttl compile while the (much
+  # larger) Kubernetes build runs. Each writes its own log; build_tool reports failures.
+  build_tool k8s "$K8S_VERSION" >/dev/null & pids+=($!)
   build_tool etcd "$ETCD_VERSION" >/dev/null & pids+=($!)
   build_tool kwok "$KWOK_VERSION" >/dev/null & pids+=($!)
   build_tool kuttl "$KUTTL_VERSION" >/dev/null & pids+=($!)
+  for f in "${pids[@]}"; do wait "$f" || failed=1; done
+  ((failed == 0)) || die "building the control plane failed (see above)"
   k8s=$(build_tool k8s "$K8S_VERSION")
-  for f in "${pids[@]}"; do wait "$f" || die "a tool build failed (see above)"; done
   etcd=$(build_tool etcd "$ETCD_VERSION")
   kwok=$(build_tool kwok "$KWOK_VERSION")
   kuttl=$(build_tool kuttl "$KUTTL_VERSION")
@@ -171,5 +177,6 @@ build_all() {
   cp "$kwok/bin/kwok-stages.yaml" "$KWOK_STAGES"
   touch "$CACHE_ROOT/$VERSIONS_KEY/.complete"
   flock -u 9
+  exec 9>&-           # not inherited by the components `up` starts next
   echo "$BIN_DIR"
 }

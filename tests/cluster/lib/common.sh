@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the variables here are used by the other files
 # Shared definitions for tests/cluster/cluster.sh: logging, pinned versions, paths.
 # Sourced, never executed. Requires CLUSTER_DIR (the tests/cluster directory) to be set.
 
@@ -10,7 +10,7 @@ as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
 }
 
-# shellcheck source=../versions.env
+# shellcheck source=versions.env
 source "$CLUSTER_DIR/versions.env"
 
 # Cache layout (outside the work tree, shared by every clone on the machine):
@@ -20,7 +20,7 @@ source "$CLUSTER_DIR/versions.env"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/restarter/cluster"
 VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_r${RECIPE_REVISION}"
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
-# kwok's Stage objects, copied from the kwok module at build time.
+# kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
 
 # Cluster identity. RESTARTER_CLUSTER selects the state directory and the network namespace, so

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Local Kubernetes control plane for restarter's tests: real etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kwok (fake Nodes) and kuttl, built from the Go module
+# proxy at the versions in versions.env, running in a network namespace with only loopback up.
+#
+# Usage: tests/cluster/cluster.sh COMMAND
+#   build            install missing host tools, build the pinned tools if not cached; prints the bin dir
+#   up               build if needed, start the cluster, wait until it is ready; prints the kubeconfig
+#   down             stop what `up` started (by PID), delete the network namespace; keeps the logs
+#   status           show the components; exit 0 when the cluster is up and ready, 1 otherwise
+#   env              print the exports that `exec` applies (for use inside the namespace)
+#   exec -- CMD...   run CMD inside the namespace with KUBECONFIG and the tools on PATH; CMD's exit code
+# RESTARTER_CLUSTER=<name> (default: default) selects the cluster (state dir, network namespace).
+# More in tests/cluster/README.md.
+set -euo pipefail
+
+CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$CLUSTER_DIR/lib/common.sh"
+source "$CLUSTER_DIR/lib/build.sh"
+source "$CLUSTER_DIR/lib/pki.sh"
+source "$CLUSTER_DIR/lib/run.sh"
+
+# Print the usage block at the top of this file; exit with $1.
+usage() {
+  sed -n '/^# Usage:/,/^# More in/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  exit "$1"
+}
+
+main() {
+  local cmd=${1:-}
+  (($#)) && shift
+  case $cmd in
+    build) build_all ;;
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    env) cmd_env ;;
+    exec) cmd_exec "$@" ;;
+    -h | --help | help) usage 0 ;;
+    *) usage 2 ;;
+  esac
+}
+
+main "$@"

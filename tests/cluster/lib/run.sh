@@ -1,0 +1,397 @@
+# shellcheck shell=bash
+# Running the control plane: network namespace, component processes, readiness, teardown.
+# Sourced, never executed. Uses common.sh, build.sh and pki.sh.
+#
+# State directory layout ($STATE_DIR):
+#   kubeconfig             admin kubeconfig (what `env` and `exec` export)
+#   pki/                   CA, certificates, service-account keys, per-component kubeconfigs
+#   etcd/                  etcd data (fresh on every `up`)
+#   run/<component>.pid    "<pid> <start time>" of each process `up` started
+#   logs/<component>.log   component output; the previous run's logs move to logs.prev/
+#
+# Every component listens on 127.0.0.1 inside the cluster's own network namespace, which has only
+# `lo` up, so fixed ports are fine: two clusters never share a loopback.
+
+# Components in start order; `down` stops them in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+ETCD_CLIENT_PORT=2379
+ETCD_PEER_PORT=2380
+APISERVER_PORT=6443
+KCM_PORT=10257
+SCHEDULER_PORT=10259
+KWOK_PORT=10247
+# Fake ranges, valid only inside the namespace (where nothing routes them). Disjoint on purpose.
+SERVICE_CIDR=10.96.0.0/16
+POD_CIDR=10.244.0.0/16
+# Bound on each readiness wait. Generous: a cold apiserver on a busy 2-core machine takes ~30 s.
+WAIT_SECONDS=${RESTARTER_CLUSTER_WAIT_SECONDS:-180}
+
+RUN_DIR="$STATE_DIR/run"
+LOG_DIR="$STATE_DIR/logs"
+PKI_DIR="$STATE_DIR/pki"
+
+netns_exists() { [[ -e /run/netns/$NETNS ]]; }
+
+# Set NETNS_ARGV to the command prefix that runs a command inside the cluster's network namespace
+# as the calling user, with the caller's environment and working directory.
+netns_argv() {
+  if [[ $(id -u) -eq 0 ]]; then
+    NETNS_ARGV=(ip netns exec "$NETNS")
+  else
+    # Entering a namespace needs root; drop back to the caller right after. sudo may reset PATH.
+    NETNS_ARGV=(sudo --preserve-env ip netns exec "$NETNS"
+      sudo --preserve-env -u "#$(id -u)" -g "#$(id -g)" -- env PATH="$PATH")
+  fi
+}
+
+# Run a command inside the cluster's network namespace, as the calling user.
+in_netns() {
+  netns_argv
+  "${NETNS_ARGV[@]}" "$@"
+}
+
+# Create the namespace with only loopback up (idempotent).
+create_netns() {
+  netns_exists || as_root ip netns add "$NETNS"
+  as_root ip netns exec "$NETNS" ip link set lo up
+}
+
+# Admin kubectl inside the namespace.
+kctl() { in_netns "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" --request-timeout=10s "$@"; }
+
+# --- processes --------------------------------------------------------------------------------
+
+# Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or nothing.
+# Recorded with the PID so that `down` never signals a recycled PID.
+proc_start_time() {
+  local stat fields
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  stat=${stat##*) }               # drop "pid (comm) ", comm may contain spaces
+  read -ra fields <<<"$stat"
+  echo "${fields[19]}"            # field 22 overall is the 20th after comm
+}
+
+# Is the recorded process of <component> still the one we started, and alive?
+component_alive() {
+  local file="$RUN_DIR/$1.pid" pid start
+  [[ -f $file ]] || return 1
+  read -r pid start <"$file"
+  [[ -n $pid && -n $start && $(proc_start_time "$pid") == "$start" ]]
+}
+
+# Start <component> detached (own session, survives the script) inside the namespace.
+#   start_component <component> <args...>     the binary is $BIN_DIR/<component>
+start_component() {
+  local name=$1 pid
+  shift
+  mkdir -p "$RUN_DIR" "$LOG_DIR"
+  # setsid: a new session, so the process is immune to the caller's terminal and job control.
+  # Not a process-group leader here (no job control), so setsid execs without forking, and so
+  # does `ip netns exec`: $! is the component itself.
+  if [[ $(id -u) -eq 0 ]]; then
+    setsid ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+  else
+    setsid sudo ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+  fi
+  pid=$!
+  echo "$pid $(proc_start_time "$pid")" >"$RUN_DIR/$name.pid"
+  log "started $name (pid $pid, log $LOG_DIR/$name.log)"
+}
+
+# Stop the given components by their recorded PIDs: SIGTERM, then SIGKILL after <grace> seconds.
+#   stop_components <grace seconds> <component...>
+stop_components() {
+  local grace=$1 name pid start deadline alive
+  shift
+  local pids=()
+  for name in "$@"; do
+    if component_alive "$name"; then
+      read -r pid start <"$RUN_DIR/$name.pid"
+      as_root kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$name:$pid:$start")
+    fi
+  done
+  deadline=$((SECONDS + grace))
+  while ((${#pids[@]})); do
+    alive=()
+    for entry in "${pids[@]}"; do
+      IFS=: read -r name pid start <<<"$entry"
+      [[ $(proc_start_time "$pid") == "$start" ]] && alive+=("$entry")
+    done
+    pids=("${alive[@]}")
+    ((${#pids[@]})) || break
+    if ((SECONDS >= deadline)); then
+      for entry in "${pids[@]}"; do
+        IFS=: read -r name pid start <<<"$entry"
+        log "$name (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
+        as_root kill -KILL "$pid" 2>/dev/null || true
+      done
+      deadline=$((SECONDS + 5))
+      grace=0
+    fi
+    sleep 0.2
+  done
+  for name in "$@"; do rm -f "$RUN_DIR/$name.pid"; done
+}
+
+# Print the last lines of a component's log to stderr.
+log_tail() {
+  local file="$LOG_DIR/$1.log"
+  [[ -f $file ]] || return 0
+  printf -- '----- last lines of %s -----\n' "$file" >&2
+  tail -n "${2:-30}" "$file" >&2
+  printf -- '----- end of %s -----\n' "$file" >&2
+}
+
+# Die if any component that has been started has exited, showing its log tail.
+check_components_alive() {
+  local name
+  for name in "${COMPONENTS[@]}"; do
+    [[ -f $RUN_DIR/$name.pid ]] || continue
+    if ! component_alive "$name"; then
+      log_tail "$name" 40
+      die "$name exited during start (log: $LOG_DIR/$name.log)"
+    fi
+  done
+}
+
+# Poll <command> every 0.5 s until it succeeds, for at most WAIT_SECONDS. Fails as soon as a
+# started component dies; on timeout, shows the log tails of <components to blame>.
+#   wait_for "<description>" "<components to blame>" <command...>
+wait_for() {
+  local what=$1 blame=$2 deadline=$((SECONDS + WAIT_SECONDS)) start=$SECONDS name
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    check_components_alive
+    if ((SECONDS >= deadline)); then
+      for name in $blame; do log_tail "$name" 30; done
+      die "timed out after ${WAIT_SECONDS}s waiting for $what"
+    fi
+    sleep 0.5
+  done
+  log "$what ($((SECONDS - start))s)"
+}
+
+# --- readiness probes (each exits 0 when the condition holds) -----------------------------------
+
+apiserver_ready() { [[ $(kctl get --raw=/readyz 2>/dev/null) == ok ]]; }
+default_sa_exists() { kctl -n default get serviceaccount default; }
+# Every Node of ours reports Ready=True.
+nodes_ready() {
+  local statuses
+  statuses=$(kctl get nodes -l restarter.test/fake-node=true \
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}')
+  [[ $(grep -c '^True$' <<<"$statuses") -ge 2 ]] && ! grep -qv '^True$' <<<"$statuses"
+}
+
+# --- the components -----------------------------------------------------------------------------
+
+start_etcd() {
+  local url="http://127.0.0.1"
+  # --unsafe-no-fsync: test data is thrown away on every `up`; fsync only slows the tests.
+  start_component etcd \
+    --name=default --data-dir="$STATE_DIR/etcd" \
+    --listen-client-urls="$url:$ETCD_CLIENT_PORT" --advertise-client-urls="$url:$ETCD_CLIENT_PORT" \
+    --listen-peer-urls="$url:$ETCD_PEER_PORT" --initial-advertise-peer-urls="$url:$ETCD_PEER_PORT" \
+    --initial-cluster="default=$url:$ETCD_PEER_PORT" --initial-cluster-state=new \
+    --unsafe-no-fsync --log-level=warn
+}
+
+start_apiserver() {
+  # Admission: the default plugin set (it includes ServiceAccount, NamespaceLifecycle,
+  # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled.
+  # --endpoint-reconciler-type=none: with --advertise-address=127.0.0.1 the default (lease)
+  # reconciler refuses to start ("cannot use public IP 127.0.0.1 with endpoint reconciler: may not
+  # be in the loopback range"). Without it the `kubernetes` Service has no endpoints, which
+  # nothing here uses: clients talk to https://127.0.0.1:6443 directly.
+  start_component kube-apiserver \
+    --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
+    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --advertise-address=127.0.0.1 \
+    --endpoint-reconciler-type=none \
+    --cert-dir="$PKI_DIR/apiserver-generated" \
+    --tls-cert-file="$PKI_DIR/apiserver.crt" --tls-private-key-file="$PKI_DIR/apiserver.key" \
+    --client-ca-file="$PKI_DIR/ca.crt" \
+    --requestheader-client-ca-file="$PKI_DIR/front-proxy-ca.crt" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$PKI_DIR/front-proxy-client.crt" \
+    --proxy-client-key-file="$PKI_DIR/front-proxy-client.key" \
+    --authorization-mode=Node,RBAC \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$PKI_DIR/sa.pub" \
+    --service-account-signing-key-file="$PKI_DIR/sa.key" \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --allow-privileged=true \
+    --profiling=false
+}
+
+start_controller_manager() {
+  # Default controllers (StatefulSet, ServiceAccount, namespace, garbage collector, ...), each with
+  # its own service-account credentials as in a production cluster. The CA also signs CSRs.
+  start_component kube-controller-manager \
+    --kubeconfig="$PKI_DIR/kube-controller-manager.kubeconfig" \
+    --authentication-kubeconfig="$PKI_DIR/kube-controller-manager.kubeconfig" \
+    --authorization-kubeconfig="$PKI_DIR/kube-controller-manager.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
+    --leader-elect=false \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="$PKI_DIR/sa.key" \
+    --root-ca-file="$PKI_DIR/ca.crt" \
+    --cluster-signing-cert-file="$PKI_DIR/ca.crt" --cluster-signing-key-file="$PKI_DIR/ca.key" \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --profiling=false
+}
+
+start_scheduler() {
+  start_component kube-scheduler \
+    --kubeconfig="$PKI_DIR/kube-scheduler.kubeconfig" \
+    --authentication-kubeconfig="$PKI_DIR/kube-scheduler.kubeconfig" \
+    --authorization-kubeconfig="$PKI_DIR/kube-scheduler.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" \
+    --leader-elect=false \
+    --profiling=false
+}
+
+start_kwok() {
+  # The Stages: those taken from the kwok module at build time, plus our own pod-delete.
+  { cat "$KWOK_STAGES"; echo '---'; cat "$CLUSTER_DIR/kwok/pod-delete.yaml"; } >"$STATE_DIR/kwok-stages.yaml"
+  # HOME points into the state directory so that a user's ~/.kwok/kwok.yaml is never read.
+  mkdir -p "$STATE_DIR/kwok-home"
+  HOME="$STATE_DIR/kwok-home" start_component kwok \
+    --kubeconfig="$PKI_DIR/kwok.kubeconfig" \
+    --config="$STATE_DIR/kwok-stages.yaml" \
+    --manage-all-nodes=true \
+    --cidr="$POD_CIDR" \
+    --server-address="127.0.0.1:$KWOK_PORT"
+}
+
+# The fake Nodes kwok animates.
+apply_nodes() {
+  kctl apply -f "$CLUSTER_DIR/manifests/nodes.yaml" >/dev/null
+}
+
+# --- commands ---------------------------------------------------------------------------------
+
+# True when every component runs and the apiserver is ready.
+cluster_healthy() {
+  local name
+  netns_exists || return 1
+  for name in "${COMPONENTS[@]}"; do component_alive "$name" || return 1; done
+  apiserver_ready
+}
+
+# Stop what `up` started (by PID only) and delete the namespace. Safe when nothing runs.
+stop_cluster() {
+  # Clients first, then the apiserver (so it can close its etcd connections), then etcd.
+  stop_components 20 kwok kube-scheduler kube-controller-manager kube-apiserver
+  stop_components 10 etcd
+  if netns_exists; then as_root ip netns delete "$NETNS"; fi
+}
+
+UP_DONE=0
+# EXIT trap of `up`: an `up` that did not finish tears down what it started.
+on_up_exit() {
+  ((UP_DONE)) && return 0
+  log "up failed; stopping what was started (logs stay in $LOG_DIR)"
+  stop_cluster
+}
+
+cmd_up() {
+  build_all >/dev/null
+  if cluster_healthy; then
+    log "cluster '$CLUSTER_NAME' is already up"
+    print_kubeconfig
+    return 0
+  fi
+  stop_cluster          # leftovers of a half-dead cluster
+  local start=$SECONDS
+  trap on_up_exit EXIT
+  # Fresh state, but keep the previous run's logs for debugging.
+  mkdir -p "$STATE_DIR"
+  if [[ -d $LOG_DIR ]]; then rm -rf "$STATE_DIR/logs.prev"; mv "$LOG_DIR" "$STATE_DIR/logs.prev"; fi
+  rm -rf "$PKI_DIR" "$STATE_DIR/etcd" "$RUN_DIR" "$STATE_DIR/kwok-home" "$STATE_DIR/kwok-stages.yaml" \
+    "$KUBECONFIG_FILE"
+  mkdir -p "$LOG_DIR" "$RUN_DIR"
+
+  make_pki "$PKI_DIR"
+  local server="https://127.0.0.1:$APISERVER_PORT" user
+  for user in kube-controller-manager kube-scheduler kwok; do
+    make_kubeconfig "$PKI_DIR" "$user" "$server" "$PKI_DIR/$user.kubeconfig"
+  done
+  make_kubeconfig "$PKI_DIR" admin "$server" "$KUBECONFIG_FILE"
+  create_netns
+
+  start_etcd
+  start_apiserver
+  wait_for "kube-apiserver is ready" "etcd kube-apiserver" apiserver_ready
+  start_controller_manager
+  start_scheduler
+  start_kwok
+  wait_for "Nodes are created" "kube-apiserver" apply_nodes
+  wait_for "ServiceAccount default/default exists" "kube-controller-manager" default_sa_exists
+  wait_for "Nodes are Ready" "kwok kube-controller-manager" nodes_ready
+  UP_DONE=1
+  trap - EXIT
+  log "cluster '$CLUSTER_NAME' is up in $((SECONDS - start))s"
+  print_kubeconfig
+}
+
+print_kubeconfig() {
+  log "kubeconfig: $KUBECONFIG_FILE (use it inside netns $NETNS: cluster.sh exec -- CMD)"
+  echo "$KUBECONFIG_FILE"
+}
+
+cmd_down() {
+  stop_cluster
+  log "cluster '$CLUSTER_NAME' is down (logs: $LOG_DIR)"
+}
+
+# Exit 0 when the cluster is up and ready, 1 otherwise.
+cmd_status() {
+  local name ok=0 pid start
+  echo "cluster:    $CLUSTER_NAME"
+  echo "netns:      $NETNS ($(netns_exists && echo present || echo absent))"
+  echo "state:      $STATE_DIR"
+  echo "bin:        $BIN_DIR"
+  for name in "${COMPONENTS[@]}"; do
+    if component_alive "$name"; then
+      read -r pid start <"$RUN_DIR/$name.pid"
+      printf '%-24s running (pid %s)\n' "$name:" "$pid"
+    else
+      printf '%-24s not running\n' "$name:"
+      ok=1
+    fi
+  done
+  if ((ok == 0)) && apiserver_ready; then
+    echo "readyz:     ok"
+    echo "kubeconfig: $KUBECONFIG_FILE"
+  else
+    echo "readyz:     not ready"
+    ok=1
+  fi
+  return "$ok"
+}
+
+# What `exec` sets, as shell code to eval (inside the namespace).
+cmd_env() {
+  printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_FILE"
+  # shellcheck disable=SC2016  # $PATH is expanded by whoever evaluates this
+  printf 'export PATH=%q:"$PATH"\n' "$BIN_DIR"
+  printf 'export RESTARTER_CLUSTER=%q\n' "$CLUSTER_NAME"
+  printf 'export RESTARTER_CLUSTER_NETNS=%q\n' "$NETNS"
+  printf 'export RESTARTER_CLUSTER_STATE_DIR=%q\n' "$STATE_DIR"
+  printf '# Clients must run inside the network namespace: ip netns exec %s CMD, or cluster.sh exec -- CMD\n' "$NETNS"
+}
+
+# Run CMD inside the namespace with the environment of `env`; exits with CMD's status.
+cmd_exec() {
+  [[ ${1:-} == -- ]] && shift
+  (($#)) || die "usage: cluster.sh exec -- CMD [ARGS...]"
+  netns_exists || die "cluster '$CLUSTER_NAME' is not up (no network namespace $NETNS); run: cluster.sh up"
+  [[ -f $KUBECONFIG_FILE ]] || die "cluster '$CLUSTER_NAME' has no kubeconfig; run: cluster.sh up"
+  export KUBECONFIG="$KUBECONFIG_FILE" PATH="$BIN_DIR:$PATH" RESTARTER_CLUSTER="$CLUSTER_NAME" \
+    RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR"
+  netns_argv
+  exec "${NETNS_ARGV[@]}" "$@"
+}
