@@ -1,0 +1,233 @@
+#include "restarter/kube/auth.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base64.hpp"
+#include "restarter/core/time.hpp"
+
+namespace restarter::kube {
+namespace {
+
+using core::ErrorKind;
+using namespace std::chrono_literals;
+
+// client-go re-reads a token file at most once a minute (transport/token_source.go).
+constexpr auto kTokenFileRefresh = 60s;
+
+std::string trimNewlines(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+class StaticAuthenticator final : public Authenticator {
+ public:
+  explicit StaticAuthenticator(Credential credential) : credential_(std::move(credential)) {}
+  core::Result<Credential> credential() override { return credential_; }
+  bool invalidate(const Credential&) override { return false; }
+
+ private:
+  Credential credential_;
+};
+
+// A token file that rotates (projected service-account tokens): re-read every minute and on 401.
+class TokenFileAuthenticator final : public Authenticator {
+ public:
+  TokenFileAuthenticator(std::string path, Credential base, Clock& clock)
+      : path_(std::move(path)), base_(std::move(base)), clock_(clock) {}
+
+  core::Result<Credential> credential() override {
+    std::lock_guard lock(mutex_);
+    auto now = clock_.now();
+    if (token_.empty() || now - readAt_ >= kTokenFileRefresh) {
+      std::ifstream in(path_, std::ios::binary);
+      std::ostringstream text;
+      if (in) text << in.rdbuf();
+      std::string token = trimNewlines(text.str());
+      if (!in || token.empty()) {
+        if (token_.empty()) {
+          return core::makeError(ErrorKind::Unauthorized,
+                                 "cannot read a token from tokenFile \"" + path_ + "\"");
+        }
+        // Keep the last good token (client-go does the same) and try again next time.
+      } else {
+        token_ = token;
+        readAt_ = now;
+      }
+    }
+    Credential credential = base_;
+    credential.bearerToken = token_;
+    return credential;
+  }
+
+  bool invalidate(const Credential& used) override {
+    std::lock_guard lock(mutex_);
+    if (used.bearerToken == token_) readAt_ = {};
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string path_;
+  Credential base_;
+  Clock& clock_;
+  std::string token_;
+  Clock::TimePoint readAt_{};
+};
+
+// An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1).
+class ExecAuthenticator final : public Authenticator {
+ public:
+  ExecAuthenticator(const ConnectionConfig& config, Credential base, Clock& clock,
+                    ProcessRunner& runner)
+      : exec_(*config.exec), base_(std::move(base)), clock_(clock), runner_(runner) {
+    clusterInfo_ = nlohmann::json{{"server", config.server}};
+    if (!config.tlsServerName.empty()) clusterInfo_["tls-server-name"] = config.tlsServerName;
+    if (config.insecureSkipTlsVerify) clusterInfo_["insecure-skip-tls-verify"] = true;
+    if (!config.caPem.empty())
+      clusterInfo_["certificate-authority-data"] = base64Encode(config.caPem);
+    if (!config.proxyUrl.empty()) clusterInfo_["proxy-url"] = config.proxyUrl;
+  }
+
+  core::Result<Credential> credential() override {
+    std::lock_guard lock(mutex_);
+    // A credential without expirationTimestamp is cached until a 401 (client-go).
+    if (cached_ && (!expiry_ || clock_.now() < *expiry_)) return *cached_;
+    auto fresh = runPlugin();
+    if (!fresh) return fresh;
+    cached_ = *fresh;
+    return fresh;
+  }
+
+  bool invalidate(const Credential& used) override {
+    std::lock_guard lock(mutex_);
+    if (cached_ && cached_->bearerToken == used.bearerToken &&
+        cached_->clientCertPem == used.clientCertPem) {
+      cached_.reset();
+    }
+    return true;
+  }
+
+ private:
+  core::Result<Credential> runPlugin() {
+    bool interactive = false;
+    switch (exec_.interactiveMode) {
+      case ExecConfig::InteractiveMode::Never: interactive = false; break;
+      case ExecConfig::InteractiveMode::IfAvailable: interactive = stdinIsTerminal(); break;
+      case ExecConfig::InteractiveMode::Always:
+        if (!stdinIsTerminal()) {
+          return core::makeError(ErrorKind::Unauthorized,
+                                 "exec plugin \"" + exec_.command +
+                                     "\" needs an interactive terminal (interactiveMode: Always)");
+        }
+        interactive = true;
+        break;
+    }
+    nlohmann::json info = {{"apiVersion", exec_.apiVersion},
+                           {"kind", "ExecCredential"},
+                           {"spec", {{"interactive", interactive}}}};
+    if (exec_.provideClusterInfo) info["spec"]["cluster"] = clusterInfo_;
+    ProcessSpec spec;
+    spec.command = exec_.command;
+    spec.args = exec_.args;
+    spec.env = exec_.env;
+    spec.env.emplace_back("KUBERNETES_EXEC_INFO", info.dump());
+    spec.inheritStdin = interactive;
+    auto where = "exec plugin \"" + exec_.command + "\"";
+    auto output = runner_.run(spec);
+    if (!output) {
+      core::Error error = std::move(output).error();
+      if (!exec_.installHint.empty()) error.message += "; " + exec_.installHint;
+      error.context.push_back("running " + where);
+      return error;
+    }
+    if (output->exitCode != 0) {
+      std::string err = output->err.substr(0, 1000);
+      return core::makeError(ErrorKind::Unauthorized,
+                             where + " exited with " + std::to_string(output->exitCode) +
+                                 (err.empty() ? "" : ": " + trimNewlines(err)));
+    }
+    return parse(output->out, where);
+  }
+
+  core::Result<Credential> parse(const std::string& out, const std::string& where) {
+    auto bad = [&](const std::string& why) {
+      return core::makeError(ErrorKind::Unauthorized, where + " returned " + why);
+    };
+    nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
+    if (!doc.is_object()) return bad("output that is not a JSON object");
+    auto kind = doc.find("kind");
+    if (kind == doc.end() || *kind != "ExecCredential") return bad("no kind ExecCredential");
+    auto apiVersion = doc.find("apiVersion");
+    if (apiVersion == doc.end() || *apiVersion != exec_.apiVersion)
+      return bad("apiVersion other than " + exec_.apiVersion);
+    auto status = doc.find("status");
+    if (status == doc.end() || !status->is_object()) return bad("no status");
+    Credential credential = base_;
+    auto str = [&](const char* field) -> std::optional<std::string> {
+      auto it = status->find(field);
+      if (it == status->end() || it->is_null()) return std::string();
+      if (!it->is_string()) return std::nullopt;
+      return it->get<std::string>();
+    };
+    auto token = str("token");
+    auto cert = str("clientCertificateData");
+    auto key = str("clientKeyData");
+    auto expiration = str("expirationTimestamp");
+    if (!token || !cert || !key || !expiration) return bad("a status field that is not a string");
+    if (cert->empty() != key->empty())
+      return bad("only one of clientCertificateData and clientKeyData");
+    if (token->empty() && cert->empty()) return bad("neither a token nor a client certificate");
+    if (!token->empty()) credential.bearerToken = *token;
+    if (!cert->empty()) {
+      // Plain PEM here, not base64 (ExecCredentialStatus).
+      credential.clientCertPem = *cert;
+      credential.clientKeyPem = *key;
+    }
+    expiry_.reset();
+    if (!expiration->empty()) {
+      auto when = core::parseRfc3339(*expiration);
+      if (!when) return bad("an invalid expirationTimestamp: " + when.error().message);
+      expiry_ = std::chrono::time_point_cast<Clock::TimePoint::duration>(
+          std::chrono::system_clock::time_point(when->time_since_epoch()));
+    }
+    return credential;
+  }
+
+  std::mutex mutex_;
+  ExecConfig exec_;
+  Credential base_;
+  Clock& clock_;
+  ProcessRunner& runner_;
+  nlohmann::json clusterInfo_;
+  std::optional<Credential> cached_;
+  std::optional<Clock::TimePoint> expiry_;
+};
+
+}  // namespace
+
+bool stdinIsTerminal() { return ::isatty(0) == 1; }
+
+std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config, Clock& clock,
+                                                 ProcessRunner& runner) {
+  Credential base;
+  base.clientCertPem = config.clientCertPem;
+  base.clientKeyPem = config.clientKeyPem;
+  // client-go's precedence: a static token wins over tokenFile; exec adds to (and its certificate
+  // replaces) the static material.
+  if (config.exec) return std::make_unique<ExecAuthenticator>(config, base, clock, runner);
+  if (!config.token.empty()) {
+    base.bearerToken = config.token;
+    return std::make_unique<StaticAuthenticator>(base);
+  }
+  if (!config.tokenFile.empty())
+    return std::make_unique<TokenFileAuthenticator>(config.tokenFile, base, clock);
+  return std::make_unique<StaticAuthenticator>(base);
+}
+
+}  // namespace restarter::kube
