@@ -7,6 +7,7 @@
 #   pki/                   CA, certificates, service-account keys, per-component kubeconfigs
 #   etcd/                  etcd data (fresh on every `up`)
 #   run/<component>.pid    "<pid> <start time>" of each process `up` started
+#   versions               the VERSIONS_KEY the running components were built for
 #   logs/<component>.log   component output; the previous run's logs move to logs.prev/
 #
 # Every component listens on 127.0.0.1 inside the cluster's own network namespace, which has only
@@ -23,7 +24,8 @@ KWOK_PORT=10247
 # Fake ranges, valid only inside the namespace (where nothing routes them). Disjoint on purpose.
 SERVICE_CIDR=10.96.0.0/16
 POD_CIDR=10.244.0.0/16
-# Bound on each readiness wait. Generous: a cold apiserver on a busy 2-core machine takes ~30 s.
+# Bound on each readiness wait. Measured on 2 cores: /readyz ~3 s, default ServiceAccount ~6 s,
+# also with three CPU hogs running; the bound is for a machine far busier than that.
 WAIT_SECONDS=${RESTARTER_CLUSTER_WAIT_SECONDS:-180}
 
 RUN_DIR="$STATE_DIR/run"
@@ -61,13 +63,15 @@ kctl() { in_netns "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" --request-t
 
 # --- processes --------------------------------------------------------------------------------
 
-# Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or nothing.
+# Start time of a live process in clock ticks since boot (field 22 of /proc/PID/stat); nothing
+# when there is no such process or it is a zombie (dead, but not yet reaped by its parent).
 # Recorded with the PID so that `down` never signals a recycled PID.
 proc_start_time() {
   local stat fields
   stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
   stat=${stat##*) }               # drop "pid (comm) ", comm may contain spaces
   read -ra fields <<<"$stat"
+  [[ ${fields[0]} == Z ]] && return 0   # field 3: state
   echo "${fields[19]}"            # field 22 overall is the 20th after comm
 }
 
@@ -98,12 +102,14 @@ start_component() {
   log "started $name (pid $pid, log $LOG_DIR/$name.log)"
 }
 
-# Stop the given components by their recorded PIDs: SIGTERM, then SIGKILL after <grace> seconds.
+# Stop the given components by their recorded PIDs: SIGTERM, SIGKILL after <grace> seconds, and
+# give up (with a warning) if a process survives SIGKILL for 5 s more. Never signals a PID whose
+# start time differs from the recorded one.
 #   stop_components <grace seconds> <component...>
 stop_components() {
-  local grace=$1 name pid start deadline alive
+  local grace=$1 name pid start entry deadline killed=0
   shift
-  local pids=()
+  local pids=() alive=()
   for name in "$@"; do
     if component_alive "$name"; then
       read -r pid start <"$RUN_DIR/$name.pid"
@@ -111,7 +117,7 @@ stop_components() {
       pids+=("$name:$pid:$start")
     fi
   done
-  deadline=$((SECONDS + grace))
+  deadline=$((SECONDS + grace + 1))   # +1: SECONDS counts whole seconds
   while ((${#pids[@]})); do
     alive=()
     for entry in "${pids[@]}"; do
@@ -123,11 +129,16 @@ stop_components() {
     if ((SECONDS >= deadline)); then
       for entry in "${pids[@]}"; do
         IFS=: read -r name pid start <<<"$entry"
-        log "$name (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
-        as_root kill -KILL "$pid" 2>/dev/null || true
+        if ((killed)); then
+          log "warning: $name (pid $pid) survived SIGKILL; leaving it"
+        else
+          log "$name (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
+          as_root kill -KILL "$pid" 2>/dev/null || true
+        fi
       done
+      ((killed)) && break
+      killed=1
       deadline=$((SECONDS + 5))
-      grace=0
     fi
     sleep 0.2
   done
@@ -169,7 +180,7 @@ wait_for() {
     fi
     sleep 0.5
   done
-  log "$what ($((SECONDS - start))s)"
+  log "ready: $what ($((SECONDS - start))s)"
 }
 
 # --- readiness probes (each exits 0 when the condition holds) -----------------------------------
@@ -273,10 +284,12 @@ apply_nodes() {
 
 # --- commands ---------------------------------------------------------------------------------
 
-# True when every component runs and the apiserver is ready.
+# True when every component runs, from the binaries of the current versions, and the apiserver
+# is ready.
 cluster_healthy() {
   local name
   netns_exists || return 1
+  [[ -f $STATE_DIR/versions && $(<"$STATE_DIR/versions") == "$VERSIONS_KEY" ]] || return 1
   for name in "${COMPONENTS[@]}"; do component_alive "$name" || return 1; done
   apiserver_ready
 }
@@ -313,6 +326,7 @@ cmd_up() {
   rm -rf "$PKI_DIR" "$STATE_DIR/etcd" "$RUN_DIR" "$STATE_DIR/kwok-home" "$STATE_DIR/kwok-stages.yaml" \
     "$KUBECONFIG_FILE"
   mkdir -p "$LOG_DIR" "$RUN_DIR"
+  echo "$VERSIONS_KEY" >"$STATE_DIR/versions"
 
   make_pki "$PKI_DIR"
   local server="https://127.0.0.1:$APISERVER_PORT" user
@@ -324,13 +338,13 @@ cmd_up() {
 
   start_etcd
   start_apiserver
-  wait_for "kube-apiserver is ready" "etcd kube-apiserver" apiserver_ready
+  wait_for "kube-apiserver /readyz ok" "etcd kube-apiserver" apiserver_ready
   start_controller_manager
   start_scheduler
   start_kwok
-  wait_for "Nodes are created" "kube-apiserver" apply_nodes
-  wait_for "ServiceAccount default/default exists" "kube-controller-manager" default_sa_exists
-  wait_for "Nodes are Ready" "kwok kube-controller-manager" nodes_ready
+  wait_for "Nodes created" "kube-apiserver" apply_nodes
+  wait_for "ServiceAccount default/default present" "kube-controller-manager" default_sa_exists
+  wait_for "Nodes Ready" "kwok kube-controller-manager" nodes_ready
   UP_DONE=1
   trap - EXIT
   log "cluster '$CLUSTER_NAME' is up in $((SECONDS - start))s"
@@ -354,6 +368,7 @@ cmd_status() {
   echo "netns:      $NETNS ($(netns_exists && echo present || echo absent))"
   echo "state:      $STATE_DIR"
   echo "bin:        $BIN_DIR"
+  echo "versions:   $( [[ -f $STATE_DIR/versions ]] && cat "$STATE_DIR/versions" || echo none) (current: $VERSIONS_KEY)"
   for name in "${COMPONENTS[@]}"; do
     if component_alive "$name"; then
       read -r pid start <"$RUN_DIR/$name.pid"
