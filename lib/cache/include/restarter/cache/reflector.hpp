@@ -1,0 +1,97 @@
+#pragma once
+// Reflector: keeps one Store in step with one resource of the API. An explicit state machine
+// (kube-rs watcher, client-go reflector):
+//
+//   Listing  --list ok----------------------> Watching (from the list's resourceVersion)
+//   Listing  --error------------------------> Backoff -> Listing
+//   Watching --event------------------------> Watching (store updated, resourceVersion advanced;
+//                                             bookmarks only advance the resourceVersion)
+//   Watching --stream ended by the server---> Watching again from the last resourceVersion
+//                                             (or Listing when relistOnStreamEnd)
+//   Watching --410 Gone (HTTP or ERROR event)-> Listing at once
+//   Watching --any other error (cut stream,
+//              apiserver down, malformed)---> Backoff -> Watching from the last resourceVersion;
+//                                             a resourceVersion the server no longer has gives
+//                                             410 and so a relist. No change is lost either way:
+//                                             a watch from RV replays every later change, and a
+//                                             relist diffs the new content against the store.
+//
+// Backoff: exponential (initial * 2^(n-1), capped at max) with jitter (the delay is drawn from
+// [base*(1-jitter), base]), at least the server's Retry-After; reset after a successful list or a
+// watch that delivered events. Time and randomness are injected.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "restarter/cache/store.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/clock.hpp"
+
+namespace restarter::cache {
+
+struct BackoffPolicy {
+  std::chrono::milliseconds initial{std::chrono::milliseconds(800)};
+  std::chrono::milliseconds max{std::chrono::seconds(30)};
+  double jitter = 0.5;  // 0: none; 1: anywhere in [0, base]
+};
+
+// The delay before retry number `failures` (1-based); `random` is in [0, 1).
+std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures, double random);
+
+struct ReflectorOptions {
+  kube::ResourceRef resource;
+  std::string namespace_;  // empty: all namespaces
+  std::string labelSelector;
+  std::string fieldSelector;
+  bool metadataOnly = false;
+  std::int64_t pageSize = 500;
+  std::chrono::seconds watchTimeout{std::chrono::minutes(5)};
+  bool relistOnStreamEnd = false;
+  BackoffPolicy backoff;
+  // Told about every error (for logs and metrics); called on the reflector's thread; must not throw.
+  std::function<void(const core::Error&)> onError;
+};
+
+class Reflector {
+ public:
+  enum class State { Listing, Watching, Backoff, Stopped };
+
+  // `client`, `store` and `clock` must outlive the Reflector. `random` returns values in [0, 1);
+  // by default a seeded std::mt19937.
+  Reflector(kube::Client& client, Store& store, ReflectorOptions options, kube::Clock& clock,
+            std::function<double()> random = {});
+
+  // Runs until `stop` is requested (then returns promptly: a watch is cancelled, a backoff wait
+  // interrupted). Call once, typically on its own std::jthread.
+  void run(std::stop_token stop);
+
+  State state() const { return state_.load(); }
+  std::uint64_t listCount() const { return lists_.load(); }
+  std::uint64_t watchCount() const { return watches_.load(); }
+
+ private:
+  bool list(std::stop_token stop);
+  bool watch(std::stop_token stop);
+  void backoff(std::stop_token stop, const core::Error& error);
+  void report(const core::Error& error);
+
+  kube::Client& client_;
+  Store& store_;
+  ReflectorOptions options_;
+  kube::Clock& clock_;
+  std::function<double()> random_;
+  std::atomic<State> state_{State::Listing};
+  std::atomic<std::uint64_t> lists_{0};
+  std::atomic<std::uint64_t> watches_{0};
+  std::string resourceVersion_;
+  int failures_ = 0;
+};
+
+const char* reflectorStateName(Reflector::State state) noexcept;
+
+}  // namespace restarter::cache

@@ -1,0 +1,146 @@
+#include "restarter/cache/reflector.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "restarter/kube/errors.hpp"
+
+namespace restarter::cache {
+
+const char* reflectorStateName(Reflector::State state) noexcept {
+  switch (state) {
+    case Reflector::State::Listing: return "listing";
+    case Reflector::State::Watching: return "watching";
+    case Reflector::State::Backoff: return "backoff";
+    case Reflector::State::Stopped: return "stopped";
+  }
+  return "?";
+}
+
+std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures, double random) {
+  double base = static_cast<double>(policy.initial.count()) *
+                std::pow(2.0, static_cast<double>(std::max(failures, 1) - 1));
+  base = std::min(base, static_cast<double>(policy.max.count()));
+  double jitter = std::clamp(policy.jitter, 0.0, 1.0);
+  double r = std::clamp(random, 0.0, 1.0);
+  double delay = base * (1.0 - jitter) + base * jitter * r;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(delay));
+}
+
+Reflector::Reflector(kube::Client& client, Store& store, ReflectorOptions options,
+                     kube::Clock& clock, std::function<double()> random)
+    : client_(client), store_(store), options_(std::move(options)), clock_(clock),
+      random_(std::move(random)) {
+  if (!random_) {
+    auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
+    auto mutex = std::make_shared<std::mutex>();
+    random_ = [engine, mutex] {
+      std::lock_guard lock(*mutex);
+      return std::uniform_real_distribution<double>(0.0, 1.0)(*engine);
+    };
+  }
+}
+
+void Reflector::report(const core::Error& error) {
+  if (options_.onError) options_.onError(error);
+}
+
+void Reflector::backoff(std::stop_token stop, const core::Error& error) {
+  State resume = state_.load();
+  state_ = State::Backoff;
+  ++failures_;
+  auto delay = backoffDelay(options_.backoff, failures_, random_());
+  if (auto asked = kube::retryAfter(error))
+    delay = std::max(delay, std::chrono::duration_cast<std::chrono::milliseconds>(*asked));
+  clock_.waitFor(delay, stop);
+  state_ = resume;
+}
+
+bool Reflector::list(std::stop_token stop) {
+  kube::ListOptions options;
+  options.labelSelector = options_.labelSelector;
+  options.fieldSelector = options_.fieldSelector;
+  options.metadataOnly = options_.metadataOnly;
+  options.limit = options_.pageSize;
+  ++lists_;
+  auto result = client_.list(options_.resource, options_.namespace_, options);
+  if (stop.stop_requested()) return false;
+  if (!result) {
+    report(result.error());
+    backoff(stop, result.error());
+    return false;
+  }
+  resourceVersion_ = result->resourceVersion;
+  std::size_t skipped = store_.replace(std::move(result->items), resourceVersion_);
+  if (skipped > 0) {
+    report(core::makeError(core::ErrorKind::InvalidInput,
+                           std::to_string(skipped) + " listed " + options_.resource.plural +
+                               " without a name were skipped"));
+  }
+  failures_ = 0;
+  return true;
+}
+
+// Returns true to keep watching, false to relist.
+bool Reflector::watch(std::stop_token stop) {
+  kube::WatchOptions options;
+  options.resourceVersion = resourceVersion_;
+  options.labelSelector = options_.labelSelector;
+  options.fieldSelector = options_.fieldSelector;
+  options.metadataOnly = options_.metadataOnly;
+  options.allowBookmarks = true;
+  options.timeout = options_.watchTimeout;
+  ++watches_;
+  std::size_t delivered = 0;
+  auto onEvent = [&](kube::WatchEvent&& event) {
+    std::string rv;
+    if (auto metadata = event.object.find("metadata");
+        metadata != event.object.end() && metadata->is_object()) {
+      if (auto it = metadata->find("resourceVersion"); it != metadata->end() && it->is_string())
+        rv = it->get<std::string>();
+    }
+    bool stored = true;
+    switch (event.type) {
+      case kube::WatchEvent::Type::Added:
+      case kube::WatchEvent::Type::Modified: stored = store_.upsert(std::move(event.object)); break;
+      case kube::WatchEvent::Type::Deleted: stored = store_.erase(event.object); break;
+      case kube::WatchEvent::Type::Bookmark:
+        if (!rv.empty()) store_.setResourceVersion(rv);
+        break;
+      case kube::WatchEvent::Type::Error: break;  // the client turns these into errors
+    }
+    if (!stored) {
+      report(core::makeError(core::ErrorKind::InvalidInput,
+                             "a watched " + options_.resource.kind + " without a name was skipped"));
+    }
+    if (!rv.empty()) resourceVersion_ = rv;
+    ++delivered;
+    return true;
+  };
+  auto result = client_.watch(options_.resource, options_.namespace_, options, onEvent, stop);
+  if (delivered > 0) failures_ = 0;
+  if (stop.stop_requested()) return true;
+  if (result.ok()) return !options_.relistOnStreamEnd;
+  if (result.error().kind == core::ErrorKind::Gone) {
+    report(result.error());
+    return false;  // relist at once: the resourceVersion is too old
+  }
+  report(result.error());
+  backoff(stop, result.error());
+  return true;
+}
+
+void Reflector::run(std::stop_token stop) {
+  state_ = State::Listing;
+  while (!stop.stop_requested()) {
+    if (state_ == State::Listing) {
+      if (list(stop)) state_ = State::Watching;
+    } else {
+      if (!watch(stop)) state_ = State::Listing;
+    }
+  }
+  state_ = State::Stopped;
+}
+
+}  // namespace restarter::cache

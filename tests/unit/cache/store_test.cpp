@@ -1,0 +1,125 @@
+#include "restarter/cache/store.hpp"
+
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+using restarter::core::ErrorKind;
+using namespace restarter::cache;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+json object(const std::string& ns, const std::string& name, const std::string& rv,
+            const std::string& ref = "") {
+  json o = {{"metadata", {{"namespace", ns}, {"name", name}, {"resourceVersion", rv}}}};
+  if (!ref.empty()) o["spec"]["ref"] = ref;
+  return o;
+}
+std::string nameOf(const ObjectPtr& o) { return (*o)["metadata"]["name"].get<std::string>(); }
+}  // namespace
+
+TEST_CASE("nothing is served before the first replace", "[cache][store]") {
+  Store store;
+  CHECK_FALSE(store.synced());
+  CHECK(store.get("a/b").error().kind == ErrorKind::Unavailable);
+  CHECK_FALSE(store.list().ok());
+  CHECK_FALSE(store.waitForSync(10ms));
+  store.replace({}, "1");
+  CHECK(store.synced());
+  CHECK(store.waitForSync(0ms));
+  auto absent = store.get("a/b");
+  REQUIRE(absent.ok());
+  CHECK(*absent == nullptr);
+}
+
+TEST_CASE("replace diffs against the old content for the handlers", "[cache][store]") {
+  Store store;
+  std::vector<std::string> log;
+  store.addHandlers({[&](const ObjectPtr& o) { log.push_back("add " + nameOf(o)); },
+                     [&](const ObjectPtr& b, const ObjectPtr& a) {
+                       log.push_back("update " + nameOf(a) + " " + (*b)["metadata"]["resourceVersion"].get<std::string>() +
+                                     "->" + (*a)["metadata"]["resourceVersion"].get<std::string>());
+                     },
+                     [&](const ObjectPtr& o) { log.push_back("delete " + nameOf(o)); }});
+  store.replace({object("n", "a", "1"), object("n", "b", "1"), json{{"metadata", json::object()}}}, "1");
+  CHECK(log == std::vector<std::string>{"add a", "add b"});
+  log.clear();
+  auto skipped = store.replace({object("n", "b", "1"), object("n", "c", "2"), object("n", "a", "3")}, "3");
+  CHECK(skipped == 0);
+  CHECK(log == std::vector<std::string>{"update a 1->3", "add c"});
+  log.clear();
+  store.replace({object("n", "c", "2")}, "4");
+  CHECK(log == std::vector<std::string>{"delete a", "delete b"});
+  CHECK(store.resourceVersion() == "4");
+  CHECK(store.size() == 1);
+}
+
+TEST_CASE("upsert and erase keep the secondary index in step", "[cache][store]") {
+  Store store;
+  store.addIndex("ref", [](const json& o) {
+    std::vector<std::string> out;
+    if (auto spec = o.find("spec"); spec != o.end() && spec->contains("ref")) out.push_back((*spec)["ref"]);
+    return out;
+  });
+  store.replace({object("n", "w1", "1", "cm-a"), object("n", "w2", "1", "cm-a"), object("n", "w3", "1", "cm-b")}, "1");
+  CHECK(store.byIndex("ref", "cm-a")->size() == 2);
+  store.upsert(object("n", "w1", "2", "cm-b"));
+  CHECK(store.byIndex("ref", "cm-a")->size() == 1);
+  CHECK(store.byIndex("ref", "cm-b")->size() == 2);
+  store.erase(object("n", "w3", "3"));
+  auto b = store.byIndex("ref", "cm-b");
+  REQUIRE(b->size() == 1);
+  CHECK(nameOf(b->at(0)) == "w1");
+  CHECK(store.byIndex("ref", "none")->empty());
+  CHECK(store.byIndex("nope", "x").error().kind == ErrorKind::Internal);
+  CHECK(store.resourceVersion() == "3");
+  CHECK_FALSE(store.upsert(json::array()));
+  CHECK_FALSE(store.erase(json{{"metadata", {{"name", 5}}}}));
+}
+
+TEST_CASE("cluster-scoped keys have no namespace part", "[cache][store]") {
+  CHECK(objectKey(json{{"metadata", {{"name", "x"}}}}) == "x");
+  CHECK(objectKey(json{{"metadata", {{"name", "x"}, {"namespace", "n"}}}}) == "n/x");
+  CHECK(objectKey(json("str")).empty());
+  CHECK(objectKey("n", "x") == "n/x");
+}
+
+TEST_CASE("readers see either the old or the new list never a mix", "[cache][store]") {
+  Store store;
+  std::vector<json> first, second;
+  for (int i = 0; i < 200; ++i) {
+    first.push_back(object("n", "a" + std::to_string(i), "1"));
+    second.push_back(object("n", "b" + std::to_string(i), "2"));
+  }
+  store.replace(first, "1");
+  std::atomic<bool> done{false};
+  std::atomic<int> mixed{0};
+  std::thread reader([&] {
+    while (!done) {
+      auto all = store.list();
+      std::set<std::string> versions;
+      for (const auto& o : *all) versions.insert((*o)["metadata"]["resourceVersion"].get<std::string>());
+      if (versions.size() != 1 || all->size() != 200) ++mixed;
+    }
+  });
+  for (int round = 0; round < 50; ++round) store.replace(round % 2 ? first : second, std::to_string(round));
+  done = true;
+  reader.join();
+  CHECK(mixed == 0);
+}
+
+TEST_CASE("waitForSync wakes when another thread syncs and honours stop", "[cache][store]") {
+  Store store;
+  std::thread writer([&] {
+    std::this_thread::sleep_for(20ms);
+    store.replace({object("n", "a", "1")}, "1");
+  });
+  CHECK(store.waitForSync(10s));
+  writer.join();
+
+  Store never;
+  std::stop_source stop;
+  stop.request_stop();
+  CHECK_FALSE(never.waitForSync(10s, stop.get_token()));
+}
