@@ -1,6 +1,7 @@
 #include "restarter/kube/client.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace restarter::kube {
@@ -312,6 +313,12 @@ core::Result<json> Client::mergePatch(const ResourceRef& ref, std::string_view n
                query.str());
 }
 
+core::Result<json> Client::createSubresource(const ResourceRef& ref, std::string_view namespace_,
+                                             std::string_view name, std::string_view subresource,
+                                             const json& body) {
+  return write("POST", resourcePath(ref, namespace_, name, subresource), body, "application/json", "");
+}
+
 namespace {
 json deleteOptionsJson(const DeleteOptions& options) {
   json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
@@ -347,6 +354,14 @@ core::Status Client::evict(std::string_view namespace_, std::string_view podName
 core::Result<json> Client::createEvent(const EventRecord& event) {
   constexpr std::size_t kMaxNote = 1024;  // events.k8s.io/v1 validation limit for `note`
   std::string note = event.note.size() > kMaxNote ? event.note.substr(0, kMaxNote) : event.note;
+  // Named as client-go's recorder names them: "<regarding name>.<time in ns, hex>" (an explicit
+  // name; recent apiservers reject a generateName ending in '.'). Cut to the 253-character limit.
+  auto now = clock_.now();
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx",
+                static_cast<unsigned long long>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
+  std::string eventName = event.regarding.name.substr(0, 253 - std::strlen(suffix)) + suffix;
   json regarding = {{"apiVersion", event.regarding.apiVersion},
                     {"kind", event.regarding.kind},
                     {"name", event.regarding.name}};
@@ -354,8 +369,8 @@ core::Result<json> Client::createEvent(const EventRecord& event) {
   if (!event.regarding.uid.empty()) regarding["uid"] = event.regarding.uid;
   json body = {{"apiVersion", "events.k8s.io/v1"},
                {"kind", "Event"},
-               {"metadata", {{"generateName", event.regarding.name + "."}, {"namespace", event.namespace_}}},
-               {"eventTime", microTime(clock_.now())},
+               {"metadata", {{"name", eventName}, {"namespace", event.namespace_}}},
+               {"eventTime", microTime(now)},
                {"regarding", regarding},
                {"type", event.type},
                {"reason", event.reason},

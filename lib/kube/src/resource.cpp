@@ -11,6 +11,7 @@ ResourceRef configMaps() { return {"", "v1", "configmaps", "ConfigMap", true}; }
 ResourceRef secrets() { return {"", "v1", "secrets", "Secret", true}; }
 ResourceRef pods() { return {"", "v1", "pods", "Pod", true}; }
 ResourceRef namespaces() { return {"", "v1", "namespaces", "Namespace", false}; }
+ResourceRef serviceAccounts() { return {"", "v1", "serviceaccounts", "ServiceAccount", true}; }
 ResourceRef statefulSets() { return {"apps", "v1", "statefulsets", "StatefulSet", true}; }
 ResourceRef deployments() { return {"apps", "v1", "deployments", "Deployment", true}; }
 ResourceRef daemonSets() { return {"apps", "v1", "daemonsets", "DaemonSet", true}; }

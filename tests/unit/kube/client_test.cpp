@@ -307,7 +307,7 @@ TEST_CASE("events.k8s.io Events carry the clock time and the regarding object", 
   CHECK(request.path == "/apis/events.k8s.io/v1/namespaces/ns/events");
   auto body = nlohmann::json::parse(request.body);
   CHECK(body["eventTime"] == "2027-01-15T08:00:00.000000Z");
-  CHECK(body["metadata"]["generateName"] == "web.");
+  CHECK(body["metadata"]["name"] == "web.18fae27693b40000");  // name.<ns since epoch in hex>
   CHECK(body["regarding"]["uid"] == "uid-1");
   CHECK(body["note"].get<std::string>().size() == 1024);
 }

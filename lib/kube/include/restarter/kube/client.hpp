@@ -185,6 +185,10 @@ class Client {
   core::Result<json> mergePatch(const ResourceRef& ref, std::string_view namespace_,
                                 std::string_view name, const json& patch,
                                 const WriteOptions& options = {});
+  // POST to a subresource, e.g. serviceaccounts/<name>/token (TokenRequest).
+  core::Result<json> createSubresource(const ResourceRef& ref, std::string_view namespace_,
+                                       std::string_view name, std::string_view subresource,
+                                       const json& body);
   core::Status remove(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
                       const DeleteOptions& options = {});
   // policy/v1 Eviction of a pod. TooManyRequests when a PodDisruptionBudget refuses it.

@@ -22,6 +22,7 @@ ResourceRef configMaps();
 ResourceRef secrets();
 ResourceRef pods();
 ResourceRef namespaces();
+ResourceRef serviceAccounts();
 ResourceRef statefulSets();
 ResourceRef deployments();
 ResourceRef daemonSets();
