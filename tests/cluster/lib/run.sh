@@ -92,10 +92,11 @@ start_component() {
   # setsid: a new session, so the process is immune to the caller's terminal and job control.
   # Not a process-group leader here (no job control), so setsid execs without forking, and so
   # does `ip netns exec`: $! is the component itself.
+  # 8>&-: the cluster lock stays with this script, or a later up/down would wait forever.
   if [[ $(id -u) -eq 0 ]]; then
-    setsid ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+    setsid ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
   else
-    setsid sudo ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+    setsid sudo ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
   fi
   pid=$!
   echo "$pid $(proc_start_time "$pid")" >"$RUN_DIR/$name.pid"
@@ -310,8 +311,17 @@ on_up_exit() {
   stop_cluster
 }
 
+# Serialise up and down of one cluster (fd 8, released at exit). Components must not inherit it:
+# start_component closes it for them.
+lock_cluster() {
+  mkdir -p "$(dirname "$STATE_DIR")"
+  exec 8>"$STATE_DIR.lock"
+  flock -w 600 8 || die "another up/down of cluster '$CLUSTER_NAME' holds $STATE_DIR.lock"
+}
+
 cmd_up() {
   build_all >/dev/null
+  lock_cluster
   if cluster_healthy; then
     log "cluster '$CLUSTER_NAME' is already up"
     print_kubeconfig
@@ -357,6 +367,7 @@ print_kubeconfig() {
 }
 
 cmd_down() {
+  lock_cluster
   stop_cluster
   log "cluster '$CLUSTER_NAME' is down (logs: $LOG_DIR)"
 }
