@@ -1,0 +1,61 @@
+#pragma once
+// A small plain-HTTP server for /healthz, /readyz and /metrics (on cpp-httplib, kept out of this
+// header). The serve subcommands run one for health and one for metrics, as controller-runtime
+// does, so the two can bind different addresses.
+//
+// Thread-safety: handlers run on the server's worker threads and must be thread-safe. start() and
+// stop() are called from one owning thread.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "restarter/core/result.hpp"
+#include "restarter/obs/metrics.hpp"
+
+namespace restarter::obs {
+
+struct BindAddress {
+  std::string host;  // "" means every interface
+  int port = 0;      // 0 means any free port
+};
+
+// Parses "host:port", ":port", "[v6]:port" or "0" (disabled: returns nullopt inside the result).
+core::Result<std::optional<BindAddress>> parseBindAddress(std::string_view text);
+
+struct HttpResponse {
+  int status = 200;
+  std::string contentType = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+class EndpointServer {
+ public:
+  EndpointServer();
+  ~EndpointServer();  // stops the server
+  EndpointServer(const EndpointServer&) = delete;
+  EndpointServer& operator=(const EndpointServer&) = delete;
+
+  // Registers a GET handler. Call before start().
+  void get(const std::string& path, std::function<HttpResponse()> handler);
+
+  // Binds and starts serving on a background thread; returns the bound port. Unavailable with the
+  // reason when the address cannot be bound.
+  core::Result<int> start(const BindAddress& address);
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Routes: /healthz answers 200 "ok" while `live()` is true, /readyz 200 while `ready()` is true
+// (503 with the reason otherwise), as Kubernetes probes expect.
+void addHealthRoutes(EndpointServer& server, std::function<bool()> live,
+                     std::function<bool()> ready);
+// Route: /metrics renders `registry` (which must outlive the server).
+void addMetricsRoute(EndpointServer& server, const Registry& registry);
+
+}  // namespace restarter::obs
