@@ -1,0 +1,76 @@
+#pragma once
+// Explaining restarts (explain-restart): why each revision of a workload exists, and whether its
+// first rollout was restart-free. Pure: the caller reads revisions and the workload from the API.
+//
+// A revision's cause is its difference from the previous revision: restarter annotation changes
+// (the same diffAnnotations the controller announces restarts with) and other template paths
+// (template_diff.hpp). The first rollout had an extra restart when revision 2 does nothing but add
+// restarter annotations: the first pods started before the annotations were there (the bug the
+// webhook fixes).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/core/annotations.hpp"
+#include "restarter/core/result.hpp"
+
+namespace restarter::core {
+
+enum class WorkloadKind { StatefulSet, Deployment, DaemonSet };
+
+// Accepts what kubectl accepts for these kinds, case-insensitively: statefulset(s), sts,
+// statefulset.apps, deployment(s), deploy, deployment.apps, daemonset(s), ds, daemonset.apps.
+Result<WorkloadKind> parseWorkloadKind(std::string_view text);
+const char* workloadKindName(WorkloadKind kind) noexcept;  // "StatefulSet", ...
+std::string_view fieldManagerFor(WorkloadKind kind) noexcept;
+
+struct Revision {
+  std::string name;
+  std::int64_t number = 0;
+  std::string created;  // creationTimestamp (RFC 3339)
+  nlohmann::json podTemplate;
+  std::int64_t pods = 0;  // pods running this revision now
+};
+
+struct RevisionCause {
+  bool created = false;  // the first revision kept: nothing to compare with
+  std::vector<AnnotationChange> annotations;
+  std::vector<std::string> templatePaths;
+};
+
+struct ExplainedRevision {
+  Revision revision;
+  RevisionCause cause;
+};
+
+// The cause of `current` given the revision before it.
+RevisionCause revisionCause(const nlohmann::json& previousTemplate, const nlohmann::json& currentTemplate);
+
+// Sorts by number and explains each revision against the one before it.
+std::vector<ExplainedRevision> explainRevisions(std::vector<Revision> revisions);
+
+enum class FirstRolloutVerdict { RestartFree, ExtraRestart, Unknown };
+const char* firstRolloutVerdictName(FirstRolloutVerdict verdict) noexcept;  // restart-free, ...
+
+// Who owns the restarter annotations of the live template, from metadata.managedFields.
+enum class AnnotationWriter { Admission, Controller, None, Unknown };
+const char* annotationWriterName(AnnotationWriter writer) noexcept;  // admission, controller, ...
+
+struct FirstRollout {
+  FirstRolloutVerdict verdict = FirstRolloutVerdict::Unknown;
+  std::string reason;
+  std::int64_t generation = 0;
+  std::size_t revisions = 0;
+  AnnotationWriter writer = AnnotationWriter::Unknown;
+  std::string fieldManager;  // the manager owning the annotations, if any
+};
+
+// `revisions` as explainRevisions returns them; `workload` the live object.
+FirstRollout judgeFirstRollout(const nlohmann::json& workload, WorkloadKind kind,
+                               const std::vector<ExplainedRevision>& revisions);
+
+}  // namespace restarter::core

@@ -1,0 +1,95 @@
+#include "restarter/core/explain.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace restarter::core;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCm = "configmap.restarter.stackable.tech/cfg";
+
+json podTemplate(const std::string& image, const json& annotations = json::object()) {
+  return {{"metadata", {{"labels", {{"app", "web"}}}, {"annotations", annotations}}},
+          {"spec",
+           {{"containers", {{{"name", "app"}, {"image", image}}}},
+            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
+}
+
+Revision revision(std::int64_t number, json tmpl) {
+  return Revision{"web-" + std::to_string(number), number, "2026-11-29T18:00:0" + std::to_string(number) + "Z",
+                  std::move(tmpl), 0};
+}
+
+json workloadWithManagers(std::int64_t generation, const std::vector<std::string>& annotationOwners) {
+  json managed = json::array();
+  managed.push_back({{"manager", "kube-controller-manager"},
+                     {"operation", "Update"},
+                     {"fieldsV1", {{"f:status", json::object()}}}});
+  for (const std::string& owner : annotationOwners) {
+    managed.push_back(
+        {{"manager", owner},
+         {"operation", "Apply"},
+         {"fieldsV1",
+          {{"f:spec",
+            {{"f:template", {{"f:metadata", {{"f:annotations", {{"f:" + kCm, json::object()}}}}}}}}}}}});
+  }
+  return {{"metadata", {{"generation", generation}, {"managedFields", managed}}}};
+}
+
+}  // namespace
+
+TEST_CASE("kinds parse like kubectl's names", "[explain]") {
+  CHECK(*parseWorkloadKind("sts") == WorkloadKind::StatefulSet);
+  CHECK(*parseWorkloadKind("StatefulSets") == WorkloadKind::StatefulSet);
+  CHECK(*parseWorkloadKind("deploy") == WorkloadKind::Deployment);
+  CHECK(*parseWorkloadKind("daemonset.apps") == WorkloadKind::DaemonSet);
+  CHECK_FALSE(parseWorkloadKind("pod").ok());
+  CHECK(fieldManagerFor(WorkloadKind::StatefulSet) == "restarter.stackable.tech/statefulset");
+}
+
+TEST_CASE("each revision is explained against the one before it", "[explain]") {
+  const auto explained = explainRevisions({revision(3, podTemplate("web:2", {{kCm, "u/2"}})),
+                                           revision(1, podTemplate("web:1", {{kCm, "u/1"}})),
+                                           revision(2, podTemplate("web:1", {{kCm, "u/2"}}))});
+  REQUIRE(explained.size() == 3);
+  CHECK(explained[0].revision.number == 1);
+  CHECK(explained[0].cause.created);
+  REQUIRE(explained[1].cause.annotations.size() == 1);
+  CHECK(explained[1].cause.annotations[0].describe() == "configmap/cfg: u/1 -> u/2 (updated)");
+  CHECK(explained[1].cause.templatePaths.empty());
+  CHECK(explained[2].cause.annotations.empty());
+  CHECK(explained[2].cause.templatePaths == std::vector<std::string>{"containers[app].image"});
+}
+
+TEST_CASE("a second revision that only adds annotations is the extra restart", "[explain]") {
+  const auto explained = explainRevisions(
+      {revision(1, podTemplate("web:1")), revision(2, podTemplate("web:1", {{kCm, "u/1"}}))});
+  const FirstRollout first = judgeFirstRollout(
+      workloadWithManagers(2, {"restarter.stackable.tech/statefulset"}), WorkloadKind::StatefulSet, explained);
+  CHECK(first.verdict == FirstRolloutVerdict::ExtraRestart);
+  CHECK(first.generation == 2);
+  CHECK(first.revisions == 2);
+  CHECK(first.writer == AnnotationWriter::Controller);
+}
+
+TEST_CASE("annotations present from revision 1 are restart-free and written at admission", "[explain]") {
+  const auto explained = explainRevisions({revision(1, podTemplate("web:1", {{kCm, "u/1"}}))});
+  const FirstRollout first =
+      judgeFirstRollout(workloadWithManagers(1, {"kubectl-create"}), WorkloadKind::StatefulSet, explained);
+  CHECK(first.verdict == FirstRolloutVerdict::RestartFree);
+  CHECK(first.writer == AnnotationWriter::Admission);
+  CHECK(first.fieldManager == "kubectl-create");
+  CHECK_THAT(first.reason, Catch::Contains("already carried"));
+}
+
+TEST_CASE("a first rollout that cannot be judged says why", "[explain]") {
+  CHECK(judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, {}).verdict ==
+        FirstRolloutVerdict::Unknown);
+  const auto pruned = explainRevisions({revision(4, podTemplate("web:1"))});
+  const FirstRollout first = judgeFirstRollout(workloadWithManagers(9, {}), WorkloadKind::Deployment, pruned);
+  CHECK(first.verdict == FirstRolloutVerdict::Unknown);
+  CHECK_THAT(first.reason, Catch::Contains("revisionHistoryLimit"));
+  CHECK(first.writer == AnnotationWriter::None);
+  CHECK(judgeFirstRollout(json::array(), WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::Unknown);
+}
