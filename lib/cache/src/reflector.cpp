@@ -7,6 +7,21 @@
 #include "restarter/kube/errors.hpp"
 
 namespace restarter::cache {
+namespace {
+
+// metadata.resourceVersion, or "" (never throws; see store.cpp on why references, not iterators).
+std::string resourceVersionOf(const nlohmann::json& object) {
+  if (!object.is_object()) return {};
+  auto metadata = object.find("metadata");
+  if (metadata == object.end()) return {};
+  const nlohmann::json& m = *metadata;
+  if (!m.is_object()) return {};
+  auto rv = m.find("resourceVersion");
+  if (rv == m.end() || !rv->is_string()) return {};
+  return rv->get<std::string>();
+}
+
+}  // namespace
 
 const char* reflectorStateName(Reflector::State state) noexcept {
   switch (state) {
@@ -94,12 +109,7 @@ bool Reflector::watch(std::stop_token stop) {
   ++watches_;
   std::size_t delivered = 0;
   auto onEvent = [&](kube::WatchEvent&& event) {
-    std::string rv;
-    if (auto metadata = event.object.find("metadata");
-        metadata != event.object.end() && metadata->is_object()) {
-      if (auto it = metadata->find("resourceVersion"); it != metadata->end() && it->is_string())
-        rv = it->get<std::string>();
-    }
+    std::string rv = resourceVersionOf(event.object);
     bool stored = true;
     switch (event.type) {
       case kube::WatchEvent::Type::Added:

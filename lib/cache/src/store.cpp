@@ -3,11 +3,21 @@
 namespace restarter::cache {
 namespace {
 
+// The member object[key] or nullptr; never inserts, never throws. (Written against a reference,
+// not an iterator, as lib/core does: g++ -O2 -Wnull-dereference flags nlohmann's iterator
+// internals when find() is called through an iterator.)
+const nlohmann::json* member(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end()) return nullptr;
+  return &*it;
+}
+
 std::string stringField(const nlohmann::json& object, const char* field) {
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return {};
-  auto value = metadata->find(field);
-  if (value == metadata->end() || !value->is_string()) return {};
+  const nlohmann::json* metadata = member(object, "metadata");
+  if (metadata == nullptr) return {};
+  const nlohmann::json* value = member(*metadata, field);
+  if (value == nullptr || !value->is_string()) return {};
   return value->get<std::string>();
 }
 
