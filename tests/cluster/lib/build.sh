@@ -41,14 +41,10 @@ go_env() {
   env GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 "$@"
 }
 
-# Copy a tools module template into $2 (a fresh directory), substituting the pinned versions.
+# Write the tools module of tool $1 into directory $2 (created), versions filled in.
 render_module() {
-  local tool=$1 dir=$2
-  mkdir -p "$dir"
-  sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
-      -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
-      -e "s/@KUTTL_KIND_VERSION@/$KUTTL_KIND_VERSION/g" \
-      "$CLUSTER_DIR/tools/$tool/go.mod.in" >"$dir/go.mod"
+  mkdir -p "$2"
+  rendered_module "$1" >"$2/go.mod"
 }
 
 # Print the field $2 ("Dir", "GoMod", ...) of `go mod download -json $1` (downloading it if needed).
@@ -122,12 +118,12 @@ build_kuttl() {
     github.com/kudobuilder/kuttl/cmd/kubectl-kuttl)
 }
 
-# Build one tool into $CACHE_ROOT/tools/<tool>-<version>-r<recipe> unless already complete.
+# Build one tool into $CACHE_ROOT/tools/<tool>-<version>-<key> unless already complete.
 # The work happens in a temporary sibling that is renamed into place, so an interrupted build
 # leaves nothing that looks complete.
 build_tool() {
   local tool=$1 version=$2 dir tmp start
-  dir="$CACHE_ROOT/tools/$tool-$version-r$RECIPE_REVISION"
+  dir="$CACHE_ROOT/tools/$tool-$version-${TOOL_KEY[$tool]}"
   [[ -f $dir/.complete ]] && { echo "$dir"; return 0; }
   tmp="$dir.tmp.$$"
   rm -rf "$dir".tmp.*     # leftovers of an interrupted build (we hold the cache lock)

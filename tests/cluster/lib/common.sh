@@ -13,12 +13,29 @@ as_root() {
 # shellcheck source=versions.env
 source "$CLUSTER_DIR/versions.env"
 
+# The tools module of tool $1 (k8s, etcd, kwok, kuttl) with the pinned versions filled in.
+rendered_module() {
+  sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
+      -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
+      "$CLUSTER_DIR/tools/$1/go.mod.in"
+}
+
 # Cache layout (outside the work tree, shared by every clone on the machine):
-#   $CACHE_ROOT/tools/<tool>-<version>-r<recipe>/   one built tool: mod/ (its tools module), bin/, .complete
-#   $CACHE_ROOT/<VERSIONS_KEY>/bin/                 symlinks to every tool of this set of versions
-# A tool is rebuilt only when its own version (or RECIPE_REVISION) changes.
+#   $CACHE_ROOT/tools/<tool>-<version>-<key>/   one built tool: mod/ (its tools module), bin/,
+#                                               build.log, build-seconds, .complete
+#   $CACHE_ROOT/<VERSIONS_KEY>/bin/             symlinks to every tool of this set of versions
+# A tool's <key> hashes its rendered tools module (so every pin in it) and RECIPE_REVISION: a tool
+# is rebuilt only when one of those changes; the others are reused.
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/restarter/cluster"
-VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_r${RECIPE_REVISION}"
+declare -A TOOL_KEY=()
+for _tool in k8s etcd kwok kuttl; do
+  TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
+    | sha256sum | cut -c1-10)
+done
+unset _tool
+VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_$(
+  printf '%s\n' "${TOOL_KEY[k8s]}" "${TOOL_KEY[etcd]}" "${TOOL_KEY[kwok]}" "${TOOL_KEY[kuttl]}" \
+    | sha256sum | cut -c1-10)"
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
 # kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
