@@ -5,6 +5,7 @@
 //   initial_sync_bench sync <namespace> <configmaps|secrets|both>
 //        one Reflector per resource (metadata-only, pages of 500) into a Store, timed until every
 //        waitForSync returned; prints "wall_ms=<n> maxrss_kb=<n> objects=<n>"
+//   initial_sync_bench sync-lean <namespace> <...>     the same with cache::dropManagedFields
 //   initial_sync_bench run -- CMD...                  runs CMD (the kubectl reference), prints
 //        the same line for it (wall time and the child's peak RSS from wait4)
 //
@@ -81,7 +82,7 @@ long maxRssKb() {
   return usage.ru_maxrss;
 }
 
-int sync(const std::string& ns, const std::string& which) {
+int sync(const std::string& ns, const std::string& which, bool lean) {
   auto client = connect();
   std::vector<kube::ResourceRef> refs;
   if (which == "configmaps" || which == "both") refs.push_back(kube::resources::configMaps());
@@ -96,6 +97,7 @@ int sync(const std::string& ns, const std::string& which) {
     options.namespace_ = ns;
     options.metadataOnly = true;
     options.onError = [](const core::Error& e) { std::cerr << "bench: " << e.describe() << "\n"; };
+    if (lean) options.transform = cache::dropManagedFields;
     reflectors.push_back(std::make_unique<cache::Reflector>(*client, *stores.back(), options, kube::systemClock()));
   }
   std::vector<std::jthread> threads;
@@ -143,9 +145,10 @@ int run(std::vector<std::string> command) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 3 && args[0] == "populate") return populate(args[1], std::stoi(args[2]));
-  if (args.size() == 3 && args[0] == "sync") return sync(args[1], args[2]);
+  if (args.size() == 3 && args[0] == "sync") return sync(args[1], args[2], false);
+  if (args.size() == 3 && args[0] == "sync-lean") return sync(args[1], args[2], true);
   if (args.size() >= 3 && args[0] == "run" && args[1] == "--")
     return run(std::vector<std::string>(args.begin() + 2, args.end()));
-  std::cerr << "usage: initial_sync_bench populate NS COUNT | sync NS configmaps|secrets|both | run -- CMD...\n";
+  std::cerr << "usage: initial_sync_bench populate NS COUNT | sync|sync-lean NS configmaps|secrets|both | run -- CMD...\n";
   return 2;
 }

@@ -33,6 +33,14 @@ const char* reflectorStateName(Reflector::State state) noexcept {
   return "?";
 }
 
+void dropManagedFields(nlohmann::json& object) {
+  if (!object.is_object()) return;
+  auto metadata = object.find("metadata");
+  if (metadata == object.end()) return;
+  nlohmann::json& m = *metadata;
+  if (m.is_object()) m.erase("managedFields");
+}
+
 std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures, double random) {
   double base = static_cast<double>(policy.initial.count()) *
                 std::pow(2.0, static_cast<double>(std::max(failures, 1) - 1));
@@ -87,6 +95,8 @@ bool Reflector::list(std::stop_token stop) {
     return false;
   }
   resourceVersion_ = result->resourceVersion;
+  if (options_.transform)
+    for (auto& item : result->items) options_.transform(item);
   std::size_t skipped = store_.replace(std::move(result->items), resourceVersion_);
   if (skipped > 0) {
     report(core::makeError(core::ErrorKind::InvalidInput,
@@ -110,6 +120,7 @@ bool Reflector::watch(std::stop_token stop) {
   std::size_t delivered = 0;
   auto onEvent = [&](kube::WatchEvent&& event) {
     std::string rv = resourceVersionOf(event.object);
+    if (options_.transform && event.type != kube::WatchEvent::Type::Bookmark) options_.transform(event.object);
     bool stored = true;
     switch (event.type) {
       case kube::WatchEvent::Type::Added:

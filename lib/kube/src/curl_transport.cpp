@@ -240,6 +240,13 @@ class CurlTransport final : public Transport {
 
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &exchange.response.status);
+    long version = 0;
+    curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
+    exchange.response.httpVersion = version == CURL_HTTP_VERSION_2_0   ? 2
+                                    : version == CURL_HTTP_VERSION_1_1 ? 11
+                                    : version == CURL_HTTP_VERSION_1_0 ? 10
+                                                                       : 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &exchange.response.newConnections);
     // Options point into this frame: clear them before the handle goes back to the pool.
     curl_easy_reset(h);
     release(std::move(handle));

@@ -178,3 +178,26 @@ TEST_CASE("backoff delays grow and cap and jitter stays in range", "[cache][refl
   CHECK(backoffDelay(policy, 30, 0.0) == 500ms);
   CHECK(std::string(reflectorStateName(Reflector::State::Watching)) == "watching");
 }
+
+TEST_CASE("a transform applies to listed and watched objects", "[cache][reflector]") {
+  Harness h;
+  auto withFields = [](const std::string& name, const std::string& rv) {
+    auto o = nlohmann::json::parse(meta(name, rv));
+    o["metadata"]["managedFields"] = nlohmann::json::array({{{"manager", "m"}}});
+    return o.dump();
+  };
+  h.transport->push(ok(page({withFields("a", "1")}, "1")));
+  h.transport->push(stream({event("ADDED", withFields("b", "2"))}));
+  ReflectorOptions options;
+  options.transform = dropManagedFields;
+  h.run(options);
+  auto all = h.store.list();
+  REQUIRE(all->size() == 2);
+  for (const auto& o : *all) {
+    CHECK_FALSE((*o)["metadata"].contains("managedFields"));
+    CHECK((*o)["metadata"].contains("resourceVersion"));
+  }
+  nlohmann::json odd = "x";
+  dropManagedFields(odd);  // not an object: left alone
+  CHECK(odd == "x");
+}

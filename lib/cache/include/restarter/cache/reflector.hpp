@@ -53,6 +53,9 @@ struct ReflectorOptions {
   std::chrono::seconds watchTimeout{std::chrono::minutes(5)};
   bool relistOnStreamEnd = false;
   BackoffPolicy backoff;
+  // Applied to every object before it is stored (list items and watch events), e.g.
+  // dropManagedFields. Must not throw. Empty: objects are stored as received.
+  std::function<void(nlohmann::json& object)> transform;
   // Told about every error (for logs and metrics); called on the reflector's thread; must not throw.
   std::function<void(const core::Error&)> onError;
 };
@@ -91,6 +94,10 @@ class Reflector {
   std::string resourceVersion_;
   int failures_ = 0;
 };
+
+// A transform that removes metadata.managedFields: the largest part of most objects' metadata,
+// and of no use to a cache that only reads names, uids, resourceVersions and labels.
+void dropManagedFields(nlohmann::json& object);
 
 const char* reflectorStateName(Reflector::State state) noexcept;
 

@@ -35,6 +35,10 @@ struct Response {
   long status = 0;
   HeaderMap headers;  // lower-case names
   std::string body;   // for streamed 2xx answers: empty (the data went to the handler)
+  // Diagnostics of the libcurl transport (fakes leave them 0): the HTTP version used (11 for
+  // HTTP/1.1, 2 for HTTP/2) and how many new connections the exchange opened (0: reused).
+  int httpVersion = 0;
+  long newConnections = 0;
 };
 
 // Receives a streamed body chunk by chunk (arbitrary boundaries). Return false to stop.
