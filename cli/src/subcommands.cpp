@@ -1,12 +1,16 @@
 #include "restarter/cli/subcommand.hpp"
 
+#include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/gen_certs.hpp"
 
 namespace restarter::cli {
 
 const std::vector<Subcommand>& subcommands() {
   // A subcommand joins this list once it does everything its help says.
-  static const std::vector<Subcommand> all = {genCertsCommand()};
+  static const std::vector<Subcommand> all = {
+      genCertsCommand(),
+      explainRestartCommand(),
+  };
   return all;
 }
 

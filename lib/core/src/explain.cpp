@@ -129,7 +129,8 @@ const char* annotationWriterName(AnnotationWriter writer) noexcept {
 }
 
 FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
-                               const std::vector<ExplainedRevision>& revisions) {
+                               const std::vector<ExplainedRevision>& revisions,
+                               const std::vector<AnnotationChange>& pending) {
   FirstRollout first;
   first.revisions = revisions.size();
   const json metadata = workload.is_object() ? workload.value("metadata", json::object()) : json::object();
@@ -176,13 +177,22 @@ FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
       return first;
     }
   }
-  first.verdict = FirstRolloutVerdict::RestartFree;
   const AnnotationMap firstAnnotations = annotationsOf(revisions.front().revision.podTemplate);
   const bool hadAnnotations =
       std::any_of(firstAnnotations.begin(), firstAnnotations.end(),
                   [](const auto& kv) { return parseTemplateAnnotationKey(kv.first).has_value(); });
+  const bool addsPending = std::any_of(pending.begin(), pending.end(), [](const AnnotationChange& c) {
+    return c.cause == ChangeCause::Added;
+  });
+  if (revisions.size() == 1 && !hadAnnotations && addsPending) {
+    first.verdict = FirstRolloutVerdict::ExtraRestart;
+    first.reason = "revision 1 started without the restarter annotations: adding them (pending) "
+                   "restarts the pods once more";
+    return first;
+  }
+  first.verdict = FirstRolloutVerdict::RestartFree;
   first.reason = hadAnnotations ? "revision 1 already carried the restarter annotations"
-                                : "revision 1 had no restarter annotations and none were added right after";
+                                : "revision 1 needed no restarter annotations";
   return first;
 }
 

@@ -43,12 +43,18 @@ class Differ {
  public:
   void diff(const json& before, const json& after, const std::string& path) {
     if (before == after) return;
+    // A label or annotation map that appears or disappears: name its keys, not the whole map.
+    if (path.rfind("metadata.", 0) == 0 && (before.is_null() || after.is_null()) &&
+        (before.is_object() || after.is_object())) {
+      const json empty = json::object();
+      diff(before.is_null() ? empty : before, after.is_null() ? empty : after, path);
+      return;
+    }
     if (before.is_object() && after.is_object()) {
       std::set<std::string> keys;
       for (const auto& item : before.items()) keys.insert(item.key());
       for (const auto& item : after.items()) keys.insert(item.key());
       for (const std::string& key : keys) {
-        if (path == "metadata.annotations" && parseTemplateAnnotationKey(key)) continue;
         const json missing;
         const auto b = before.find(key);
         const auto a = after.find(key);
@@ -95,11 +101,28 @@ class Differ {
   std::set<std::string> paths_;
 };
 
+// The template without restarter-owned annotations (and without an annotations object left
+// empty by that), so that adding the first restarter annotation is not a metadata change.
+json withoutRestarterAnnotations(const json& podTemplate) {
+  if (!podTemplate.is_object()) return podTemplate;
+  const auto metadata = podTemplate.find("metadata");
+  if (metadata == podTemplate.end() || !metadata->is_object()) return podTemplate;
+  const auto annotations = metadata->find("annotations");
+  if (annotations == metadata->end() || !annotations->is_object()) return podTemplate;
+  json copy = podTemplate;
+  json& copied = copy["metadata"]["annotations"];
+  for (const auto& item : annotations->items()) {
+    if (parseTemplateAnnotationKey(item.key())) copied.erase(item.key());
+  }
+  if (copied.empty()) copy["metadata"].erase("annotations");
+  return copy;
+}
+
 }  // namespace
 
 std::vector<std::string> templateChangePaths(const json& before, const json& after) {
   Differ differ;
-  differ.diff(before, after, "");
+  differ.diff(withoutRestarterAnnotations(before), withoutRestarterAnnotations(after), "");
   return std::move(differ).take();
 }
 

@@ -93,3 +93,18 @@ TEST_CASE("a first rollout that cannot be judged says why", "[explain]") {
   CHECK(first.writer == AnnotationWriter::None);
   CHECK(judgeFirstRollout(json::array(), WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::Unknown);
 }
+
+TEST_CASE("a lone revision without annotations that are pending is an extra restart to come", "[explain]") {
+  const auto explained = explainRevisions({revision(1, podTemplate("web:1"))});
+  AnnotationChange add;
+  add.key = kCm;
+  add.name = "cfg";
+  add.after = "u/1";
+  add.cause = ChangeCause::Added;
+  const FirstRollout pendingAdd =
+      judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained, {add});
+  CHECK(pendingAdd.verdict == FirstRolloutVerdict::ExtraRestart);
+  CHECK_THAT(pendingAdd.reason, Catch::Contains("pending"));
+  CHECK(judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained).verdict ==
+        FirstRolloutVerdict::RestartFree);
+}

@@ -65,3 +65,12 @@ TEST_CASE("type changes and non-object templates compare as wholes", "[template-
   CHECK(templateChangePaths(json(1), json(2)) == std::vector<std::string>{""});
   CHECK(templateChangePaths(nullptr, podTemplate()) == std::vector<std::string>{""});
 }
+
+TEST_CASE("the first restarter annotation is not a metadata change", "[template-diff]") {
+  json before = podTemplate();
+  before["metadata"].erase("annotations");
+  json emptied = podTemplate();
+  emptied["metadata"]["annotations"] = json::object();
+  CHECK(templateChangePaths(before, podTemplate()).empty());
+  CHECK(templateChangePaths(emptied, podTemplate()).empty());
+}

@@ -69,8 +69,11 @@ struct FirstRollout {
   std::string fieldManager;  // the manager owning the annotations, if any
 };
 
-// `revisions` as explainRevisions returns them; `workload` the live object.
+// `revisions` as explainRevisions returns them; `workload` the live object; `pending` the changes
+// the controller has yet to apply (when revision 1 is the only one and lacks annotations that are
+// pending, the extra restart is still to come).
 FirstRollout judgeFirstRollout(const nlohmann::json& workload, WorkloadKind kind,
-                               const std::vector<ExplainedRevision>& revisions);
+                               const std::vector<ExplainedRevision>& revisions,
+                               const std::vector<AnnotationChange>& pending = {});
 
 }  // namespace restarter::core

@@ -1,0 +1,60 @@
+#pragma once
+// `restarter explain-restart KIND/NAME`: why did (or will) this workload restart?
+//
+// Reads the workload, its revisions (ControllerRevisions for StatefulSets and DaemonSets,
+// ReplicaSets for Deployments) and its pods, and explains each revision with lib/core's diff; judges
+// the first rollout; compares the live template with the live ConfigMaps/Secrets (metadata only)
+// for what is pending. `--watch` then prints one line per new revision.
+//
+// Exit codes (also in --help and the README): 0 explained; 1 the API failed; 2 the command line is
+// wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
+// workload has no revisions yet.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/cli/subcommand.hpp"
+#include "restarter/core/explain.hpp"
+#include "restarter/kube/client.hpp"
+
+namespace restarter::cli {
+
+inline constexpr int kExitNotFound = 3;
+inline constexpr int kExitForbidden = 4;
+inline constexpr int kExitNoRevisions = 5;
+
+enum class OutputFormat { Text, Json, Yaml };
+
+struct ExplainOptions {
+  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
+  std::string name;
+  OutputFormat output = OutputFormat::Text;
+  bool watch = false;
+  bool color = false;  // decided from --no-color, NO_COLOR and whether stdout is a terminal
+};
+
+// Everything an explanation is made of, as read from the API.
+struct ExplainInput {
+  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
+  nlohmann::json workload;
+  std::vector<core::Revision> revisions;
+  std::string currentRevision;  // name of the revision the workload's status points at, if known
+  core::Result<core::DesiredAnnotations> desired = core::makeError(core::ErrorKind::Internal, "not computed");
+};
+
+// The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
+// output"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
+nlohmann::ordered_json explanationDocument(const ExplainInput& input);
+
+// Human-readable text of an explanation document.
+std::string renderText(const nlohmann::ordered_json& document, bool color);
+
+// Reads an ExplainInput from the API.
+core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
+                                            const std::string& namespace_, const std::string& name);
+
+Subcommand explainRestartCommand();
+
+}  // namespace restarter::cli

@@ -1,0 +1,252 @@
+// explain-restart: reading the API and building the explanation document (see explain_restart.hpp).
+#include "restarter/cli/explain_restart.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <sstream>
+
+#include "restarter/core/constants.hpp"
+
+namespace restarter::cli {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+kube::ResourceRef workloadResource(core::WorkloadKind kind) {
+  switch (kind) {
+    case core::WorkloadKind::StatefulSet: return kube::resources::statefulSets();
+    case core::WorkloadKind::Deployment: return kube::resources::deployments();
+    case core::WorkloadKind::DaemonSet: return kube::resources::daemonSets();
+  }
+  return kube::resources::statefulSets();
+}
+
+kube::ResourceRef controllerRevisions() {
+  return kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
+}
+
+kube::ResourceRef replicaSets() {
+  return kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true};
+}
+
+// A string field of a JSON object, "" when absent or not a string.
+std::string text(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const json& field(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string label(const json& object, const char* key) {
+  return text(field(field(object, "metadata"), "labels"), key);
+}
+
+// "k1=v1,k2=v2" from spec.selector.matchLabels ("" when none: list everything and filter by owner).
+std::string selectorOf(const json& workload) {
+  std::string out;
+  const json& matchLabels = field(field(field(workload, "spec"), "selector"), "matchLabels");
+  if (!matchLabels.is_object()) return out;
+  for (const auto& [key, value] : matchLabels.items()) {
+    if (!value.is_string()) continue;
+    out += (out.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  }
+  return out;
+}
+
+bool ownedBy(const json& object, const std::string& uid) {
+  const json& owners = field(field(object, "metadata"), "ownerReferences");
+  if (!owners.is_array()) return false;
+  return std::any_of(owners.begin(), owners.end(), [&](const json& o) { return text(o, "uid") == uid; });
+}
+
+std::int64_t toInt(const std::string& s) {
+  std::int64_t value = 0;
+  std::from_chars(s.data(), s.data() + s.size(), value);
+  return value;
+}
+
+// The pod template a revision object records, and the pod label value that marks its pods.
+struct RevisionShape {
+  core::Revision revision;
+  std::string podHash;
+};
+
+RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
+  RevisionShape out;
+  const json& metadata = field(cr, "metadata");
+  out.revision.name = text(metadata, "name");
+  out.revision.created = text(metadata, "creationTimestamp");
+  const json& number = field(cr, "revision");
+  out.revision.number = number.is_number_integer() ? number.get<std::int64_t>() : 0;
+  json podTemplate = field(field(field(cr, "data"), "spec"), "template");
+  if (podTemplate.is_object()) podTemplate.erase("$patch");
+  out.revision.podTemplate = std::move(podTemplate);
+  // StatefulSet pods carry the revision's name, DaemonSet pods its hash label.
+  out.podHash = kind == core::WorkloadKind::StatefulSet ? out.revision.name
+                                                        : label(cr, "controller.kubernetes.io/hash");
+  return out;
+}
+
+RevisionShape fromReplicaSet(const json& rs) {
+  RevisionShape out;
+  const json& metadata = field(rs, "metadata");
+  out.revision.name = text(metadata, "name");
+  out.revision.created = text(metadata, "creationTimestamp");
+  out.revision.number = toInt(text(field(metadata, "annotations"), "deployment.kubernetes.io/revision"));
+  json podTemplate = field(field(rs, "spec"), "template");
+  // The controller adds pod-template-hash to every ReplicaSet's template; it is not a change.
+  if (podTemplate.is_object() && podTemplate.contains("metadata") &&
+      podTemplate["metadata"].is_object() && podTemplate["metadata"].contains("labels") &&
+      podTemplate["metadata"]["labels"].is_object()) {
+    podTemplate["metadata"]["labels"].erase("pod-template-hash");
+  }
+  out.revision.podTemplate = std::move(podTemplate);
+  out.podHash = label(rs, "pod-template-hash");
+  return out;
+}
+
+ordered_json annotationCause(const core::AnnotationChange& change) {
+  ordered_json out;
+  out["type"] = "annotation";
+  out["object"] = {{"kind", std::string(core::refKindName(change.kind))}, {"name", change.name}};
+  out["change"] = core::changeCauseName(change.cause);
+  out["before"] = change.before ? ordered_json(*change.before) : ordered_json(nullptr);
+  out["after"] = change.after ? ordered_json(*change.after) : ordered_json(nullptr);
+  return out;
+}
+
+}  // namespace
+
+core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
+                                            const std::string& namespace_, const std::string& name) {
+  ExplainInput input;
+  input.kind = kind;
+  auto workload = client.get(workloadResource(kind), namespace_, name);
+  if (!workload) return std::move(workload).error();
+  input.workload = std::move(*workload);
+  const std::string uid = text(field(input.workload, "metadata"), "uid");
+
+  kube::ListOptions byLabels;
+  byLabels.labelSelector = selectorOf(input.workload);
+  const bool deployment = kind == core::WorkloadKind::Deployment;
+  auto owned = client.list(deployment ? replicaSets() : controllerRevisions(), namespace_, byLabels);
+  if (!owned) return std::move(owned).error();
+  std::map<std::string, RevisionShape*> byHash;
+  std::vector<RevisionShape> shapes;
+  for (const json& item : owned->items) {
+    if (!ownedBy(item, uid)) continue;
+    shapes.push_back(deployment ? fromReplicaSet(item) : fromControllerRevision(item, kind));
+  }
+  for (RevisionShape& shape : shapes) byHash[shape.podHash] = &shape;
+
+  kube::ListOptions pods = byLabels;
+  pods.metadataOnly = true;
+  auto podList = client.list(kube::resources::pods(), namespace_, pods);
+  if (!podList) return std::move(podList).error();
+  const char* hashLabel = deployment ? "pod-template-hash" : "controller-revision-hash";
+  for (const json& pod : podList->items) {
+    if (!ownedBy(pod, uid) && !deployment) continue;  // Deployment pods are owned by ReplicaSets
+    if (field(field(pod, "metadata"), "deletionTimestamp").is_string()) continue;  // terminating
+    const auto it = byHash.find(label(pod, hashLabel));
+    if (it != byHash.end()) ++it->second->revision.pods;
+  }
+
+  for (RevisionShape& shape : shapes) input.revisions.push_back(std::move(shape.revision));
+  std::sort(input.revisions.begin(), input.revisions.end(),
+            [](const core::Revision& a, const core::Revision& b) { return a.number < b.number; });
+  if (kind == core::WorkloadKind::StatefulSet) {
+    input.currentRevision = text(field(input.workload, "status"), "updateRevision");
+  } else if (!input.revisions.empty()) {
+    input.currentRevision = input.revisions.back().name;
+  }
+
+  // Pending: the live template against the live objects, read fresh (metadata only).
+  input.desired = core::desiredAnnotations(input.workload, [&](core::RefKind refKind, const std::string& refName) {
+    kube::GetOptions options;
+    options.metadataOnly = true;
+    const auto ref = refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
+    auto object = client.get(ref, namespace_, refName, options);
+    if (!object) {
+      return object.error().kind == core::ErrorKind::NotFound ? core::ObjectState::absent()
+                                                              : core::ObjectState::unknown(object.error().describe());
+    }
+    auto state = core::objectStateFromMetadata(field(*object, "metadata"));
+    return state ? *state : core::ObjectState::unknown(state.error().describe());
+  });
+  return input;
+}
+
+ordered_json explanationDocument(const ExplainInput& input) {
+  const json& metadata = field(input.workload, "metadata");
+  const auto explained = core::explainRevisions(input.revisions);
+  std::vector<core::AnnotationChange> pendingChanges;
+  if (input.desired) {
+    auto plan = core::planAnnotationChanges(input.workload, *input.desired);
+    if (plan) pendingChanges = std::move(*plan);
+  }
+  const core::FirstRollout first = core::judgeFirstRollout(input.workload, input.kind, explained, pendingChanges);
+
+  ordered_json doc;
+  doc["apiVersion"] = "restarter.stackable.tech/v1alpha1";
+  doc["kind"] = "RestartExplanation";
+  doc["workload"] = {{"kind", core::workloadKindName(input.kind)},
+                     {"namespace", text(metadata, "namespace")},
+                     {"name", text(metadata, "name")},
+                     {"uid", text(metadata, "uid")},
+                     {"generation", first.generation}};
+  doc["firstRollout"] = {{"verdict", core::firstRolloutVerdictName(first.verdict)},
+                         {"reason", first.reason},
+                         {"generation", first.generation},
+                         {"revisions", first.revisions},
+                         {"annotationsWrittenBy", core::annotationWriterName(first.writer)},
+                         {"fieldManager", first.fieldManager}};
+  ordered_json revisions = ordered_json::array();
+  for (const core::ExplainedRevision& r : explained) {
+    ordered_json causes = ordered_json::array();
+    if (r.cause.created) causes.push_back({{"type", "created"}});
+    for (const auto& change : r.cause.annotations) causes.push_back(annotationCause(change));
+    for (const auto& path : r.cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
+    revisions.push_back({{"revision", r.revision.number},
+                         {"name", r.revision.name},
+                         {"created", r.revision.created},
+                         {"pods", r.revision.pods},
+                         {"current", r.revision.name == input.currentRevision},
+                         {"causes", std::move(causes)}});
+  }
+  doc["revisions"] = std::move(revisions);
+
+  ordered_json pending;
+  if (!input.desired) {
+    pending["status"] = "unknown";
+    pending["reason"] = input.desired.error().describe();
+    pending["changes"] = ordered_json::array();
+    pending["references"] = ordered_json::array();
+  } else {
+    ordered_json changes = ordered_json::array();
+    for (const auto& change : pendingChanges) changes.push_back(annotationCause(change));
+    pending["status"] = changes.empty() ? "up-to-date" : "restart-due";
+    pending["changes"] = std::move(changes);
+    ordered_json references = ordered_json::array();
+    for (const core::ReferenceStatus& ref : input.desired->references) {
+      references.push_back({{"kind", std::string(core::refKindName(ref.ref.kind))},
+                            {"name", ref.ref.name},
+                            {"optional", ref.ref.optional},
+                            {"disposition", core::dispositionName(ref.disposition)},
+                            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)}});
+    }
+    pending["references"] = std::move(references);
+  }
+  doc["pending"] = std::move(pending);
+  return doc;
+}
+
+}  // namespace restarter::cli

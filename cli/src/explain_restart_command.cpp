@@ -1,0 +1,358 @@
+// explain-restart: flags, text rendering, --watch and exit codes (see explain_restart.hpp).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <ostream>
+
+#include <cxxopts.hpp>
+
+#include "restarter/cli/explain_restart.hpp"
+#include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
+#include "restarter/cli/yaml_output.hpp"
+
+namespace restarter::cli {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kName = "explain-restart";
+
+struct Style {
+  bool on = false;
+  std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
+  std::string green(const std::string& s) const { return on ? "\033[32m" + s + "\033[0m" : s; }
+  std::string yellow(const std::string& s) const { return on ? "\033[33m" + s + "\033[0m" : s; }
+};
+
+std::string str(const ordered_json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "none";
+  return value.dump();
+}
+
+// One cause as a line: "configmap/app-config: u/1 -> u/2 (updated)", "containers[app].image
+// changed", "created".
+std::string causeLine(const ordered_json& cause) {
+  const std::string type = str(cause["type"]);
+  if (type == "annotation") {
+    return str(cause["object"]["kind"]) + "/" + str(cause["object"]["name"]) + ": " +
+           str(cause["before"]) + " -> " + str(cause["after"]) + " (" + str(cause["change"]) + ")";
+  }
+  if (type == "template") {
+    const std::string path = str(cause["path"]);
+    return (path.empty() ? "the pod template" : path) + " changed";
+  }
+  return "created";
+}
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+int exitFor(const core::Error& error) {
+  switch (error.kind) {
+    case core::ErrorKind::NotFound: return kExitNotFound;
+    case core::ErrorKind::Forbidden:
+    case core::ErrorKind::Unauthorized: return kExitForbidden;
+    default: return kExitFailure;
+  }
+}
+
+cxxopts::Options makeOptions(const Io& io) {
+  cxxopts::Options options(
+      io.programName + " " + kName,
+      "Explain why a workload restarted, and whether it will: each revision with what changed\n"
+      "(restarter annotations: which ConfigMap/Secret and which versions; other template paths),\n"
+      "whether the first rollout was restart-free, and what would restart it now.\n\n"
+      "KIND is statefulset (sts), deployment (deploy) or daemonset (ds).\n\n"
+      "Exit codes: 0 explained, 1 the API failed, 2 bad command line or unknown kind, 3 workload\n"
+      "not found, 4 access denied, 5 no revisions yet.\n");
+  options.custom_help("KIND/NAME [flags]");
+  options.positional_help("");
+  options.add_options()
+      ("o,output", "output format: text, json or yaml", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
+      ("watch", "after the explanation, print one line per new revision with its cause, until interrupted")
+      ("no-color", "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")
+      ("h,help", "show this help")
+      ("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
+  addKubeFlags(options);
+  options.parse_positional({"target"});
+  return options;
+}
+
+void printRevisionTable(std::ostream& out, const ordered_json& doc, const Style& style) {
+  struct Row {
+    std::string number, name, created, pods;
+    std::vector<std::string> causes;
+  };
+  std::vector<Row> rows;
+  for (const auto& revision : doc["revisions"]) {
+    Row row{std::to_string(revision["revision"].get<std::int64_t>()) + (revision["current"].get<bool>() ? " *" : ""),
+            str(revision["name"]), str(revision["created"]),
+            std::to_string(revision["pods"].get<std::int64_t>()), {}};
+    for (const auto& cause : revision["causes"]) row.causes.push_back(causeLine(cause));
+    if (row.causes.empty()) row.causes.push_back("no template change");
+    rows.push_back(std::move(row));
+  }
+  std::size_t w0 = 3, w1 = 4, w2 = 7, w3 = 4;
+  for (const Row& r : rows) {
+    w0 = std::max(w0, r.number.size());
+    w1 = std::max(w1, r.name.size());
+    w2 = std::max(w2, r.created.size());
+    w3 = std::max(w3, r.pods.size());
+  }
+  out << style.bold("Revisions") << ", oldest first (* current):\n";
+  out << "  " << pad("REV", w0) << "  " << pad("NAME", w1) << "  " << pad("CREATED", w2) << "  "
+      << pad("PODS", w3) << "  WHY\n";
+  for (const Row& r : rows) {
+    for (std::size_t i = 0; i < r.causes.size(); ++i) {
+      if (i == 0) {
+        out << "  " << pad(r.number, w0) << "  " << pad(r.name, w1) << "  " << pad(r.created, w2)
+            << "  " << pad(r.pods, w3) << "  " << r.causes[i] << "\n";
+      } else {
+        out << "  " << std::string(w0 + w1 + w2 + w3 + 8, ' ') << r.causes[i] << "\n";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string renderText(const ordered_json& doc, bool color) {
+  const Style style{color};
+  std::ostringstream out;
+  const auto& w = doc["workload"];
+  out << style.bold(str(w["kind"]) + " " + str(w["namespace"]) + "/" + str(w["name"])) << "  generation "
+      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n\n";
+
+  const auto& first = doc["firstRollout"];
+  const std::string verdict = str(first["verdict"]);
+  out << style.bold("First rollout") << ": "
+      << (verdict == "restart-free" ? style.green("restart-free")
+          : verdict == "extra-restart" ? style.yellow("extra restart")
+                                       : std::string("unknown"))
+      << "\n  " << str(first["reason"]) << "\n";
+  const std::string writer = str(first["annotationsWrittenBy"]);
+  if (writer == "admission") {
+    out << "  restarter annotations set when the object was written by " << str(first["fieldManager"])
+        << " (the webhook, at admission)\n";
+  } else if (writer == "controller") {
+    out << "  restarter annotations written after creation by the controller (" << str(first["fieldManager"])
+        << ")\n";
+  }
+  out << "\n";
+  printRevisionTable(out, doc, style);
+
+  const auto& pending = doc["pending"];
+  const std::string status = str(pending["status"]);
+  out << "\n" << style.bold("Pending") << ": ";
+  if (status == "up-to-date") {
+    out << style.green("up to date") << "\n";
+  } else if (status == "restart-due") {
+    out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
+  } else {
+    out << "unknown: " << str(pending["reason"]) << "\n";
+  }
+  if (!pending["references"].empty()) {
+    std::size_t width = 0;
+    for (const auto& ref : pending["references"]) {
+      width = std::max(width, str(ref["kind"]).size() + 1 + str(ref["name"]).size());
+    }
+    out << "  references:\n";
+    for (const auto& ref : pending["references"]) {
+      const std::string name = str(ref["kind"]) + "/" + str(ref["name"]);
+      out << "    " << pad(name, width) << "  " << pad(str(ref["disposition"]), 21)
+          << (ref["value"].is_null() ? "" : "  " + str(ref["value"]))
+          << (ref["optional"].get<bool>() ? "  (optional)" : "") << "\n";
+    }
+  }
+  return out.str();
+}
+
+namespace {
+
+// --watch: prints one line (text) or one JSON object (json/yaml) per new revision until the
+// stream fails for good. Returns the exit code.
+int watchRevisions(kube::Client& client, const ExplainInput& start, const std::string& namespace_,
+                   OutputFormat format, Io& io) {
+  const bool deployment = start.kind == core::WorkloadKind::Deployment;
+  const auto resource = deployment ? kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}
+                                   : kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
+  const std::string uid = start.workload["metadata"].value("uid", "");
+  std::string selector;
+  const json matchLabels = start.workload["spec"]["selector"].value("matchLabels", json::object());
+  for (const auto& [key, value] : matchLabels.items()) {
+    if (value.is_string()) selector += (selector.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  }
+  std::map<std::string, core::Revision> known;
+  for (const core::Revision& revision : start.revisions) known[revision.name] = revision;
+
+  std::string resourceVersion;
+  for (int failures = 0; failures < 5;) {
+    if (resourceVersion.empty()) {
+      kube::ListOptions list;
+      list.labelSelector = selector;
+      list.limit = 1;
+      auto page = client.listPage(resource, namespace_, list);
+      if (!page) {
+        io.err << io.programName << " " << kName << ": watching: " << page.error().describe() << "\n";
+        return exitFor(page.error());
+      }
+      resourceVersion = page->resourceVersion;
+    }
+    kube::WatchOptions options;
+    options.resourceVersion = resourceVersion;
+    options.labelSelector = selector;
+    auto ended = client.watch(resource, namespace_, options, [&](kube::WatchEvent&& event) {
+      const std::string rv = event.object["metadata"].value("resourceVersion", "");
+      if (!rv.empty()) resourceVersion = rv;
+      if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified) return true;
+      const auto& owners = event.object["metadata"].value("ownerReferences", json::array());
+      bool owned = false;
+      for (const auto& owner : owners) owned = owned || owner.value("uid", "") == uid;
+      if (!owned) return true;
+      // Read this revision the way readExplainInput does (template, number).
+      core::Revision revision;
+      revision.name = event.object["metadata"].value("name", "");
+      revision.created = event.object["metadata"].value("creationTimestamp", "");
+      if (deployment) {
+        revision.number = std::atoll(event.object["metadata"].value("annotations", json::object())
+                                         .value("deployment.kubernetes.io/revision", "0").c_str());
+        revision.podTemplate = event.object["spec"].value("template", json::object());
+        if (revision.podTemplate.contains("metadata") && revision.podTemplate["metadata"].contains("labels")) {
+          revision.podTemplate["metadata"]["labels"].erase("pod-template-hash");
+        }
+      } else {
+        revision.number = event.object.value("revision", std::int64_t{0});
+        revision.podTemplate = event.object["data"]["spec"].value("template", json::object());
+        revision.podTemplate.erase("$patch");
+      }
+      const auto seen = known.find(revision.name);
+      if (seen != known.end() && seen->second.number == revision.number) return true;
+      const core::Revision* previous = nullptr;
+      for (const auto& [name, other] : known) {
+        if (other.number < revision.number && (previous == nullptr || other.number > previous->number)) {
+          previous = &other;
+        }
+      }
+      const core::RevisionCause cause =
+          previous ? core::revisionCause(previous->podTemplate, revision.podTemplate) : core::RevisionCause{true, {}, {}};
+      ordered_json causes = ordered_json::array();
+      if (cause.created) causes.push_back({{"type", "created"}});
+      for (const auto& change : cause.annotations) {
+        causes.push_back({{"type", "annotation"},
+                          {"object", {{"kind", std::string(core::refKindName(change.kind))}, {"name", change.name}}},
+                          {"change", core::changeCauseName(change.cause)},
+                          {"before", change.before ? ordered_json(*change.before) : ordered_json(nullptr)},
+                          {"after", change.after ? ordered_json(*change.after) : ordered_json(nullptr)}});
+      }
+      for (const auto& path : cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
+      if (format == OutputFormat::Text) {
+        io.out << "revision " << revision.number << " " << revision.name << " " << revision.created << ":";
+        if (causes.empty()) io.out << " no template change";
+        for (std::size_t i = 0; i < causes.size(); ++i) io.out << (i == 0 ? " " : "; ") << causeLine(causes[i]);
+        io.out << std::endl;
+      } else {
+        io.out << ordered_json{{"revision", revision.number}, {"name", revision.name},
+                               {"created", revision.created}, {"causes", causes}}
+                      .dump()
+               << std::endl;
+      }
+      known[revision.name] = std::move(revision);
+      return true;
+    });
+    if (ended) {
+      failures = 0;
+      continue;
+    }
+    if (ended.error().kind == core::ErrorKind::Gone) {
+      resourceVersion.clear();
+      continue;
+    }
+    ++failures;
+    io.err << io.programName << " " << kName << ": watch interrupted: " << ended.error().describe() << "\n";
+  }
+  return kExitFailure;
+}
+
+}  // namespace
+
+Subcommand explainRestartCommand() {
+  return Subcommand{
+      kName, "explain why a workload restarted, and whether it will",
+      [](const std::vector<std::string>& args, Io& io) {
+        cxxopts::Options options = makeOptions(io);
+        ParsedFlags parsed = parseFlags(options, args, io, kName, true);
+        if (parsed.exitNow) return *parsed.exitNow;
+        const cxxopts::ParseResult& flags = *parsed.result;
+
+        std::vector<std::string> target;
+        if (flags.count("target") > 0) target = flags["target"].as<std::vector<std::string>>();
+        if (target.size() == 2 && target[0].find('/') == std::string::npos) {
+          target = {target[0] + "/" + target[1]};  // kubectl also accepts "KIND NAME"
+        }
+        if (target.size() != 1) return reportUsageError(io, kName, "expected one KIND/NAME, e.g. statefulset/web");
+        const auto slash = target[0].find('/');
+        if (slash == std::string::npos || slash + 1 == target[0].size()) {
+          return reportUsageError(io, kName, "expected KIND/NAME, got \"" + target[0] + "\"");
+        }
+        auto kind = core::parseWorkloadKind(target[0].substr(0, slash));
+        if (!kind) return reportUsageError(io, kName, kind.error().message);
+        const std::string name = target[0].substr(slash + 1);
+        const std::string output = flags["output"].as<std::string>();
+        OutputFormat format;
+        if (output == "text") {
+          format = OutputFormat::Text;
+        } else if (output == "json") {
+          format = OutputFormat::Json;
+        } else if (output == "yaml") {
+          format = OutputFormat::Yaml;
+        } else {
+          return reportUsageError(io, kName, "--output must be text, json or yaml, not \"" + output + "\"");
+        }
+        const bool color = flags.count("no-color") == 0 && std::getenv("NO_COLOR") == nullptr &&
+                           &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
+
+        const std::string prefix = io.programName + " " + kName + ": ";
+        auto client = connect(kubeLoadOptions(flags));
+        if (!client) {
+          io.err << prefix << client.error().describe() << "\n";
+          return kExitFailure;
+        }
+        const std::string namespace_ = (*client)->defaultNamespace();
+        auto input = readExplainInput(**client, *kind, namespace_, name);
+        if (!input) {
+          const core::Error& error = input.error();
+          if (error.kind == core::ErrorKind::NotFound) {
+            io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name << " not found\n";
+          } else if (error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized) {
+            io.err << prefix << "access denied: " << error.describe() << "\n";
+          } else {
+            io.err << prefix << error.describe() << "\n";
+          }
+          return exitFor(error);
+        }
+        const ordered_json document = explanationDocument(*input);
+        switch (format) {
+          case OutputFormat::Text: io.out << renderText(document, color); break;
+          case OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
+          case OutputFormat::Yaml: io.out << toYaml(document); break;
+        }
+        io.out.flush();
+        if (input->revisions.empty() && !flags.count("watch")) {
+          io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
+                 << " has no revisions yet\n";
+          return kExitNoRevisions;
+        }
+        if (flags.count("watch") > 0) return watchRevisions(**client, *input, namespace_, format, io);
+        return kExitOk;
+      }};
+}
+
+}  // namespace restarter::cli
