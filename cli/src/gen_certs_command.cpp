@@ -4,9 +4,11 @@
 #include <system_error>
 
 #include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
 
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flags.hpp"
+#include "restarter/kube/config.hpp"
 
 namespace restarter::cli {
 
@@ -44,6 +46,12 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")
       ("force", "overwrite existing files")
       ("print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")
+      ("secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
+       cxxopts::value<std::string>()->default_value(""), "NAME")
+      ("secret-namespace", "namespace of --secret (default: --namespace)",
+       cxxopts::value<std::string>()->default_value(""), "NS")
+      ("kubeconfig", "kubeconfig file, with --secret", cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("context", "kubeconfig context, with --secret", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("h,help", "show this help");
   return options;
 }
@@ -58,6 +66,16 @@ std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOption
   if (flags.count("ip") > 0) out.ipAddresses = flags["ip"].as<std::vector<std::string>>();
   out.force = flags.count("force") > 0;
   out.printCaBundle = flags.count("print-ca-bundle") > 0;
+  out.secretName = flags["secret"].as<std::string>();
+  out.secretNamespace = flags["secret-namespace"].as<std::string>();
+  out.kubeconfig = flags["kubeconfig"].as<std::string>();
+  out.context = flags["context"].as<std::string>();
+  if (out.secretName.empty() && (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
+    return reportUsageError(io, kName, "--secret-namespace, --kubeconfig and --context need --secret");
+  }
+  if (!out.secretName.empty() && flags.count("out-dir") > 0) {
+    return reportUsageError(io, kName, "--out-dir and --secret exclude each other");
+  }
   for (const auto& [flag, target] : {std::pair{"validity", &out.validity},
                                      std::pair{"ca-validity", &out.caValidity}}) {
     auto duration = core::parseDuration(flags[flag].as<std::string>());
@@ -77,6 +95,96 @@ std::vector<std::string> defaultDnsNames(const std::string& service, const std::
                                          const std::string& clusterDomain) {
   return {service, service + "." + ns, service + "." + ns + ".svc",
           service + "." + ns + ".svc." + clusterDomain};
+}
+
+namespace {
+
+struct Generated {
+  certs::KeyedCertificate ca;
+  certs::KeyedCertificate leaf;
+};
+
+core::Result<Generated> generate(const GenCertsOptions& options, core::TimePoint now) {
+  certs::CaRequest caRequest;
+  caRequest.validity = options.caValidity;
+  caRequest.keyType = options.keyType;
+  auto ca = certs::createCa(caRequest, now);
+  if (!ca) return std::move(ca).error();
+  certs::ServingRequest serving;
+  serving.dnsNames = options.dnsNames.empty()
+                         ? defaultDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
+                         : options.dnsNames;
+  serving.ipAddresses = options.ipAddresses;
+  serving.validity = options.validity;
+  serving.keyType = options.keyType;
+  auto leaf = certs::issueServing(serving, *ca, now);
+  if (!leaf) return std::move(leaf).error();
+  return Generated{std::move(ca).value(), std::move(leaf).value()};
+}
+
+void describeServing(const std::string& certPem, Io& io) {
+  const auto info = certs::inspect(certPem);
+  if (!info) return;
+  const certs::CertificateInfo& c = info->front();
+  io.err << "serving certificate: " << c.subject << ", valid until " << core::formatRfc3339(c.notAfter) << ", DNS";
+  for (const auto& dns : c.dnsNames) io.err << " " << dns;
+  if (!c.ipAddresses.empty()) {
+    io.err << ", IP";
+    for (const auto& ip : c.ipAddresses) io.err << " " << ip;
+  }
+  io.err << "\n";
+}
+
+}  // namespace
+
+int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint now, kube::Client& client) {
+  const std::string prefix = io.programName + " " + kName + ": ";
+  const std::string ns = options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
+  const std::string where = "Secret " + ns + "/" + options.secretName;
+  const auto secrets = kube::resources::secrets();
+  // Refuse early, before generating anything, when the Secret is there and --force is not given.
+  auto existing = client.get(secrets, ns, options.secretName, kube::GetOptions{/*metadataOnly=*/true});
+  if (existing && !options.force) {
+    io.err << prefix << "refusing to overwrite " << where << " (use --force)\n";
+    return kExitFailure;
+  }
+  if (!existing && existing.error().kind != core::ErrorKind::NotFound) {
+    io.err << prefix << existing.error().describe() << "\n";
+    return kExitFailure;
+  }
+  auto generated = generate(options, now);
+  if (!generated) {
+    io.err << prefix << generated.error().describe() << "\n";
+    return kExitFailure;
+  }
+  nlohmann::json secret = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", {{"name", options.secretName}, {"namespace", ns},
+                    {"labels", {{"app.kubernetes.io/name", "restarter"}}}}},
+      // kubernetes.io/tls: tls.crt and tls.key are checked by the apiserver and the Secret mounts
+      // as a --cert-dir directly; ca.crt is the conventional extra key.
+      {"type", "kubernetes.io/tls"},
+      {"data", {{"ca.crt", certs::base64Encode(generated->ca.certPem)},
+                {"tls.crt", certs::base64Encode(generated->leaf.certPem)},
+                {"tls.key", certs::base64Encode(generated->leaf.keyPem)}}}};
+  core::Result<nlohmann::json> written = existing
+      ? [&] {
+          secret["metadata"]["resourceVersion"] = existing->value("/metadata/resourceVersion"_json_pointer, std::string());
+          return client.replace(secrets, ns, options.secretName, secret);
+        }()
+      : client.create(secrets, ns, secret);
+  if (!written) {
+    const bool raced = written.error().kind == core::ErrorKind::AlreadyExists ||
+                       written.error().kind == core::ErrorKind::Conflict;
+    io.err << prefix << (raced ? where + " changed meanwhile; nothing written: " : std::string())
+           << written.error().describe() << "\n";
+    return kExitFailure;
+  }
+  io.err << "wrote " << where << "\n";
+  describeServing(generated->leaf.certPem, io);
+  if (options.printCaBundle) io.out << certs::base64Encode(generated->ca.certPem) << "\n";
+  return kExitOk;
 }
 
 int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
@@ -101,26 +209,13 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
     }
   }
 
-  certs::CaRequest caRequest;
-  caRequest.validity = options.caValidity;
-  caRequest.keyType = options.keyType;
-  auto ca = certs::createCa(caRequest, now);
-  if (!ca) {
-    io.err << prefix << ca.error().describe() << "\n";
+  auto generated = generate(options, now);
+  if (!generated) {
+    io.err << prefix << generated.error().describe() << "\n";
     return kExitFailure;
   }
-  certs::ServingRequest serving;
-  serving.dnsNames = options.dnsNames.empty()
-                         ? defaultDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
-                         : options.dnsNames;
-  serving.ipAddresses = options.ipAddresses;
-  serving.validity = options.validity;
-  serving.keyType = options.keyType;
-  auto leaf = certs::issueServing(serving, *ca, now);
-  if (!leaf) {
-    io.err << prefix << leaf.error().describe() << "\n";
-    return kExitFailure;
-  }
+  const certs::KeyedCertificate* ca = &generated->ca;
+  const certs::KeyedCertificate* leaf = &generated->leaf;
   // The key first: if anything fails, no certificate points at a key that is not there.
   for (const auto& [path, content, mode] :
        {std::tuple{keyPath, &leaf->keyPem, mode_t{0600}}, std::tuple{certPath, &leaf->certPem, mode_t{0644}},
@@ -130,20 +225,9 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
       return kExitFailure;
     }
   }
-  const auto info = certs::inspect(leaf->certPem);
   io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string()
          << "\n";
-  if (info) {
-    const certs::CertificateInfo& c = info->front();
-    io.err << "serving certificate: " << c.subject << ", valid until "
-           << core::formatRfc3339(c.notAfter) << ", DNS";
-    for (const auto& dns : c.dnsNames) io.err << " " << dns;
-    if (!c.ipAddresses.empty()) {
-      io.err << ", IP";
-      for (const auto& ip : c.ipAddresses) io.err << " " << ip;
-    }
-    io.err << "\n";
-  }
+  describeServing(leaf->certPem, io);
   if (options.printCaBundle) io.out << certs::base64Encode(ca->certPem) << "\n";
   return kExitOk;
 }
@@ -159,7 +243,21 @@ Subcommand genCertsCommand() {
         if (auto exit = fillOptions(*parsed.result, genOptions, io)) return *exit;
         const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
             std::chrono::system_clock::now());
-        return runGenCerts(genOptions, io, now);
+        if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
+        kube::LoadOptions load;
+        load.kubeconfigPath = genOptions.kubeconfig;
+        load.context = genOptions.context;
+        auto config = kube::loadConfig(load);
+        if (!config) {
+          io.err << io.programName << " " << kName << ": " << config.error().describe() << "\n";
+          return kExitFailure;
+        }
+        auto client = kube::Client::create(*config);
+        if (!client) {
+          io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
+          return kExitFailure;
+        }
+        return runGenCertsToSecret(genOptions, io, now, **client);
       }};
 }
 

@@ -1,0 +1,68 @@
+#pragma once
+// `restarter serve-webhook`: the mutating admission webhook (README "Webhook"). Serves
+// admission.k8s.io/v1 AdmissionReviews over HTTPS on /mutate; health and metrics on their own plain
+// HTTP endpoints, as serve-controller has them.
+//
+// Certificates: managed in a Secret shared by all replicas (created if missing, renewed, the CA
+// rolled with overlap, the CA bundle published into the MutatingWebhookConfiguration), or, with
+// --cert-dir, tls.crt and tls.key from a directory, reloaded when they change.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "restarter/certs/certs.hpp"
+#include "restarter/cli/subcommand.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/obs/endpoints.hpp"
+#include "restarter/obs/log.hpp"
+
+namespace restarter::cli {
+
+struct ServeWebhookOptions {
+  obs::BindAddress address{"0.0.0.0", 8443};
+  std::optional<obs::BindAddress> metricsAddress = obs::BindAddress{"", 8080};
+  std::optional<obs::BindAddress> healthAddress = obs::BindAddress{"", 8081};
+  std::string kubeconfig;
+  std::string context;
+
+  std::string certDir;  // non-empty: files, not managed
+
+  std::string service = "restarter-webhook";
+  std::string serviceNamespace = "restarter";
+  std::string clusterDomain = "cluster.local";
+  std::string webhookUrl;  // out of cluster: its host is the certificate's only name
+  std::string secretName = "restarter-webhook-certs";
+  std::string secretNamespace;  // empty: serviceNamespace
+  std::string configurationName = "restarter-webhook.stackable.tech";
+  std::chrono::seconds validity{std::chrono::hours(24)};
+  std::chrono::seconds caValidity{std::chrono::hours(24 * 365)};
+  std::chrono::seconds caPropagation{std::chrono::seconds(30)};
+  certs::KeyType keyType = certs::KeyType::EcdsaP256;
+  std::chrono::seconds certCheckInterval{std::chrono::seconds(10)};
+
+  std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
+  std::size_t threads = 16;
+  obs::LogFormat logFormat = obs::LogFormat::Text;
+  obs::LogLevel logLevel = obs::LogLevel::Info;
+};
+
+// The certificate names for the options: the --webhook-url host (as an IP or DNS SAN), else the
+// Service's DNS names. InvalidInput for a URL that is not https://HOST[:PORT]/mutate.
+struct ServingNames {
+  std::vector<std::string> dnsNames;
+  std::vector<std::string> ipAddresses;
+};
+core::Result<ServingNames> servingNames(const ServeWebhookOptions& options);
+
+// Parses serve-webhook's flags into options; an exit code when it should not run (help, usage).
+std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,
+                                          ServeWebhookOptions& out);
+
+// Serves until SIGINT or SIGTERM. Exit 0 after a clean stop, 1 when it cannot start.
+int runServeWebhook(const ServeWebhookOptions& options, Io& io);
+
+Subcommand serveWebhookCommand();
+
+}  // namespace restarter::cli

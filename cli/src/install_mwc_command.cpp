@@ -1,0 +1,181 @@
+#include "restarter/cli/install_mwc.hpp"
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include <cxxopts.hpp>
+
+#include "restarter/cli/flags.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/config.hpp"
+#include "restarter/webhook/certificates.hpp"
+
+namespace restarter::cli {
+
+namespace {
+
+constexpr const char* kName = "install-mwc";
+
+cxxopts::Options makeOptions(const Io& io) {
+  cxxopts::Options options(
+      io.programName + " " + kName,
+      "Create or update the MutatingWebhookConfiguration that sends labeled StatefulSets,\n"
+      "Deployments and DaemonSets (CREATE, UPDATE) to serve-webhook: failurePolicy Ignore,\n"
+      "sideEffects None, admissionReviewVersions [v1], reinvocationPolicy IfNeeded, an objectSelector\n"
+      "on restarter.stackable.tech/enabled=true. Applied by server-side apply. Without a CA bundle\n"
+      "flag, serve-webhook's managed certificates publish it.\n");
+  options.custom_help("[flags]");
+  options.add_options()
+      ("name", "configuration name", cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName), "NAME")
+      ("service", "webhook Service name (in cluster)", cxxopts::value<std::string>()->default_value(""), "NAME")
+      ("namespace", "webhook Service namespace", cxxopts::value<std::string>()->default_value("restarter"), "NS")
+      ("service-port", "webhook Service port", cxxopts::value<int>()->default_value("443"), "PORT")
+      ("webhook-url", "out of cluster: https://HOST[:PORT]/mutate", cxxopts::value<std::string>()->default_value(""), "URL")
+      ("ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
+       cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
+       cxxopts::value<std::string>()->default_value(""), "NS/NAME")
+      ("timeout-seconds", "how long the apiserver waits for the webhook (1-30)",
+       cxxopts::value<int>()->default_value("5"), "N")
+      ("exclude-namespace", "namespace never sent to the webhook (repeatable)",
+       cxxopts::value<std::vector<std::string>>(), "NS")
+      ("only-namespace", "send only these namespaces (repeatable; not with --exclude-namespace)",
+       cxxopts::value<std::vector<std::string>>(), "NS")
+      ("dry-run", "print the configuration as YAML instead of applying it")
+      ("delete", "delete the configuration")
+      ("kubeconfig", "kubeconfig file", cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
+      ("h,help", "show this help");
+  return options;
+}
+
+std::optional<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& options) {
+  kube::LoadOptions load;
+  load.kubeconfigPath = options.kubeconfig;
+  load.context = options.context;
+  auto config = kube::loadConfig(load);
+  if (!config) return std::move(config).error();
+  return kube::Client::create(*config);
+}
+
+}  // namespace
+
+std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io& io, InstallMwcOptions& out) {
+  cxxopts::Options options = makeOptions(io);
+  ParsedFlags parsed = parseFlags(options, args, io, kName);
+  if (parsed.exitNow) return *parsed.exitNow;
+  const cxxopts::ParseResult& flags = *parsed.result;
+  try {
+    out.mwc.name = flags["name"].as<std::string>();
+    out.mwc.serviceName = flags["service"].as<std::string>();
+    out.mwc.serviceNamespace = flags["namespace"].as<std::string>();
+    out.mwc.servicePort = flags["service-port"].as<int>();
+    out.mwc.url = flags["webhook-url"].as<std::string>();
+    out.mwc.timeoutSeconds = flags["timeout-seconds"].as<int>();
+    if (flags.count("exclude-namespace") > 0) out.mwc.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
+    if (flags.count("only-namespace") > 0) out.mwc.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
+    out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
+    out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
+    out.dryRun = flags.count("dry-run") > 0;
+    out.remove = flags.count("delete") > 0;
+    out.kubeconfig = flags["kubeconfig"].as<std::string>();
+    out.context = flags["context"].as<std::string>();
+  } catch (const cxxopts::exceptions::exception& e) {
+    return reportUsageError(io, kName, e.what());
+  }
+  if (out.dryRun && out.remove) return reportUsageError(io, kName, "--dry-run and --delete exclude each other");
+  if (!out.caBundleFile.empty() && !out.caBundleSecret.empty()) {
+    return reportUsageError(io, kName, "give --ca-bundle-file or --ca-bundle-secret, not both");
+  }
+  if (!out.caBundleSecret.empty() && out.caBundleSecret.find('/') == std::string::npos) {
+    return reportUsageError(io, kName, "--ca-bundle-secret must be NAMESPACE/NAME");
+  }
+  if (!out.remove) {
+    // Check the shape now (usage error), with a placeholder bundle when one will be read later.
+    webhook::MwcOptions check = out.mwc;
+    if (auto built = webhook::buildMutatingWebhookConfiguration(check); !built) {
+      return reportUsageError(io, kName, built.error().message);
+    }
+  }
+  return std::nullopt;
+}
+
+int runInstallMwc(InstallMwcOptions options, Io& io) {
+  const std::string prefix = io.programName + " " + kName + ": ";
+  auto fail = [&](const std::string& message) {
+    io.err << prefix << message << "\n";
+    return kExitFailure;
+  };
+  const auto resource = kube::resources::mutatingWebhookConfigurations();
+  std::unique_ptr<kube::Client> client;
+  if (!options.dryRun || !options.caBundleSecret.empty()) {
+    auto made = makeClient(options);
+    if (!made) return fail(made.error().describe());
+    client = std::move(made).value();
+  }
+  if (options.remove) {
+    core::Status removed = client->remove(resource, "", options.mwc.name);
+    if (!removed && removed.error().kind != core::ErrorKind::NotFound) return fail(removed.error().describe());
+    io.err << "mutatingwebhookconfiguration " << options.mwc.name << (removed ? " deleted\n" : " not found\n");
+    return kExitOk;
+  }
+  if (!options.caBundleFile.empty()) {
+    auto pem = readFile(options.caBundleFile);
+    if (!pem) return fail("cannot read " + options.caBundleFile);
+    options.mwc.caBundlePem = *pem;
+  } else if (!options.caBundleSecret.empty()) {
+    const auto slash = options.caBundleSecret.find('/');
+    const std::string ns = options.caBundleSecret.substr(0, slash);
+    const std::string name = options.caBundleSecret.substr(slash + 1);
+    auto secret = client->get(kube::resources::secrets(), ns, name);
+    if (!secret) return fail(secret.error().describe());
+    const auto data = secret->value("data", nlohmann::json::object());
+    for (const char* key : {"ca-bundle.crt", "ca.crt"}) {
+      if (data.contains(key) && data[key].is_string()) {
+        auto pem = webhook::base64Decode(data[key].get<std::string>());
+        if (pem) options.mwc.caBundlePem = *pem;
+        break;
+      }
+    }
+    if (options.mwc.caBundlePem.empty()) return fail("Secret " + options.caBundleSecret + " has no ca-bundle.crt or ca.crt");
+  }
+  if (!options.mwc.caBundlePem.empty()) {
+    if (auto info = certs::inspect(options.mwc.caBundlePem); !info) {
+      return fail("the CA bundle is not PEM certificates: " + info.error().describe());
+    }
+  }
+  auto object = webhook::buildMutatingWebhookConfiguration(options.mwc);
+  if (!object) return fail(object.error().describe());
+  if (options.dryRun) {
+    io.out << webhook::toYaml(*object);
+    return kExitOk;
+  }
+  kube::ApplyOptions apply;
+  apply.fieldManager = webhook::kInstallFieldManager;
+  // install-mwc is the owner of these settings: take them back from whoever changed them.
+  apply.force = true;
+  auto applied = client->apply(resource, "", options.mwc.name, *object, apply);
+  if (!applied) return fail(applied.error().describe());
+  io.err << "mutatingwebhookconfiguration " << options.mwc.name << " applied\n";
+  return kExitOk;
+}
+
+Subcommand installMwcCommand() {
+  return Subcommand{kName, "create, update, print or delete the MutatingWebhookConfiguration",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      InstallMwcOptions options;
+                      if (auto exit = parseInstallMwcFlags(args, io, options)) return *exit;
+                      return runInstallMwc(std::move(options), io);
+                    }};
+}
+
+}  // namespace restarter::cli

@@ -1,0 +1,439 @@
+#include "restarter/cli/serve_webhook.hpp"
+
+#include <arpa/inet.h>
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <ostream>
+#include <stop_token>
+#include <thread>
+
+#include <cxxopts.hpp>
+
+#include "restarter/cli/flags.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/config.hpp"
+#include "restarter/obs/metrics.hpp"
+#include "restarter/webhook/admission.hpp"
+#include "restarter/webhook/certificates.hpp"
+#include "restarter/webhook/fetch.hpp"
+#include "restarter/webhook/server.hpp"
+
+namespace restarter::cli {
+
+namespace {
+
+constexpr const char* kName = "serve-webhook";
+
+cxxopts::Options makeOptions(const Io& io) {
+  cxxopts::Options options(
+      io.programName + " " + kName,
+      "Serve the mutating admission webhook: admission.k8s.io/v1 AdmissionReviews over HTTPS on\n"
+      "/mutate. Labeled StatefulSets, Deployments and DaemonSets get their restarter annotations\n"
+      "on CREATE and UPDATE, computed from their ConfigMaps and Secrets read fresh from the API.\n"
+      "Never denies: on any failure the object passes unchanged (the controller annotates later).\n"
+      "Certificates are managed in a Secret (created, renewed, the CA rolled with overlap, the CA\n"
+      "bundle published into the MutatingWebhookConfiguration) unless --cert-dir is given.\n");
+  options.custom_help("[flags]");
+  options.add_options()
+      ("bind-address", "address to serve HTTPS on", cxxopts::value<std::string>()->default_value("0.0.0.0"), "HOST")
+      ("port", "port to serve HTTPS on (0: any free port, logged)", cxxopts::value<int>()->default_value("8443"), "PORT")
+      ("metrics-bind-address", "plain HTTP /metrics address, or 0 to disable",
+       cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
+      ("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
+       cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
+      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)",
+       cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
+      ("cert-dir", "serve tls.crt and tls.key from this directory (reloaded when they change) "
+                   "instead of managing certificates",
+       cxxopts::value<std::string>()->default_value(""), "DIR")
+      ("service", "webhook Service name (in cluster): the certificate's DNS names",
+       cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
+      ("namespace", "webhook Service namespace; also the Secret's unless --secret-namespace",
+       cxxopts::value<std::string>()->default_value("restarter"), "NS")
+      ("cluster-domain", "cluster DNS domain for the Service's DNS names",
+       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
+      ("webhook-url", "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
+                      "its host is the certificate's only name (an IP SAN for an address)",
+       cxxopts::value<std::string>()->default_value(""), "URL")
+      ("secret-name", "Secret holding the managed certificates",
+       cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")
+      ("secret-namespace", "namespace of that Secret (default: --namespace)",
+       cxxopts::value<std::string>()->default_value(""), "NS")
+      ("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
+       cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
+      ("validity", "serving certificate lifetime; renewed at 2/3 of it",
+       cxxopts::value<std::string>()->default_value("24h"), "DURATION")
+      ("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
+       cxxopts::value<std::string>()->default_value("8760h"), "DURATION")
+      ("ca-propagation", "how long a new CA is published before certificates signed by it are served",
+       cxxopts::value<std::string>()->default_value("30s"), "DURATION")
+      ("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
+       cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")
+      ("cert-check-interval", "how often the certificates (Secret or files) are checked, by wall-clock time",
+       cxxopts::value<std::string>()->default_value("10s"), "DURATION")
+      ("lookup-timeout", "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
+                         "the configuration's timeoutSeconds",
+       cxxopts::value<std::string>()->default_value("3s"), "DURATION")
+      ("threads", "HTTPS worker threads (an idle keep-alive connection holds one)",
+       cxxopts::value<int>()->default_value("16"), "N")
+      ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
+      ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
+      ("h,help", "show this help");
+  return options;
+}
+
+core::Result<std::chrono::seconds> positiveDuration(const cxxopts::ParseResult& flags, const char* flag) {
+  auto duration = core::parseDuration(flags[flag].as<std::string>());
+  if (!duration) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + ": " + duration.error().message);
+  if (duration->count() == 0) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + " must be positive");
+  return *duration;
+}
+
+core::Result<std::optional<obs::BindAddress>> bindFlag(const cxxopts::ParseResult& flags, const char* flag) {
+  auto parsed = obs::parseBindAddress(flags[flag].as<std::string>());
+  if (!parsed) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + ": " + parsed.error().message);
+  return *parsed;
+}
+
+bool isIpAddress(const std::string& host) {
+  unsigned char buffer[16];
+  return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+}  // namespace
+
+core::Result<ServingNames> servingNames(const ServeWebhookOptions& options) {
+  ServingNames names;
+  if (options.webhookUrl.empty()) {
+    names.dnsNames = {options.service, options.service + "." + options.serviceNamespace,
+                      options.service + "." + options.serviceNamespace + ".svc",
+                      options.service + "." + options.serviceNamespace + ".svc." + options.clusterDomain};
+    return names;
+  }
+  const std::string& url = options.webhookUrl;
+  auto bad = [&](const std::string& why) {
+    return core::makeError(core::ErrorKind::InvalidInput, "--webhook-url " + url + ": " + why);
+  };
+  const std::string scheme = "https://";
+  if (url.rfind(scheme, 0) != 0) return bad("must start with https://");
+  const auto slash = url.find('/', scheme.size());
+  const std::string authority = url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
+  const std::string path = slash == std::string::npos ? "" : url.substr(slash);
+  if (path != webhook::kMutatePath) return bad("the path must be " + std::string(webhook::kMutatePath));
+  std::string host = authority;
+  if (!host.empty() && host.front() == '[') {
+    const auto close = host.find(']');
+    if (close == std::string::npos) return bad("unclosed [");
+    host = host.substr(1, close - 1);
+  } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
+    host = host.substr(0, colon);
+  }
+  if (host.empty()) return bad("no host");
+  if (isIpAddress(host)) {
+    names.ipAddresses = {host};
+  } else {
+    names.dnsNames = {host};
+  }
+  return names;
+}
+
+std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io, ServeWebhookOptions& out) {
+  cxxopts::Options options = makeOptions(io);
+  ParsedFlags parsed = parseFlags(options, args, io, kName);
+  if (parsed.exitNow) return *parsed.exitNow;
+  const cxxopts::ParseResult& flags = *parsed.result;
+  try {
+    out.address.host = flags["bind-address"].as<std::string>();
+    const int port = flags["port"].as<int>();
+    if (port < 0 || port > 65535) return reportUsageError(io, kName, "--port must be 0-65535");
+    out.address.port = port;
+    for (const auto& [flag, target] : {std::pair{"metrics-bind-address", &out.metricsAddress},
+                                       std::pair{"health-probe-bind-address", &out.healthAddress}}) {
+      auto address = bindFlag(flags, flag);
+      if (!address) return reportUsageError(io, kName, address.error().message);
+      *target = *address;
+    }
+    out.kubeconfig = flags["kubeconfig"].as<std::string>();
+    out.context = flags["context"].as<std::string>();
+    out.certDir = flags["cert-dir"].as<std::string>();
+    out.service = flags["service"].as<std::string>();
+    out.serviceNamespace = flags["namespace"].as<std::string>();
+    out.clusterDomain = flags["cluster-domain"].as<std::string>();
+    out.webhookUrl = flags["webhook-url"].as<std::string>();
+    out.secretName = flags["secret-name"].as<std::string>();
+    out.secretNamespace = flags["secret-namespace"].as<std::string>();
+    out.configurationName = flags["configuration-name"].as<std::string>();
+    for (const auto& [flag, target] : {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
+                                       std::pair{"ca-propagation", &out.caPropagation},
+                                       std::pair{"cert-check-interval", &out.certCheckInterval}}) {
+      auto duration = positiveDuration(flags, flag);
+      if (!duration) return reportUsageError(io, kName, duration.error().message);
+      *target = *duration;
+    }
+    auto lookup = positiveDuration(flags, "lookup-timeout");
+    if (!lookup) return reportUsageError(io, kName, lookup.error().message);
+    out.lookupTimeout = *lookup;
+    if (out.caValidity < 2 * out.validity) {
+      return reportUsageError(io, kName, "--ca-validity must be at least twice --validity");
+    }
+    auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
+    if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
+    out.keyType = *keyType;
+    const int threads = flags["threads"].as<int>();
+    if (threads < 1 || threads > 1024) return reportUsageError(io, kName, "--threads must be 1-1024");
+    out.threads = static_cast<std::size_t>(threads);
+    auto format = obs::parseLogFormat(flags["log-format"].as<std::string>());
+    if (!format) return reportUsageError(io, kName, "--log-format: " + format.error().message);
+    out.logFormat = *format;
+    auto level = obs::parseLogLevel(flags["log-level"].as<std::string>());
+    if (!level) return reportUsageError(io, kName, "--log-level: " + level.error().message);
+    out.logLevel = *level;
+  } catch (const cxxopts::exceptions::exception& e) {
+    return reportUsageError(io, kName, e.what());
+  }
+  if (out.certDir.empty()) {
+    if (auto names = servingNames(out); !names) return reportUsageError(io, kName, names.error().message);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+core::TimePoint wallNow() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
+double secondsSinceEpoch(core::TimePoint t) {
+  return static_cast<double>(t.time_since_epoch().count()) / 1e6;
+}
+
+// Blocks SIGINT and SIGTERM in every thread started after it and stops `source` when one arrives.
+class SignalWaiter {
+ public:
+  explicit SignalWaiter(std::stop_source source) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+    thread_ = std::thread([this, source]() mutable {
+      int signal = 0;
+      sigwait(&set_, &signal);
+      if (!done_) received_ = signal;
+      source.request_stop();
+    });
+  }
+  ~SignalWaiter() {
+    done_ = true;
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait (blocked, so not delivered)
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  int received() const { return received_; }
+
+ private:
+  sigset_t set_{};
+  sigset_t previous_{};
+  std::atomic<bool> done_{false};
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
+  obs::Logger log(io.err, options.logFormat, options.logLevel);
+  std::stop_source stopSource;
+  SignalWaiter signals(stopSource);
+  const std::stop_token stop = stopSource.get_token();
+  kube::Clock& clock = kube::systemClock();
+
+  // Metrics.
+  obs::Registry registry;
+  auto& admissions = registry.counter("restarter_webhook_admissions_total",
+                                      "AdmissionReviews answered, by kind, operation and outcome "
+                                      "(patched, unchanged, skipped, failed, malformed).",
+                                      {"kind", "operation", "outcome"});
+  auto& duration = registry.histogram("restarter_webhook_admission_duration_seconds",
+                                      "Time to answer an AdmissionReview, lookups included.", {"outcome"});
+  auto& certificateExpiry = registry.gauge("restarter_webhook_certificate_expiry_timestamp_seconds",
+                                           "When the serving certificate in use expires (Unix time).");
+  auto& certificateChecks = registry.counter("restarter_webhook_certificate_checks_total",
+                                             "Certificate checks, by result (ok, error).", {"result"});
+  auto& rotations = registry.counter("restarter_webhook_certificate_rotations_total",
+                                     "Certificate rotation steps taken, by action.", {"action"});
+
+  // API clients: one for certificates, one for lookups whose requests end at the lookup deadline.
+  kube::LoadOptions load;
+  load.kubeconfigPath = options.kubeconfig;
+  load.context = options.context;
+  auto config = kube::loadConfig(load);
+  if (!config) {
+    log.error("cannot load the Kubernetes configuration", {{"error", config.error().describe()}});
+    return kExitFailure;
+  }
+  auto client = kube::Client::create(*config);
+  kube::TransportOptions lookupTransport;
+  lookupTransport.requestTimeout = options.lookupTimeout;
+  lookupTransport.connectTimeout = options.lookupTimeout;
+  auto lookupClient = kube::Client::create(*config, lookupTransport);
+  if (!client || !lookupClient) {
+    log.error("cannot create the Kubernetes client",
+              {{"error", (client ? lookupClient.error() : client.error()).describe()}});
+    return kExitFailure;
+  }
+
+  // Certificates.
+  webhook::CertificateStore store;
+  webhook::ManagedOptions managed;
+  webhook::FileState files;
+  const bool fileMode = !options.certDir.empty();
+  if (!fileMode) {
+    auto names = servingNames(options);
+    if (!names) {
+      log.error("bad webhook names", {{"error", names.error().describe()}});
+      return kExitUsage;
+    }
+    managed.secretNamespace = options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
+    managed.secretName = options.secretName;
+    managed.configurationName = options.configurationName;
+    managed.serving.dnsNames = names->dnsNames;
+    managed.serving.ipAddresses = names->ipAddresses;
+    managed.serving.validity = options.validity;
+    managed.serving.keyType = options.keyType;
+    managed.ca.validity = options.caValidity;
+    managed.ca.keyType = options.keyType;
+    managed.policy.caPropagation = options.caPropagation;
+  }
+  // One certificate check; logs and counts it. Returns whether the store holds a certificate.
+  auto checkCertificates = [&]() -> bool {
+    if (fileMode) {
+      auto reloaded = webhook::reloadCertificateFiles(options.certDir, store, files);
+      if (!reloaded) {
+        certificateChecks.with({"error"}).inc();
+        log.warn("cannot load the certificate files; keeping the current certificate",
+                 {{"dir", options.certDir}, {"error", reloaded.error().describe()}});
+      } else {
+        certificateChecks.with({"ok"}).inc();
+        if (*reloaded) {
+          auto info = certs::inspect(files.certPem);
+          if (info) certificateExpiry.with().set(secondsSinceEpoch(info->front().notAfter));
+          log.info("serving certificate loaded", {{"dir", options.certDir}, {"sha256", store.fingerprint()},
+                                                  {"notAfter", info ? core::formatRfc3339(info->front().notAfter) : "?"}});
+        }
+      }
+      return store.ready();
+    }
+    auto report = webhook::checkManagedCertificates(**client, managed, store, wallNow());
+    if (!report) {
+      certificateChecks.with({"error"}).inc();
+      log.warn("certificate check failed; keeping the current certificate",
+               {{"secret", managed.secretNamespace + "/" + managed.secretName}, {"error", report.error().describe()}});
+      return store.ready();
+    }
+    certificateChecks.with({"ok"}).inc();
+    certificateExpiry.with().set(secondsSinceEpoch(report->leafNotAfter));
+    for (const auto& action : report->actions) {
+      rotations.with({action.substr(0, action.find(':'))}).inc();
+      log.info("certificate rotation", {{"secret", managed.secretNamespace + "/" + managed.secretName}, {"step", action}});
+    }
+    if (report->secretWritten) {
+      log.info("certificates stored", {{"secret", managed.secretNamespace + "/" + managed.secretName},
+                                       {"sha256", report->fingerprint},
+                                       {"notAfter", core::formatRfc3339(report->leafNotAfter)}});
+    }
+    if (report->bundlePublished) {
+      log.info("CA bundle published", {{"configuration", managed.configurationName}});
+    }
+    if (!report->publishProblem.empty()) {
+      log.warn("cannot publish the CA bundle", {{"configuration", managed.configurationName},
+                                                 {"error", report->publishProblem}});
+    }
+    return true;
+  };
+  // The first check must give a certificate; retry (bounded only by a signal) until it does.
+  while (!checkCertificates()) {
+    if (!clock.waitFor(std::chrono::seconds(2), stop)) return kExitOk;
+  }
+
+  // The admission handler.
+  const webhook::ReferenceFetcher fetcher = webhook::makeFetcher(webhook::apiGetter(**lookupClient),
+                                                                 options.lookupTimeout);
+  auto handle = [&](const std::string& body) {
+    const auto started = std::chrono::steady_clock::now();
+    const webhook::AdmissionResult result = webhook::handleAdmissionReview(body, fetcher);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::string outcome = webhook::outcomeName(result.outcome);
+    admissions.with({result.kind, result.operation, outcome}).inc();
+    duration.with({outcome}).observe(seconds);
+    const obs::Fields fields = {{"kind", result.kind}, {"namespace", result.namespace_}, {"name", result.name},
+                                {"operation", result.operation}, {"outcome", outcome},
+                                {"ms", std::to_string(static_cast<long>(seconds * 1000))}, {"detail", result.detail}};
+    switch (result.outcome) {
+      case webhook::Outcome::Patched: log.info("admission patched", fields); break;
+      case webhook::Outcome::Failed: log.warn("admission not patched", fields); break;
+      case webhook::Outcome::Malformed: log.warn("malformed admission request", fields); break;
+      default: log.debug("admission passed", fields); break;
+    }
+    return webhook::HttpReply{result.httpStatus,
+                              result.httpStatus == 200 ? "application/json" : "text/plain; charset=utf-8",
+                              result.body};
+  };
+
+  webhook::HttpsServer server(webhook::ServerOptions{options.address, std::string(webhook::kMutatePath), options.threads},
+                              store, handle);
+  auto port = server.start();
+  if (!port) {
+    log.error("cannot serve the webhook", {{"error", port.error().describe()}});
+    return kExitFailure;
+  }
+  std::atomic<bool> serving{true};
+  obs::EndpointServer metrics;
+  obs::EndpointServer health;
+  if (options.metricsAddress) {
+    obs::addMetricsRoute(metrics, registry);
+    auto bound = metrics.start(*options.metricsAddress);
+    if (!bound) {
+      log.error("cannot serve metrics", {{"error", bound.error().describe()}});
+      return kExitFailure;
+    }
+    log.info("metrics serving", {{"port", std::to_string(*bound)}});
+  }
+  if (options.healthAddress) {
+    obs::addHealthRoutes(health, [] { return true; }, [&] { return serving.load() && store.ready(); });
+    auto bound = health.start(*options.healthAddress);
+    if (!bound) {
+      log.error("cannot serve health probes", {{"error", bound.error().describe()}});
+      return kExitFailure;
+    }
+    log.info("health probes serving", {{"port", std::to_string(*bound)}});
+  }
+  log.info("webhook serving", {{"address", options.address.host}, {"port", std::to_string(*port)},
+                               {"path", std::string(webhook::kMutatePath)},
+                               {"certificates", fileMode ? "files " + options.certDir
+                                                         : "secret " + managed.secretNamespace + "/" + managed.secretName}});
+
+  // Periodic wall-clock checks until a signal.
+  while (clock.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options.certCheckInterval), stop)) {
+    checkCertificates();
+  }
+  serving = false;
+  log.info("stopping", {{"signal", std::to_string(signals.received())}});
+  server.stop();
+  health.stop();
+  metrics.stop();
+  return kExitOk;
+}
+
+Subcommand serveWebhookCommand() {
+  return Subcommand{kName, "serve the mutating admission webhook (HTTPS, managed certificates)",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      ServeWebhookOptions options;
+                      if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
+                      return runServeWebhook(options, io);
+                    }};
+}
+
+}  // namespace restarter::cli

@@ -1,0 +1,60 @@
+#pragma once
+// restarter::webhook — the mutating admission webhook (design.md sections 1 and 4).
+//
+//   admission.hpp     this file: one AdmissionReview in, one AdmissionReview out (pure but for
+//                     the injected reference fetcher)
+//   fetch.hpp         the fresh, parallel, deadline-bounded metadata lookup of references
+//   server.hpp        the HTTPS server with a hot-swappable serving certificate
+//   certificates.hpp  managed certificates (Secret, caBundle, rotation) and --cert-dir files
+//   mwc.hpp           the MutatingWebhookConfiguration install-mwc writes
+//
+// The handler never denies (invariant 1): every well-formed review is answered `allowed: true`;
+// when the annotations cannot be computed (a reference's state is unknown, the object is odd) the
+// answer carries no patch and a warning, and the outcome says why so the server can log and count
+// it. Only a body that is not an AdmissionReview with a request uid gets HTTP 400.
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "restarter/core/annotations.hpp"
+#include "restarter/core/references.hpp"
+
+namespace restarter::webhook {
+
+// The path the webhook serves (README "Webhook"); install-mwc registers it.
+inline constexpr std::string_view kMutatePath = "/mutate";
+
+// The states of the referenced objects of one namespace, keyed by (kind, name). Every reference
+// asked for must be answered (unknown when the lookup failed or ran out of time).
+using ReferenceStates = std::map<std::pair<core::RefKind, std::string>, core::ObjectState>;
+using ReferenceFetcher =
+    std::function<ReferenceStates(const std::string& namespace_, const std::vector<core::Reference>& refs)>;
+
+enum class Outcome {
+  Patched,    // allowed with a JSON Patch
+  Unchanged,  // a managed workload whose annotations are already right: allowed, no patch
+  Skipped,    // not ours (kind, operation, label): allowed, no patch
+  Failed,     // allowed without a patch, with a warning (internal failure)
+  Malformed,  // HTTP 400: not an AdmissionReview
+};
+const char* outcomeName(Outcome outcome) noexcept;
+
+struct AdmissionResult {
+  int httpStatus = 200;
+  std::string body;     // the AdmissionReview response (or a short error text for 400)
+  Outcome outcome = Outcome::Skipped;
+  std::string kind;     // of the admitted object, when known
+  std::string namespace_;
+  std::string name;     // may be empty on CREATE with generateName
+  std::string operation;
+  std::string detail;   // Failed / Malformed: why; Patched: the changes made
+};
+
+// Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
+AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch);
+
+}  // namespace restarter::webhook

@@ -1,0 +1,42 @@
+#pragma once
+// The MutatingWebhookConfiguration that routes labeled workloads to the webhook (install-mwc).
+// Every setting is chosen for the failure modes of design.md section 1; mwc.cpp says why for each.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/core/result.hpp"
+
+namespace restarter::webhook {
+
+inline constexpr const char* kDefaultConfigurationName = "restarter-webhook.stackable.tech";
+inline constexpr const char* kInstallFieldManager = "restarter.stackable.tech/install-mwc";
+
+struct MwcOptions {
+  std::string name = kDefaultConfigurationName;
+  // Exactly one of service (name + namespace + port) or url.
+  std::string serviceName;
+  std::string serviceNamespace;
+  int servicePort = 443;
+  std::string url;                 // e.g. https://127.0.0.1:8443/mutate
+  std::string path = "/mutate";    // with a service
+  std::string caBundlePem;         // empty: left to serve-webhook to publish
+  int timeoutSeconds = 5;
+  std::vector<std::string> excludeNamespaces;  // by kubernetes.io/metadata.name
+  std::vector<std::string> onlyNamespaces;     // if set: only these namespaces
+};
+
+// Checks the options (one of service/url, https URL, timeout 1..30) and builds the object.
+core::Result<nlohmann::json> buildMutatingWebhookConfiguration(const MwcOptions& options);
+
+}  // namespace restarter::webhook
+
+namespace restarter::webhook {
+
+// The object as YAML (block style), for `install-mwc --dry-run`.
+std::string toYaml(const nlohmann::json& object);
+
+}  // namespace restarter::webhook

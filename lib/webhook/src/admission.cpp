@@ -1,0 +1,171 @@
+#include "restarter/webhook/admission.hpp"
+
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/certs/certs.hpp"
+#include "restarter/core/constants.hpp"
+#include "restarter/core/json_patch.hpp"
+
+namespace restarter::webhook {
+
+using nlohmann::json;
+
+const char* outcomeName(Outcome outcome) noexcept {
+  switch (outcome) {
+    case Outcome::Patched: return "patched";
+    case Outcome::Unchanged: return "unchanged";
+    case Outcome::Skipped: return "skipped";
+    case Outcome::Failed: return "failed";
+    case Outcome::Malformed: return "malformed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// The kinds we manage, all apps/v1 (the same set the controller reconciles).
+bool managedKind(const json& kind) {
+  if (!kind.is_object()) return false;
+  const auto group = kind.value("group", std::string());
+  const auto version = kind.value("version", std::string());
+  const auto name = kind.value("kind", std::string());
+  return group == "apps" && version == "v1" &&
+         (name == "StatefulSet" || name == "Deployment" || name == "DaemonSet");
+}
+
+bool enabled(const json& object) {
+  const auto labels = object.find("metadata");
+  if (labels == object.end() || !labels->is_object()) return false;
+  const auto l = labels->find("labels");
+  if (l == labels->end() || !l->is_object()) return false;
+  const auto v = l->find(std::string(core::kEnabledLabel));
+  return v != l->end() && v->is_string() && v->get<std::string>() == core::kEnabledLabelValue;
+}
+
+std::string stringAt(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json reviewResponse(const std::string& uid) {
+  return json{{"apiVersion", "admission.k8s.io/v1"},
+              {"kind", "AdmissionReview"},
+              {"response", {{"uid", uid}, {"allowed", true}}}};
+}
+
+AdmissionResult answer(AdmissionResult result, const json& review) {
+  result.body = review.dump();
+  return result;
+}
+
+AdmissionResult failed(AdmissionResult result, json review, const std::string& problem) {
+  result.outcome = Outcome::Failed;
+  result.detail = problem;
+  // A warning is shown to the client (kubectl prints it); at most 120 characters are kept by the
+  // apiserver for each, so say what happened and what it costs.
+  review["response"]["warnings"] = json::array(
+      {"restarter webhook: annotations not set (" + problem.substr(0, 60) +
+       "); the controller will add them, restarting pods once"});
+  return answer(std::move(result), review);
+}
+
+AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
+  AdmissionResult result;
+  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded() || !review.is_object()) {
+    result.httpStatus = 400;
+    result.outcome = Outcome::Malformed;
+    result.detail = "the body is not JSON";
+    result.body = result.detail + "\n";
+    return result;
+  }
+  const auto request = review.find("request");
+  if (stringAt(review, "kind") != "AdmissionReview" || request == review.end() ||
+      !request->is_object() || stringAt(*request, "uid").empty()) {
+    result.httpStatus = 400;
+    result.outcome = Outcome::Malformed;
+    result.detail = "not an AdmissionReview with a request uid";
+    result.body = result.detail + "\n";
+    return result;
+  }
+  const json& req = *request;
+  json out = reviewResponse(stringAt(req, "uid"));
+  // admission.k8s.io/v1 only (install-mwc registers admissionReviewVersions [v1]); answer in the
+  // version asked so an apiserver that sends v1beta1 anyway still gets a parsable answer.
+  if (const auto version = stringAt(review, "apiVersion"); !version.empty()) out["apiVersion"] = version;
+  result.operation = stringAt(req, "operation");
+  result.namespace_ = stringAt(req, "namespace");
+  result.name = stringAt(req, "name");
+  if (const auto kind = req.find("kind"); kind != req.end() && kind->is_object()) {
+    result.kind = stringAt(*kind, "kind");
+  }
+  const auto object = req.find("object");
+  if (!managedKind(req.value("kind", json())) ||
+      (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
+      !object->is_object() || !enabled(*object)) {
+    result.outcome = Outcome::Skipped;
+    return answer(std::move(result), out);
+  }
+  if (result.namespace_.empty()) {
+    const auto meta = object->find("metadata");
+    if (meta != object->end() && meta->is_object()) result.namespace_ = stringAt(*meta, "namespace");
+  }
+  if (result.namespace_.empty()) return failed(std::move(result), out, "the request has no namespace");
+
+  const auto spec = object->find("spec");
+  if (spec == object->end() || !spec->is_object() || !spec->contains("template")) {
+    return failed(std::move(result), out, "the object has no spec.template");
+  }
+  auto refs = core::collectReferences((*spec)["template"]);
+  if (!refs) return failed(std::move(result), out, refs.error().describe());
+  const ReferenceStates states = refs->empty() ? ReferenceStates{} : fetch(result.namespace_, *refs);
+  const core::ObjectLookup lookup = [&states](core::RefKind kind, const std::string& name) {
+    const auto it = states.find({kind, name});
+    return it != states.end() ? it->second : core::ObjectState::unknown("not looked up");
+  };
+  auto desired = core::desiredAnnotations(*object, lookup);
+  if (!desired) return failed(std::move(result), out, desired.error().describe());
+  auto changes = core::planAnnotationChanges(*object, *desired);
+  if (!changes) return failed(std::move(result), out, changes.error().describe());
+  if (changes->empty()) {
+    result.outcome = Outcome::Unchanged;
+    return answer(std::move(result), out);
+  }
+  auto patch = core::annotationPatch(*object, *changes);
+  if (!patch) return failed(std::move(result), out, patch.error().describe());
+  out["response"]["patchType"] = "JSONPatch";
+  out["response"]["patch"] = certs::base64Encode(patch->dump());
+  result.outcome = Outcome::Patched;
+  for (const auto& change : *changes) {
+    result.detail += (result.detail.empty() ? "" : "; ") + change.describe();
+  }
+  return answer(std::move(result), out);
+}
+
+}  // namespace
+
+AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch) {
+  try {
+    return handle(body, fetch);
+  } catch (const std::exception& e) {
+    // Only a bug gets here (a JSON type error on input we did not anticipate). A request with a
+    // uid is still allowed (invariant 1); anything else is malformed.
+    AdmissionResult result;
+    const std::string problem = std::string("unexpected input: ") + e.what();
+    const json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (review.is_object() && review.contains("request") && review["request"].is_object() &&
+        review["request"].contains("uid") && review["request"]["uid"].is_string()) {
+      return failed(std::move(result), reviewResponse(review["request"]["uid"].get<std::string>()),
+                    problem);
+    }
+    result.httpStatus = 400;
+    result.outcome = Outcome::Malformed;
+    result.detail = problem;
+    result.body = problem + "\n";
+    return result;
+  }
+}
+
+}  // namespace restarter::webhook

@@ -1,0 +1,316 @@
+#include "restarter/webhook/certificates.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <openssl/evp.h>
+
+namespace restarter::webhook {
+
+using nlohmann::json;
+
+std::optional<std::string> base64Decode(std::string_view text) {
+  std::string clean;
+  for (char c : text) {
+    if (c != '\n' && c != '\r' && c != ' ') clean += c;
+  }
+  if (clean.size() % 4 != 0) return std::nullopt;
+  if (clean.empty()) return std::string();
+  std::string out(clean.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(clean.data()),
+                                static_cast<int>(clean.size()));
+  if (n < 0) return std::nullopt;
+  std::size_t size = static_cast<std::size_t>(n);
+  // EVP_DecodeBlock counts padding as zero bytes.
+  if (clean.back() == '=') --size;
+  if (clean.size() >= 2 && clean[clean.size() - 2] == '=') --size;
+  out.resize(size);
+  return out;
+}
+
+namespace {
+
+core::Error withContext(core::Error error, std::string what) {
+  error.context.push_back(std::move(what));
+  return error;
+}
+
+using Material = std::map<std::string, std::string>;  // Secret data key -> PEM
+
+constexpr const char* kCaCert = "ca.crt";
+constexpr const char* kCaKey = "ca.key";
+constexpr const char* kNextCaCert = "next-ca.crt";
+constexpr const char* kNextCaKey = "next-ca.key";
+constexpr const char* kLeafCert = "tls.crt";
+constexpr const char* kLeafKey = "tls.key";
+constexpr const char* kBundle = "ca-bundle.crt";
+
+std::string get(const Material& m, const char* key) {
+  const auto it = m.find(key);
+  return it == m.end() ? std::string() : it->second;
+}
+
+// The validity counted from when the certificate was issued: lib/certs backdates notBefore by
+// kBackdate for clock skew, which must not count towards the lifetime that renewal divides (a 1 h
+// certificate would otherwise be "due" at once).
+core::Validity issued(const certs::CertificateInfo& info) {
+  return core::Validity{std::min(info.notBefore + certs::kBackdate, info.notAfter), info.notAfter};
+}
+
+// A usable CA pair: a CA certificate whose key is there.
+std::optional<core::Validity> caValidity(const Material& m, const char* certKey, const char* keyKey) {
+  const std::string cert = get(m, certKey);
+  const std::string key = get(m, keyKey);
+  if (cert.empty() || key.empty()) return std::nullopt;
+  auto info = certs::inspect(cert);
+  if (!info || !info->front().isCa || !certs::checkKeyMatches(cert, key).ok()) return std::nullopt;
+  return issued(info->front());
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// A usable leaf: its key is there, the current CA signed it, and it names what we serve.
+std::optional<core::Validity> leafValidity(const Material& m, const certs::ServingRequest& serving) {
+  const std::string cert = get(m, kLeafCert);
+  const std::string key = get(m, kLeafKey);
+  const std::string ca = get(m, kCaCert);
+  if (cert.empty() || key.empty() || ca.empty()) return std::nullopt;
+  auto info = certs::inspect(cert);
+  if (!info || !certs::checkKeyMatches(cert, key).ok() || !certs::checkIssuedBy(cert, ca).ok()) {
+    return std::nullopt;
+  }
+  const certs::CertificateInfo& leaf = info->front();
+  if (sorted(leaf.dnsNames) != sorted(serving.dnsNames) ||
+      sorted(leaf.ipAddresses) != sorted(serving.ipAddresses)) {
+    return std::nullopt;
+  }
+  return issued(leaf);
+}
+
+core::RotationState evaluate(const Material& m, const certs::ServingRequest& serving) {
+  core::RotationState state;
+  state.ca = caValidity(m, kCaCert, kCaKey);
+  state.nextCa = caValidity(m, kNextCaCert, kNextCaKey);
+  // The next CA is published when it is staged, so its issue time is its staging time.
+  if (state.nextCa) state.nextCaStagedAt = state.nextCa->notBefore;
+  if (state.ca) state.leaf = leafValidity(m, serving);
+  return state;
+}
+
+core::Status issueLeaf(Material& m, const ManagedOptions& options, core::TimePoint now) {
+  auto leaf = certs::issueServing(options.serving,
+                                  certs::KeyedCertificate{get(m, kCaCert), get(m, kCaKey)}, now);
+  if (!leaf) return std::move(leaf).error();
+  m[kLeafCert] = leaf->certPem;
+  m[kLeafKey] = leaf->keyPem;
+  return core::okStatus();
+}
+
+core::Status addToBundle(Material& m, const std::string& caPem, core::TimePoint now) {
+  auto bundle = certs::mergeBundle(get(m, kBundle), caPem, now);
+  if (!bundle) return std::move(bundle).error();
+  m[kBundle] = *bundle;
+  return core::okStatus();
+}
+
+// Applies one rotation action to the material in memory.
+core::Status apply(core::RotationAction action, Material& m, const ManagedOptions& options,
+                   core::TimePoint now) {
+  switch (action) {
+    case core::RotationAction::Keep:
+      return core::okStatus();
+    case core::RotationAction::Bootstrap: {
+      auto ca = certs::createCa(options.ca, now);
+      if (!ca) return std::move(ca).error();
+      m[kCaCert] = ca->certPem;
+      m[kCaKey] = ca->keyPem;
+      m.erase(kNextCaCert);
+      m.erase(kNextCaKey);
+      if (core::Status s = addToBundle(m, ca->certPem, now); !s) return s;
+      return issueLeaf(m, options, now);
+    }
+    case core::RotationAction::StageNextCa: {
+      auto ca = certs::createCa(options.ca, now);
+      if (!ca) return std::move(ca).error();
+      m[kNextCaCert] = ca->certPem;
+      m[kNextCaKey] = ca->keyPem;
+      return addToBundle(m, ca->certPem, now);
+    }
+    case core::RotationAction::PromoteNextCa:
+      m[kCaCert] = get(m, kNextCaCert);
+      m[kCaKey] = get(m, kNextCaKey);
+      m.erase(kNextCaCert);
+      m.erase(kNextCaKey);
+      return issueLeaf(m, options, now);
+    case core::RotationAction::IssueLeaf:
+      return issueLeaf(m, options, now);
+  }
+  return core::okStatus();
+}
+
+Material decodeSecret(const json& secret) {
+  Material m;
+  const auto data = secret.find("data");
+  if (data == secret.end() || !data->is_object()) return m;
+  for (const auto& [key, value] : data->items()) {
+    if (!value.is_string()) continue;
+    if (auto decoded = base64Decode(value.get<std::string>())) m[key] = *decoded;
+  }
+  return m;
+}
+
+json secretObject(const ManagedOptions& options, const Material& m, const std::string& resourceVersion) {
+  json data = json::object();
+  for (const auto& [key, value] : m) data[key] = certs::base64Encode(value);
+  json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata",
+                  {{"name", options.secretName},
+                   {"namespace", options.secretNamespace},
+                   {"labels", {{"app.kubernetes.io/name", "restarter"},
+                               {"app.kubernetes.io/component", "webhook-certificates"}}}}},
+                 {"type", "Opaque"},
+                 {"data", data}};
+  if (!resourceVersion.empty()) secret["metadata"]["resourceVersion"] = resourceVersion;
+  return secret;
+}
+
+// Sets every webhook's caBundle of the configuration to `bundlePem` where it differs. Returns
+// whether it wrote.
+core::Result<bool> publishBundle(kube::Client& client, const std::string& name, const std::string& bundlePem) {
+  const std::string encoded = certs::base64Encode(bundlePem);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto mwc = client.get(kube::resources::mutatingWebhookConfigurations(), "", name);
+    if (!mwc) return withContext(std::move(mwc).error(), "reading MutatingWebhookConfiguration " + name);
+    json updated = *mwc;
+    bool changed = false;
+    auto webhooks = updated.find("webhooks");
+    if (webhooks == updated.end() || !webhooks->is_array()) return false;
+    for (json& webhook : *webhooks) {
+      if (!webhook.is_object()) continue;
+      json& clientConfig = webhook["clientConfig"];
+      if (!clientConfig.is_object()) continue;
+      if (clientConfig.value("caBundle", std::string()) != encoded) {
+        clientConfig["caBundle"] = encoded;
+        changed = true;
+      }
+    }
+    if (!changed) return false;
+    auto written = client.replace(kube::resources::mutatingWebhookConfigurations(), "", name, updated);
+    if (written) return true;
+    if (written.error().kind != core::ErrorKind::Conflict) {
+      return withContext(std::move(written).error(), "updating MutatingWebhookConfiguration " + name);
+    }
+  }
+  return core::makeError(core::ErrorKind::Conflict,
+                         "MutatingWebhookConfiguration " + name + " kept changing; will retry");
+}
+
+}  // namespace
+
+core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const ManagedOptions& options,
+                                                   CertificateStore& store, core::TimePoint now) {
+  CheckReport report;
+  const auto secrets = kube::resources::secrets();
+  Material material;
+  bool written = false;
+  for (int attempt = 0; attempt < 4 && !written; ++attempt) {
+    auto secret = client.get(secrets, options.secretNamespace, options.secretName);
+    const bool exists = secret.ok();
+    if (!secret && secret.error().kind != core::ErrorKind::NotFound) {
+      return withContext(std::move(secret).error(), "reading Secret " + options.secretNamespace + "/" +
+                                                   options.secretName);
+    }
+    std::string resourceVersion;
+    if (exists) {
+      material = decodeSecret(*secret);
+      resourceVersion = secret->value("/metadata/resourceVersion"_json_pointer, std::string());
+    } else {
+      material.clear();
+    }
+    const Material before = material;
+    report.actions.clear();
+    // At most one of each action per check: bootstrap or promote, stage, issue.
+    for (int step = 0; step < 4; ++step) {
+      const auto decision = core::decideRotation(evaluate(material, options.serving), now, options.policy);
+      if (decision.action == core::RotationAction::Keep) break;
+      report.actions.push_back(std::string(core::rotationActionName(decision.action)) + ": " + decision.reason);
+      if (core::Status s = apply(decision.action, material, options, now); !s) {
+        return withContext(std::move(s).error(), std::string("rotation step ") +
+                                                core::rotationActionName(decision.action));
+      }
+    }
+    // The bundle always holds the current CA (and drops expired ones).
+    if (core::Status s = addToBundle(material, get(material, kCaCert), now); !s) return std::move(s).error();
+    if (material.count(kNextCaCert) > 0) {
+      if (core::Status s = addToBundle(material, get(material, kNextCaCert), now); !s) return std::move(s).error();
+    }
+    if (exists && material == before) break;
+    const json object = secretObject(options, material, resourceVersion);
+    auto result = exists ? client.replace(secrets, options.secretNamespace, options.secretName, object)
+                         : client.create(secrets, options.secretNamespace, object);
+    if (result) {
+      written = true;
+      report.secretWritten = true;
+      break;
+    }
+    // Another replica wrote first: read again and adopt what it wrote.
+    if (result.error().kind != core::ErrorKind::AlreadyExists &&
+        result.error().kind != core::ErrorKind::Conflict) {
+      return withContext(std::move(result).error(), "writing Secret " + options.secretNamespace + "/" +
+                                                   options.secretName);
+    }
+    if (attempt == 3) return withContext(std::move(result).error(), "writing Secret (raced 4 times)");
+  }
+  if (core::Status s = store.update(get(material, kLeafCert), get(material, kLeafKey)); !s) {
+    return withContext(std::move(s).error(), "installing the serving certificate");
+  }
+  report.fingerprint = store.fingerprint();
+  if (auto info = certs::inspect(get(material, kLeafCert))) report.leafNotAfter = info->front().notAfter;
+  if (!options.configurationName.empty()) {
+    auto published = publishBundle(client, options.configurationName, get(material, kBundle));
+    if (published) {
+      report.bundlePublished = *published;
+    } else {
+      report.publishProblem = published.error().describe();
+    }
+  }
+  return report;
+}
+
+namespace {
+std::optional<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+}  // namespace
+
+core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateStore& store,
+                                          FileState& lastLoaded) {
+  const std::string certPath = dir + "/tls.crt";
+  const std::string keyPath = dir + "/tls.key";
+  auto cert = readFile(certPath);
+  auto key = readFile(keyPath);
+  if (!cert) return core::makeError(core::ErrorKind::NotFound, "cannot read " + certPath);
+  if (!key) return core::makeError(core::ErrorKind::NotFound, "cannot read " + keyPath);
+  if (*cert == lastLoaded.certPem && *key == lastLoaded.keyPem) return false;
+  // A writer that replaces the two files one after the other leaves a moment where they do not
+  // match: update() refuses that pair and the next poll picks up the finished one.
+  if (core::Status s = store.update(*cert, *key); !s) {
+    return withContext(std::move(s).error(), "loading " + certPath + " and " + keyPath);
+  }
+  lastLoaded = FileState{*cert, *key};
+  return true;
+}
+
+}  // namespace restarter::webhook

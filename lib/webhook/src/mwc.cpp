@@ -1,0 +1,142 @@
+#include "restarter/webhook/mwc.hpp"
+
+#include "restarter/certs/certs.hpp"
+#include "restarter/core/constants.hpp"
+
+namespace restarter::webhook {
+
+using nlohmann::json;
+
+core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
+  auto invalid = [](std::string what) { return core::makeError(core::ErrorKind::InvalidInput, std::move(what)); };
+  const bool byService = !o.serviceName.empty();
+  const bool byUrl = !o.url.empty();
+  if (byService == byUrl) return invalid("give either a service or a URL for the webhook");
+  if (byUrl && o.url.rfind("https://", 0) != 0) return invalid("the webhook URL must start with https://");
+  if (byService && o.serviceNamespace.empty()) return invalid("the service needs a namespace");
+  if (byService && (o.servicePort < 1 || o.servicePort > 65535)) return invalid("the service port must be 1-65535");
+  // The apiserver accepts 1 to 30 seconds.
+  if (o.timeoutSeconds < 1 || o.timeoutSeconds > 30) return invalid("timeoutSeconds must be 1-30");
+  if (o.name.empty()) return invalid("the configuration needs a name");
+  if (!o.excludeNamespaces.empty() && !o.onlyNamespaces.empty()) {
+    return invalid("give namespaces to exclude or namespaces to include, not both");
+  }
+
+  json clientConfig = json::object();
+  if (byUrl) {
+    // Out of cluster (the local control plane): the apiserver dials this URL directly; the
+    // certificate needs the host as a SAN (an IP SAN for 127.0.0.1).
+    clientConfig["url"] = o.url;
+  } else {
+    clientConfig["service"] = {{"name", o.serviceName},
+                               {"namespace", o.serviceNamespace},
+                               {"port", o.servicePort},
+                               {"path", o.path}};
+  }
+  // The CA that signed the serving certificate. Left out when serve-webhook manages certificates:
+  // it publishes (and rolls) the bundle itself, and install-mwc must not fight it.
+  if (!o.caBundlePem.empty()) clientConfig["caBundle"] = certs::base64Encode(o.caBundlePem);
+
+  json namespaceSelector = json::object();
+  if (!o.excludeNamespaces.empty()) {
+    // Namespaces where a restart on first rollout is acceptable, or that must never depend on the
+    // webhook (kube-system); every namespace carries kubernetes.io/metadata.name (since 1.21).
+    namespaceSelector["matchExpressions"] = json::array(
+        {{{"key", "kubernetes.io/metadata.name"}, {"operator", "NotIn"}, {"values", o.excludeNamespaces}}});
+  } else if (!o.onlyNamespaces.empty()) {
+    // Only these namespaces (tests use this so that parallel suites never see each other's webhook).
+    namespaceSelector["matchExpressions"] = json::array(
+        {{{"key", "kubernetes.io/metadata.name"}, {"operator", "In"}, {"values", o.onlyNamespaces}}});
+  }
+
+  json rule = {
+      // CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config change
+      // applied together become one rollout instead of two.
+      {"operations", json::array({"CREATE", "UPDATE"})},
+      {"apiGroups", json::array({"apps"})},
+      {"apiVersions", json::array({"v1"})},
+      // The workload kinds the controller manages; the main resource only (no status/scale, whose
+      // writes never change the pod template).
+      {"resources", json::array({"statefulsets", "deployments", "daemonsets"})},
+      // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
+      {"scope", "Namespaced"}};
+
+  json webhook = {
+      // Webhook names must be fully qualified; one webhook per configuration, named like it.
+      {"name", o.name},
+      {"clientConfig", clientConfig},
+      {"rules", json::array({rule})},
+      // Ignore: a down, slow or misconfigured webhook must never block a create or update; the
+      // controller adds the annotations later (the only cost is the old extra restart).
+      {"failurePolicy", "Ignore"},
+      // Equivalent: a request through another API version of the same resource is still sent
+      // (converted to apps/v1), so no path around the webhook exists.
+      {"matchPolicy", "Equivalent"},
+      // None: the webhook only reads; dry-run requests may call it.
+      {"sideEffects", "None"},
+      // v1 only: the only version the handler speaks.
+      {"admissionReviewVersions", json::array({"v1"})},
+      // Well below the 10 s default: a hung webhook delays a create by this much at most. The
+      // webhook's own lookup deadline is shorter still (serve-webhook --lookup-timeout).
+      {"timeoutSeconds", o.timeoutSeconds},
+      // IfNeeded: a later webhook (sidecar injectors) may add volumes that reference ConfigMaps or
+      // Secrets; we are then called again and annotate those too.
+      {"reinvocationPolicy", "IfNeeded"},
+      // Only opted-in workloads are sent: everything else never pays the webhook's latency.
+      {"objectSelector", {{"matchLabels", {{std::string(core::kEnabledLabel), std::string(core::kEnabledLabelValue)}}}}},
+      {"namespaceSelector", namespaceSelector}};
+
+  return json{{"apiVersion", "admissionregistration.k8s.io/v1"},
+              {"kind", "MutatingWebhookConfiguration"},
+              {"metadata", {{"name", o.name}, {"labels", {{"app.kubernetes.io/name", "restarter"}}}}},
+              {"webhooks", json::array({webhook})}};
+}
+
+}  // namespace restarter::webhook
+
+#include <yaml-cpp/yaml.h>
+
+namespace restarter::webhook {
+
+namespace {
+
+void emit(YAML::Emitter& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key << key << YAML::Value;
+        emit(out, item);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& item : value) emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string:
+      // Quoted so that values such as "true" or "5" stay strings.
+      out << YAML::DoubleQuoted << value.get<std::string>();
+      break;
+    case json::value_t::boolean:
+      out << value.get<bool>();
+      break;
+    case json::value_t::null:
+      out << YAML::Null;
+      break;
+    default:
+      out << value.dump();  // numbers: JSON and YAML spell them alike
+      break;
+  }
+}
+
+}  // namespace
+
+std::string toYaml(const json& object) {
+  YAML::Emitter out;
+  emit(out, object);
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace restarter::webhook

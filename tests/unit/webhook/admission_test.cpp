@@ -1,0 +1,249 @@
+#include "restarter/webhook/admission.hpp"
+
+#include <atomic>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "restarter/webhook/certificates.hpp"
+
+using namespace restarter;
+using namespace restarter::webhook;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCmKey = "configmap.restarter.stackable.tech/app-config";
+const std::string kSecretKey = "secret.restarter.stackable.tech/app-secret";
+
+json workload(const std::string& kind = "StatefulSet", bool labeled = true, const json& annotations = nullptr) {
+  json object = {
+      {"apiVersion", "apps/v1"},
+      {"kind", kind},
+      {"metadata", {{"name", "web"}, {"namespace", "ns1"}}},
+      {"spec",
+       {{"template",
+         {{"metadata", {{"labels", {{"app", "web"}}}}},
+          {"spec",
+           {{"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "app-config"}}}}}},
+            {"containers", {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
+  if (labeled) object["metadata"]["labels"] = {{"restarter.stackable.tech/enabled", "true"}};
+  if (!annotations.is_null()) object["spec"]["template"]["metadata"]["annotations"] = annotations;
+  return object;
+}
+
+json review(const json& object, const std::string& operation = "CREATE", const std::string& kind = "StatefulSet") {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+            {"kind", {{"group", "apps"}, {"version", "v1"}, {"kind", kind}}},
+            {"resource", {{"group", "apps"}, {"version", "v1"}, {"resource", "statefulsets"}}},
+            {"namespace", "ns1"},
+            {"name", "web"},
+            {"operation", operation},
+            {"object", object}}}};
+}
+
+// A fetcher over a table; counts calls. Names not in the table are absent.
+struct TableFetcher {
+  std::map<std::string, core::ObjectState> table;
+  std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
+  ReferenceFetcher fetcher() const {
+    return [table = table, calls = calls](const std::string& ns, const std::vector<core::Reference>& refs) {
+      ++*calls;
+      CHECK(ns == "ns1");
+      ReferenceStates states;
+      for (const auto& ref : refs) {
+        const auto it = table.find(ref.name);
+        states.emplace(std::pair{ref.kind, ref.name}, it == table.end() ? core::ObjectState::absent() : it->second);
+      }
+      return states;
+    };
+  }
+};
+
+TableFetcher bothPresent() {
+  TableFetcher f;
+  f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false);
+  f.table["app-secret"] = core::ObjectState::present("uid-s", "12", false);
+  return f;
+}
+
+json responseOf(const AdmissionResult& result) {
+  REQUIRE(result.httpStatus == 200);
+  const json out = json::parse(result.body);
+  CHECK(out["apiVersion"] == "admission.k8s.io/v1");
+  CHECK(out["kind"] == "AdmissionReview");
+  CHECK(out["response"]["uid"] == "705ab4f5-6393-11e8-b7cc-42010a800002");
+  CHECK(out["response"]["allowed"] == true);
+  return out["response"];
+}
+
+json patchOf(const json& response) {
+  REQUIRE(response["patchType"] == "JSONPatch");
+  auto decoded = base64Decode(response["patch"].get<std::string>());
+  REQUIRE(decoded);
+  return json::parse(*decoded);
+}
+
+}  // namespace
+
+TEST_CASE("admission: a labeled StatefulSet on CREATE gets its annotations as a JSON Patch", "[admission]") {
+  const auto fetcher = bothPresent();
+  const auto result = handleAdmissionReview(review(workload()).dump(), fetcher.fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  const json patch = patchOf(responseOf(result));
+  // The template has metadata but no annotations: one add creates them with both keys.
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["op"] == "add");
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations");
+  CHECK(patch[0]["value"][kCmKey] == "uid-cm/11");
+  CHECK(patch[0]["value"][kSecretKey] == "uid-s/12");
+  CHECK(*fetcher.calls == 1);
+}
+
+TEST_CASE("admission: Deployments and DaemonSets are handled like StatefulSets", "[admission]") {
+  for (const std::string kind : {"Deployment", "DaemonSet"}) {
+    INFO(kind);
+    const auto result = handleAdmissionReview(review(workload(kind), "CREATE", kind).dump(), bothPresent().fetcher());
+    CHECK(result.outcome == Outcome::Patched);
+    CHECK(result.kind == kind);
+  }
+}
+
+TEST_CASE("admission: UPDATE patches only what differs", "[admission]") {
+  const json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}, {"other", "x"}});
+  const auto result = handleAdmissionReview(review(current, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["op"] == "add");  // RFC 6902: add replaces an existing member
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
+  CHECK(patch[0]["value"] == "uid-cm/11");
+}
+
+TEST_CASE("admission: annotations already right give no patch", "[admission]") {
+  const json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}});
+  const auto result = handleAdmissionReview(review(current, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Unchanged);
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  CHECK_FALSE(response.contains("warnings"));
+}
+
+TEST_CASE("admission: an absent object gets no annotation and the rest is patched", "[admission]") {
+  TableFetcher f;
+  f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false);
+  const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+  const json patch = patchOf(responseOf(result));
+  CHECK(patch[0]["value"].size() == 1);
+  CHECK(patch[0]["value"].contains(kCmKey));
+}
+
+TEST_CASE("admission: an unknown reference means allowed without a patch and with a warning", "[admission]") {
+  auto f = bothPresent();
+  f.table["app-secret"] = core::ObjectState::unknown("no answer within 3000 ms");
+  const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::Failed);
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  REQUIRE(response["warnings"].size() == 1);
+  CHECK(response["warnings"][0].get<std::string>().find("restarter webhook") == 0);
+  CHECK(result.detail.find("app-secret") != std::string::npos);
+}
+
+TEST_CASE("admission: requests that are not ours pass unchanged without a lookup", "[admission]") {
+  struct Case {
+    const char* name;
+    json review;
+  };
+  json deleteReview = review(workload(), "DELETE");
+  deleteReview["request"]["object"] = nullptr;
+  json pod = review(workload(), "CREATE", "Pod");
+  pod["request"]["kind"]["group"] = "";
+  const std::vector<Case> cases = {
+      {"unlabeled", review(workload("StatefulSet", false))},
+      {"label false", [] { json r = review(workload()); r["request"]["object"]["metadata"]["labels"]["restarter.stackable.tech/enabled"] = "false"; return r; }()},
+      {"delete", deleteReview},
+      {"connect", review(workload(), "CONNECT")},
+      {"pod", pod},
+      {"other version", [] { json r = review(workload()); r["request"]["kind"]["version"] = "v1beta2"; return r; }()},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    TableFetcher f;
+    const auto result = handleAdmissionReview(c.review.dump(), f.fetcher());
+    CHECK(result.outcome == Outcome::Skipped);
+    const json response = responseOf(result);
+    CHECK_FALSE(response.contains("patch"));
+    CHECK(*f.calls == 0);
+  }
+}
+
+TEST_CASE("admission: a workload without references is unchanged without a lookup", "[admission]") {
+  json object = workload();
+  object["spec"]["template"]["spec"] = {{"containers", {{{"name", "app"}}}}};
+  TableFetcher f;
+  const auto result = handleAdmissionReview(review(object).dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::Unchanged);
+  CHECK(*f.calls == 0);
+}
+
+TEST_CASE("admission: odd but well-formed requests are allowed with a warning", "[admission]") {
+  struct Case {
+    const char* name;
+    json object;
+  };
+  json noTemplate = workload();
+  noTemplate["spec"].erase("template");
+  json badVolumes = workload();
+  badVolumes["spec"]["template"]["spec"]["volumes"] = "not a list";
+  json badAnnotations = workload("StatefulSet", true, {{kCmKey, 42}});
+  json badMetadata = workload();
+  badMetadata["spec"]["template"]["metadata"] = "text";
+  json noSpec = workload();
+  noSpec.erase("spec");
+  for (const auto& c : std::vector<Case>{{"no template", noTemplate}, {"bad volumes", badVolumes},
+                                          {"bad annotations", badAnnotations}, {"bad metadata", badMetadata},
+                                          {"no spec", noSpec}}) {
+    INFO(c.name);
+    const auto result = handleAdmissionReview(review(c.object).dump(), bothPresent().fetcher());
+    CHECK(result.outcome == Outcome::Failed);
+    const json response = responseOf(result);
+    CHECK_FALSE(response.contains("patch"));
+    CHECK(response["warnings"].is_array());
+  }
+}
+
+TEST_CASE("admission: malformed bodies get HTTP 400", "[admission]") {
+  const std::vector<std::string> bodies = {
+      "", "{", "[]", "null", "\"text\"", R"({"kind":"AdmissionReview"})",
+      R"({"kind":"AdmissionReview","request":{}})", R"({"kind":"AdmissionReview","request":{"uid":7}})",
+      R"({"kind":"Pod","request":{"uid":"a"}})", R"({"kind":"AdmissionReview","request":"x"})",
+      std::string("\xff\xfe\x00", 3)};
+  for (const auto& body : bodies) {
+    INFO(body);
+    const auto result = handleAdmissionReview(body, bothPresent().fetcher());
+    CHECK(result.httpStatus == 400);
+    CHECK(result.outcome == Outcome::Malformed);
+  }
+}
+
+TEST_CASE("admission: a request uid with odd fields elsewhere is still answered", "[admission]") {
+  json r = review(workload());
+  r["request"]["kind"] = "StatefulSet";  // not an object
+  r["request"]["operation"] = 5;
+  r["request"]["namespace"] = json::array();
+  const auto result = handleAdmissionReview(r.dump(), bothPresent().fetcher());
+  CHECK(result.httpStatus == 200);
+  CHECK(result.outcome == Outcome::Skipped);
+}
+
+TEST_CASE("admission: the namespace comes from the object when the request has none", "[admission]") {
+  json r = review(workload());
+  r["request"].erase("namespace");
+  const auto result = handleAdmissionReview(r.dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  CHECK(result.namespace_ == "ns1");
+}

@@ -1,0 +1,91 @@
+#include "restarter/webhook/mwc.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace restarter::webhook;
+using nlohmann::json;
+
+TEST_CASE("mwc: registered by URL with every safety setting", "[mwc]") {
+  MwcOptions o;
+  o.url = "https://127.0.0.1:9443/mutate";
+  o.caBundlePem = "PEM";
+  o.onlyNamespaces = {"kuttl-test-x"};
+  auto built = buildMutatingWebhookConfiguration(o);
+  REQUIRE(built.ok());
+  const json& mwc = *built;
+  CHECK(mwc["apiVersion"] == "admissionregistration.k8s.io/v1");
+  CHECK(mwc["kind"] == "MutatingWebhookConfiguration");
+  CHECK(mwc["metadata"]["name"] == kDefaultConfigurationName);
+  REQUIRE(mwc["webhooks"].size() == 1);
+  const json& w = mwc["webhooks"][0];
+  CHECK(w["failurePolicy"] == "Ignore");
+  CHECK(w["sideEffects"] == "None");
+  CHECK(w["admissionReviewVersions"] == json::array({"v1"}));
+  CHECK(w["timeoutSeconds"] == 5);
+  CHECK(w["reinvocationPolicy"] == "IfNeeded");
+  CHECK(w["matchPolicy"] == "Equivalent");
+  CHECK(w["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate");
+  CHECK(w["clientConfig"]["caBundle"] == "UEVN");
+  CHECK_FALSE(w["clientConfig"].contains("service"));
+  CHECK(w["objectSelector"]["matchLabels"]["restarter.stackable.tech/enabled"] == "true");
+  CHECK(w["rules"][0]["operations"] == json::array({"CREATE", "UPDATE"}));
+  CHECK(w["rules"][0]["apiGroups"] == json::array({"apps"}));
+  CHECK(w["rules"][0]["resources"] == json::array({"statefulsets", "deployments", "daemonsets"}));
+  const json& expr = w["namespaceSelector"]["matchExpressions"][0];
+  CHECK(expr["key"] == "kubernetes.io/metadata.name");
+  CHECK(expr["operator"] == "In");
+  CHECK(expr["values"] == json::array({"kuttl-test-x"}));
+}
+
+TEST_CASE("mwc: registered by service, namespaces excluded, no caBundle", "[mwc]") {
+  MwcOptions o;
+  o.serviceName = "restarter-webhook";
+  o.serviceNamespace = "restarter";
+  o.timeoutSeconds = 3;
+  o.excludeNamespaces = {"kube-system"};
+  auto built = buildMutatingWebhookConfiguration(o);
+  REQUIRE(built.ok());
+  const json& w = (*built)["webhooks"][0];
+  CHECK(w["clientConfig"]["service"] ==
+        json({{"name", "restarter-webhook"}, {"namespace", "restarter"}, {"port", 443}, {"path", "/mutate"}}));
+  CHECK_FALSE(w["clientConfig"].contains("caBundle"));
+  CHECK(w["timeoutSeconds"] == 3);
+  CHECK(w["namespaceSelector"]["matchExpressions"][0]["operator"] == "NotIn");
+}
+
+TEST_CASE("mwc: bad options are refused", "[mwc]") {
+  auto check = [](MwcOptions o, const char* why) {
+    INFO(why);
+    CHECK_FALSE(buildMutatingWebhookConfiguration(o).ok());
+  };
+  MwcOptions none;
+  check(none, "neither service nor url");
+  MwcOptions both;
+  both.url = "https://a/b";
+  both.serviceName = "s";
+  both.serviceNamespace = "n";
+  check(both, "both");
+  MwcOptions http;
+  http.url = "http://127.0.0.1/x";
+  check(http, "not https");
+  MwcOptions timeout;
+  timeout.url = "https://a/b";
+  timeout.timeoutSeconds = 31;
+  check(timeout, "timeout above 30");
+  timeout.timeoutSeconds = 0;
+  check(timeout, "timeout 0");
+  MwcOptions selectors;
+  selectors.url = "https://a/b";
+  selectors.excludeNamespaces = {"a"};
+  selectors.onlyNamespaces = {"b"};
+  check(selectors, "both selectors");
+}
+
+TEST_CASE("mwc: YAML keeps strings as strings", "[mwc]") {
+  const json object = {{"a", "true"}, {"b", 5}, {"c", json::array({"x"})}, {"d", true}};
+  const std::string yaml = toYaml(object);
+  CHECK(yaml.find("a: \"true\"") != std::string::npos);
+  CHECK(yaml.find("b: 5") != std::string::npos);
+  CHECK(yaml.find("- \"x\"") != std::string::npos);
+  CHECK(yaml.find("d: true") != std::string::npos);
+}

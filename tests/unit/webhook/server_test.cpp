@@ -1,0 +1,218 @@
+#include "restarter/webhook/server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <chrono>
+
+#include <catch2/catch.hpp>
+#include <httplib.h>
+
+#include "restarter/certs/certs.hpp"
+
+using namespace restarter;
+using namespace restarter::webhook;
+
+namespace {
+
+core::TimePoint now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+}
+
+struct Pki {
+  certs::KeyedCertificate ca;
+  certs::KeyedCertificate leaf;
+};
+
+Pki makePki() {
+  certs::CaRequest caRequest;
+  auto ca = certs::createCa(caRequest, now());
+  REQUIRE(ca.ok());
+  certs::ServingRequest serving;
+  serving.ipAddresses = {"127.0.0.1"};
+  auto leaf = certs::issueServing(serving, *ca, now());
+  REQUIRE(leaf.ok());
+  return {*ca, *leaf};
+}
+
+std::string tempFile(const std::string& content) {
+  char name[] = "/tmp/webhook-server-test-XXXXXX";
+  const int fd = mkstemp(name);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
+  close(fd);
+  return name;
+}
+
+// A minimal TLS client on raw OpenSSL, to see which certificate a connection got and to send
+// several requests over one connection.
+class RawTlsClient {
+ public:
+  RawTlsClient(int port, int maxVersion = 0) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    if (maxVersion != 0) {
+      SSL_CTX_set_security_level(ctx_, 0);
+      SSL_CTX_set_min_proto_version(ctx_, TLS1_VERSION);
+      SSL_CTX_set_max_proto_version(ctx_, maxVersion);
+    }
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    connected_ = connected_ && SSL_connect(ssl_) == 1;
+  }
+  ~RawTlsClient() {
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+    close(fd_);
+  }
+  bool connected() const { return connected_; }
+  std::string version() const { return SSL_get_version(ssl_); }
+
+  std::string fingerprint() const {
+    X509* cert = SSL_get1_peer_certificate(ssl_);
+    if (cert == nullptr) return {};
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    X509_digest(cert, EVP_sha256(), digest, &length);
+    X509_free(cert);
+    std::string out;
+    static const char* digits = "0123456789abcdef";
+    for (unsigned int i = 0; i < length; ++i) {
+      out += digits[digest[i] >> 4];
+      out += digits[digest[i] & 0xf];
+    }
+    return out;
+  }
+
+  // One keep-alive request; the response body ("" on failure).
+  std::string post(const std::string& body) {
+    const std::string request = "POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    if (SSL_write(ssl_, request.data(), static_cast<int>(request.size())) <= 0) return {};
+    std::string response;
+    char buffer[4096];
+    while (true) {
+      const auto headerEnd = response.find("\r\n\r\n");
+      if (headerEnd != std::string::npos) {
+        const auto lengthAt = response.find("Content-Length: ");
+        if (lengthAt != std::string::npos && lengthAt < headerEnd) {
+          const std::size_t length = std::stoul(response.substr(lengthAt + 16));
+          if (response.size() >= headerEnd + 4 + length) return response.substr(headerEnd + 4, length);
+        }
+      }
+      const int n = SSL_read(ssl_, buffer, sizeof buffer);
+      if (n <= 0) return {};
+      response.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("server: the store refuses a key of another certificate and keeps the old one", "[server]") {
+  const Pki a = makePki();
+  const Pki b = makePki();
+  CertificateStore store;
+  CHECK_FALSE(store.ready());
+  REQUIRE(store.update(a.leaf.certPem, a.leaf.keyPem).ok());
+  const std::string before = store.fingerprint();
+  CHECK(before.size() == 64);
+  CHECK_FALSE(store.update(b.leaf.certPem, a.leaf.keyPem).ok());
+  CHECK_FALSE(store.update("not pem", a.leaf.keyPem).ok());
+  CHECK_FALSE(store.update(a.leaf.certPem, "not pem").ok());
+  CHECK(store.fingerprint() == before);
+}
+
+TEST_CASE("server: serves POST over TLS and swaps the certificate without dropping connections", "[server]") {
+  const Pki a = makePki();
+  const Pki b = makePki();
+  CertificateStore store;
+  REQUIRE(store.update(a.leaf.certPem, a.leaf.keyPem).ok());
+  HttpsServer server(ServerOptions{{"127.0.0.1", 0}, "/mutate", 4}, store, [](const std::string& body) {
+    return HttpReply{200, "application/json", "echo:" + body};
+  });
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  RawTlsClient open(*port);
+  REQUIRE(open.connected());
+  CHECK(open.version() == "TLSv1.3");
+  CHECK(open.post("one") == "echo:one");
+  const std::string oldFingerprint = store.fingerprint();
+  CHECK(open.fingerprint() == oldFingerprint);
+
+  REQUIRE(store.update(b.leaf.certPem, b.leaf.keyPem).ok());
+  // The open connection keeps its session and still works.
+  CHECK(open.post("two") == "echo:two");
+  CHECK(open.fingerprint() == oldFingerprint);
+  // A new connection gets the new certificate.
+  RawTlsClient fresh(*port);
+  REQUIRE(fresh.connected());
+  CHECK(fresh.fingerprint() == store.fingerprint());
+  CHECK(fresh.fingerprint() != oldFingerprint);
+  CHECK(fresh.post("three") == "echo:three");
+
+  // A verifying client trusting the CA works; other paths are not served.
+  const std::string bundle = tempFile(a.ca.certPem + b.ca.certPem);
+  httplib::SSLClient client("127.0.0.1", *port);
+  client.set_ca_cert_path(bundle.c_str());
+  client.enable_server_certificate_verification(true);
+  auto verified = client.Post("/mutate", "four", "application/json");
+  REQUIRE(verified);
+  CHECK(verified->body == "echo:four");
+  auto other = client.Post("/other", "x", "application/json");
+  REQUIRE(other);
+  CHECK(other->status == 404);
+  client.stop();
+  server.stop();
+  std::remove(bundle.c_str());
+}
+
+TEST_CASE("server: TLS 1.2 is accepted and TLS 1.1 refused", "[server]") {
+  const Pki a = makePki();
+  CertificateStore store;
+  REQUIRE(store.update(a.leaf.certPem, a.leaf.keyPem).ok());
+  HttpsServer server(ServerOptions{{"127.0.0.1", 0}, "/mutate", 2}, store,
+                     [](const std::string&) { return HttpReply{200, "application/json", "ok"}; });
+  auto port = server.start();
+  REQUIRE(port.ok());
+  RawTlsClient old(*port, TLS1_1_VERSION);
+  CHECK_FALSE(old.connected());
+  RawTlsClient tls12(*port, TLS1_2_VERSION);
+  REQUIRE(tls12.connected());
+  CHECK(tls12.version() == "TLSv1.2");
+  CHECK(tls12.post("x") == "ok");
+}
+
+TEST_CASE("server: without a certificate the handshake fails and a second bind is refused", "[server]") {
+  CertificateStore store;
+  HttpsServer server(ServerOptions{{"127.0.0.1", 0}, "/mutate", 2}, store,
+                     [](const std::string&) { return HttpReply{}; });
+  auto port = server.start();
+  REQUIRE(port.ok());
+  RawTlsClient client(*port);
+  CHECK_FALSE(client.connected());
+  HttpsServer second(ServerOptions{{"127.0.0.1", *port}, "/mutate", 2}, store,
+                     [](const std::string&) { return HttpReply{}; });
+  CHECK_FALSE(second.start().ok());
+}
