@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libcurl4-openssl-dev libssl-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev catch2
-  libcpp-httplib-dev
+  libcpp-httplib-dev python3-jsonschema jq
   iproute2 openssl util-linux procps
 )
 

@@ -114,6 +114,17 @@ RevisionShape fromReplicaSet(const json& rs) {
   return out;
 }
 
+}  // namespace
+
+std::optional<core::Revision> revisionFromObject(const json& object, core::WorkloadKind kind,
+                                                 const std::string& workloadUid) {
+  if (!ownedBy(object, workloadUid)) return std::nullopt;
+  return kind == core::WorkloadKind::Deployment ? fromReplicaSet(object).revision
+                                                : fromControllerRevision(object, kind).revision;
+}
+
+namespace {
+
 ordered_json annotationCause(const core::AnnotationChange& change) {
   ordered_json out;
   out["type"] = "annotation";
@@ -125,6 +136,14 @@ ordered_json annotationCause(const core::AnnotationChange& change) {
 }
 
 }  // namespace
+
+ordered_json causesDocument(const core::RevisionCause& cause) {
+  ordered_json causes = ordered_json::array();
+  if (cause.created) causes.push_back({{"type", "created"}});
+  for (const auto& change : cause.annotations) causes.push_back(annotationCause(change));
+  for (const auto& path : cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
+  return causes;
+}
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name) {
@@ -211,16 +230,12 @@ ordered_json explanationDocument(const ExplainInput& input) {
                          {"fieldManager", first.fieldManager}};
   ordered_json revisions = ordered_json::array();
   for (const core::ExplainedRevision& r : explained) {
-    ordered_json causes = ordered_json::array();
-    if (r.cause.created) causes.push_back({{"type", "created"}});
-    for (const auto& change : r.cause.annotations) causes.push_back(annotationCause(change));
-    for (const auto& path : r.cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
     revisions.push_back({{"revision", r.revision.number},
                          {"name", r.revision.name},
                          {"created", r.revision.created},
                          {"pods", r.revision.pods},
                          {"current", r.revision.name == input.currentRevision},
-                         {"causes", std::move(causes)}});
+                         {"causes", causesDocument(r.cause)}});
   }
   doc["revisions"] = std::move(revisions);
 

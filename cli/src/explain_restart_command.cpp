@@ -1,7 +1,6 @@
 // explain-restart: flags, text rendering, --watch and exit codes (see explain_restart.hpp).
 #include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <ostream>
@@ -184,87 +183,89 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
   const bool deployment = start.kind == core::WorkloadKind::Deployment;
   const auto resource = deployment ? kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}
                                    : kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
-  const std::string uid = start.workload["metadata"].value("uid", "");
+  std::string uid;
+  if (start.workload.contains("metadata") && start.workload["metadata"].contains("uid") &&
+      start.workload["metadata"]["uid"].is_string()) {
+    uid = start.workload["metadata"]["uid"].get<std::string>();
+  }
   std::string selector;
-  const json matchLabels = start.workload["spec"]["selector"].value("matchLabels", json::object());
-  for (const auto& [key, value] : matchLabels.items()) {
-    if (value.is_string()) selector += (selector.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  const json* matchLabels = nullptr;
+  if (start.workload.contains("spec") && start.workload["spec"].contains("selector") &&
+      start.workload["spec"]["selector"].contains("matchLabels")) {
+    matchLabels = &start.workload["spec"]["selector"]["matchLabels"];
+  }
+  if (matchLabels != nullptr && matchLabels->is_object()) {
+    for (const auto& [key, value] : matchLabels->items()) {
+      if (value.is_string()) selector += (selector.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+    }
   }
   std::map<std::string, core::Revision> known;
   for (const core::Revision& revision : start.revisions) known[revision.name] = revision;
 
+  // Prints `object` (a ControllerRevision or ReplicaSet) if it is a revision of the workload not
+  // reported before, with its cause against the newest older revision.
+  auto report = [&](const json& object) {
+    std::optional<core::Revision> revision = revisionFromObject(object, start.kind, uid);
+    if (!revision) return;
+    const auto seen = known.find(revision->name);
+    if (seen != known.end() && seen->second.number == revision->number) return;
+    const core::Revision* previous = nullptr;
+    for (const auto& [name, other] : known) {
+      if (other.number < revision->number && (previous == nullptr || other.number > previous->number)) {
+        previous = &other;
+      }
+    }
+    core::RevisionCause cause;
+    if (previous != nullptr) {
+      cause = core::revisionCause(previous->podTemplate, revision->podTemplate);
+    } else {
+      cause.created = true;
+    }
+    const ordered_json causes = causesDocument(cause);
+    if (format == OutputFormat::Text) {
+      io.out << "revision " << revision->number << " " << revision->name << " " << revision->created << ":";
+      if (causes.empty()) io.out << " no template change";
+      for (std::size_t i = 0; i < causes.size(); ++i) io.out << (i == 0 ? " " : "; ") << causeLine(causes[i]);
+      io.out << std::endl;
+    } else {
+      io.out << ordered_json{{"revision", revision->number}, {"name", revision->name},
+                             {"created", revision->created}, {"causes", causes}}
+                    .dump()
+             << std::endl;
+    }
+    known[revision->name] = std::move(*revision);
+  };
+
   std::string resourceVersion;
   for (int failures = 0; failures < 5;) {
     if (resourceVersion.empty()) {
+      // (Re)list: revisions created since the explanation was read (or while a 410 forced this
+      // relist) are reported here, so none is missed between reading and watching.
       kube::ListOptions list;
       list.labelSelector = selector;
-      list.limit = 1;
-      auto page = client.listPage(resource, namespace_, list);
-      if (!page) {
-        io.err << io.programName << " " << kName << ": watching: " << page.error().describe() << "\n";
-        return exitFor(page.error());
+      auto all = client.list(resource, namespace_, list);
+      if (!all) {
+        io.err << io.programName << " " << kName << ": watching: " << all.error().describe() << "\n";
+        return exitFor(all.error());
       }
-      resourceVersion = page->resourceVersion;
+      for (json& item : all->items) report(item);
+      resourceVersion = all->resourceVersion;
     }
     kube::WatchOptions options;
     options.resourceVersion = resourceVersion;
     options.labelSelector = selector;
     auto ended = client.watch(resource, namespace_, options, [&](kube::WatchEvent&& event) {
-      const std::string rv = event.object["metadata"].value("resourceVersion", "");
-      if (!rv.empty()) resourceVersion = rv;
-      if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified) return true;
-      const auto& owners = event.object["metadata"].value("ownerReferences", json::array());
-      bool owned = false;
-      for (const auto& owner : owners) owned = owned || owner.value("uid", "") == uid;
-      if (!owned) return true;
-      // Read this revision the way readExplainInput does (template, number).
-      core::Revision revision;
-      revision.name = event.object["metadata"].value("name", "");
-      revision.created = event.object["metadata"].value("creationTimestamp", "");
-      if (deployment) {
-        revision.number = std::atoll(event.object["metadata"].value("annotations", json::object())
-                                         .value("deployment.kubernetes.io/revision", "0").c_str());
-        revision.podTemplate = event.object["spec"].value("template", json::object());
-        if (revision.podTemplate.contains("metadata") && revision.podTemplate["metadata"].contains("labels")) {
-          revision.podTemplate["metadata"]["labels"].erase("pod-template-hash");
-        }
-      } else {
-        revision.number = event.object.value("revision", std::int64_t{0});
-        revision.podTemplate = event.object["data"]["spec"].value("template", json::object());
-        revision.podTemplate.erase("$patch");
-      }
-      const auto seen = known.find(revision.name);
-      if (seen != known.end() && seen->second.number == revision.number) return true;
-      const core::Revision* previous = nullptr;
-      for (const auto& [name, other] : known) {
-        if (other.number < revision.number && (previous == nullptr || other.number > previous->number)) {
-          previous = &other;
+      const json* eventMetadata = event.object.is_object() && event.object.contains("metadata")
+                                      ? &event.object["metadata"] : nullptr;
+      if (eventMetadata != nullptr && eventMetadata->is_object()) {
+        const auto rv = eventMetadata->find("resourceVersion");
+        if (rv != eventMetadata->end() && rv->is_string() && !rv->get_ref<const std::string&>().empty()) {
+          resourceVersion = rv->get<std::string>();
         }
       }
-      const core::RevisionCause cause =
-          previous ? core::revisionCause(previous->podTemplate, revision.podTemplate) : core::RevisionCause{true, {}, {}};
-      ordered_json causes = ordered_json::array();
-      if (cause.created) causes.push_back({{"type", "created"}});
-      for (const auto& change : cause.annotations) {
-        causes.push_back({{"type", "annotation"},
-                          {"object", {{"kind", std::string(core::refKindName(change.kind))}, {"name", change.name}}},
-                          {"change", core::changeCauseName(change.cause)},
-                          {"before", change.before ? ordered_json(*change.before) : ordered_json(nullptr)},
-                          {"after", change.after ? ordered_json(*change.after) : ordered_json(nullptr)}});
+      if (event.type == kube::WatchEvent::Type::Added || event.type == kube::WatchEvent::Type::Modified) {
+        report(event.object);
       }
-      for (const auto& path : cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
-      if (format == OutputFormat::Text) {
-        io.out << "revision " << revision.number << " " << revision.name << " " << revision.created << ":";
-        if (causes.empty()) io.out << " no template change";
-        for (std::size_t i = 0; i < causes.size(); ++i) io.out << (i == 0 ? " " : "; ") << causeLine(causes[i]);
-        io.out << std::endl;
-      } else {
-        io.out << ordered_json{{"revision", revision.number}, {"name", revision.name},
-                               {"created", revision.created}, {"causes", causes}}
-                      .dump()
-               << std::endl;
-      }
-      known[revision.name] = std::move(revision);
       return true;
     });
     if (ended) {

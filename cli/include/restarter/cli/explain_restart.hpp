@@ -10,6 +10,7 @@
 // wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
 // workload has no revisions yet.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ nlohmann::ordered_json explanationDocument(const ExplainInput& input);
 
 // Human-readable text of an explanation document.
 std::string renderText(const nlohmann::ordered_json& document, bool color);
+
+// The revision a ControllerRevision (StatefulSet, DaemonSet) or ReplicaSet (Deployment) object
+// records, if the object belongs to the workload with `workloadUid`; nullopt otherwise. Tolerates
+// any JSON shape.
+std::optional<core::Revision> revisionFromObject(const nlohmann::json& object, core::WorkloadKind kind,
+                                                 const std::string& workloadUid);
+
+// The JSON causes of a revision (the "causes" array of the schema).
+nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 
 // Reads an ExplainInput from the API.
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
