@@ -4,8 +4,8 @@
 #   2. builds with warnings as errors and runs the unit tests;
 #   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   4. builds the local control plane if not cached (tests/cluster), brings it up, runs the
-#      integration tests and the kuttl suites inside its network namespace, and brings it down,
-#      also when a test fails.
+#      integration tests, the kuttl suites and the Krew plugin test (krew/test-install.sh) inside
+#      its network namespace, and brings it down, also when a test fails.
 # Flags: --no-cluster skips stage 4 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
@@ -62,6 +62,7 @@ cluster_tests() {
     "$cluster" exec -- ctest --test-dir build/ci -L integration --output-on-failure || rc=1
   fi
   "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+  "$cluster" exec -- krew/test-install.sh || rc=1
   "$cluster" down || rc=1
   trap - EXIT
   return $rc

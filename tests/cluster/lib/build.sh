@@ -118,6 +118,12 @@ build_kuttl() {
     github.com/kudobuilder/kuttl/cmd/kubectl-kuttl)
 }
 
+build_krew() {
+  local mod=$1 out=$2
+  render_module krew "$mod"
+  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/krew/cmd/krew)
+}
+
 # Build one tool into $CACHE_ROOT/tools/<tool>-<version>-<key> unless already complete.
 # The work happens in a temporary sibling that is renamed into place, so an interrupted build
 # leaves nothing that looks complete.
@@ -147,6 +153,7 @@ build_tool() {
 build_all() {
   ensure_host_tools
   if [[ -f $CACHE_ROOT/$VERSIONS_KEY/.complete ]]; then
+    link_extra_tools
     echo "$BIN_DIR"
     return 0
   fi
@@ -174,5 +181,26 @@ build_all() {
   touch "$CACHE_ROOT/$VERSIONS_KEY/.complete"
   flock -u 9
   exec 9>&-           # not inherited by the components `up` starts next
+  link_extra_tools
   echo "$BIN_DIR"
+}
+
+# Build (or reuse) each of EXTRA_TOOLS and link it into $BIN_DIR; quick when all are cached.
+link_extra_tools() {
+  local tool version version_var dir f
+  for tool in "${EXTRA_TOOLS[@]}"; do
+    version_var="${tool^^}_VERSION"
+    version=${!version_var}
+    dir="$CACHE_ROOT/tools/$tool-$version-${TOOL_KEY[$tool]}"
+    if [[ ! -f $dir/.complete ]]; then
+      ensure_go
+      mkdir -p "$CACHE_ROOT"
+      exec 9>"$CACHE_ROOT/.lock"
+      flock 9
+      dir=$(build_tool "$tool" "$version")
+      flock -u 9
+      exec 9>&-
+    fi
+    for f in "$dir"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
+  done
 }
