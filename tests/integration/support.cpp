@@ -121,7 +121,8 @@ std::string restartApiserver(kube::Client& client, std::chrono::seconds readyTim
     return "pid " + std::to_string(pid) + " is not kube-apiserver";
 
   ::kill(static_cast<pid_t>(pid), SIGTERM);
-  bool gone = waitUntil(std::chrono::seconds(60), [&] {
+  // The same grace as cluster.sh down gives it (stop_components 20), then SIGKILL.
+  bool gone = waitUntil(std::chrono::seconds(20), [&] {
     auto [now, state] = procStart(pid);
     return now != start || state == 'Z';
   });
