@@ -2,6 +2,7 @@
 
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/gen_certs.hpp"
+#include "restarter/cli/serve_controller.hpp"
 #include "restarter/cli/install_mwc.hpp"
 #include "restarter/cli/serve_webhook.hpp"
 
@@ -14,6 +15,7 @@ const std::vector<Subcommand>& subcommands() {
       serveWebhookCommand(),
       installMwcCommand(),
       explainRestartCommand(),
+      serveControllerCommand(),
   };
   return all;
 }

@@ -1,0 +1,48 @@
+#pragma once
+// `restarter serve-controller`: the workload restarter (StatefulSets, Deployments, DaemonSets
+// labeled restarter.stackable.tech/enabled=true) and the pod expiry restarter, with leader
+// election, /healthz, /readyz (after every cache has synced) and /metrics. SIGTERM or SIGINT:
+// stop taking work, finish in-flight writes, release the Lease, exit 0. Leadership lost: exit 1.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "restarter/cli/subcommand.hpp"
+#include "restarter/obs/endpoints.hpp"
+#include "restarter/obs/log.hpp"
+
+namespace restarter::cli {
+
+struct ServeControllerOptions {
+  std::string kubeconfig;
+  std::string context;
+  std::vector<std::string> namespaces;  // empty: all namespaces
+  std::chrono::milliseconds debounce{1000};
+  bool dryRun = false;
+  std::optional<bool> leaderElect;  // nullopt: on when running in a cluster
+  std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
+  std::string leaderElectionId = "restarter-controller";
+  std::optional<obs::BindAddress> metricsBind = obs::BindAddress{"", 8080};
+  std::optional<obs::BindAddress> healthBind = obs::BindAddress{"", 8081};
+  obs::LogFormat logFormat = obs::LogFormat::Text;
+  obs::LogLevel logLevel = obs::LogLevel::Info;
+  double maxWritesPerSecond = 10.0;
+  int writeBurst = 50;
+};
+
+// Parses the flags after `serve-controller`. Returns an exit code when the command must end now
+// (--help: 0; a usage error, reported on io.err: 2), nothing when `out` is ready to run.
+std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
+                                             ServeControllerOptions& out);
+
+// "0", "250ms", or a core::parseDuration text ("1s", "2m"). InvalidInput otherwise.
+core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text);
+
+// Runs until SIGTERM/SIGINT. Logs go to io.err.
+int runServeController(const ServeControllerOptions& options, Io& io);
+
+Subcommand serveControllerCommand();
+
+}  // namespace restarter::cli

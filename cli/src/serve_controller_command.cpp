@@ -1,0 +1,288 @@
+#include "restarter/cli/serve_controller.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <ctime>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <stop_token>
+#include <thread>
+
+#include <cxxopts.hpp>
+
+#include "restarter/cli/flags.hpp"
+#include "restarter/controller/controller.hpp"
+#include "restarter/core/time.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/config.hpp"
+#include "restarter/obs/metrics.hpp"
+
+namespace restarter::cli {
+
+namespace {
+
+constexpr const char* kName = "serve-controller";
+
+cxxopts::Options makeOptions(const Io& io) {
+  cxxopts::Options options(
+      io.programName + " " + kName,
+      "Keep the pod templates of StatefulSets, Deployments and DaemonSets labeled\n"
+      "restarter.stackable.tech/enabled=true annotated with the versions of the ConfigMaps and\n"
+      "Secrets they use (so a change rolls their pods), and evict labeled pods at their\n"
+      "restarter.stackable.tech/expires-at.* time. Logs go to stderr. SIGTERM: finish in-flight\n"
+      "writes, release the Lease, exit 0.\n");
+  options.custom_help("[flags]");
+  options.add_options()
+      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster)",
+       cxxopts::value<std::string>(), "FILE")
+      ("context", "kubeconfig context to use", cxxopts::value<std::string>(), "NAME")
+      ("n,namespace", "namespace to watch; repeat or separate with commas for several "
+                      "(default: all namespaces)",
+       cxxopts::value<std::vector<std::string>>(), "NS")
+      ("debounce", "wait this long after the first change of a workload before acting, so a "
+                   "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
+       cxxopts::value<std::string>()->default_value("1s"), "DURATION")
+      ("dry-run", "log and announce (Event reason WouldRestart) what would be done; write nothing "
+                  "to workloads or pods")
+      ("leader-elect", "run only while holding the Lease (default: true in a cluster, false "
+                       "otherwise)",
+       cxxopts::value<std::string>()->implicit_value("true"), "true|false")
+      ("leader-election-namespace", "namespace of the Lease (default: the only --namespace, else "
+                                    "the kubeconfig's or service account's namespace)",
+       cxxopts::value<std::string>(), "NS")
+      ("leader-election-id", "name of the Lease",
+       cxxopts::value<std::string>()->default_value("restarter-controller"), "NAME")
+      ("metrics-bind-address", "address of /metrics (\"0\" disables)",
+       cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
+      ("health-bind-address", "address of /healthz and /readyz (\"0\" disables)",
+       cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
+      ("max-writes-per-second", "global limit on workload writes and evictions per second",
+       cxxopts::value<double>()->default_value("10"), "N")
+      ("write-burst", "writes allowed at once before --max-writes-per-second applies",
+       cxxopts::value<int>()->default_value("50"), "N")
+      ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
+      ("log-level", "debug, info, warn or error",
+       cxxopts::value<std::string>()->default_value("info"), "LEVEL")
+      ("h,help", "show this help");
+  return options;
+}
+
+std::string hostName() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "restarter";
+  return buffer;
+}
+
+std::string replicaIdentity() {
+  std::random_device device;
+  std::ostringstream out;
+  out << hostName() << "_" << std::hex << device() << device();
+  return out.str();
+}
+
+std::string describe(const obs::BindAddress& address, int port) {
+  return (address.host.empty() ? std::string("0.0.0.0") : address.host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text) {
+  if (text == "0") return std::chrono::milliseconds(0);
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
+    const std::string digits = text.substr(0, text.size() - 2);
+    if (digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos) {
+      return std::chrono::milliseconds(std::stoll(digits));
+    }
+    return core::makeError(core::ErrorKind::InvalidInput, "\"" + text + "\" is not a duration");
+  }
+  auto seconds = core::parseDuration(text);
+  if (!seconds) return std::move(seconds).error();
+  if (*seconds > std::chrono::hours(1)) {
+    return core::makeError(core::ErrorKind::InvalidInput, "more than 1h: changes would wait too long");
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*seconds);
+}
+
+std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
+                                             ServeControllerOptions& out) {
+  cxxopts::Options options = makeOptions(io);
+  ParsedFlags parsed = parseFlags(options, args, io, kName);
+  if (parsed.exitNow) return parsed.exitNow;
+  const cxxopts::ParseResult& flags = *parsed.result;
+  if (flags.count("kubeconfig") > 0) out.kubeconfig = flags["kubeconfig"].as<std::string>();
+  if (flags.count("context") > 0) out.context = flags["context"].as<std::string>();
+  if (flags.count("namespace") > 0) {
+    for (const std::string& value : flags["namespace"].as<std::vector<std::string>>()) {
+      std::stringstream parts(value);
+      std::string ns;
+      bool any = false;
+      while (std::getline(parts, ns, ',')) {
+        if (ns.empty()) continue;
+        any = true;
+        if (std::find(out.namespaces.begin(), out.namespaces.end(), ns) == out.namespaces.end())
+          out.namespaces.push_back(ns);
+      }
+      if (!any) return reportUsageError(io, kName, "--namespace: empty namespace name");
+    }
+  }
+  auto debounce = parseDebounce(flags["debounce"].as<std::string>());
+  if (!debounce) return reportUsageError(io, kName, "--debounce: " + debounce.error().message);
+  out.debounce = *debounce;
+  out.dryRun = flags.count("dry-run") > 0;
+  if (flags.count("leader-elect") > 0) {
+    const std::string value = flags["leader-elect"].as<std::string>();
+    if (value == "true") {
+      out.leaderElect = true;
+    } else if (value == "false") {
+      out.leaderElect = false;
+    } else {
+      return reportUsageError(io, kName, "--leader-elect: expected true or false, got \"" + value + "\"");
+    }
+  }
+  if (flags.count("leader-election-namespace") > 0)
+    out.leaderElectionNamespace = flags["leader-election-namespace"].as<std::string>();
+  out.leaderElectionId = flags["leader-election-id"].as<std::string>();
+  if (out.leaderElectionId.empty()) return reportUsageError(io, kName, "--leader-election-id: empty");
+  for (const auto& [flag, target] : {std::pair{"metrics-bind-address", &out.metricsBind},
+                                     std::pair{"health-bind-address", &out.healthBind}}) {
+    auto address = obs::parseBindAddress(flags[flag].as<std::string>());
+    if (!address) return reportUsageError(io, kName, std::string("--") + flag + ": " + address.error().message);
+    *target = *address;
+  }
+  out.maxWritesPerSecond = flags["max-writes-per-second"].as<double>();
+  if (!(out.maxWritesPerSecond > 0)) return reportUsageError(io, kName, "--max-writes-per-second must be positive");
+  out.writeBurst = flags["write-burst"].as<int>();
+  if (out.writeBurst < 1) return reportUsageError(io, kName, "--write-burst must be at least 1");
+  auto format = obs::parseLogFormat(flags["log-format"].as<std::string>());
+  if (!format) return reportUsageError(io, kName, "--log-format: " + format.error().message);
+  out.logFormat = *format;
+  auto level = obs::parseLogLevel(flags["log-level"].as<std::string>());
+  if (!level) return reportUsageError(io, kName, "--log-level: " + level.error().message);
+  out.logLevel = *level;
+  return std::nullopt;
+}
+
+int runServeController(const ServeControllerOptions& options, Io& io) {
+  obs::Logger logger(io.err, options.logFormat, options.logLevel);
+
+  kube::LoadOptions load;
+  load.kubeconfigPath = options.kubeconfig;
+  load.context = options.context;
+  auto config = kube::loadConfig(load);
+  if (!config) {
+    logger.error("cannot load the connection configuration", {{"error", config.error().describe()}});
+    return kExitFailure;
+  }
+  auto client = kube::Client::create(*config);
+  if (!client) {
+    logger.error("cannot create the API client", {{"error", client.error().describe()}});
+    return kExitFailure;
+  }
+
+  // Signals are taken by one thread with sigwait: blocked here, before any thread starts, so
+  // every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &signals, &previous);
+
+  controller::ControllerOptions controllerOptions;
+  controllerOptions.namespaces = options.namespaces;
+  controllerOptions.debounce = options.debounce;
+  controllerOptions.dryRun = options.dryRun;
+  controllerOptions.writesPerSecond = options.maxWritesPerSecond;
+  controllerOptions.writeBurst = options.writeBurst;
+  controllerOptions.identity = replicaIdentity();
+  const bool leaderElect = options.leaderElect.value_or(config->source == "in-cluster");
+  if (leaderElect) {
+    controller::LeaderElectionOptions election;
+    election.name = options.leaderElectionId;
+    election.identity = controllerOptions.identity;
+    election.namespace_ = !options.leaderElectionNamespace.empty() ? options.leaderElectionNamespace
+                          : options.namespaces.size() == 1     ? options.namespaces.front()
+                                                               : config->namespace_;
+    controllerOptions.leaderElection = election;
+  }
+
+  obs::Registry registry;
+  controller::Controller controller(**client, controllerOptions, logger, registry,
+                                    kube::systemClock());
+  obs::EndpointServer health;
+  obs::EndpointServer metrics;
+  if (options.healthBind) {
+    obs::addHealthRoutes(health, [] { return true; }, [&controller] { return controller.synced(); });
+    auto port = health.start(*options.healthBind);
+    if (!port) {
+      logger.error("cannot serve health endpoints", {{"error", port.error().describe()}});
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      return kExitFailure;
+    }
+    logger.info("serving /healthz and /readyz", {{"address", describe(*options.healthBind, *port)}});
+  }
+  if (options.metricsBind) {
+    obs::addMetricsRoute(metrics, registry);
+    auto port = metrics.start(*options.metricsBind);
+    if (!port) {
+      logger.error("cannot serve metrics", {{"error", port.error().describe()}});
+      health.stop();
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      return kExitFailure;
+    }
+    logger.info("serving /metrics", {{"address", describe(*options.metricsBind, *port)}});
+  }
+
+  std::stop_source stop;
+  std::atomic<bool> finished{false};
+  std::thread signalWaiter([&] {
+    const timespec tick{0, 200'000'000};
+    while (!finished.load()) {
+      const int received = sigtimedwait(&signals, nullptr, &tick);
+      if (received == SIGTERM || received == SIGINT) {
+        logger.info("signal received; shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        stop.request_stop();
+      }
+    }
+  });
+
+  std::string namespaces;
+  for (const std::string& ns : options.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
+  logger.info("starting controller",
+              {{"server", config->server},
+               {"namespaces", namespaces.empty() ? "*" : namespaces},
+               {"identity", controllerOptions.identity},
+               {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
+                                                    controllerOptions.leaderElection->name
+                                              : "off"},
+               {"dryRun", options.dryRun ? "true" : "false"}});
+  core::Status status = controller.run(stop.get_token());
+
+  finished = true;
+  signalWaiter.join();
+  metrics.stop();
+  health.stop();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (!status) {
+    logger.error("controller stopped", {{"error", status.error().describe()}});
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+Subcommand serveControllerCommand() {
+  return Subcommand{kName,
+                    "restart labeled workloads when their ConfigMaps/Secrets change; evict pods "
+                    "whose credentials expire",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      ServeControllerOptions options;
+                      if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
+                      return runServeController(options, io);
+                    }};
+}
+
+}  // namespace restarter::cli

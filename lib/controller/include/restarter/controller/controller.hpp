@@ -1,0 +1,75 @@
+#pragma once
+// restarter::controller — the reliable half of restarter (design.md section 1): keeps every labeled
+// workload's pod template annotated and evicts pods whose credentials expire.
+//
+//   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
+//   reconcile.hpp        Action, the error policy, the reconcilers' shared context
+//   workload.hpp         the workload restarter (StatefulSet, Deployment, DaemonSet)
+//   pod_expiry.hpp       the pod expiry restarter
+//   leader_election.hpp  Lease-based leader election
+//   metrics.hpp          Prometheus metrics
+//   controller.hpp       this file: the manager wiring caches, handlers, queue and workers
+//
+// Caches (one set per watched namespace, or one set for all namespaces):
+//   - StatefulSets, Deployments, DaemonSets labeled restarter.stackable.tech/enabled=true (full
+//     objects: the pod template is needed), each indexed by the ConfigMaps and Secrets it
+//     references;
+//   - ConfigMaps and Secrets, metadata-only (design.md invariant 5);
+//   - Pods labeled restarter.stackable.tech/enabled=true, metadata-only.
+// A ConfigMap/Secret event queues only the workloads the index names (invariant 4); a workload
+// event queues that workload; every workload key waits out the debounce window. Nothing is
+// reconciled before every cache has synced (invariant 3): the initial lists queue every labeled
+// workload, so changes made while the controller was down are applied at start.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "restarter/controller/leader_election.hpp"
+#include "restarter/controller/metrics.hpp"
+#include "restarter/controller/work_queue.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/obs/log.hpp"
+
+namespace restarter::controller {
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty: all namespaces
+  milliseconds debounce{1000};
+  bool dryRun = false;
+  double writesPerSecond = 10.0;  // global write limit (token bucket)
+  double writeBurst = 50.0;
+  int workers = 2;
+  std::string identity;  // this replica, for Events and the Lease
+  std::optional<LeaderElectionOptions> leaderElection;
+};
+
+class Controller {
+ public:
+  // Every reference must outlive the controller.
+  Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
+             obs::Registry& registry, kube::Clock& clock);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Runs until `stop`: starts the caches, waits for them to sync, (with leader election) waits
+  // for the Lease, then works. On stop: takes no new work, lets in-flight writes finish, stops
+  // the caches, releases the Lease; returns OK. Returns an error when leadership is lost (the
+  // caller must exit: another replica is working now).
+  core::Status run(std::stop_token stop);
+
+  // Every cache has completed its initial list (for /readyz).
+  bool synced() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace restarter::controller

@@ -1,0 +1,40 @@
+#pragma once
+// The controller's Prometheus metrics (served on /metrics). Names and labels are part of the
+// user-facing contract (README "Metrics").
+
+#include "restarter/obs/metrics.hpp"
+
+namespace restarter::controller {
+
+struct Metrics {
+  // `registry` must outlive this object.
+  explicit Metrics(obs::Registry& registry);
+
+  // restarter_controller_reconciles_total{controller, result}: result = success | error.
+  obs::Family<obs::Counter>& reconciles;
+  // restarter_controller_reconcile_errors_total{controller, error}: by error kind.
+  obs::Family<obs::Counter>& errors;
+  // restarter_controller_writes_total{resource, operation}: API writes made (apply, patch, evict,
+  // create for Events, update for the Lease is not counted).
+  obs::Family<obs::Counter>& writes;
+  // restarter_controller_restarts_triggered_total{kind}: workload rollouts caused (in dry-run:
+  // announced only, counted under restarter_controller_dry_run_restarts_total).
+  obs::Family<obs::Counter>& restarts;
+  obs::Family<obs::Counter>& dryRunRestarts;
+  // restarter_controller_evictions_total{result}: evicted | refused (PodDisruptionBudget) |
+  // dry_run.
+  obs::Family<obs::Counter>& evictions;
+  // restarter_controller_queue_depth: keys waiting or being processed.
+  obs::Family<obs::Gauge>& queueDepth;
+  // restarter_controller_watch_restarts_total{resource}: list/watch failures after which a
+  // reflector re-watched or relisted.
+  obs::Family<obs::Counter>& watchRestarts;
+  // restarter_controller_cache_objects{resource}: objects held by the caches.
+  obs::Family<obs::Gauge>& cacheObjects;
+  // restarter_controller_leader: 1 while this replica works (leader, or no leader election).
+  obs::Family<obs::Gauge>& leader;
+  // restarter_controller_reconcile_duration_seconds{controller}.
+  obs::Family<obs::Histogram>& reconcileDuration;
+};
+
+}  // namespace restarter::controller

@@ -1,0 +1,51 @@
+#pragma once
+// What a reconcile returns, the one error policy, and the shared context of the reconcilers.
+//
+// A reconciler is `reconcile(key) -> Result<Action>` (controller-runtime's Reconciler): it reads the
+// current state from the caches, never branches on the event that queued the key, and is
+// idempotent. Success says "wait for the next change" or "look again after d"; an error goes to
+// `retryPolicy`, the only place that decides whether and when an error is retried.
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "restarter/controller/metrics.hpp"
+#include "restarter/controller/work_queue.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/obs/log.hpp"
+
+namespace restarter::controller {
+
+struct Action {
+  std::optional<milliseconds> requeueAfter;  // nullopt: nothing to do until the next change
+
+  static Action awaitChange() { return Action{}; }
+  static Action requeue(milliseconds after) { return Action{after}; }
+};
+
+struct RetryDecision {
+  bool retry = true;
+  milliseconds atLeast{0};  // the server's Retry-After, if it asked for one
+};
+
+// InvalidInput (a workload whose template cannot be read, a value the server refuses): not
+// retried, since the same input gives the same error; the next change of the object queues it
+// again. Everything else (unreachable apiserver, 5xx, conflicts, throttling, RBAC being fixed):
+// retried with the queue's exponential backoff, never sooner than a Retry-After.
+RetryDecision retryPolicy(const core::Error& error);
+
+// Shared by the reconcilers; every reference must outlive them.
+struct ReconcileContext {
+  kube::Client& client;
+  obs::Logger& logger;
+  Metrics& metrics;
+  TokenBucket& writeLimiter;
+  Clock& clock;
+  bool dryRun = false;
+  std::string reportingController = "restarter.stackable.tech/controller";
+  std::string reportingInstance;  // this replica's identity
+};
+
+}  // namespace restarter::controller

@@ -1,0 +1,108 @@
+#pragma once
+// The controller's work queue and write limiter.
+//
+// WorkQueue (client-go's workqueue, with a debounce): keys (strings) wait until they are due, then
+// are handed to one worker at a time.
+//   - Deduplication: a key is queued at most once. Adding a key that is already waiting keeps the
+//     earlier due time, so a burst of adds within the window collapses into one reconcile.
+//   - Debounce: `add(key, delay)` makes a new key due `delay` after the first add of the burst
+//     (a fixed window from the first change, not a sliding one, so a ConfigMap that never stops
+//     changing still gets reconciled once per window instead of never).
+//   - One worker per key: a key being processed is not handed out again; adding it meanwhile marks
+//     it dirty, and done() queues it again (with the delay asked for).
+//   - Errors: addRateLimited(key) re-queues after an exponential backoff with jitter
+//     (cache::backoffDelay) that grows with the key's consecutive failures; forget(key) resets it.
+// Time comes from the injected clock; the non-blocking `tryGet(now)` and `nextDue()` let tests
+// drive the queue with a fake clock, `get(stop)` is the blocking form for workers.
+//
+// TokenBucket: the global write limit (Wave's lesson, design notes: an apiserver overwhelmed by a
+// flapping object). Each write takes a token; `rate` tokens come back per second up to `burst`.
+//
+// Thread-safety: every member function of both classes may be called from any thread.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+
+#include "restarter/cache/reflector.hpp"
+#include "restarter/kube/clock.hpp"
+
+namespace restarter::controller {
+
+using Clock = kube::Clock;
+using TimePoint = Clock::TimePoint;
+using std::chrono::milliseconds;
+
+class WorkQueue {
+ public:
+  // `clock` must outlive the queue. `random` returns values in [0, 1) (default: seeded mt19937).
+  WorkQueue(Clock& clock, cache::BackoffPolicy backoff, std::function<double()> random = {});
+
+  // Queues `key`, due after `delay` (0: at once). See the class comment for the merge rules.
+  void add(const std::string& key, milliseconds delay = milliseconds(0));
+  // Queues `key` after its next backoff delay (at least `atLeast`); counts a failure.
+  // Returns the delay chosen.
+  milliseconds addRateLimited(const std::string& key, milliseconds atLeast = milliseconds(0));
+  // Clears the key's failure count (after a success).
+  void forget(const std::string& key);
+  int failures(const std::string& key) const;
+
+  // A due key, now marked as processing, or nothing. Non-blocking.
+  std::optional<std::string> tryGet(TimePoint now);
+  // Blocks until a key is due (returned, marked processing), or `stop` / shutDown() (nullopt).
+  std::optional<std::string> get(std::stop_token stop);
+  // The worker finished `key`. If it was added meanwhile, it is queued again.
+  void done(const std::string& key);
+
+  // When the earliest waiting key is due; nullopt when none waits.
+  std::optional<TimePoint> nextDue() const;
+  // Keys waiting or being processed (distinct).
+  std::size_t depth() const;
+  // Wakes every get(); later get() calls return nullopt at once.
+  void shutDown();
+
+ private:
+  void queueLocked(const std::string& key, TimePoint due);
+
+  Clock& clock_;
+  cache::BackoffPolicy backoff_;
+  std::function<double()> random_;
+  mutable std::mutex mutex_;
+  std::condition_variable_any cv_;
+  std::map<std::string, TimePoint> waiting_;          // key -> due
+  std::multimap<TimePoint, std::string> byDue_;        // due -> key (mirrors waiting_)
+  std::set<std::string> processing_;
+  std::map<std::string, TimePoint> dirty_;            // added while processing -> due
+  std::map<std::string, int> failures_;
+  std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
+  bool shutDown_ = false;
+};
+
+class TokenBucket {
+ public:
+  // `rate` tokens per second (> 0), at most `burst` (>= 1) saved up; starts full.
+  TokenBucket(Clock& clock, double rate, double burst);
+
+  // Takes a token; returns how long the caller must wait before using it (0 when one was there).
+  // Tokens are reserved in order, so concurrent callers are spaced out, never all let through.
+  milliseconds reserve();
+  // reserve(), then waits on the clock. False if `stop` was requested while waiting.
+  bool acquire(std::stop_token stop);
+
+ private:
+  Clock& clock_;
+  double rate_;
+  double burst_;
+  std::mutex mutex_;
+  double tokens_;
+  TimePoint last_;
+};
+
+}  // namespace restarter::controller

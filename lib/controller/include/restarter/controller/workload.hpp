@@ -1,0 +1,110 @@
+#pragma once
+// The workload restarter: makes a labeled StatefulSet's, Deployment's or DaemonSet's pod template
+// carry the annotations lib/core says it should (core::desiredAnnotations, the same function the
+// webhook and explain-restart call), and announces every change it makes.
+//
+// reconcile(key):
+//   1. the workload from the cache (absent: nothing to do);
+//   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
+//   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
+//      whose annotations are identical, sees zero writes);
+//   4. otherwise one server-side apply with the kind's field manager and force, whose body holds
+//      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
+//      deleted workload, as commons-operator does) and spec.template.metadata.annotations with
+//      the desired restarter-owned keys. Owned keys no longer sent are removed by the server.
+//      A restarter key that another manager owns (e.g. written by the webhook during CREATE, which
+//      is attributed to the creator's manager) survives an apply; it is then removed by a JSON
+//      Patch guarded by `test` operations;
+//   5. one log line and one Event (reason Restarted) naming each changed object, its namespace
+//      and the version change. In dry-run: the log line and an Event with reason WouldRestart,
+//      no apply; the same plan is announced once, not on every reconcile.
+//
+// Thread-safety: reconcile() may run on several workers at once for different keys (the queue
+// never hands one key to two workers).
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/cache/store.hpp"
+#include "restarter/controller/reconcile.hpp"
+#include "restarter/core/annotations.hpp"
+#include "restarter/kube/resource.hpp"
+
+namespace restarter::controller {
+
+struct WorkloadKind {
+  std::string name;  // "statefulset", "deployment", "daemonset": queue keys, logs, metrics
+  kube::ResourceRef resource;
+  std::string fieldManager;
+};
+
+// StatefulSet, Deployment, DaemonSet (field managers from core/constants.hpp).
+const std::vector<WorkloadKind>& workloadKinds();
+
+// Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
+// template references.
+inline constexpr const char* kConfigMapIndex = "configmap";
+inline constexpr const char* kSecretIndex = "secret";
+// The index function for `kind` (core::RefKind::ConfigMap -> kConfigMapIndex values, ...). A
+// template that cannot be read indexes nothing.
+cache::IndexFunc referenceIndex(core::RefKind kind);
+
+// Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
+struct WorkloadCaches {
+  const cache::Store* workloads = nullptr;  // of the reconciler's kind
+  const cache::Store* configMaps = nullptr;
+  const cache::Store* secrets = nullptr;
+};
+using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
+
+// Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or a
+// malformed object -> Unknown.
+core::ObjectLookup cacheLookup(const cache::Store& configMaps, const cache::Store& secrets,
+                               std::string namespace_);
+
+// The server-side apply body (see the file comment).
+nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
+                         const core::AnnotationMap& desired);
+
+// "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
+std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
+
+class WorkloadReconciler {
+ public:
+  WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context);
+
+  // `key` is the cache key "<namespace>/<name>". `stop` interrupts a wait for the write limiter
+  // (the write is then not made and the key is retried).
+  core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
+
+  const WorkloadKind& kind() const { return kind_; }
+
+ private:
+  struct LastWrite {
+    std::string uid;
+    std::string resourceVersionBefore;  // the cached resourceVersion the write was planned on
+    core::AnnotationMap annotations;    // what was written
+  };
+
+  core::Status announce(const nlohmann::json& workload, const std::string& key,
+                        const std::vector<core::AnnotationChange>& changes);
+  core::Status removeForeignLeftovers(const nlohmann::json& applied,
+                                      const core::DesiredAnnotations& desired);
+
+  WorkloadKind kind_;
+  CachesFor caches_;
+  ReconcileContext& context_;
+  std::mutex mutex_;
+  std::map<std::string, LastWrite> lastWrites_;        // key -> the last write made
+  std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
+};
+
+}  // namespace restarter::controller

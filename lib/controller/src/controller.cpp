@@ -1,0 +1,370 @@
+#include "restarter/controller/controller.hpp"
+
+#include <map>
+#include <thread>
+
+#include "restarter/cache/reflector.hpp"
+#include "restarter/cache/store.hpp"
+#include "restarter/controller/pod_expiry.hpp"
+#include "restarter/controller/workload.hpp"
+#include "restarter/core/constants.hpp"
+
+namespace restarter::controller {
+
+using nlohmann::json;
+using cache::ObjectPtr;
+
+Metrics::Metrics(obs::Registry& registry)
+    : reconciles(registry.counter("restarter_controller_reconciles_total",
+                                  "Reconciles run, by controller and result.", {"controller", "result"})),
+      errors(registry.counter("restarter_controller_reconcile_errors_total",
+                              "Reconciles that failed, by controller and error kind.",
+                              {"controller", "error"})),
+      writes(registry.counter("restarter_controller_writes_total",
+                              "API writes made, by resource and operation.", {"resource", "operation"})),
+      restarts(registry.counter("restarter_controller_restarts_triggered_total",
+                                "Workload rollouts triggered by an annotation change, by kind.", {"kind"})),
+      dryRunRestarts(registry.counter("restarter_controller_dry_run_restarts_total",
+                                      "Workload rollouts that --dry-run announced but did not make.",
+                                      {"kind"})),
+      evictions(registry.counter("restarter_controller_evictions_total",
+                                 "Pod evictions for expired credentials, by result "
+                                 "(evicted, refused, dry_run).",
+                                 {"result"})),
+      queueDepth(registry.gauge("restarter_controller_queue_depth",
+                                "Keys waiting in the work queue or being processed.")),
+      watchRestarts(registry.counter("restarter_controller_watch_restarts_total",
+                                     "List or watch failures after which a cache re-watched or "
+                                     "relisted, by resource.",
+                                     {"resource"})),
+      cacheObjects(registry.gauge("restarter_controller_cache_objects",
+                                  "Objects held in the caches, by resource.", {"resource"})),
+      leader(registry.gauge("restarter_controller_leader",
+                            "1 while this replica does the work (leader, or no leader election).")),
+      reconcileDuration(registry.histogram("restarter_controller_reconcile_duration_seconds",
+                                           "Time spent in one reconcile, by controller.",
+                                           {"controller"})) {}
+
+namespace {
+
+constexpr const char* kPodKind = "pod";
+
+// The caches of one namespace (or of all, with an empty name).
+struct NamespaceCaches {
+  std::string namespace_;
+  std::map<std::string, std::unique_ptr<cache::Store>> workloads;  // by WorkloadKind::name
+  cache::Store configMaps;
+  cache::Store secrets;
+  cache::Store pods;
+};
+
+std::string metadataField(const ObjectPtr& object, const char* field) {
+  if (!object || !object->is_object()) return {};
+  auto metadata = object->find("metadata");
+  if (metadata == object->end() || !metadata->is_object()) return {};
+  auto value = metadata->find(field);
+  if (value == metadata->end()) return {};
+  return value->dump();
+}
+
+json templateAnnotationsOf(const ObjectPtr& object) {
+  if (!object || !object->is_object()) return nullptr;
+  const json::json_pointer pointer("/spec/template/metadata/annotations");
+  return object->contains(pointer) ? object->at(pointer) : json(nullptr);
+}
+
+// A workload update worth a reconcile: its template (generation), its ignore annotations or its
+// template annotations changed. Status-only updates (a rollout in progress) are not.
+bool workloadChanged(const ObjectPtr& before, const ObjectPtr& after) {
+  return metadataField(before, "generation") != metadataField(after, "generation") ||
+         metadataField(before, "annotations") != metadataField(after, "annotations") ||
+         metadataField(before, "uid") != metadataField(after, "uid") ||
+         templateAnnotationsOf(before) != templateAnnotationsOf(after);
+}
+
+}  // namespace
+
+struct Controller::Impl {
+  Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn,
+       obs::Registry& registry, kube::Clock& clockIn)
+      : client(clientIn), options(std::move(optionsIn)), logger(loggerIn), metrics(registry),
+        clock(clockIn), limiter(clock, options.writesPerSecond, options.writeBurst),
+        queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
+        context{client, logger, metrics, limiter, clock, options.dryRun,
+                "restarter.stackable.tech/controller", options.identity} {}
+
+  kube::Client& client;
+  ControllerOptions options;
+  obs::Logger& logger;
+  Metrics metrics;
+  kube::Clock& clock;
+  TokenBucket limiter;
+  WorkQueue queue;
+  ReconcileContext context;
+
+  std::vector<std::unique_ptr<NamespaceCaches>> caches;
+  std::map<std::string, std::unique_ptr<WorkloadReconciler>> workloadReconcilers;
+  std::unique_ptr<PodExpiryReconciler> podReconciler;
+  struct ReflectorEntry {
+    std::unique_ptr<cache::Reflector> reflector;
+    const cache::Store* store;
+    std::string resource;
+  };
+  std::vector<ReflectorEntry> reflectors;
+  std::atomic<bool> synced{false};
+
+  NamespaceCaches* cachesFor(std::string_view ns) const {
+    for (const auto& entry : caches) {
+      if (entry->namespace_.empty() || entry->namespace_ == ns) return entry.get();
+    }
+    return nullptr;
+  }
+
+  void enqueueWorkload(const std::string& kind, const ObjectPtr& object, milliseconds delay) {
+    const std::string key = cache::objectKey(*object);
+    if (!key.empty()) queue.add(kind + "/" + key, delay);
+  }
+
+  void enqueueReferencing(NamespaceCaches& ns, const char* index, const ObjectPtr& object) {
+    const std::string key = cache::objectKey(*object);
+    for (const auto& [kind, store] : ns.workloads) {
+      auto referencing = store->byIndex(index, key);
+      if (!referencing) continue;  // not synced yet: its initial list queues every workload
+      for (const ObjectPtr& workload : *referencing) enqueueWorkload(kind, workload, options.debounce);
+    }
+  }
+
+  void setUp() {
+    std::vector<std::string> namespaces = options.namespaces;
+    if (namespaces.empty()) namespaces.push_back("");
+    for (const std::string& ns : namespaces) {
+      auto entry = std::make_unique<NamespaceCaches>();
+      entry->namespace_ = ns;
+      NamespaceCaches& c = *entry;
+      for (const WorkloadKind& kind : workloadKinds()) {
+        auto store = std::make_unique<cache::Store>();
+        store->addIndex(kConfigMapIndex, referenceIndex(core::RefKind::ConfigMap));
+        store->addIndex(kSecretIndex, referenceIndex(core::RefKind::Secret));
+        const std::string name = kind.name;
+        store->addHandlers(cache::Handlers{
+            [this, name](const ObjectPtr& o) { enqueueWorkload(name, o, options.debounce); },
+            [this, name](const ObjectPtr& before, const ObjectPtr& after) {
+              if (workloadChanged(before, after)) enqueueWorkload(name, after, options.debounce);
+            },
+            [this, name](const ObjectPtr& o) { enqueueWorkload(name, o, milliseconds(0)); }});
+        c.workloads.emplace(kind.name, std::move(store));
+      }
+      for (auto [store, index] : {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
+        const char* indexName = index;
+        NamespaceCaches* owner = &c;
+        store->addHandlers(cache::Handlers{
+            [this, owner, indexName](const ObjectPtr& o) { enqueueReferencing(*owner, indexName, o); },
+            [this, owner, indexName](const ObjectPtr&, const ObjectPtr& after) {
+              enqueueReferencing(*owner, indexName, after);
+            },
+            [this, owner, indexName](const ObjectPtr& o) { enqueueReferencing(*owner, indexName, o); }});
+      }
+      c.pods.addHandlers(cache::Handlers{
+          [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, o, milliseconds(0)); },
+          [this](const ObjectPtr& before, const ObjectPtr& after) {
+            if (metadataField(before, "annotations") != metadataField(after, "annotations") ||
+                metadataField(before, "uid") != metadataField(after, "uid")) {
+              enqueueWorkload(kPodKind, after, milliseconds(0));
+            }
+          },
+          {}});
+      caches.push_back(std::move(entry));
+    }
+
+    for (const WorkloadKind& kind : workloadKinds()) {
+      const std::string name = kind.name;
+      workloadReconcilers.emplace(
+          kind.name, std::make_unique<WorkloadReconciler>(
+                         kind,
+                         [this, name](std::string_view ns) -> std::optional<WorkloadCaches> {
+                           NamespaceCaches* c = cachesFor(ns);
+                           if (c == nullptr) return std::nullopt;
+                           return WorkloadCaches{c->workloads.at(name).get(), &c->configMaps, &c->secrets};
+                         },
+                         context));
+    }
+    podReconciler = std::make_unique<PodExpiryReconciler>(
+        [this](std::string_view ns) -> const cache::Store* {
+          NamespaceCaches* c = cachesFor(ns);
+          return c == nullptr ? nullptr : &c->pods;
+        },
+        context);
+
+    for (const auto& entry : caches) {
+      NamespaceCaches& c = *entry;
+      for (const WorkloadKind& kind : workloadKinds()) {
+        addReflector(kind.resource, c.namespace_, std::string(core::kEnabledSelector), false,
+                     *c.workloads.at(kind.name));
+      }
+      addReflector(kube::resources::configMaps(), c.namespace_, "", true, c.configMaps);
+      addReflector(kube::resources::secrets(), c.namespace_, "", true, c.secrets);
+      addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods);
+    }
+  }
+
+  void addReflector(const kube::ResourceRef& resource, const std::string& ns,
+                    const std::string& selector, bool metadataOnly, cache::Store& store) {
+    cache::ReflectorOptions ro;
+    ro.resource = resource;
+    ro.namespace_ = ns;
+    ro.labelSelector = selector;
+    ro.metadataOnly = metadataOnly;
+    const std::string plural = resource.plural;
+    ro.onError = [this, plural, ns](const core::Error& error) {
+      metrics.watchRestarts.with({plural}).inc();
+      const obs::LogLevel level =
+          error.kind == core::ErrorKind::Gone ? obs::LogLevel::Info : obs::LogLevel::Warn;
+      logger.log(level, "list/watch failed; retrying",
+                 {{"resource", plural}, {"namespace", ns.empty() ? "*" : ns}, {"error", error.describe()}});
+    };
+    reflectors.push_back(ReflectorEntry{
+        std::make_unique<cache::Reflector>(client, store, std::move(ro), clock), &store, plural});
+  }
+
+  void process(const std::string& queued, std::stop_token stop) {
+    const auto slash = queued.find('/');
+    const std::string kind = queued.substr(0, slash);
+    const std::string key = slash == std::string::npos ? std::string() : queued.substr(slash + 1);
+    const auto started = std::chrono::steady_clock::now();
+    core::Result<Action> result = core::makeError(core::ErrorKind::Internal, "unknown key " + queued);
+    if (kind == kPodKind) {
+      result = podReconciler->reconcile(key, stop);
+    } else if (auto it = workloadReconcilers.find(kind); it != workloadReconcilers.end()) {
+      result = it->second->reconcile(key, stop);
+    }
+    const std::string controller = kind == kPodKind ? "pod-expiry" : kind;
+    metrics.reconcileDuration.with({controller})
+        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (result) {
+      metrics.reconciles.with({controller, "success"}).inc();
+      queue.forget(queued);
+      if (result->requeueAfter) queue.add(queued, *result->requeueAfter);
+      return;
+    }
+    const core::Error& error = result.error();
+    metrics.reconciles.with({controller, "error"}).inc();
+    metrics.errors.with({controller, core::errorKindName(error.kind)}).inc();
+    RetryDecision decision = retryPolicy(error);
+    if (!decision.retry) {
+      logger.error("reconcile failed; waiting for the object to change",
+                   {{"controller", controller}, {"key", key}, {"error", error.describe()}});
+      queue.forget(queued);
+      return;
+    }
+    if (stop.stop_requested()) return;
+    const milliseconds delay = queue.addRateLimited(queued, decision.atLeast);
+    logger.warn("reconcile failed; retrying",
+                {{"controller", controller}, {"key", key}, {"error", error.describe()},
+                 {"retryIn", std::to_string(delay.count()) + "ms"}});
+  }
+
+  void updateGauges() {
+    metrics.queueDepth.with().set(static_cast<double>(queue.depth()));
+    std::map<std::string, double> sizes;
+    for (const ReflectorEntry& entry : reflectors) sizes[entry.resource] += static_cast<double>(entry.store->size());
+    for (const auto& [resource, size] : sizes) metrics.cacheObjects.with({resource}).set(size);
+  }
+
+  bool allSynced() const {
+    for (const ReflectorEntry& entry : reflectors) {
+      if (!entry.store->synced()) return false;
+    }
+    return true;
+  }
+};
+
+Controller::Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
+                       obs::Registry& registry, kube::Clock& clock)
+    : impl_(std::make_unique<Impl>(client, std::move(options), logger, registry, clock)) {
+  impl_->setUp();
+}
+
+Controller::~Controller() = default;
+
+bool Controller::synced() const { return impl_->synced.load(); }
+
+core::Status Controller::run(std::stop_token stop) {
+  Impl& s = *impl_;
+  std::vector<std::jthread> reflectorThreads;
+  for (auto& entry : s.reflectors) {
+    cache::Reflector* reflector = entry.reflector.get();
+    reflectorThreads.emplace_back([reflector](std::stop_token token) { reflector->run(token); });
+  }
+  std::jthread ticker([&s](std::stop_token token) {
+    do {
+      s.updateGauges();
+    } while (s.clock.waitFor(milliseconds(1000), token));
+  });
+  auto stopCaches = [&] {
+    ticker.request_stop();
+    for (auto& thread : reflectorThreads) thread.request_stop();
+    for (auto& thread : reflectorThreads) thread.join();
+  };
+
+  s.logger.info("waiting for caches to sync", {{"caches", std::to_string(s.reflectors.size())}});
+  for (const auto& entry : s.reflectors) {
+    while (!stop.stop_requested() && !entry.store->waitForSync(milliseconds(1000), stop)) {
+    }
+  }
+  if (stop.stop_requested()) {
+    stopCaches();
+    return core::okStatus();
+  }
+  s.synced = true;
+  {
+    obs::Fields fields;
+    for (const auto& entry : s.reflectors) fields.push_back({entry.resource, std::to_string(entry.store->size())});
+    s.logger.info("caches synced", fields);
+  }
+
+  std::unique_ptr<LeaderElector> elector;
+  if (s.options.leaderElection) {
+    elector = std::make_unique<LeaderElector>(s.client, *s.options.leaderElection, s.clock, s.logger);
+    if (!elector->acquire(stop)) {
+      stopCaches();
+      return core::okStatus();
+    }
+  }
+  s.metrics.leader.with().set(1);
+  s.logger.info("starting workers",
+                obs::Fields{{"workers", std::to_string(s.options.workers)},
+                            {"dryRun", s.options.dryRun ? "true" : "false"},
+                            {"debounce", std::to_string(s.options.debounce.count()) + "ms"}});
+  std::stop_source workStop;
+  std::vector<std::jthread> workers;
+  for (int i = 0; i < std::max(1, s.options.workers); ++i) {
+    workers.emplace_back([&s, token = workStop.get_token()] {
+      while (auto key = s.queue.get(token)) {
+        s.process(*key, token);
+        s.queue.done(*key);
+      }
+    });
+  }
+
+  bool lost = false;
+  if (elector) {
+    lost = !elector->hold(stop);
+  } else {
+    while (s.clock.waitFor(milliseconds(60'000), stop)) {
+    }
+  }
+  // Stop taking work; a reconcile in progress finishes its write (HTTP requests are not cancelled;
+  // only a wait for the write limiter is).
+  s.logger.info(lost ? "stopping work: leadership lost" : "shutting down: finishing in-flight work");
+  s.queue.shutDown();
+  workStop.request_stop();
+  for (auto& worker : workers) worker.join();
+  s.metrics.leader.with().set(0);
+  stopCaches();
+  if (lost) return core::makeError(core::ErrorKind::Unavailable, "leader election lost");
+  if (elector) elector->release();
+  s.logger.info("stopped");
+  return core::okStatus();
+}
+
+}  // namespace restarter::controller

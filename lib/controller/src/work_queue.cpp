@@ -1,0 +1,173 @@
+#include "restarter/controller/work_queue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace restarter::controller {
+
+namespace {
+
+std::function<double()> defaultRandom() {
+  auto engine = std::make_shared<std::mt19937>(std::random_device{}());
+  return [engine] { return std::uniform_real_distribution<double>(0.0, 1.0)(*engine); };
+}
+
+}  // namespace
+
+WorkQueue::WorkQueue(Clock& clock, cache::BackoffPolicy backoff, std::function<double()> random)
+    : clock_(clock), backoff_(backoff), random_(random ? std::move(random) : defaultRandom()) {}
+
+void WorkQueue::queueLocked(const std::string& key, TimePoint due) {
+  auto it = waiting_.find(key);
+  if (it != waiting_.end()) {
+    if (it->second <= due) return;  // already due earlier: keep it (deduplication)
+    auto [first, last] = byDue_.equal_range(it->second);
+    for (auto entry = first; entry != last; ++entry) {
+      if (entry->second == key) {
+        byDue_.erase(entry);
+        break;
+      }
+    }
+    it->second = due;
+  } else {
+    waiting_.emplace(key, due);
+  }
+  byDue_.emplace(due, key);
+}
+
+void WorkQueue::add(const std::string& key, milliseconds delay) {
+  const TimePoint due = clock_.now() + std::max(delay, milliseconds(0));
+  {
+    std::lock_guard lock(mutex_);
+    if (shutDown_) return;
+    if (processing_.count(key) > 0) {
+      auto [it, inserted] = dirty_.emplace(key, due);
+      if (!inserted) it->second = std::min(it->second, due);
+    } else {
+      queueLocked(key, due);
+    }
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+milliseconds WorkQueue::addRateLimited(const std::string& key, milliseconds atLeast) {
+  int count = 0;
+  {
+    std::lock_guard lock(mutex_);
+    count = ++failures_[key];
+  }
+  milliseconds delay = std::max(cache::backoffDelay(backoff_, count, random_()), atLeast);
+  add(key, delay);
+  return delay;
+}
+
+void WorkQueue::forget(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  failures_.erase(key);
+}
+
+int WorkQueue::failures(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+std::optional<std::string> WorkQueue::tryGet(TimePoint now) {
+  std::lock_guard lock(mutex_);
+  if (shutDown_ || byDue_.empty() || byDue_.begin()->first > now) return std::nullopt;
+  std::string key = byDue_.begin()->second;
+  byDue_.erase(byDue_.begin());
+  waiting_.erase(key);
+  processing_.insert(key);
+  return key;
+}
+
+std::optional<std::string> WorkQueue::get(std::stop_token stop) {
+  // A wait is bounded so that a clock whose "now" does not follow the condition variable's (a
+  // stepped wall clock) can delay a due key by at most this long.
+  constexpr milliseconds kMaxWait(1000);
+  std::unique_lock lock(mutex_);
+  while (!shutDown_ && !stop.stop_requested()) {
+    const TimePoint now = clock_.now();
+    if (!byDue_.empty() && byDue_.begin()->first <= now) {
+      std::string key = byDue_.begin()->second;
+      byDue_.erase(byDue_.begin());
+      waiting_.erase(key);
+      processing_.insert(key);
+      return key;
+    }
+    milliseconds wait = kMaxWait;
+    if (!byDue_.empty()) {
+      wait = std::min(wait, std::chrono::ceil<milliseconds>(byDue_.begin()->first - now));
+    }
+    const std::uint64_t seen = generation_;
+    cv_.wait_for(lock, stop, wait, [&] { return shutDown_ || generation_ != seen; });
+  }
+  return std::nullopt;
+}
+
+void WorkQueue::done(const std::string& key) {
+  {
+    std::lock_guard lock(mutex_);
+    processing_.erase(key);
+    auto it = dirty_.find(key);
+    if (it == dirty_.end()) return;
+    const TimePoint due = it->second;
+    dirty_.erase(it);
+    if (!shutDown_) queueLocked(key, due);
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+std::optional<TimePoint> WorkQueue::nextDue() const {
+  std::lock_guard lock(mutex_);
+  if (byDue_.empty()) return std::nullopt;
+  return byDue_.begin()->first;
+}
+
+std::size_t WorkQueue::depth() const {
+  std::lock_guard lock(mutex_);
+  std::size_t count = waiting_.size() + processing_.size();
+  for (const auto& [key, due] : dirty_) {
+    (void)due;
+    if (waiting_.count(key) == 0 && processing_.count(key) == 0) ++count;
+  }
+  return count;
+}
+
+void WorkQueue::shutDown() {
+  {
+    std::lock_guard lock(mutex_);
+    shutDown_ = true;
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+TokenBucket::TokenBucket(Clock& clock, double rate, double burst)
+    : clock_(clock), rate_(std::max(rate, 1e-9)), burst_(std::max(burst, 1.0)), tokens_(burst_),
+      last_(clock.now()) {}
+
+milliseconds TokenBucket::reserve() {
+  std::lock_guard lock(mutex_);
+  const TimePoint now = clock_.now();
+  if (now > last_) {
+    const double elapsed = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(burst_, tokens_ + elapsed * rate_);
+    last_ = now;
+  }
+  tokens_ -= 1.0;
+  if (tokens_ >= 0.0) return milliseconds(0);
+  return milliseconds(static_cast<std::int64_t>(std::ceil(-tokens_ / rate_ * 1000.0)));
+}
+
+bool TokenBucket::acquire(std::stop_token stop) {
+  const milliseconds wait = reserve();
+  if (wait.count() <= 0) return !stop.stop_requested();
+  return clock_.waitFor(wait, stop);
+}
+
+}  // namespace restarter::controller

@@ -1,0 +1,259 @@
+#include "restarter/controller/workload.hpp"
+
+#include <utility>
+
+#include "restarter/core/constants.hpp"
+#include "restarter/core/json_patch.hpp"
+
+namespace restarter::controller {
+
+using nlohmann::json;
+
+namespace {
+
+// metadata.<field> as a string, or "" (never throws).
+std::string metadataString(const json& object, const char* field) {
+  if (!object.is_object()) return {};
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return {};
+  auto value = metadata->find(field);
+  if (value == metadata->end() || !value->is_string()) return {};
+  return value->get<std::string>();
+}
+
+std::string namespaceOf(const std::string& key) {
+  auto slash = key.find('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash);
+}
+
+core::Error withContext(core::Error error, std::string what) {
+  error.context.push_back(std::move(what));
+  return error;
+}
+
+}  // namespace
+
+RetryDecision retryPolicy(const core::Error& error) {
+  RetryDecision decision;
+  if (error.kind == core::ErrorKind::InvalidInput) decision.retry = false;
+  if (auto after = kube::retryAfter(error)) decision.atLeast = std::chrono::duration_cast<milliseconds>(*after);
+  return decision;
+}
+
+const std::vector<WorkloadKind>& workloadKinds() {
+  static const std::vector<WorkloadKind> kinds = {
+      {"statefulset", kube::resources::statefulSets(), std::string(core::kStatefulSetFieldManager)},
+      {"deployment", kube::resources::deployments(), std::string(core::kDeploymentFieldManager)},
+      {"daemonset", kube::resources::daemonSets(), std::string(core::kDaemonSetFieldManager)},
+  };
+  return kinds;
+}
+
+cache::IndexFunc referenceIndex(core::RefKind kind) {
+  return [kind](const json& object) {
+    std::vector<std::string> values;
+    auto spec = object.find("spec");
+    if (spec == object.end() || !spec->is_object()) return values;
+    auto podTemplate = spec->find("template");
+    if (podTemplate == spec->end()) return values;
+    auto refs = core::collectReferences(*podTemplate);
+    if (!refs) return values;
+    const std::string ns = metadataString(object, "namespace");
+    for (const core::Reference& ref : *refs) {
+      if (ref.kind == kind) values.push_back(ns + "/" + ref.name);
+    }
+    return values;
+  };
+}
+
+core::ObjectLookup cacheLookup(const cache::Store& configMaps, const cache::Store& secrets,
+                               std::string namespace_) {
+  return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind,
+                                                            const std::string& name) {
+    const cache::Store& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
+    auto object = store.get(cache::objectKey(ns, name));
+    if (!object) return core::ObjectState::unknown(object.error().describe());
+    if (*object == nullptr) return core::ObjectState::absent();
+    auto metadata = (*object)->find("metadata");
+    if (metadata == (*object)->end()) return core::ObjectState::unknown("cached object has no metadata");
+    auto state = core::objectStateFromMetadata(*metadata);
+    if (!state) return core::ObjectState::unknown(state.error().describe());
+    return std::move(state).value();
+  };
+}
+
+json applyBody(const WorkloadKind& kind, const json& workload, const core::AnnotationMap& desired) {
+  json annotations = json::object();
+  for (const auto& [key, value] : desired) annotations[key] = value;
+  return {{"apiVersion", kind.resource.apiVersion()},
+          {"kind", kind.resource.kind},
+          {"metadata",
+           {{"name", metadataString(workload, "name")},
+            {"namespace", metadataString(workload, "namespace")},
+            {"uid", metadataString(workload, "uid")}}},
+          {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
+}
+
+std::string describeChanges(const std::vector<core::AnnotationChange>& changes) {
+  std::string text;
+  for (const core::AnnotationChange& change : changes) {
+    if (!text.empty()) text += "; ";
+    text += change.describe();
+  }
+  return text;
+}
+
+WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches,
+                                       ReconcileContext& context)
+    : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
+
+core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::stop_token stop) {
+  const std::string ns = namespaceOf(key);
+  auto caches = caches_(ns);
+  if (!caches || caches->workloads == nullptr || caches->configMaps == nullptr ||
+      caches->secrets == nullptr) {
+    return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
+  }
+  auto cached = caches->workloads->get(key);
+  if (!cached) return std::move(cached).error();
+  if (*cached == nullptr) {
+    std::lock_guard lock(mutex_);
+    lastWrites_.erase(key);
+    lastAnnounced_.erase(key);
+    return Action::awaitChange();
+  }
+  json workload = **cached;
+  const std::string uid = metadataString(workload, "uid");
+  const std::string resourceVersion = metadataString(workload, "resourceVersion");
+
+  auto desired = core::desiredAnnotations(
+      workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
+  if (!desired) return withContext(std::move(desired).error(), kind_.name + " " + key);
+
+  // The cache may not show our last write yet (the watch event is on its way): plan against what
+  // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
+  // same thing again nor announces the same restart twice.
+  {
+    std::lock_guard lock(mutex_);
+    auto last = lastWrites_.find(key);
+    if (last != lastWrites_.end()) {
+      if (last->second.uid == uid && last->second.resourceVersionBefore == resourceVersion) {
+        json& annotations = workload["spec"]["template"]["metadata"]["annotations"];
+        annotations = json::object();
+        for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
+      } else {
+        lastWrites_.erase(last);
+      }
+    }
+  }
+
+  auto changes = core::planAnnotationChanges(workload, *desired);
+  if (!changes) return withContext(std::move(changes).error(), kind_.name + " " + key);
+  if (changes->empty()) {
+    std::lock_guard lock(mutex_);
+    lastAnnounced_.erase(key);
+    return Action::awaitChange();
+  }
+
+  if (context_.dryRun) {
+    const std::string plan = describeChanges(*changes);
+    {
+      std::lock_guard lock(mutex_);
+      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
+      if (!inserted && it->second == plan) return Action::awaitChange();
+      it->second = plan;
+    }
+    if (core::Status s = announce(workload, key, *changes); !s) return std::move(s).error();
+    return Action::awaitChange();
+  }
+
+  if (!context_.writeLimiter.acquire(stop)) {
+    return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
+  }
+  auto applied = context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
+                                       applyBody(kind_, workload, desired->annotations),
+                                       kube::ApplyOptions{kind_.fieldManager, true, false});
+  context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
+  if (!applied) return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
+  {
+    std::lock_guard lock(mutex_);
+    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations};
+  }
+  if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
+    return withContext(std::move(s).error(), "removing annotations of " + kind_.name + " " + key);
+  }
+  context_.metrics.restarts.with({kind_.name}).inc();
+  // The restart happened; an Event that cannot be written is logged, not retried (a retry would
+  // find nothing left to do and so could never write it anyway).
+  if (core::Status s = announce(workload, key, *changes); !s) {
+    context_.logger.warn("cannot record restart event",
+                         {{"kind", kind_.name}, {"workload", key}, {"error", s.error().describe()}});
+  }
+  return Action::awaitChange();
+}
+
+core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
+                                                        const core::DesiredAnnotations& desired) {
+  auto current = core::templateAnnotations(applied);
+  if (!current) return std::move(current).error();
+  std::vector<core::Reference> refs;
+  for (const core::ReferenceStatus& status : desired.references) refs.push_back(status.ref);
+  std::vector<core::AnnotationChange> leftovers;
+  for (core::AnnotationChange& change : core::diffAnnotations(*current, desired.annotations, refs)) {
+    if (!change.after) leftovers.push_back(std::move(change));
+  }
+  if (leftovers.empty()) return core::okStatus();
+  auto patch = core::annotationPatch(applied, leftovers);
+  if (!patch) return std::move(patch).error();
+  // `test` first: if anyone changed the value meanwhile, the patch fails and the retry re-plans.
+  json guarded = json::array();
+  for (const core::AnnotationChange& change : leftovers) {
+    guarded.push_back({{"op", "test"},
+                       {"path", "/spec/template/metadata/annotations/" +
+                                    core::escapeJsonPointerToken(change.key)},
+                       {"value", *change.before}});
+  }
+  for (const json& op : *patch) guarded.push_back(op);
+  context_.logger.info("removing restarter annotations owned by another field manager",
+                       {{"kind", kind_.name},
+                        {"workload", metadataString(applied, "namespace") + "/" + metadataString(applied, "name")},
+                        {"changes", describeChanges(leftovers)}});
+  auto patched = context_.client.jsonPatch(kind_.resource, metadataString(applied, "namespace"),
+                                           metadataString(applied, "name"), guarded,
+                                           kube::WriteOptions{false, kind_.fieldManager});
+  context_.metrics.writes.with({kind_.resource.plural, "patch"}).inc();
+  if (!patched) return std::move(patched).error();
+  return core::okStatus();
+}
+
+core::Status WorkloadReconciler::announce(const json& workload, const std::string& key,
+                                          const std::vector<core::AnnotationChange>& changes) {
+  const std::string ns = metadataString(workload, "namespace");
+  const std::string described = describeChanges(changes);
+  const bool dry = context_.dryRun;
+  context_.logger.info(dry ? "restart planned (dry run, nothing written)" : "restart triggered",
+                       {{"kind", kind_.name},
+                        {"workload", key},
+                        {"namespace", ns},
+                        {"changes", described}});
+  if (dry) context_.metrics.dryRunRestarts.with({kind_.name}).inc();
+
+  kube::EventRecord event;
+  event.namespace_ = ns;
+  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                                          metadataString(workload, "name"),
+                                          metadataString(workload, "uid")};
+  event.type = "Normal";
+  event.reason = dry ? "WouldRestart" : "Restarted";
+  event.action = "Restart";
+  event.note = std::string(dry ? "Would restart pods (dry run)" : "Restarting pods") +
+               ": referenced objects in namespace " + ns + " changed: " + described;
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  if (!created) return std::move(created).error();
+  return core::okStatus();
+}
+
+}  // namespace restarter::controller

@@ -1,0 +1,71 @@
+#include "restarter/cli/serve_controller.hpp"
+
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+using namespace restarter::cli;
+using namespace std::chrono_literals;
+
+namespace {
+struct Run {
+  std::ostringstream out, err;
+  Io io{out, err, "restarter"};
+  ServeControllerOptions options;
+  std::optional<int> exit;
+  explicit Run(const std::vector<std::string>& args) { exit = parseServeControllerFlags(args, io, options); }
+};
+}  // namespace
+
+TEST_CASE("serve-controller defaults", "[cli][serve-controller]") {
+  Run run({});
+  CHECK_FALSE(run.exit);
+  CHECK(run.options.namespaces.empty());
+  CHECK(run.options.debounce == 1000ms);
+  CHECK_FALSE(run.options.dryRun);
+  CHECK_FALSE(run.options.leaderElect);
+  REQUIRE(run.options.metricsBind);
+  CHECK(run.options.metricsBind->port == 8080);
+  REQUIRE(run.options.healthBind);
+  CHECK(run.options.healthBind->port == 8081);
+}
+
+TEST_CASE("serve-controller namespaces repeat and split on commas", "[cli][serve-controller]") {
+  Run run({"--namespace", "a,b", "-n", "c", "--namespace=a"});
+  CHECK_FALSE(run.exit);
+  CHECK(run.options.namespaces == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("serve-controller flags are read", "[cli][serve-controller]") {
+  Run run({"--debounce", "250ms", "--dry-run", "--leader-elect=false", "--metrics-bind-address", "0",
+           "--health-bind-address", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"});
+  CHECK_FALSE(run.exit);
+  CHECK(run.options.debounce == 250ms);
+  CHECK(run.options.dryRun);
+  CHECK(run.options.leaderElect == std::optional<bool>(false));
+  CHECK_FALSE(run.options.metricsBind);
+  REQUIRE(run.options.healthBind);
+  CHECK(run.options.healthBind->host == "127.0.0.1");
+  CHECK(run.options.logFormat == restarter::obs::LogFormat::Json);
+  CHECK(Run({"--leader-elect"}).options.leaderElect == std::optional<bool>(true));
+}
+
+TEST_CASE("serve-controller refuses bad values with exit 2", "[cli][serve-controller]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--debounce", "soon"}, {"--leader-elect=maybe"}, {"--log-format", "xml"},
+           {"--metrics-bind-address", "nohost"}, {"--namespace", ","}, {"--write-burst", "0"},
+           {"extra"}}) {
+    Run run(args);
+    REQUIRE(run.exit);
+    CHECK(*run.exit == 2);
+    CHECK(run.err.str().find("serve-controller") != std::string::npos);
+  }
+}
+
+TEST_CASE("serve-controller debounce accepts 0 and milliseconds", "[cli][serve-controller]") {
+  CHECK(*parseDebounce("0") == 0ms);
+  CHECK(*parseDebounce("1500ms") == 1500ms);
+  CHECK(*parseDebounce("2s") == 2000ms);
+  CHECK_FALSE(parseDebounce("-1s").ok());
+  CHECK_FALSE(parseDebounce("2h").ok());
+}

@@ -1,0 +1,96 @@
+#include "restarter/controller/leader_election.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace restarter::controller;
+using restarter::kube::testing::ok;
+using restarter::kube::testing::status;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string lease(const std::string& holder, const std::string& renew, const std::string& rv) {
+  json spec = {{"leaseDurationSeconds", 15}, {"renewTime", renew}, {"leaseTransitions", 3}};
+  if (!holder.empty()) spec["holderIdentity"] = holder;
+  return json{{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"},
+              {"metadata", {{"name", "restarter-controller"}, {"namespace", "ns"}, {"resourceVersion", rv}}},
+              {"spec", spec}}
+      .dump();
+}
+
+const char* kNotFound = R"({"kind":"Status","reason":"NotFound","message":"not found","code":404})";
+
+struct Fixture {
+  Fixture() : elector(*harness.client, options(), harness.clock, harness.logger) {}
+  static LeaderElectionOptions options() {
+    LeaderElectionOptions o;
+    o.namespace_ = "ns";
+    o.identity = "me";
+    return o;
+  }
+  restarter::controller::testing::Harness harness;
+  LeaderElector elector;
+};
+
+}  // namespace
+
+TEST_CASE("micro time has six fraction digits", "[controller][leader]") {
+  CHECK(formatMicroTime(restarter::kube::Clock::TimePoint(std::chrono::seconds(1'800'000'000))) ==
+        "2027-01-15T08:00:00.000000Z");
+}
+
+TEST_CASE("a missing Lease is created and held", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(status(404, kNotFound));
+  f.harness.transport->push(ok(lease("me", "t", "1")));
+  CHECK(f.elector.tryAcquireOrRenew());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[1].method == "POST");
+  CHECK(json::parse(requests[1].body)["spec"]["holderIdentity"] == "me");
+}
+
+TEST_CASE("a Lease another replica renews is not taken; a stale one is", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("other", "t1", "5")));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  f.harness.clock.advance(10s);
+  f.harness.transport->push(ok(lease("other", "t2", "6")));  // renewed meanwhile
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  f.harness.clock.advance(16s);
+  f.harness.transport->push(ok(lease("other", "t2", "6")));  // unchanged for a whole duration
+  f.harness.transport->push(ok(lease("me", "t3", "7")));
+  CHECK(f.elector.tryAcquireOrRenew());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[3].method == "PUT");
+  json body = json::parse(requests[3].body);
+  CHECK(body["metadata"]["resourceVersion"] == "6");
+  CHECK(body["spec"]["holderIdentity"] == "me");
+  CHECK(body["spec"]["leaseTransitions"] == 4);
+}
+
+TEST_CASE("a released Lease is taken at once and a conflict loses", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("", "t1", "5")));
+  f.harness.transport->push(status(409, R"({"kind":"Status","reason":"Conflict","message":"changed","code":409})"));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  f.harness.transport->push(ok(lease("", "t1", "6")));
+  f.harness.transport->push(ok(lease("me", "t2", "7")));
+  CHECK(f.elector.tryAcquireOrRenew());
+}
+
+TEST_CASE("release clears the holder", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("me", "t1", "5")));
+  f.harness.transport->push(ok(lease("", "t2", "6")));
+  f.elector.release();
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  json body = json::parse(requests[1].body);
+  CHECK_FALSE(body["spec"].contains("holderIdentity"));
+  CHECK(body["spec"]["leaseDurationSeconds"] == 1);
+}

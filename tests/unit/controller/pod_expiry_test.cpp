@@ -1,0 +1,92 @@
+#include "restarter/controller/pod_expiry.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "restarter/core/time.hpp"
+#include "support.hpp"
+
+using namespace restarter::controller;
+using restarter::cache::Store;
+using restarter::kube::testing::ok;
+using restarter::kube::testing::status;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+json pod(json annotations) {
+  return {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "pod-uid"}, {"resourceVersion", "1"},
+                        {"annotations", annotations}}}};
+}
+
+std::string at(const restarter::kube::Clock::TimePoint& time) {
+  return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
+}
+
+struct Fixture {
+  explicit Fixture(bool dryRun = false)
+      : harness(dryRun), reconciler([this](std::string_view) { return &pods; }, *harness.context) {}
+  restarter::controller::testing::Harness harness;
+  Store pods;
+  PodExpiryReconciler reconciler;
+};
+
+}  // namespace
+
+TEST_CASE("a pod whose time has come is evicted with its uid as precondition", "[controller][expiry]") {
+  Fixture f;
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
+  auto action = f.reconciler.reconcile("ns/p");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "POST");
+  CHECK(requests[0].path == "/api/v1/namespaces/ns/pods/p/eviction");
+  CHECK(requests[0].body.find("pod-uid") != std::string::npos);
+  CHECK(f.harness.metrics.evictions.with({"evicted"}).value() == 1);
+}
+
+TEST_CASE("the earliest expiry in the future is waited for", "[controller][expiry]") {
+  Fixture f;
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.a", at(f.harness.clock.now() + 90s)},
+                       {"restarter.stackable.tech/expires-at.b", at(f.harness.clock.now() + 30s)}})},
+                 "1");
+  auto action = f.reconciler.reconcile("ns/p");
+  REQUIRE(action.ok());
+  REQUIRE(action->requeueAfter);
+  CHECK(*action->requeueAfter == 30s);
+  CHECK(f.harness.transport->requests().empty());
+}
+
+TEST_CASE("a PodDisruptionBudget refusal is retried later, calmly", "[controller][expiry]") {
+  Fixture f;
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now())}})}, "1");
+  f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
+  auto action = f.reconciler.reconcile("ns/p");
+  REQUIRE(action.ok());
+  REQUIRE(action->requeueAfter);
+  CHECK(*action->requeueAfter == kEvictionRefusedRetry);
+  CHECK(f.harness.logs.str().find("INFO pod eviction refused") != std::string::npos);
+}
+
+TEST_CASE("an unparseable expiry is logged once and skipped", "[controller][expiry]") {
+  Fixture f;
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.bad", "tomorrow"}})}, "1");
+  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  const std::string logs = f.harness.logs.str();
+  const auto first = logs.find("unparseable");
+  REQUIRE(first != std::string::npos);
+  CHECK(logs.find("unparseable", first + 1) == std::string::npos);
+  CHECK(f.harness.transport->requests().empty());
+}
+
+TEST_CASE("dry run evicts nothing", "[controller][expiry]") {
+  Fixture f(true);
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  CHECK(f.harness.transport->requests().empty());
+  CHECK(f.harness.logs.str().find("pod eviction planned (dry run") != std::string::npos);
+}

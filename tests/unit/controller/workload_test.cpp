@@ -1,0 +1,205 @@
+#include "restarter/controller/workload.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace restarter::controller;
+using restarter::cache::Store;
+using restarter::core::ErrorKind;
+using restarter::kube::testing::ok;
+using restarter::kube::testing::status;
+using nlohmann::json;
+
+namespace {
+
+const char* kCm = "configmap.restarter.stackable.tech/app-config";
+const char* kOld = "configmap.restarter.stackable.tech/old";
+
+json statefulSet(json annotations = json::object(), bool withSecret = false) {
+  json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
+               {"containers", {{{"name", "app"}, {"image", "x"}}}}};
+  if (withSecret) spec["volumes"].push_back({{"name", "creds"}, {"secret", {{"secretName", "creds"}}}});
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
+                        {"generation", 1}}},
+          {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}, {"spec", spec}}}}}};
+}
+
+json configMap(const std::string& name, const std::string& uid, const std::string& rv) {
+  return {{"apiVersion", "meta.k8s.io/v1"},
+          {"kind", "PartialObjectMetadata"},
+          {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", uid}, {"resourceVersion", rv}}}};
+}
+
+struct Fixture {
+  explicit Fixture(bool dryRun = false) : harness(dryRun) {
+    workloads.addIndex(kConfigMapIndex, referenceIndex(restarter::core::RefKind::ConfigMap));
+    reconciler = std::make_unique<WorkloadReconciler>(
+        workloadKinds().front(),
+        [this](std::string_view) { return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets}); },
+        *harness.context);
+  }
+  restarter::controller::testing::Harness harness;
+  Store workloads;
+  Store configMaps;
+  Store secrets;
+  std::unique_ptr<WorkloadReconciler> reconciler;
+};
+
+json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+
+}  // namespace
+
+TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  json applied = statefulSet({{kCm, "cm-uid/2"}});
+  f.harness.transport->push(ok(applied.dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].method == "PATCH");
+  CHECK(requests[0].path.find("/apis/apps/v1/namespaces/ns/statefulsets/web?") == 0);
+  CHECK(requests[0].path.find("fieldManager=restarter.stackable.tech%2Fstatefulset") != std::string::npos);
+  CHECK(requests[0].path.find("force=true") != std::string::npos);
+  json body = json::parse(requests[0].body);
+  CHECK(body["metadata"]["uid"] == "sts-uid");
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK(body["spec"].size() == 1);  // nothing but the template annotations
+  CHECK(requests[1].method == "POST");
+  json event = json::parse(requests[1].body);
+  CHECK(event["reason"] == "Restarted");
+  CHECK(event["type"] == "Normal");
+  CHECK(event["regarding"]["kind"] == "StatefulSet");
+  CHECK(event["regarding"]["uid"] == "sts-uid");
+  const std::string note = event["note"];
+  CHECK(note.find("namespace ns") != std::string::npos);
+  CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)") != std::string::npos);
+  const std::string logs = f.harness.logs.str();
+  CHECK(logs.find("restart triggered") != std::string::npos);
+  CHECK(logs.find("cm-uid/1 -> cm-uid/2") != std::string::npos);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
+}
+
+TEST_CASE("matching annotations cause no request at all", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/2"}, {"foreign/key", "x"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().empty());
+}
+
+TEST_CASE("a missing workload is nothing to do", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({}, "10");
+  f.configMaps.replace({}, "20");
+  f.secrets.replace({}, "20");
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().empty());
+}
+
+TEST_CASE("an unsynced cache is an error to retry and never a write", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet()}, "10");
+  f.secrets.replace({}, "20");  // configMaps not synced
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE_FALSE(action.ok());
+  CHECK(action.error().kind == ErrorKind::Unavailable);
+  CHECK(retryPolicy(action.error()).retry);
+  CHECK(f.harness.transport->requests().empty());
+}
+
+TEST_CASE("a removed reference drops its annotation", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2"), configMap("old", "old-uid", "5")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("configmap/old: old-uid/5 -> none (unreferenced)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  // The apply leaves kOld in place: it was written under another field manager.
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}).dump()));
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 3);
+  json patch = json::parse(requests[1].body);
+  REQUIRE(patch.is_array());
+  CHECK(patch[0]["op"] == "test");
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1old");
+  CHECK(patch[0]["value"] == "old-uid/5");
+  CHECK(patch[1]["op"] == "remove");
+}
+
+TEST_CASE("a second trigger before the cache shows our write writes nothing", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());  // same stale cached object
+  CHECK(f.harness.transport->requests().size() == 2);
+}
+
+TEST_CASE("dry run announces once and applies nothing", "[controller][workload]") {
+  Fixture f(true);
+  f.workloads.replace({statefulSet()}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "POST");
+  json event = json::parse(requests[0].body);
+  CHECK(event["reason"] == "WouldRestart");
+  CHECK(event["note"].get<std::string>().find("none -> cm-uid/2 (added)") != std::string::npos);
+  CHECK(f.harness.logs.str().find("dry run") != std::string::npos);
+}
+
+TEST_CASE("apply errors carry their kind to the retry policy", "[controller][workload]") {
+  Fixture f;
+  f.workloads.replace({statefulSet()}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(status(409, R"({"kind":"Status","reason":"Conflict","message":"uid mismatch","code":409})"));
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE_FALSE(action.ok());
+  CHECK(action.error().kind == ErrorKind::Conflict);
+  CHECK(retryPolicy(action.error()).retry);
+  CHECK_FALSE(retryPolicy(restarter::core::makeError(ErrorKind::InvalidInput, "bad template")).retry);
+}
+
+TEST_CASE("the reference index names namespace and object", "[controller][workload]") {
+  auto index = referenceIndex(restarter::core::RefKind::Secret);
+  CHECK(index(statefulSet({}, true)) == std::vector<std::string>{"ns/creds"});
+  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(statefulSet()) == std::vector<std::string>{"ns/app-config"});
+  CHECK(index(json{{"metadata", {{"name", "x"}}}, {"spec", 3}}).empty());
+}
