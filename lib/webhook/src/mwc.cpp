@@ -1,11 +1,18 @@
 #include "restarter/webhook/mwc.hpp"
 
+#include <algorithm>
+
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/constants.hpp"
 
 namespace restarter::webhook {
 
 using nlohmann::json;
+
+std::string webhookName(const std::string& configurationName) {
+  const auto dots = std::count(configurationName.begin(), configurationName.end(), '.');
+  return dots >= 2 ? configurationName : configurationName + ".restarter.stackable.tech";
+}
 
 core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
   auto invalid = [](std::string what) { return core::makeError(core::ErrorKind::InvalidInput, std::move(what)); };
@@ -62,8 +69,9 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
       {"scope", "Namespaced"}};
 
   json webhook = {
-      // Webhook names must be fully qualified; one webhook per configuration, named like it.
-      {"name", o.name},
+      // The apiserver wants a webhook name with at least three DNS labels; one webhook per
+      // configuration, named like it (suffixed when the configuration name is shorter).
+      {"name", webhookName(o.name)},
       {"clientConfig", clientConfig},
       {"rules", json::array({rule})},
       // Ignore: a down, slow or misconfigured webhook must never block a create or update; the

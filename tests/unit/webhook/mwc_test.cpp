@@ -53,6 +53,11 @@ TEST_CASE("mwc: registered by service, namespaces excluded, no caBundle", "[mwc]
   CHECK(w["namespaceSelector"]["matchExpressions"][0]["operator"] == "NotIn");
 }
 
+TEST_CASE("mwc: the webhook name has three labels", "[mwc]") {
+  CHECK(webhookName("restarter-webhook.stackable.tech") == "restarter-webhook.stackable.tech");
+  CHECK(webhookName("wh-test") == "wh-test.restarter.stackable.tech");
+}
+
 TEST_CASE("mwc: bad options are refused", "[mwc]") {
   auto check = [](MwcOptions o, const char* why) {
     INFO(why);

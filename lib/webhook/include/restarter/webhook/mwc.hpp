@@ -29,6 +29,10 @@ struct MwcOptions {
   std::vector<std::string> onlyNamespaces;     // if set: only these namespaces
 };
 
+// The name of the configuration's one webhook: the configuration name when it has at least three
+// DNS labels (as the apiserver requires), else the name + ".restarter.stackable.tech".
+std::string webhookName(const std::string& configurationName);
+
 // Checks the options (one of service/url, https URL, timeout 1..30) and builds the object.
 core::Result<nlohmann::json> buildMutatingWebhookConfiguration(const MwcOptions& options);
 

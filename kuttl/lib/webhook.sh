@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Runs serve-webhook as a host process for one kuttl test, registered by URL with a
+# MutatingWebhookConfiguration that matches only the test's namespace, so that tests running in
+# parallel never call each other's webhook.
+#
+# Usage (in kuttl TestStep scripts; kuttl sets NAMESPACE and KUBECONFIG):
+#   webhook.sh start NAME [serve-webhook flags...]
+#       install-mwc (by URL https://127.0.0.1:<free port>/mutate, only $NAMESPACE, timeoutSeconds
+#       $WEBHOOK_TIMEOUT_SECONDS (default 5), plus $WEBHOOK_INSTALL_ARGS), then serve-webhook with
+#       managed certificates in Secret NAME-certs of $NAMESPACE (unless the flags say --cert-dir),
+#       then waits (bounded) until the apiserver really calls it: a server-side dry-run create of a
+#       labeled probe StatefulSet comes back annotated.
+#   webhook.sh stop NAME       stop the process and delete the configuration
+#   webhook.sh freeze NAME     SIGSTOP: the socket still accepts connections, nothing answers
+#   webhook.sh kill NAME       stop the process but keep the configuration (a webhook that is down)
+#   webhook.sh metrics NAME    the webhook's /metrics
+#   webhook.sh apiserver-count NAME FAMILY   the apiserver's counter FAMILY for this webhook, e.g.
+#                              apiserver_admission_webhook_fail_open_count (0 when never counted)
+#   webhook.sh log NAME        its log
+#   webhook.sh dir NAME        its state directory (pid, port, log)
+#   webhook.sh configuration NAME   the configuration's name (= its webhook's name)
+#
+# Nothing is left behind when a test fails: start also launches a watchdog that stops the process
+# and deletes the configuration once the test namespace is gone or terminating (kuttl deletes it
+# after every test, passed or failed), or after $WEBHOOK_MAX_SECONDS (default 1200).
+set -euo pipefail
+
+die() { printf 'webhook.sh: %s\n' "$*" >&2; exit 1; }
+
+: "${NAMESPACE:?NAMESPACE must be set (kuttl sets it)}"
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${RESTARTER_BIN:-$here/../../build/ci/cmd/restarter/restarter}
+[[ -x $bin ]] || die "no restarter binary at $bin (build it, or set RESTARTER_BIN)"
+kubeconfig=$(cd "$(dirname "${KUBECONFIG:?KUBECONFIG must be set}")" && pwd)/$(basename "$KUBECONFIG")
+export KUBECONFIG=$kubeconfig
+
+name=${2:-}
+[[ -n $name ]] || die "usage: webhook.sh start|stop|freeze|kill|metrics|log|dir|configuration NAME"
+state=${TMPDIR:-/tmp}/restarter-kuttl-webhook/$NAMESPACE/$name
+configuration=$name.$NAMESPACE.restarter.stackable.tech
+# Upper bound of each wait in this script (2 busy cores: generous, and returns as soon as it holds).
+WAIT_SECONDS=90
+
+pid_alive() { [[ -f $state/pid ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null; }
+
+stop_process() {
+  [[ -f $state/pid ]] || return 0
+  local pid deadline
+  pid=$(cat "$state/pid")
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + 15))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$state/pid"
+}
+
+delete_configuration() {
+  "$bin" install-mwc --name "$configuration" --delete >/dev/null 2>&1 || true
+}
+
+# Runs detached: cleans up once the namespace is gone or terminating, or the time is up.
+watchdog() {
+  local deadline=$((SECONDS + ${WEBHOOK_MAX_SECONDS:-1200})) phase
+  while ((SECONDS < deadline)); do
+    [[ -f $state/active ]] || break  # stopped by the test
+    phase=$(kubectl get namespace "$NAMESPACE" -o jsonpath='{.status.phase}' 2>&1) || true
+    case $phase in
+      Active) ;;
+      *NotFound* | Terminating) break ;;
+    esac
+    sleep 2
+  done
+  stop_process
+  delete_configuration
+}
+
+probe_annotated() {
+  kubectl -n "$NAMESPACE" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - <<YAML 2>/dev/null | grep -q 'configmap.restarter.stackable.tech/webhook-probe'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: webhook-probe
+  labels:
+    restarter.stackable.tech/enabled: "true"
+spec:
+  serviceName: webhook-probe
+  replicas: 0
+  selector:
+    matchLabels:
+      app: webhook-probe
+  template:
+    metadata:
+      labels:
+        app: webhook-probe
+    spec:
+      volumes:
+        - name: probe
+          configMap:
+            name: webhook-probe
+      containers:
+        - name: probe
+          image: registry.invalid/probe:1
+YAML
+}
+
+start() {
+  shift 2 || true
+  mkdir -p "$state"
+  pid_alive && die "webhook $name is already running"
+  kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
+  local attempt port
+  for attempt in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
+      --only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}" \
+      ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 || die "install-mwc failed: $(cat "$state/install.log")"
+    setsid "$bin" serve-webhook --bind-address 127.0.0.1 --port "$port" \
+      --webhook-url "https://127.0.0.1:$port/mutate" --namespace "$NAMESPACE" \
+      --secret-name "$name-certs" --configuration-name "$configuration" \
+      --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 "$@" \
+      >"$state/log" 2>&1 </dev/null &
+    echo $! >"$state/pid"
+    echo "$port" >"$state/port"
+    local deadline=$((SECONDS + WAIT_SECONDS))
+    until grep -q 'webhook serving' "$state/log"; do
+      pid_alive || break
+      ((SECONDS < deadline)) || { stop_process; die "webhook did not start within ${WAIT_SECONDS}s: $(tail -5 "$state/log")"; }
+      sleep 0.1
+    done
+    grep -q 'webhook serving' "$state/log" && break
+    rm -f "$state/pid"
+    grep -q 'cannot listen' "$state/log" || die "webhook exited: $(tail -5 "$state/log")"
+  done
+  pid_alive || die "no free port found"
+  # The watchdog outlives this step (and kuttl's step process group).
+  touch "$state/active"
+  setsid bash "$0" __watchdog "$name" </dev/null >"$state/watchdog.log" 2>&1 &
+  local deadline=$((SECONDS + WAIT_SECONDS))
+  until probe_annotated; do
+    pid_alive || die "webhook exited: $(tail -5 "$state/log")"
+    ((SECONDS < deadline)) || die "the apiserver did not call the webhook within ${WAIT_SECONDS}s: $(tail -5 "$state/log")"
+    sleep 0.2
+  done
+  echo "webhook $name serving on 127.0.0.1:$port, configuration $configuration"
+}
+
+# The apiserver's own count for our webhook of a metric family (0 when absent), e.g.
+# apiserver_admission_webhook_fail_open_count.
+apiserver_count() {
+  local family=${1:?metric family}
+  kubectl get --raw /metrics | awk -v f="$family" -v n="name=\"$configuration\"" '
+    index($0, f "{") == 1 && index($0, n) > 0 { sum += $NF }
+    END { printf "%d\n", sum }' 
+}
+
+metrics() {
+  local port
+  port=$(grep -o 'metrics serving port=[0-9]*' "$state/log" | head -1 | cut -d= -f2)
+  [[ -n $port ]] || die "no metrics port in the log"
+  curl -sf "http://127.0.0.1:$port/metrics"
+}
+
+case ${1:-} in
+  start) start "$@" ;;
+  stop) rm -f "$state/active"; stop_process; delete_configuration; echo "webhook $name stopped" ;;
+  freeze) pid_alive || die "webhook $name is not running"; kill -STOP "$(cat "$state/pid")" ;;
+  kill) pid_alive || die "webhook $name is not running"; kill -KILL "$(cat "$state/pid")"; rm -f "$state/pid" ;;
+  metrics) metrics ;;
+  apiserver-count) apiserver_count "${3:-}" ;;
+  log) cat "$state/log" ;;
+  dir) echo "$state" ;;
+  configuration) echo "$configuration" ;;
+  __watchdog) watchdog ;;
+  *) die "unknown command ${1:-}" ;;
+esac
