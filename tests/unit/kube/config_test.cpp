@@ -166,7 +166,7 @@ TEST_CASE("bad configuration names the file and the context and the field", "[ku
   check("clusters: []\n", {"no context"});
 }
 
-TEST_CASE("--kubeconfig naming a missing file is an error", "[kube][config]") {
+TEST_CASE("the kubeconfig flag naming a missing file is an error", "[kube][config]") {
   LoadOptions options;
   options.kubeconfigPath = "/nonexistent/kubeconfig";
   options.env = envOf({});
