@@ -53,7 +53,7 @@ TEST_CASE("a missing Lease is created and held", "[controller][leader]") {
   CHECK(json::parse(requests[1].body)["spec"]["holderIdentity"] == "me");
 }
 
-TEST_CASE("a Lease another replica renews is not taken; a stale one is", "[controller][leader]") {
+TEST_CASE("a Lease another replica renews is not taken but a stale one is", "[controller][leader]") {
   Fixture f;
   f.harness.transport->push(ok(lease("other", "t1", "5")));
   CHECK_FALSE(f.elector.tryAcquireOrRenew());

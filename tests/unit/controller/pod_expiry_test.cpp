@@ -60,7 +60,7 @@ TEST_CASE("the earliest expiry in the future is waited for", "[controller][expir
   CHECK(f.harness.transport->requests().empty());
 }
 
-TEST_CASE("a PodDisruptionBudget refusal is retried later, calmly", "[controller][expiry]") {
+TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[controller][expiry]") {
   Fixture f;
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now())}})}, "1");
   f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));

@@ -37,7 +37,7 @@ TEST_CASE("mwc: registered by URL with every safety setting", "[mwc]") {
   CHECK(expr["values"] == json::array({"kuttl-test-x"}));
 }
 
-TEST_CASE("mwc: registered by service, namespaces excluded, no caBundle", "[mwc]") {
+TEST_CASE("mwc registered by service with namespaces excluded and no caBundle", "[mwc]") {
   MwcOptions o;
   o.serviceName = "restarter-webhook";
   o.serviceNamespace = "restarter";
