@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Run `restarter serve-controller` as a host process for one kuttl test (its own namespace only,
+# so tests running in parallel never see each other's objects).
+#
+# Usage (in TestStep scripts; kuttl sets NAMESPACE and KUBECONFIG):
+#   controller.sh start [--name N] [-- extra flags]  start instance N (default "controller") in the
+#                               background and wait (bounded) until its caches have synced.
+#                               Defaults: --namespace $NAMESPACE, --leader-elect=false,
+#                               --debounce 200ms, endpoints on 127.0.0.1:0 (free ports).
+#   controller.sh stop [N]      SIGTERM, wait (bounded) for a clean exit ("stopped" logged)
+#   controller.sh kill [N]      SIGKILL (no clean-up: to prove a hand-over without release)
+#   controller.sh log [N]       print its log
+#   controller.sh wait-log PATTERN [N] [SECONDS]  wait until its log matches PATTERN (grep -E)
+#   controller.sh count PATTERN [N]               lines of its log matching PATTERN
+#   controller.sh metrics [N]   print its /metrics
+#   controller.sh dir           the directory holding PIDs and logs of this test's controllers
+#
+# Binary: $RESTARTER_BIN, default build/ci/cmd/restarter/restarter of this repository (what
+# tests/run.sh builds). A failed test never reaches its stop step, so: every instance runs under
+# `timeout` (RESTARTER_CONTROLLER_WATCHDOG seconds, default 600), and `start` first stops the
+# instances left behind by earlier tests whose namespace kuttl has deleted since.
+set -euo pipefail
+
+die() { printf 'controller.sh: %s\n' "$*" >&2; exit 1; }
+
+: "${NAMESPACE:?NAMESPACE must be set (kuttl sets it)}"
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}
+watchdog=${RESTARTER_CONTROLLER_WATCHDOG:-600}
+root=${TMPDIR:-/tmp}/restarter-kuttl
+dir=$root/$NAMESPACE
+mkdir -p "$dir"
+
+# Instances of namespaces that no longer exist (a failed test's leftovers): SIGTERM by recorded PID.
+reap_leftovers() {
+  local pidfile ns
+  for pidfile in "$root"/*/*.pid; do
+    [[ -f $pidfile ]] || continue
+    ns=$(basename "$(dirname "$pidfile")")
+    [[ $ns == "$NAMESPACE" ]] && continue
+    if ! kubectl get namespace "$ns" >/dev/null 2>&1; then
+      # Only if the PID is still our watchdog (a recycled PID is left alone).
+      if tr '\0' ' ' <"/proc/$(cat "$pidfile")/cmdline" 2>/dev/null | grep -q 'serve-controller'; then
+        kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
+      fi
+      rm -f "$pidfile"
+    fi
+  done
+}
+
+start() {
+  local name=controller
+  if [[ ${1:-} == --name ]]; then name=$2; shift 2; fi
+  [[ ${1:-} == -- ]] && shift
+  [[ -x $bin ]] || die "no restarter binary at $bin (build it, or set RESTARTER_BIN)"
+  local log=$dir/$name.log
+  if [[ -f $dir/$name.pid ]] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+    die "$name is already running"
+  fi
+  reap_leftovers
+  : >"$log"
+  # setsid + closed stdio: kuttl's script step must not wait for the background process.
+  setsid timeout -s TERM "$watchdog" "$bin" serve-controller --namespace "$NAMESPACE" \
+    --leader-elect=false --debounce 200ms \
+    --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
+    </dev/null >"$log" 2>&1 &
+  echo $! >"$dir/$name.pid"
+  wait_log 'caches synced' "$name" 60
+  echo "$name started (pid $(cat "$dir/$name.pid"), log $log)"
+}
+
+pid_of() {
+  [[ -f $dir/$1.pid ]] || die "no instance $1 was started"
+  cat "$dir/$1.pid"
+}
+
+stop() {
+  local name=${1:-controller} pid deadline
+  pid=$(pid_of "$name")
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + 60))
+  while kill -0 "$pid" 2>/dev/null; do
+    ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null; die "$name did not stop within 60s"; }
+    sleep 0.2
+  done
+  grep -q 'INFO stopped' "$dir/$name.log" || { tail -20 "$dir/$name.log" >&2; die "$name did not stop cleanly"; }
+  echo "$name stopped"
+}
+
+kill_now() {
+  local name=${1:-controller} pid
+  pid=$(pid_of "$name")
+  # The watchdog `timeout` forwards TERM but not KILL: kill its child first, then it.
+  pkill -KILL -P "$pid" 2>/dev/null || true
+  kill -KILL "$pid" 2>/dev/null || true
+  echo "$name killed"
+}
+
+wait_log() {
+  local pattern=$1 name=${2:-controller} seconds=${3:-90} deadline
+  local log=$dir/$name.log
+  deadline=$((SECONDS + seconds))
+  until grep -Eq -- "$pattern" "$log" 2>/dev/null; do
+    if [[ -f $dir/$name.pid ]] && ! kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+      tail -30 "$log" >&2
+      die "$name exited before logging /$pattern/"
+    fi
+    ((SECONDS < deadline)) || { tail -30 "$log" >&2; die "$name did not log /$pattern/ within ${seconds}s"; }
+    sleep 0.2
+  done
+}
+
+metrics() {
+  local name=${1:-controller} address
+  address=$(grep -Eo 'serving /metrics address=[0-9.:]+' "$dir/$name.log" | head -1 | sed 's/.*address=//')
+  [[ -n $address ]] || die "$name logged no metrics address"
+  curl -fsS "http://$address/metrics"
+}
+
+case ${1:-} in
+  start) shift; start "$@" ;;
+  stop) stop "${2:-controller}" ;;
+  kill) kill_now "${2:-controller}" ;;
+  log) cat "$dir/${2:-controller}.log" ;;
+  wait-log) [[ -n ${2:-} ]] || die "usage: wait-log PATTERN [NAME] [SECONDS]"; wait_log "$2" "${3:-controller}" "${4:-90}" ;;
+  count) grep -Ec -- "$2" "$dir/${3:-controller}.log" || true ;;
+  metrics) metrics "${2:-controller}" ;;
+  dir) echo "$dir" ;;
+  *) die "usage: controller.sh start|stop|kill|log|wait-log|count|metrics|dir" ;;
+esac
