@@ -307,8 +307,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     managed.ca.keyType = options.keyType;
     managed.policy.caPropagation = options.caPropagation;
   }
-  // One certificate check; logs and counts it. Returns whether the store holds a certificate.
-  auto checkCertificates = [&]() -> bool {
+  // One certificate check (logged, counted). Returns whether the store holds a certificate.
+  auto checkOnce = [&]() -> bool {
     if (fileMode) {
       auto reloaded = webhook::reloadCertificateFiles(options.certDir, store, files);
       if (!reloaded) {
@@ -352,6 +352,18 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
                                                  {"error", report->publishProblem}});
     }
     return true;
+  };
+  // Says when the serving certificate changed and how many handshakes the old one served, so that
+  // a rotation can be seen to have been used.
+  auto checkCertificates = [&]() -> bool {
+    const std::string before = store.fingerprint();
+    const bool ready = checkOnce();
+    if (!before.empty() && store.fingerprint() != before) {
+      log.info("serving certificate replaced", {{"previous", store.previousFingerprint()},
+                                                {"previousHandshakes", std::to_string(store.previousHandshakes())},
+                                                {"sha256", store.fingerprint()}});
+    }
+    return ready;
   };
   // The first check must give a certificate; retry (bounded only by a signal) until it does.
   while (!checkCertificates()) {

@@ -45,10 +45,14 @@ struct CertificateStore::Snapshot {
   std::unique_ptr<EVP_PKEY, KeyFree> key;
   std::unique_ptr<STACK_OF(X509), ChainFree> chain;
   std::string fingerprint;
+  std::string certPem;
+  std::string keyPem;
+  mutable std::atomic<std::uint64_t> handshakes{0};
 };
 
 struct CertificateStore::Impl {
   std::atomic<std::shared_ptr<const Snapshot>> current;
+  std::atomic<std::shared_ptr<const Snapshot>> previous;
 };
 
 CertificateStore::CertificateStore() : impl_(std::make_unique<Impl>()) {}
@@ -59,7 +63,13 @@ core::Status CertificateStore::update(std::string_view certPem, std::string_view
     ERR_clear_error();
     return core::makeError(core::ErrorKind::InvalidInput, what);
   };
+  // The same pair again (each periodic check hands it over): keep the snapshot and its counts.
+  if (const auto now = current(); now && now->certPem == certPem && now->keyPem == keyPem) {
+    return core::okStatus();
+  }
   auto snapshot = std::make_shared<Snapshot>();
+  snapshot->certPem = std::string(certPem);
+  snapshot->keyPem = std::string(keyPem);
   BioPtr certBio = memoryBio(certPem);
   if (!certBio) return bad("out of memory");
   snapshot->cert.reset(PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr));
@@ -81,7 +91,7 @@ core::Status CertificateStore::update(std::string_view certPem, std::string_view
   if (X509_digest(snapshot->cert.get(), EVP_sha256(), digest, &length) == 1) {
     snapshot->fingerprint = hex(digest, length);
   }
-  impl_->current.store(std::move(snapshot));
+  impl_->previous.store(impl_->current.exchange(std::move(snapshot)));
   return core::okStatus();
 }
 
@@ -96,6 +106,21 @@ std::string CertificateStore::fingerprint() const {
 
 bool CertificateStore::ready() const { return current() != nullptr; }
 
+std::uint64_t CertificateStore::handshakes() const {
+  const auto snapshot = current();
+  return snapshot ? snapshot->handshakes.load() : 0;
+}
+
+std::uint64_t CertificateStore::previousHandshakes() const {
+  const auto snapshot = impl_->previous.load();
+  return snapshot ? snapshot->handshakes.load() : 0;
+}
+
+std::string CertificateStore::previousFingerprint() const {
+  const auto snapshot = impl_->previous.load();
+  return snapshot ? snapshot->fingerprint : std::string();
+}
+
 namespace {
 
 // OpenSSL's certificate callback: runs during each handshake, before the certificate is sent.
@@ -104,6 +129,7 @@ int selectCertificate(SSL* ssl, void* arg) {
   const auto* store = static_cast<const CertificateStore*>(arg);
   const auto snapshot = store->current();
   if (!snapshot) return 0;
+  snapshot->handshakes.fetch_add(1, std::memory_order_relaxed);
   // SSL_use_cert_and_key takes its own references; override=1 replaces what the SSL inherited.
   return SSL_use_cert_and_key(ssl, snapshot->cert.get(), snapshot->key.get(), snapshot->chain.get(), 1);
 }
@@ -154,6 +180,15 @@ HttpsServer::HttpsServer(ServerOptions options, const CertificateStore& certific
     const HttpReply reply = impl->handler(req.body);
     res.status = reply.status;
     res.set_content(reply.body, reply.contentType.c_str());
+    // A connection still presenting a replaced certificate is asked to close after this answer:
+    // the client reconnects and verifies the new certificate now, rather than whenever the
+    // connection happens to end (a broken rotation shows at once, not hours later). Nothing is
+    // dropped: this answer is delivered.
+    const auto current = impl->certificates.current();
+    if (req.ssl != nullptr && current &&
+        SSL_get_certificate(const_cast<SSL*>(req.ssl)) != current->cert.get()) {
+      res.set_header("Connection", "close");
+    }
   });
 }
 

@@ -104,6 +104,7 @@ class RawTlsClient {
                                 "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     if (SSL_write(ssl_, request.data(), static_cast<int>(request.size())) <= 0) return {};
     std::string response;
+    lastHeaders_.clear();
     char buffer[4096];
     while (true) {
       const auto headerEnd = response.find("\r\n\r\n");
@@ -111,7 +112,10 @@ class RawTlsClient {
         const auto lengthAt = response.find("Content-Length: ");
         if (lengthAt != std::string::npos && lengthAt < headerEnd) {
           const std::size_t length = std::stoul(response.substr(lengthAt + 16));
-          if (response.size() >= headerEnd + 4 + length) return response.substr(headerEnd + 4, length);
+          if (response.size() >= headerEnd + 4 + length) {
+            lastHeaders_ = response.substr(0, headerEnd);
+            return response.substr(headerEnd + 4, length);
+          }
         }
       }
       const int n = SSL_read(ssl_, buffer, sizeof buffer);
@@ -120,7 +124,10 @@ class RawTlsClient {
     }
   }
 
+  const std::string& lastHeaders() const { return lastHeaders_; }
+
  private:
+  std::string lastHeaders_;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
   int fd_ = -1;
@@ -158,19 +165,29 @@ TEST_CASE("server: serves POST over TLS and swaps the certificate without droppi
   REQUIRE(open.connected());
   CHECK(open.version() == "TLSv1.3");
   CHECK(open.post("one") == "echo:one");
+  CHECK(open.lastHeaders().find("Connection: close") == std::string::npos);
   const std::string oldFingerprint = store.fingerprint();
   CHECK(open.fingerprint() == oldFingerprint);
 
   REQUIRE(store.update(b.leaf.certPem, b.leaf.keyPem).ok());
-  // The open connection keeps its session and still works.
+  // The open connection keeps its session and still works, and is asked to reconnect.
   CHECK(open.post("two") == "echo:two");
   CHECK(open.fingerprint() == oldFingerprint);
+  CHECK(open.lastHeaders().find("Connection: close") != std::string::npos);
   // A new connection gets the new certificate.
   RawTlsClient fresh(*port);
   REQUIRE(fresh.connected());
   CHECK(fresh.fingerprint() == store.fingerprint());
   CHECK(fresh.fingerprint() != oldFingerprint);
   CHECK(fresh.post("three") == "echo:three");
+  CHECK(fresh.lastHeaders().find("Connection: close") == std::string::npos);
+  CHECK(store.handshakes() == 1);
+  CHECK(store.previousHandshakes() == 1);
+  CHECK(store.previousFingerprint() == oldFingerprint);
+  // Handing over the same pair again keeps the snapshot (and its count).
+  REQUIRE(store.update(b.leaf.certPem, b.leaf.keyPem).ok());
+  CHECK(store.handshakes() == 1);
+  CHECK(store.previousFingerprint() == oldFingerprint);
 
   // A verifying client trusting the CA works; other paths are not served.
   const std::string bundle = tempFile(a.ca.certPem + b.ca.certPem);

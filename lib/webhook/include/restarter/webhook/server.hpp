@@ -7,8 +7,10 @@
 //
 // Hot swap: every handshake asks the CertificateStore for its current certificate (OpenSSL's
 // certificate callback), so a new certificate is used from the next handshake on; connections
-// already open keep their session and are never dropped.
+// already open keep their session and are never dropped, but their next answer carries
+// "Connection: close" so that clients reconnect and verify the new certificate soon.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,10 +32,14 @@ class CertificateStore {
 
   // Parses and installs a PEM certificate (the first one is the leaf; any more are sent as its
   // chain) and its PEM private key. InvalidInput, keeping the old one, when they do not parse or
-  // do not belong together.
+  // do not belong together. The same pair as the current one changes nothing.
   core::Status update(std::string_view certPem, std::string_view keyPem);
   // The SHA-256 fingerprint (hex) of the current leaf; empty before the first update().
   std::string fingerprint() const;
+  // TLS handshakes that presented the current certificate, and the one it replaced (0 if none).
+  std::uint64_t handshakes() const;
+  std::uint64_t previousHandshakes() const;
+  std::string previousFingerprint() const;
   bool ready() const;
 
   struct Snapshot;  // OpenSSL objects, defined in server.cpp
