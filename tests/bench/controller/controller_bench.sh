@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Benchmark of serve-controller on the local control plane (issue 5):
+#   1,000 labeled StatefulSets (1 replica each, pods faked by kwok), 10,000 ConfigMaps and 10,000
+#   Secrets (each StatefulSet references 10 of each through envFrom), one namespace.
+#   (a) latency from a ConfigMap update to the new template annotation, over UPDATES updates;
+#   (b) API writes (the apiserver's apiserver_request_total) per change and at idle;
+#   (c) the controller's steady-state RSS and CPU.
+# A measurement, not a test: it prints figures.
+#
+# Usage (the cluster must be up: tests/cluster/cluster.sh up):
+#   tests/bench/controller/controller_bench.sh [BUILD_DIR] [UPDATES] [IDLE_SECONDS]
+# Defaults: build/bench (configured RelWithDebInfo if missing), 200 updates, 60 s idle.
+# The controller runs with --debounce 0 (latency without the debounce window; with the default
+# 1s window every latency is 1 s longer) and the default write limit. Scale with env
+# BENCH_STATEFULSETS / BENCH_CONFIGMAPS / BENCH_SECRETS. RESTARTER_CLUSTER selects the cluster.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+build=${1:-$repo/build/bench}
+updates=${2:-200}
+idle=${3:-60}
+sts=${BENCH_STATEFULSETS:-1000}
+cms=${BENCH_CONFIGMAPS:-10000}
+secrets=${BENCH_SECRETS:-10000}
+ns=restarter-controller-bench
+cluster="$repo/tests/cluster/cluster.sh"
+
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" --target controller_bench restarter >/dev/null
+bench="$build/tests/bench/controller/controller_bench"
+restarter="$build/cmd/restarter/restarter"
+work=$(mktemp -d)
+
+echo "== populate: $sts StatefulSets, $cms ConfigMaps, $secrets Secrets in $ns"
+start=$SECONDS
+"$cluster" exec -- "$bench" populate "$ns" "$sts" "$cms" "$secrets"
+echo "populated in $((SECONDS - start)) s"
+
+echo "== controller: start, initial sync and annotation of every StatefulSet"
+"$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 \
+  --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-bind-address 127.0.0.1:18081 \
+  >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
+wrapper=$!
+trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
+until [[ -s $work/pid ]]; do sleep 0.1; done
+pid=$(cat "$work/pid")
+"$cluster" exec -- "$bench" wait-annotated "$ns" "$sts" $(((cms + secrets) / sts)) 1800
+grep -E 'caches synced' "$work/controller.log" || true
+
+rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+
+echo "== (b) writes at idle over ${idle} s, (c) RSS and CPU"
+"$cluster" exec -- "$bench" writes >"$work/w0"
+t0=$(cpu_ticks)
+sleep "$idle"
+t1=$(cpu_ticks)
+"$cluster" exec -- "$bench" writes >"$work/w1"
+echo "idle writes (apiserver_request_total delta):"
+join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w0" | sort) \
+  <(awk '{print $1":"$2, $3}' "$work/w1" | sort) | awk '{print "  " $1 " " ($3 - $2)}'
+hz=$(getconf CLK_TCK)
+echo "steady-state RSS: $(rss); CPU at idle: $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$idle" 'BEGIN {printf "%.2f%% of one core", (b - a) / hz / s * 100}')"
+
+echo "== (a) latency over $updates ConfigMap updates, one at a time; (b) writes per change"
+"$cluster" exec -- "$bench" writes >"$work/w2"
+t2=$(cpu_ticks)
+"$cluster" exec -- "$bench" latency "$ns" "$updates" $((cms / sts))
+t3=$(cpu_ticks)
+"$cluster" exec -- "$bench" writes >"$work/w3"
+echo "writes during the updates (apiserver_request_total delta; $updates changes):"
+join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w2" | sort) \
+  <(awk '{print $1":"$2, $3}' "$work/w3" | sort) | awk -v n="$updates" '{d = $3 - $2; printf "  %s %d (%.2f per change)\n", $1, d, d / n}'
+echo "RSS after the updates: $(rss); CPU during the updates: $(( (t3 - t2) )) ticks of 1/$hz s"
+echo "controller restarts logged: $(grep -c 'restart triggered' "$work/controller.log")"
+echo "(namespace $ns is left in place; delete it with kubectl delete namespace $ns; log: $work/controller.log)"
