@@ -20,6 +20,18 @@ using namespace std::chrono_literals;
 // client-go re-reads a token file at most once a minute (transport/token_source.go).
 constexpr auto kTokenFileRefresh = 60s;
 
+// An RFC 3339 time (microseconds, years 0000-9999) as a Clock time point (nanoseconds on
+// libstdc++, about years 1678-2262): clamped instead of overflowing.
+Clock::TimePoint toClockTime(core::TimePoint when) {
+  using Micros = std::chrono::microseconds;
+  const auto max = std::chrono::floor<Micros>(Clock::TimePoint::max().time_since_epoch());
+  const auto min = std::chrono::ceil<Micros>(Clock::TimePoint::min().time_since_epoch());
+  const Micros since = when.time_since_epoch();
+  if (since >= max) return Clock::TimePoint::max();
+  if (since <= min) return Clock::TimePoint::min();
+  return Clock::TimePoint(std::chrono::duration_cast<Clock::TimePoint::duration>(since));
+}
+
 std::string trimNewlines(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
@@ -193,8 +205,7 @@ class ExecAuthenticator final : public Authenticator {
     if (!expiration->empty()) {
       auto when = core::parseRfc3339(*expiration);
       if (!when) return bad("an invalid expirationTimestamp: " + when.error().message);
-      expiry_ = std::chrono::time_point_cast<Clock::TimePoint::duration>(
-          std::chrono::system_clock::time_point(when->time_since_epoch()));
+      expiry_ = toClockTime(*when);
     }
     return credential;
   }

@@ -126,6 +126,23 @@ TEST_CASE("the exec plugin gets its spec and its credential is cached until expi
   CHECK(runner.calls.size() == 3);
 }
 
+TEST_CASE("expiration timestamps outside the clock's range neither overflow nor misbehave", "[kube][auth]") {
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto auth = makeAuthenticator(execConfig(), clock, runner);
+  runner.outputs.push_back(credentialOutput("far", "9999-12-31T23:59:59Z"));
+  CHECK(auth->credential()->bearerToken == "far");
+  clock.advance(24h * 365 * 100);
+  CHECK(auth->credential()->bearerToken == "far");  // still cached
+  CHECK(runner.calls.size() == 1);
+
+  auto past = makeAuthenticator(execConfig(), clock, runner);
+  runner.outputs.push_back(credentialOutput("old", "0001-01-01T00:00:00Z"));
+  runner.outputs.push_back(credentialOutput("new", ""));
+  CHECK(past->credential()->bearerToken == "old");  // already expired: used once, not cached
+  CHECK(past->credential()->bearerToken == "new");
+}
+
 TEST_CASE("exec plugin failures are Unauthorized errors with the plugin's words", "[kube][auth]") {
   FakeClock clock;
   FakeProcessRunner runner;
