@@ -138,8 +138,10 @@ std::string renderText(const ordered_json& doc, bool color) {
       << "\n  " << str(first["reason"]) << "\n";
   const std::string writer = str(first["annotationsWrittenBy"]);
   if (writer == "admission") {
-    out << "  restarter annotations set when the object was written by " << str(first["fieldManager"])
-        << " (the webhook, at admission)\n";
+    out << "  restarter annotations set at admission by the webhook (no field manager owns them)\n";
+  } else if (writer == "other") {
+    out << "  restarter annotations owned by field manager " << str(first["fieldManager"])
+        << " (not restarter: the manifest carries them)\n";
   } else if (writer == "controller") {
     out << "  restarter annotations written after creation by the controller (" << str(first["fieldManager"])
         << ")\n";

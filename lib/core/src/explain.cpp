@@ -122,6 +122,7 @@ const char* annotationWriterName(AnnotationWriter writer) noexcept {
   switch (writer) {
     case AnnotationWriter::Admission: return "admission";
     case AnnotationWriter::Controller: return "controller";
+    case AnnotationWriter::Other: return "other";
     case AnnotationWriter::None: return "none";
     case AnnotationWriter::Unknown: return "unknown";
   }
@@ -138,23 +139,29 @@ FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
     first.generation = metadata["generation"].get<std::int64_t>();
   }
 
-  // Who owns the annotations now.
-  first.writer = AnnotationWriter::None;
+  // Who wrote the annotations the live template has.
+  const json spec = workload.is_object() ? workload.value("spec", json::object()) : json::object();
+  const AnnotationMap live = annotationsOf(spec.is_object() ? spec.value("template", json::object()) : json());
+  const bool hasRestarterAnnotations = std::any_of(live.begin(), live.end(), [](const auto& kv) {
+    return parseTemplateAnnotationKey(kv.first).has_value();
+  });
   const auto managedFields = metadata.is_object() ? metadata.find("managedFields") : metadata.end();
-  if (metadata.is_object() && managedFields != metadata.end() && managedFields->is_array()) {
+  if (!hasRestarterAnnotations) {
+    first.writer = AnnotationWriter::None;
+  } else if (!metadata.is_object() || managedFields == metadata.end() || !managedFields->is_array()) {
+    first.writer = AnnotationWriter::Unknown;
+  } else {
+    first.writer = AnnotationWriter::Admission;  // unless a manager owns them
     for (const json& entry : *managedFields) {
       if (!entry.is_object() || !ownsRestarterAnnotation(entry.value("fieldsV1", json::object()))) continue;
-      const std::string manager = entry.value("manager", "");
-      if (manager == fieldManagerFor(kind)) {
+      const json manager = entry.value("manager", json(""));
+      first.fieldManager = manager.is_string() ? manager.get<std::string>() : "";
+      if (first.fieldManager == fieldManagerFor(kind)) {
         first.writer = AnnotationWriter::Controller;
-        first.fieldManager = manager;
-        break;  // the controller wrote them after creation
+        break;  // the controller applied them after creation
       }
-      first.writer = AnnotationWriter::Admission;
-      first.fieldManager = manager;
+      first.writer = AnnotationWriter::Other;
     }
-  } else {
-    first.writer = AnnotationWriter::Unknown;
   }
 
   if (revisions.empty()) {

@@ -34,7 +34,8 @@ json workloadWithManagers(std::int64_t generation, const std::vector<std::string
           {{"f:spec",
             {{"f:template", {{"f:metadata", {{"f:annotations", {{"f:" + kCm, json::object()}}}}}}}}}}}});
   }
-  return {{"metadata", {{"generation", generation}, {"managedFields", managed}}}};
+  return {{"metadata", {{"generation", generation}, {"managedFields", managed}}},
+          {"spec", {{"template", podTemplate("web:1", {{kCm, "u/1"}})}}}};
 }
 
 }  // namespace
@@ -73,14 +74,21 @@ TEST_CASE("a second revision that only adds annotations is the extra restart", "
   CHECK(first.writer == AnnotationWriter::Controller);
 }
 
-TEST_CASE("annotations present from revision 1 are restart-free and written at admission", "[explain]") {
+TEST_CASE("annotations present from revision 1 and owned by no manager were written at admission", "[explain]") {
+  const auto explained = explainRevisions({revision(1, podTemplate("web:1", {{kCm, "u/1"}}))});
+  const FirstRollout first = judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained);
+  CHECK(first.verdict == FirstRolloutVerdict::RestartFree);
+  CHECK(first.writer == AnnotationWriter::Admission);
+  CHECK(first.fieldManager.empty());
+  CHECK_THAT(first.reason, Catch::Contains("already carried"));
+}
+
+TEST_CASE("annotations owned by another manager came with the manifest", "[explain]") {
   const auto explained = explainRevisions({revision(1, podTemplate("web:1", {{kCm, "u/1"}}))});
   const FirstRollout first =
       judgeFirstRollout(workloadWithManagers(1, {"kubectl-create"}), WorkloadKind::StatefulSet, explained);
-  CHECK(first.verdict == FirstRolloutVerdict::RestartFree);
-  CHECK(first.writer == AnnotationWriter::Admission);
+  CHECK(first.writer == AnnotationWriter::Other);
   CHECK(first.fieldManager == "kubectl-create");
-  CHECK_THAT(first.reason, Catch::Contains("already carried"));
 }
 
 TEST_CASE("a first rollout that cannot be judged says why", "[explain]") {
@@ -90,8 +98,13 @@ TEST_CASE("a first rollout that cannot be judged says why", "[explain]") {
   const FirstRollout first = judgeFirstRollout(workloadWithManagers(9, {}), WorkloadKind::Deployment, pruned);
   CHECK(first.verdict == FirstRolloutVerdict::Unknown);
   CHECK_THAT(first.reason, Catch::Contains("revisionHistoryLimit"));
-  CHECK(first.writer == AnnotationWriter::None);
-  CHECK(judgeFirstRollout(json::array(), WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::Unknown);
+  CHECK(judgeFirstRollout(json::array(), WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::None);
+  json noManagedFields = workloadWithManagers(1, {});
+  noManagedFields["metadata"].erase("managedFields");
+  CHECK(judgeFirstRollout(noManagedFields, WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::Unknown);
+  json noAnnotations = workloadWithManagers(1, {"restarter.stackable.tech/daemonset"});
+  noAnnotations["spec"]["template"]["metadata"].erase("annotations");
+  CHECK(judgeFirstRollout(noAnnotations, WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::None);
 }
 
 TEST_CASE("a lone revision without annotations that are pending is an extra restart to come", "[explain]") {

@@ -56,8 +56,14 @@ std::vector<ExplainedRevision> explainRevisions(std::vector<Revision> revisions)
 enum class FirstRolloutVerdict { RestartFree, ExtraRestart, Unknown };
 const char* firstRolloutVerdictName(FirstRolloutVerdict verdict) noexcept;  // restart-free, ...
 
-// Who owns the restarter annotations of the live template, from metadata.managedFields.
-enum class AnnotationWriter { Admission, Controller, None, Unknown };
+// Who wrote the restarter annotations of the live template, read from metadata.managedFields:
+//   Controller  owned by restarter's field manager for the kind (applied after creation);
+//   Other       owned by another field manager (e.g. the workload's own manifest carries them);
+//   Admission   present but owned by no manager: the apiserver records no owner for fields a
+//               mutating webhook adds (seen on kube-apiserver 1.37), so this is the webhook;
+//   None        the live template has no restarter annotations;
+//   Unknown     the object carries no managedFields.
+enum class AnnotationWriter { Admission, Controller, Other, None, Unknown };
 const char* annotationWriterName(AnnotationWriter writer) noexcept;  // admission, controller, ...
 
 struct FirstRollout {
