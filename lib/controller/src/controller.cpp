@@ -47,6 +47,77 @@ Metrics::Metrics(obs::Registry& registry)
 
 namespace {
 
+// Keeps only `keep` fields of object[field] (an object), plus the annotations/labels whose key
+// starts with one of `prefixes` when `prefixed` names such a map.
+void keepFields(json& object, const std::vector<const char*>& keep) {
+  if (!object.is_object()) return;
+  json kept = json::object();
+  for (const char* name : keep) {
+    auto it = object.find(name);
+    if (it != object.end()) kept[name] = std::move(*it);
+  }
+  object = std::move(kept);
+}
+
+void keepPrefixed(json& map, const std::vector<std::string_view>& prefixes) {
+  if (!map.is_object()) return;
+  json kept = json::object();
+  for (auto& [key, value] : map.items()) {
+    for (std::string_view prefix : prefixes) {
+      if (std::string_view(key).substr(0, prefix.size()) == prefix) {
+        kept[key] = std::move(value);
+        break;
+      }
+    }
+  }
+  map = std::move(kept);
+}
+
+void slimMetadata(json& object, const std::vector<const char*>& keep) {
+  if (!object.is_object()) return;
+  auto metadata = object.find("metadata");
+  if (metadata == object.end()) return;
+  keepFields(*metadata, keep);
+}
+
+}  // namespace
+
+void slimReferencedObject(json& object) {
+  if (!object.is_object()) return;
+  keepFields(object, {"apiVersion", "kind", "metadata"});
+  slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "labels"});
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return;
+  if (auto labels = metadata->find("labels"); labels != metadata->end()) {
+    keepPrefixed(*labels, {core::kIgnoreLabel});
+  }
+}
+
+void slimWorkload(json& object) {
+  if (!object.is_object()) return;
+  keepFields(object, {"apiVersion", "kind", "metadata", "spec"});
+  slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
+  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+    if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
+      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix});
+    }
+  }
+  if (auto spec = object.find("spec"); spec != object.end()) keepFields(*spec, {"template"});
+}
+
+void slimPod(json& object) {
+  if (!object.is_object()) return;
+  keepFields(object, {"apiVersion", "kind", "metadata"});
+  slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp", "annotations"});
+  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+    if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
+      keepPrefixed(*annotations, {core::kExpiresAtAnnotationPrefix});
+    }
+  }
+}
+
+namespace {
+
 constexpr const char* kPodKind = "pod";
 
 // The caches of one namespace (or of all, with an empty name).
@@ -199,24 +270,26 @@ struct Controller::Impl {
       NamespaceCaches& c = *entry;
       for (const WorkloadKind& kind : workloadKinds()) {
         addReflector(kind.resource, c.namespace_, std::string(core::kEnabledSelector), false,
-                     *c.workloads.at(kind.name));
+                     *c.workloads.at(kind.name), slimWorkload);
       }
-      addReflector(kube::resources::configMaps(), c.namespace_, "", true, c.configMaps);
-      addReflector(kube::resources::secrets(), c.namespace_, "", true, c.secrets);
-      addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods);
+      addReflector(kube::resources::configMaps(), c.namespace_, "", true, c.configMaps, slimReferencedObject);
+      addReflector(kube::resources::secrets(), c.namespace_, "", true, c.secrets, slimReferencedObject);
+      addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods,
+                   slimPod);
     }
   }
 
   void addReflector(const kube::ResourceRef& resource, const std::string& ns,
-                    const std::string& selector, bool metadataOnly, cache::Store& store) {
+                    const std::string& selector, bool metadataOnly, cache::Store& store,
+                    void (*slim)(json&)) {
     cache::ReflectorOptions ro;
     ro.resource = resource;
     ro.namespace_ = ns;
     ro.labelSelector = selector;
     ro.metadataOnly = metadataOnly;
-    // managedFields are most of an object's metadata and nothing here reads them: dropping them
-    // keeps the caches of 10,000s of ConfigMaps and Secrets small.
-    ro.transform = cache::dropManagedFields;
+    // Only what the reconcilers read is kept (see slimReferencedObject): managedFields and
+    // last-applied-configuration are most of an object's size.
+    ro.transform = slim;
     const std::string plural = resource.plural;
     ro.onError = [this, plural, ns](const core::Error& error) {
       metrics.watchRestarts.with({plural}).inc();

@@ -183,18 +183,22 @@ int latency(const std::string& ns, int updates, int cmPer) {
     std::condition_variable cv;
     std::string expected;
     std::optional<std::chrono::steady_clock::time_point> seen;
+    std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> arrivals;
     std::stop_source stop;
     std::thread watcher([&] {
       kube::WatchOptions watchOptions;
       watchOptions.resourceVersion = fromVersion;
       watchOptions.fieldSelector = "metadata.name=" + stsName;
-      watchOptions.timeout = std::chrono::seconds(60);
+      watchOptions.timeout = std::chrono::seconds(40);
       (void)client->watch(
           kube::resources::statefulSets(), ns, watchOptions,
           [&](kube::WatchEvent&& event) {
             const auto now = std::chrono::steady_clock::now();
             std::lock_guard lock(mutex);
-            if (!expected.empty() && templateAnnotation(event.object, key) == expected) {
+            // Every value is kept with its arrival time: the event can arrive before the PATCH
+            // response has told us which value to wait for.
+            arrivals.emplace_back(templateAnnotation(event.object, key), now);
+            if (!expected.empty() && arrivals.back().first == expected) {
               seen = now;
               cv.notify_all();
               return false;
@@ -216,8 +220,10 @@ int latency(const std::string& ns, int updates, int cmPer) {
       std::unique_lock lock(mutex);
       expected = (*patched)["metadata"]["uid"].get<std::string>() + "/" +
                  (*patched)["metadata"]["resourceVersion"].get<std::string>();
-      // The watch may have delivered the event before `expected` was known: check the object.
-      if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return seen.has_value(); })) {
+      for (const auto& [value, at] : arrivals) {
+        if (value == expected && !seen) seen = at;
+      }
+      if (!seen && !cv.wait_for(lock, std::chrono::seconds(30), [&] { return seen.has_value(); })) {
         lock.unlock();
         auto now = client->get(kube::resources::statefulSets(), ns, stsName);
         if (now && templateAnnotation(*now, key) == expected) {

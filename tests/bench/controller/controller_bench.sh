@@ -12,7 +12,8 @@
 # Defaults: build/bench (configured RelWithDebInfo if missing), 200 updates, 60 s idle.
 # The controller runs with --debounce 0 (latency without the debounce window; with the default
 # 1s window every latency is 1 s longer) and the default write limit. Scale with env
-# BENCH_STATEFULSETS / BENCH_CONFIGMAPS / BENCH_SECRETS. RESTARTER_CLUSTER selects the cluster.
+# BENCH_STATEFULSETS / BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects
+# of an earlier run. RESTARTER_CLUSTER selects the cluster.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${1:-$repo/build/bench}
@@ -32,10 +33,12 @@ bench="$build/tests/bench/controller/controller_bench"
 restarter="$build/cmd/restarter/restarter"
 work=$(mktemp -d)
 
-echo "== populate: $sts StatefulSets, $cms ConfigMaps, $secrets Secrets in $ns"
-start=$SECONDS
-"$cluster" exec -- "$bench" populate "$ns" "$sts" "$cms" "$secrets"
-echo "populated in $((SECONDS - start)) s"
+if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
+  echo "== populate: $sts StatefulSets, $cms ConfigMaps, $secrets Secrets in $ns"
+  start=$SECONDS
+  "$cluster" exec -- "$bench" populate "$ns" "$sts" "$cms" "$secrets"
+  echo "populated in $((SECONDS - start)) s"
+fi
 
 echo "== controller: start, initial sync and annotation of every StatefulSet"
 "$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 \
@@ -61,6 +64,8 @@ echo "idle writes (apiserver_request_total delta):"
 join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w0" | sort) \
   <(awk '{print $1":"$2, $3}' "$work/w1" | sort) | awk '{print "  " $1 " " ($3 - $2)}'
 hz=$(getconf CLK_TCK)
+echo "restarter_controller_writes_total (cumulative since start):"
+"$cluster" exec -- curl -fsS http://127.0.0.1:18080/metrics | grep '^restarter_controller_writes_total' || true
 echo "steady-state RSS: $(rss); CPU at idle: $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$idle" 'BEGIN {printf "%.2f%% of one core", (b - a) / hz / s * 100}')"
 
 echo "== (a) latency over $updates ConfigMap updates, one at a time; (b) writes per change"

@@ -49,6 +49,19 @@ struct ControllerOptions {
   std::optional<LeaderElectionOptions> leaderElection;
 };
 
+// What the caches keep of each object (everything else is dropped as it arrives, so memory scales
+// with what the reconcilers read, not with object size: kubectl's last-applied-configuration
+// annotation alone holds a ConfigMap's whole data):
+//   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
+//     ignore label;
+//   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels} and the
+//     ignore-configmap./ignore-secret. annotations, and spec.template;
+//   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
+//     annotations.
+void slimReferencedObject(nlohmann::json& object);
+void slimWorkload(nlohmann::json& object);
+void slimPod(nlohmann::json& object);
+
 class Controller {
  public:
   // Every reference must outlive the controller.

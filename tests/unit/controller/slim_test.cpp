@@ -1,0 +1,46 @@
+#include <catch2/catch.hpp>
+
+#include "restarter/controller/controller.hpp"
+
+using namespace restarter::controller;
+using nlohmann::json;
+
+TEST_CASE("a cached ConfigMap keeps identity and the ignore label only", "[controller][cache]") {
+  json cm = {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
+             {"metadata", {{"name", "a"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
+                           {"labels", {{"restarter.stackable.tech/ignore", "true"}, {"app", "x"}}},
+                           {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", "{...}"}}},
+                           {"managedFields", json::array({{{"manager", "kubectl"}}})}}}};
+  slimReferencedObject(cm);
+  CHECK(cm == json{{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
+                   {"metadata", {{"name", "a"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
+                                 {"labels", {{"restarter.stackable.tech/ignore", "true"}}}}}});
+}
+
+TEST_CASE("a cached workload keeps its template and ignore annotations", "[controller][cache]") {
+  json sts = {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"},
+              {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
+                            {"generation", 3}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}},
+                            {"annotations", {{"restarter.stackable.tech/ignore-secret.x", "s"}, {"other", "y"}}}}},
+              {"spec", {{"replicas", 3}, {"template", {{"spec", {{"containers", json::array()}}}}}}},
+              {"status", {{"replicas", 3}}}};
+  slimWorkload(sts);
+  CHECK_FALSE(sts.contains("status"));
+  CHECK(sts["spec"] == json{{"template", {{"spec", {{"containers", json::array()}}}}}});
+  CHECK(sts["metadata"]["annotations"] == json{{"restarter.stackable.tech/ignore-secret.x", "s"}});
+  CHECK(sts["metadata"]["generation"] == 3);
+  CHECK(sts["metadata"]["labels"].size() == 1);
+}
+
+TEST_CASE("a cached pod keeps its expiry annotations", "[controller][cache]") {
+  json pod = {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
+                            {"deletionTimestamp", "2026-01-01T00:00:00Z"},
+                            {"annotations", {{"restarter.stackable.tech/expires-at.tls", "t"}, {"x", "y"}}}}},
+              {"spec", {{"nodeName", "n"}}}};
+  slimPod(pod);
+  CHECK_FALSE(pod.contains("spec"));
+  CHECK(pod["metadata"]["annotations"] == json{{"restarter.stackable.tech/expires-at.tls", "t"}});
+  CHECK(pod["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:00Z");
+  slimPod(pod);  // idempotent
+  CHECK(pod["metadata"]["uid"] == "u");
+}
