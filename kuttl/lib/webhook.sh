@@ -111,7 +111,8 @@ start() {
   kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
   local attempt port
   for attempt in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
+    # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
+    port=$((20000 + RANDOM % 12000))
     "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
       --only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}" \
       ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 || die "install-mwc failed: $(cat "$state/install.log")"

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Benchmark of serve-webhook (a measurement, not a test; not run by CI). Needs a running local
+# control plane (tests/cluster) and runs inside its network namespace:
+#
+#   RESTARTER_CLUSTER=bench tests/cluster/cluster.sh up
+#   RESTARTER_CLUSTER=bench tests/cluster/cluster.sh exec -- tests/bench/webhook.sh [RESTARTER_BIN]
+#
+# Measures, each RUNS times (default 3), printing the median and the range:
+#   1. the server alone, on loopback: wrk (keep-alive, $WRK_THREADS threads, $WRK_CONNECTIONS
+#      connections, $WRK_SECONDS s) POSTing AdmissionReviews of three kinds: an unlabeled object
+#      (passes unchanged), a labeled StatefulSet without references (annotation logic, no lookup),
+#      a labeled StatefulSet with a ConfigMap and a Secret (two metadata GETs against the local
+#      apiserver, in parallel): reviews per second and p99 latency;
+#   2. end to end: labeled StatefulSets created at a steady $RATE per second for $E2E_SECONDS s
+#      through the apiserver, with the latency as the apiserver itself measures it
+#      (apiserver_admission_webhook_admission_duration_seconds for this webhook; its buckets are
+#      5 ms, 25 ms, 100 ms, ...: the share under 5 ms and an interpolated p50/p99 are printed) and as
+#      the webhook measures it (restarter_webhook_admission_duration_seconds);
+#   3. the webhook's resident memory (VmRSS, and the peak VmHWM) after each part.
+# Needs: wrk (Debian package wrk), curl, jq, kubectl (the cluster's), python3.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}}
+RUNS=${RUNS:-3}
+WRK_THREADS=${WRK_THREADS:-2}
+WRK_CONNECTIONS=${WRK_CONNECTIONS:-16}
+WRK_SECONDS=${WRK_SECONDS:-10}
+RATE=${RATE:-5}
+E2E_SECONDS=${E2E_SECONDS:-20}
+PORT=${PORT:-18443}
+METRICS_PORT=${METRICS_PORT:-18080}
+PROXY_PORT=${PROXY_PORT:-18001}
+ns=webhook-bench
+name=webhook-bench.restarter.stackable.tech
+
+for tool in wrk curl jq kubectl python3; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
+[[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
+
+work=$(mktemp -d)
+webhook_pid= proxy_pid=
+cleanup() {
+  [[ -n $webhook_pid ]] && kill "$webhook_pid" 2>/dev/null && wait "$webhook_pid" 2>/dev/null || true
+  [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null || true
+  "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
+  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# median and range of numbers on stdin: "median (min-max)"
+stats() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%g (%g-%g)", m, v[1], v[NR] }'; }
+rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$webhook_pid/status"; echo; }
+
+echo "== setup: gen-certs, serve-webhook --cert-dir, install-mwc (namespace $ns only)"
+"$bin" gen-certs --out-dir "$work/certs" --ip 127.0.0.1 >/dev/null 2>&1
+# A previous run's namespace may still be terminating.
+kubectl delete namespace "$ns" --ignore-not-found --timeout=180s >/dev/null
+kubectl create namespace "$ns" >/dev/null
+kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
+kubectl -n "$ns" create secret generic app-secret --from-literal=password=x >/dev/null
+"$bin" serve-webhook --cert-dir "$work/certs" --bind-address 127.0.0.1 --port "$PORT" \
+  --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address 0 --log-level warn \
+  >"$work/webhook.log" 2>&1 &
+webhook_pid=$!
+"$bin" install-mwc --name "$name" --webhook-url "https://127.0.0.1:$PORT/mutate" \
+  --ca-bundle-file "$work/certs/ca.crt" --only-namespace "$ns" >/dev/null 2>&1
+for _ in $(seq 100); do curl -sk -o /dev/null "https://127.0.0.1:$PORT/mutate" -d x && break; sleep 0.1; done
+echo "webhook pid $webhook_pid; $(nproc) cores; $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo)"
+rss
+
+# AdmissionReview bodies.
+sts() {  # sts LABELED(true|false) REFS(true|false)
+  jq -n --argjson labeled "$1" --argjson refs "$2" --arg ns "$ns" '{
+    apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+    request: {uid: "00000000-0000-0000-0000-000000000001",
+      kind: {group: "apps", version: "v1", kind: "StatefulSet"},
+      resource: {group: "apps", version: "v1", resource: "statefulsets"},
+      namespace: $ns, name: "bench", operation: "CREATE",
+      object: {apiVersion: "apps/v1", kind: "StatefulSet",
+        metadata: ({name: "bench", namespace: $ns} + (if $labeled then {labels: {"restarter.stackable.tech/enabled": "true"}} else {} end)),
+        spec: {serviceName: "bench", replicas: 1, selector: {matchLabels: {app: "bench"}},
+          template: {metadata: {labels: {app: "bench"}},
+            spec: ({containers: [({name: "app", image: "registry.invalid/bench:1"}
+                     + (if $refs then {envFrom: [{secretRef: {name: "app-secret"}}]} else {} end))]}
+                   + (if $refs then {volumes: [{name: "c", configMap: {name: "app-config"}}]} else {} end))}}}}}'
+}
+sts false false >"$work/unlabeled.json"
+sts true false >"$work/norefs.json"
+sts true true >"$work/refs.json"
+cat >"$work/post.lua" <<'LUA'
+local f = io.open(os.getenv("BODY"), "r")
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+echo "== 1. server alone: wrk -t$WRK_THREADS -c$WRK_CONNECTIONS -d${WRK_SECONDS}s, keep-alive, loopback"
+for body in unlabeled norefs refs; do
+  : >"$work/rps" ; : >"$work/p99"
+  for run in $(seq "$RUNS"); do
+    BODY="$work/$body.json" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"${WRK_SECONDS}s" --latency \
+      -s "$work/post.lua" "https://127.0.0.1:$PORT/mutate" >"$work/wrk.out"
+    awk '/Requests\/sec/ { print $2 }' "$work/wrk.out" >>"$work/rps"
+    # wrk prints e.g. "99%    1.23ms"; convert to ms.
+    awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+      print (u == "us" ? v / 1000 : (u == "s" ? v * 1000 : v)) }' "$work/wrk.out" >>"$work/p99"
+    grep -q "Non-2xx" "$work/wrk.out" && { echo "non-2xx answers:"; cat "$work/wrk.out"; exit 1; }
+  done
+  printf '%-10s reviews/s %s   p99 ms %s\n' "$body" "$(stats <"$work/rps")" "$(stats <"$work/p99")"
+done
+rss
+
+echo "== 2. end to end: $RATE labeled StatefulSets/s for ${E2E_SECONDS}s through the apiserver"
+kubectl proxy --port "$PROXY_PORT" >/dev/null 2>&1 &
+proxy_pid=$!
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PROXY_PORT/api" && break; sleep 0.1; done
+# The apiserver's histogram for this webhook, as "le count" lines.
+apiserver_buckets() {
+  kubectl get --raw /metrics | awk -v n="name=\"$name\"" '
+    /^apiserver_admission_webhook_admission_duration_seconds_bucket/ && index($0, n) > 0 && /operation="CREATE"/ {
+      match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); c[le] += $NF }
+    END { for (le in c) print le, c[le] }' | sort -g
+}
+webhook_buckets() {
+  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | awk '
+    /^restarter_webhook_admission_duration_seconds_bucket/ {
+      match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); c[le] += $NF }
+    END { for (le in c) print le, c[le] }' | sort -g
+}
+# quantiles from the difference of two bucket snapshots (files), interpolated within a bucket as
+# Prometheus' histogram_quantile does.
+quantiles() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+def read(path):
+    out = {}
+    for line in open(path):
+        le, count = line.split()
+        out[float("inf") if le == "+Inf" else float(le)] = float(count)
+    return out
+before, after = read(sys.argv[1]), read(sys.argv[2])
+bounds = sorted(after)
+counts = [after[b] - before.get(b, 0.0) for b in bounds]
+total = counts[-1] if counts else 0
+if total == 0:
+    print("no samples"); sys.exit()
+def q(p):
+    rank = p * total
+    prev_bound, prev_count = 0.0, 0.0
+    for b, c in zip(bounds, counts):
+        if c >= rank:
+            if b == float("inf"): return prev_bound
+            return prev_bound + (b - prev_bound) * (rank - prev_count) / max(c - prev_count, 1e-9)
+        prev_bound, prev_count = b, c
+    return bounds[-2]
+under5 = next((c for b, c in zip(bounds, counts) if abs(b - 0.005) < 1e-9), None)
+share = f", {100 * under5 / total:.1f}% <= 5 ms" if under5 is not None else ""
+print(f"n={int(total)} p50={q(0.5) * 1000:.2f} ms p99={q(0.99) * 1000:.2f} ms{share}")
+PY
+}
+: >"$work/e2e"
+for run in $(seq "$RUNS"); do
+  apiserver_buckets >"$work/a0"; webhook_buckets >"$work/w0"
+  total=$((RATE * E2E_SECONDS))
+  start=$(date +%s.%N)
+  for i in $(seq "$total"); do
+    jq -c --arg n "e2e-$run-$i" '.request.object | .metadata.name = $n | .spec.serviceName = $n | .spec.replicas = 0' \
+      "$work/refs.json" >"$work/obj.json"
+    curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$work/obj.json" \
+      "http://127.0.0.1:$PROXY_PORT/apis/apps/v1/namespaces/$ns/statefulsets" || echo "create e2e-$run-$i failed"
+    # Steady rate: wait for this creation's slot.
+    next=$(python3 -c "print(max(0.0, $start + $i / $RATE - __import__('time').time()))")
+    sleep "$next"
+  done
+  apiserver_buckets >"$work/a1"; webhook_buckets >"$work/w1"
+  echo "run $run: apiserver-measured $(quantiles "$work/a0" "$work/a1"); webhook-measured $(quantiles "$work/w0" "$work/w1")" | tee -a "$work/e2e"
+  annotated=$(kubectl -n "$ns" get statefulsets -o json | jq --arg p "e2e-$run-" '[.items[] | select(.metadata.name | startswith($p))
+    | select(.spec.template.metadata.annotations["configmap.restarter.stackable.tech/app-config"] != null)] | length')
+  echo "run $run: $annotated of $total created StatefulSets annotated by the webhook"
+done
+rss
