@@ -13,7 +13,9 @@
 # The controller runs with --debounce 0 (latency without the debounce window; with the default
 # 1s window every latency is 1 s longer) and the default write limit. Scale with env
 # BENCH_STATEFULSETS / BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects
-# of an earlier run. RESTARTER_CLUSTER selects the cluster.
+# of an earlier run; BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 100:
+# one update after another at the default 10 writes/s waits ~100 ms for its token, which is the
+# limiter working, not latency). RESTARTER_CLUSTER selects the cluster.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${1:-$repo/build/bench}
@@ -43,7 +45,7 @@ fi
 echo "== controller: start, initial sync and annotation of every StatefulSet"
 "$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 \
   --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-bind-address 127.0.0.1:18081 \
-  >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
+  ${BENCH_CONTROLLER_FLAGS:-} >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
 wrapper=$!
 trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
 until [[ -s $work/pid ]]; do sleep 0.1; done
