@@ -1,6 +1,7 @@
 // The typed operations against the real apiserver: server-side apply field ownership, JSON and
 // merge patches, delete preconditions, eviction (and a PodDisruptionBudget's 429), Events,
-// Leases, and 410 Gone for a watch from a compacted resourceVersion.
+// Leases. (410 Gone is proven by the scripted unit tests: whether a given old resourceVersion is
+// still in the apiserver's watch-cache window is not deterministic on a fresh cluster.)
 
 #include <catch2/catch.hpp>
 
@@ -171,16 +172,6 @@ TEST_CASE("Events and Leases", "[integration][operations]") {
   REQUIRE_FALSE(stale.ok());
   CHECK(stale.error().kind == core::ErrorKind::Conflict);
   CHECK(client->getLease(ns.name(), "leader")->holderIdentity == "b");
-}
-
-TEST_CASE("a watch from a compacted resourceVersion is Gone", "[integration][operations]") {
-  auto client = adminClient();
-  kube::WatchOptions options;
-  options.resourceVersion = "1";
-  options.timeout = 10s;
-  auto end = client->watch(kube::resources::configMaps(), "kube-system", options, [](kube::WatchEvent&&) { return true; });
-  REQUIRE_FALSE(end.ok());
-  CHECK(end.error().kind == core::ErrorKind::Gone);
 }
 
 TEST_CASE("an unreachable server fails within the connect timeout", "[integration][operations]") {
