@@ -1,0 +1,122 @@
+#include "restarter/cli/serve_webhook.hpp"
+
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "restarter/cli/install_mwc.hpp"
+
+using namespace restarter;
+using namespace restarter::cli;
+
+namespace {
+
+struct Parsed {
+  std::optional<int> exit;
+  std::string out;
+  std::string err;
+};
+
+template <typename Options, typename Parse>
+Parsed parse(Parse parseFn, std::vector<std::string> args, Options& options) {
+  std::ostringstream out, err;
+  Io io{out, err, "restarter"};
+  const auto exit = parseFn(args, io, options);
+  return {exit, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("serve-webhook: defaults and flags parse", "[cli][serve-webhook]") {
+  ServeWebhookOptions options;
+  const Parsed p = parse(parseServeWebhookFlags,
+                         {"--port", "9443", "--bind-address", "127.0.0.1", "--webhook-url", "https://127.0.0.1:9443/mutate",
+                          "--validity", "1h", "--ca-validity", "48h", "--lookup-timeout", "2s", "--metrics-bind-address", "0",
+                          "--secret-namespace", "hooks"},
+                         options);
+  REQUIRE_FALSE(p.exit);
+  CHECK(options.address.port == 9443);
+  CHECK(options.address.host == "127.0.0.1");
+  CHECK(options.validity == std::chrono::hours(1));
+  CHECK(options.caValidity == std::chrono::hours(48));
+  CHECK(options.lookupTimeout == std::chrono::seconds(2));
+  CHECK_FALSE(options.metricsAddress.has_value());
+  CHECK(options.healthAddress.has_value());
+  CHECK(options.secretNamespace == "hooks");
+  CHECK(options.secretName == "restarter-webhook-certs");
+}
+
+TEST_CASE("serve-webhook: certificate names come from the URL or the Service", "[cli][serve-webhook]") {
+  ServeWebhookOptions options;
+  options.webhookUrl = "https://127.0.0.1:9443/mutate";
+  CHECK(servingNames(options)->ipAddresses == std::vector<std::string>{"127.0.0.1"});
+  options.webhookUrl = "https://[::1]:9443/mutate";
+  CHECK(servingNames(options)->ipAddresses == std::vector<std::string>{"::1"});
+  options.webhookUrl = "https://hooks.example.com/mutate";
+  CHECK(servingNames(options)->dnsNames == std::vector<std::string>{"hooks.example.com"});
+  options.webhookUrl.clear();
+  options.service = "svc";
+  options.serviceNamespace = "ns";
+  CHECK(servingNames(options)->dnsNames ==
+        std::vector<std::string>{"svc", "svc.ns", "svc.ns.svc", "svc.ns.svc.cluster.local"});
+  for (const char* bad : {"http://127.0.0.1/mutate", "https://127.0.0.1/other", "https:///mutate", "https://[::1/mutate"}) {
+    INFO(bad);
+    options.webhookUrl = bad;
+    CHECK_FALSE(servingNames(options).ok());
+  }
+}
+
+TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--port", "70000"}, {"--validity", "0s"}, {"--validity", "2h", "--ca-validity", "3h"},
+        {"--key-type", "dsa"}, {"--webhook-url", "https://x/other"}, {"--metrics-bind-address", "nope"},
+        {"--threads", "0"}, {"--log-level", "loud"}, {"--lookup-timeout", "x"}}) {
+    INFO(args.front());
+    ServeWebhookOptions options;
+    const Parsed p = parse(parseServeWebhookFlags, args, options);
+    REQUIRE(p.exit);
+    CHECK(*p.exit == kExitUsage);
+  }
+  ServeWebhookOptions options;
+  const Parsed help = parse(parseServeWebhookFlags, {"--help"}, options);
+  CHECK(help.exit == kExitOk);
+  for (const char* flag : {"--cert-dir", "--webhook-url", "--secret-name", "--configuration-name", "--validity",
+                           "--ca-validity", "--ca-propagation", "--cert-check-interval", "--lookup-timeout", "--port"}) {
+    CHECK_THAT(help.out, Catch::Contains(flag));
+  }
+}
+
+TEST_CASE("install-mwc: dry-run prints the configuration without a cluster", "[cli][install-mwc]") {
+  std::ostringstream out, err;
+  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url", "https://127.0.0.1:9443/mutate",
+                           "--only-namespace", "a", "--timeout-seconds", "3"},
+                          out, err);
+  CHECK(code == kExitOk);
+  CHECK_THAT(out.str(), Catch::Contains("failurePolicy: \"Ignore\""));
+  CHECK_THAT(out.str(), Catch::Contains("url: \"https://127.0.0.1:9443/mutate\""));
+  CHECK_THAT(out.str(), Catch::Contains("timeoutSeconds: 3"));
+}
+
+TEST_CASE("install-mwc: bad flags are usage errors", "[cli][install-mwc]") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, {"--webhook-url", "http://x/mutate"}, {"--service", "s", "--webhook-url", "https://x/mutate"},
+        {"--webhook-url", "https://x/mutate", "--timeout-seconds", "31"},
+        {"--webhook-url", "https://x/mutate", "--dry-run", "--delete"},
+        {"--webhook-url", "https://x/mutate", "--ca-bundle-secret", "noslash"},
+        {"--webhook-url", "https://x/mutate", "--ca-bundle-file", "a", "--ca-bundle-secret", "n/s"}}) {
+    INFO(args.size());
+    InstallMwcOptions options;
+    const Parsed p = parse(parseInstallMwcFlags, args, options);
+    REQUIRE(p.exit);
+    CHECK(*p.exit == kExitUsage);
+  }
+}
+
+TEST_CASE("install-mwc: an unreadable CA bundle file fails without writing", "[cli][install-mwc]") {
+  std::ostringstream out, err;
+  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url", "https://127.0.0.1:9443/mutate",
+                           "--ca-bundle-file", "/nonexistent/ca.crt"},
+                          out, err);
+  CHECK(code == kExitFailure);
+  CHECK_THAT(err.str(), Catch::Contains("cannot read /nonexistent/ca.crt"));
+}
