@@ -2,8 +2,8 @@
 
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/gen_certs.hpp"
-#include "restarter/cli/serve_controller.hpp"
 #include "restarter/cli/install_mwc.hpp"
+#include "restarter/cli/serve_controller.hpp"
 #include "restarter/cli/serve_webhook.hpp"
 
 namespace restarter::cli {
@@ -12,10 +12,10 @@ const std::vector<Subcommand>& subcommands() {
   // A subcommand joins this list once it does everything its help says.
   static const std::vector<Subcommand> all = {
       genCertsCommand(),
-      serveWebhookCommand(),
-      installMwcCommand(),
       explainRestartCommand(),
       serveControllerCommand(),
+      serveWebhookCommand(),
+      installMwcCommand(),
   };
   return all;
 }
