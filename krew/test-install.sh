@@ -33,13 +33,18 @@ krew install --manifest="$work/dist/restarter.yaml" --archive="$archive" </dev/n
 export PATH="$KREW_ROOT/bin:$PATH"
 # (krew list needs the central index, which is not reachable here; the receipt is what it reads.)
 [ -f "$KREW_ROOT/receipts/restarter.yaml" ] || fail "krew wrote no receipt for restarter"
-kubectl plugin list 2>/dev/null | grep -q "$KREW_ROOT/bin/kubectl-restarter" || fail "kubectl plugin list does not show kubectl-restarter"
+# Outputs are captured before grep: `cmd | grep -q` under pipefail fails when grep's early exit
+# SIGPIPEs cmd.
+plugins=$(kubectl plugin list 2>/dev/null || true)
+grep -qF "$KREW_ROOT/bin/kubectl-restarter" <<<"$plugins" || fail "kubectl plugin list does not show kubectl-restarter: $plugins"
 
 help=$(kubectl restarter --help)
 grep -q 'kubectl restarter <subcommand>' <<<"$help" || fail "plugin help does not speak as kubectl restarter"
 grep -q 'explain-restart' <<<"$help" || fail "plugin help does not list explain-restart"
-kubectl restarter explain-restart --help | grep -q 'Usage:' || fail "no explain-restart help"
-kubectl restarter --version | grep -q '^kubectl restarter v\{0,1\}[0-9]' || fail "no version"
+sub_help=$(kubectl restarter explain-restart --help)
+grep -q 'Usage:' <<<"$sub_help" || fail "no explain-restart help"
+version=$(kubectl restarter --version)
+grep -q '^kubectl restarter v\{0,1\}[0-9]' <<<"$version" || fail "no version: $version"
 
 kubectl create namespace "$ns" >/dev/null
 kubectl -n "$ns" create configmap app-config --from-literal=a=1 >/dev/null
@@ -68,8 +73,8 @@ cp "$KUBECONFIG" "$work/kubeconfig"
 KUBECONFIG="$work/kubeconfig" kubectl config set-context plugin-test \
   --cluster="$(kubectl config view --minify -o jsonpath='{.contexts[0].context.cluster}')" \
   --user="$(kubectl config view --minify -o jsonpath='{.contexts[0].context.user}')" --namespace="$ns" >/dev/null
-KUBECONFIG="$work/kubeconfig" kubectl restarter explain-restart --context plugin-test sts/web -o json |
-  jq -e --arg ns "$ns" '.workload.namespace == $ns' >/dev/null || fail "--context with a namespace not honoured"
-kubectl restarter explain-restart --kubeconfig "$work/kubeconfig" --context plugin-test sts/web -o json |
-  jq -e --arg ns "$ns" '.workload.namespace == $ns' >/dev/null || fail "--kubeconfig not honoured"
+by_context=$(KUBECONFIG="$work/kubeconfig" kubectl restarter explain-restart --context plugin-test sts/web -o json)
+jq -e --arg ns "$ns" '.workload.namespace == $ns' <<<"$by_context" >/dev/null || fail "--context with a namespace not honoured"
+by_flag=$(kubectl restarter explain-restart --kubeconfig "$work/kubeconfig" --context plugin-test sts/web -o json)
+jq -e --arg ns "$ns" '.workload.namespace == $ns' <<<"$by_flag" >/dev/null || fail "--kubeconfig not honoured"
 echo "krew plugin: installed with krew from the local manifest and archive, working through kubectl"
