@@ -117,6 +117,19 @@ TEST_CASE("eviction honours a PodDisruptionBudget", "[integration][operations]")
   json pdb = {{"apiVersion", "policy/v1"}, {"kind", "PodDisruptionBudget"}, {"metadata", {{"name", "keep"}}},
               {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "evict"}}}}}}}};
   REQUIRE(client->create(pdbs, ns.name(), pdb).ok());
+  // The Eviction API skips the budget for a pod that is not Running yet, and refuses only once the
+  // disruption controller has processed the budget: wait for both (kwok runs the pod).
+  REQUIRE(waitUntil(60s, [&] {
+    auto p = client->get(kube::resources::pods(), ns.name(), "p");
+    return p.ok() && p->contains("status") && (*p)["status"].value("phase", "") == "Running";
+  }));
+  REQUIRE(waitUntil(60s, [&] {
+    auto b = client->get(pdbs, ns.name(), "keep");
+    if (!b.ok() || !b->contains("status") || !(*b)["status"].is_object()) return false;
+    const json& status = (*b)["status"];
+    return status.value("observedGeneration", std::int64_t{0}) >= (*b)["metadata"].value("generation", std::int64_t{1}) &&
+           status.value("currentHealthy", std::int64_t{0}) >= 1;
+  }));
   auto refused = client->evict(ns.name(), "p");
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().kind == core::ErrorKind::TooManyRequests);
