@@ -1,30 +1,477 @@
 #!/usr/bin/env bash
-# The main job, in one command (README "Set up"). Today it:
-#   1. installs the Debian packages restarter needs (tests/install-deps.sh);
-#   2. builds `restarter` (build/demo) and prints its help;
-#   3. builds the local control plane if not cached and brings it up (tests/cluster), leaving it
-#      running, and prints how to use kubectl against it and how to stop it.
-# The controller, the webhook and the sample workload join this script as those subcommands land
-# (issues 5 to 8 of the tracker).
+# shellcheck disable=SC2317  # the functions below that look unreachable run from traps and wait_until
+# The main job in one command (README "Set up"): watch restarter work, or install it into a cluster.
+#
+# Usage: cmd/demo.sh [flags]
+#
+# Without --kubeconfig (the default; KUBECONFIG and ~/.kube/config are deliberately ignored, so
+# the demo never writes to a cluster you did not name): on a fresh Debian 12 machine it installs
+# the packages restarter needs, builds it, starts the local control plane (tests/cluster; cluster
+# name $RESTARTER_CLUSTER, default "demo"), runs serve-webhook and serve-controller against it,
+# creates a labeled StatefulSet with its ConfigMap and Secret, shows metadata.generation 1 and the
+# annotations, changes the ConfigMap, shows the rollout, explain-restart and the Event, prints how
+# to keep exploring, and waits for Ctrl-C. On Ctrl-C, SIGTERM, an error or the end of the tour it
+# stops everything it started: the controller, the webhook and the control plane.
+#   --no-wait          stop everything and exit 0 after the tour instead of waiting for Ctrl-C
+#   --keep-cluster     leave the control plane running at the end (the controller and the webhook
+#                      always stop; its webhook configuration is deleted)
+#
+# With --kubeconfig FILE (a real cluster): installs restarter there with `kubectl apply -k
+# manifests/` instead. It shows the objects and `kubectl diff`, then asks before writing.
+#   --kubeconfig FILE  the cluster to install into (required for this mode)
+#   --context NAME     kubeconfig context (default: its current context)
+#   --image REF        the restarter image to run (required: no image is published; build one
+#                      with the Dockerfile, README "Install in a cluster")
+#   --controller-only  install manifests/overlays/controller-only (no webhook)
+#   --yes              do not ask before applying
+#   --dry-run          print the plan (objects, diff, rendered manifests) and write nothing
+#
+#   -h, --help         this help
+# Environment: RESTARTER_BIN=<restarter binary> reuses that binary instead of building build/demo
+# (CI passes its own build); RESTARTER_CLUSTER=<name> names the local control plane.
+# Exit status: 0 done; 1 a step failed, or the install was declined; 2 bad command line;
+# 130/143 interrupted by SIGINT/SIGTERM (after stopping everything).
 set -euo pipefail
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster_sh=$repo/tests/cluster/cluster.sh
 
-tests/install-deps.sh
-cmake -S . -B build/demo -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_BUILD_TESTS=OFF >/dev/null
-cmake --build build/demo -j "$(nproc 2>/dev/null || echo 2)"
-echo
-build/demo/cmd/restarter/restarter --help
-echo
+usage() { sed -n '/^# Usage:/,/^# Exit status:/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage_error() {
+  printf 'demo.sh: %s\n' "$1" >&2
+  echo "Try: cmd/demo.sh --help" >&2
+  exit 2
+}
+die() { printf '\ndemo.sh: error: %s\n' "$*" >&2; exit 1; }
+
+# --- command line ---------------------------------------------------------------------------------
+
+no_wait=0 keep_cluster=0 kubeconfig="" context="" image="" yes=0 dry_run=0 controller_only=0
+while (($#)); do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --no-wait) no_wait=1 ;;
+    --keep-cluster) keep_cluster=1 ;;
+    --yes | -y) yes=1 ;;
+    --dry-run) dry_run=1 ;;
+    --controller-only) controller_only=1 ;;
+    --kubeconfig | --context | --image)
+      if (($# < 2)) || [[ -z $2 ]]; then usage_error "$1 needs a value"; fi
+      case $1 in
+        --kubeconfig) kubeconfig=$2 ;;
+        --context) context=$2 ;;
+        --image) image=$2 ;;
+      esac
+      shift ;;
+    --kubeconfig=* ) kubeconfig=${1#*=}; [[ -n $kubeconfig ]] || usage_error "--kubeconfig needs a value" ;;
+    --context=* ) context=${1#*=}; [[ -n $context ]] || usage_error "--context needs a value" ;;
+    --image=* ) image=${1#*=}; [[ -n $image ]] || usage_error "--image needs a value" ;;
+    *) usage_error "unknown argument '$1'" ;;
+  esac
+  shift
+done
+
+if [[ -n $kubeconfig ]]; then
+  ((no_wait == 0 && keep_cluster == 0)) || usage_error "--no-wait and --keep-cluster belong to the local demo, not to --kubeconfig"
+  [[ -n $image ]] || usage_error "--image is required with --kubeconfig: no restarter image is published; build one with the Dockerfile, push it, and pass --image <registry>/restarter:<tag> (README \"Install in a cluster\")"
+  [[ $image =~ ^[a-z0-9][^[:space:]@]*(@sha256:[0-9a-f]{64})?$ ]] || usage_error "--image '$image' is not an image reference such as registry.example.com/restarter:0.1.0"
+  [[ -f $kubeconfig ]] || usage_error "--kubeconfig '$kubeconfig': no such file"
+  kubeconfig=$(realpath "$kubeconfig")
+else
+  if [[ -n $image || -n $context ]] || ((yes || dry_run || controller_only)); then usage_error "--image, --context, --yes, --dry-run and --controller-only need --kubeconfig (they belong to installing into a cluster)"; fi
+fi
+
+# --- output ---------------------------------------------------------------------------------------
+
+step_no=0 step_total=0
+step() {
+  step_no=$((step_no + 1))
+  printf '\n[%d/%d] %s\n' "$step_no" "$step_total" "$*"
+}
+say() { printf '  %s\n' "$*"; }
+# Indent a command's output under its step.
+indent() { sed 's/^/    /'; }
+
+# ==================================================================================================
+# A real cluster: kubectl apply -k manifests/
+# ==================================================================================================
+
+# Split an image reference into kustomize's images fields: name, and tag or digest.
+image_fields() {
+  local ref=$1 name tag="" digest=""
+  if [[ $ref == *@* ]]; then digest=${ref#*@}; ref=${ref%%@*}; fi
+  name=$ref
+  # A tag is a ':' after the last '/', so a registry port (host:5000/x) is not mistaken for one.
+  if [[ ${ref##*/} == *:* ]]; then tag=${ref##*:}; name=${ref%:*}; fi
+  printf '    newName: %s\n' "$name"
+  [[ -z $tag ]] || printf '    newTag: "%s"\n' "$tag"
+  [[ -z $digest ]] || printf '    digest: %s\n' "$digest"
+}
+
+install_into_cluster() {
+  step_total=4
+  local src=$repo/manifests kubectl=(kubectl --kubeconfig "$kubeconfig")
+  ((controller_only)) && src=$repo/manifests/overlays/controller-only
+  [[ -n $context ]] && kubectl+=(--context "$context")
+  command -v kubectl >/dev/null || die "kubectl is not on PATH; install it (https://kubernetes.io/docs/tasks/tools/) and run again"
+  [[ -f $src/kustomization.yaml ]] || die "$src/kustomization.yaml is missing: this checkout has no in-cluster manifests"
+
+  step "Rendering $(realpath --relative-to="$repo" "$src") with image $image"
+  # A throw-away overlay over the manifests that only sets the image (kustomize wants the base as a
+  # relative path). Removed at exit.
+  overlay=$(mktemp -d "${TMPDIR:-/tmp}/restarter-install.XXXXXX")
+  trap 'rm -rf "$overlay"' EXIT
+  {
+    echo "apiVersion: kustomize.config.k8s.io/v1beta1"
+    echo "kind: Kustomization"
+    echo "resources:"
+    echo "  - $(realpath --relative-to="$overlay" "$src")"
+    echo "images:"
+    echo "  - name: restarter"
+    image_fields "$image"
+  } >"$overlay/kustomization.yaml"
+  "${kubectl[@]}" kustomize "$overlay" >"$overlay/rendered.yaml" || die "kustomize failed on $src"
+  local server current_context objects namespace
+  server=$("${kubectl[@]}" config view --minify -o jsonpath='{.clusters[0].cluster.server}') ||
+    die "cannot read the cluster from $kubeconfig${context:+ (context $context)}"
+  current_context=${context:-$("${kubectl[@]}" config current-context)}
+  say "cluster: $server (context $current_context, kubeconfig $kubeconfig)"
+
+  step "What will be applied"
+  objects=$("${kubectl[@]}" apply --dry-run=client -o name -f "$overlay/rendered.yaml" 2>/dev/null) ||
+    die "kubectl cannot read the rendered manifests (is the cluster reachable?)"
+  indent <<<"$objects"
+  namespace=$(sed -n 's|^namespace/||p' <<<"$objects" | head -1)
+  say "image: $image"
+  # kubectl diff: 0 no differences, 1 differences, >1 an error. The full diff goes to a file that is
+  # kept; the summary says per object whether it is new or changed (a first install is all new).
+  local diff_file rc=0
+  diff_file=$(mktemp "${TMPDIR:-/tmp}/restarter-install-diff.XXXXXX")
+  "${kubectl[@]}" diff -f "$overlay/rendered.yaml" >"$diff_file" 2>&1 || rc=$?
+  case $rc in
+    0) say "kubectl diff: the cluster already has exactly these objects; applying changes nothing" ;;
+    1) say "kubectl diff (full diff: $diff_file):"
+       # Each object's section starts "diff -u -N .../LIVE-x/<id> .../MERGED-x/<id>"; a new object's
+       # hunk starts "@@ -0,0".
+       awk '/^diff -u -N / { if (id != "") printf "    %-8s %s\n", state, id; n = split($NF, p, "/"); id = p[n]; state = "changed"; next }
+            /^@@ -0,0 / { state = "new" }
+            END { if (id != "") printf "    %-8s %s\n", state, id }' "$diff_file" ;;
+    *) if [[ -n $namespace ]] && ! "${kubectl[@]}" get namespace "$namespace" >/dev/null 2>&1; then
+         say "kubectl diff: namespace $namespace does not exist yet, so every object above is new"
+       else
+         say "kubectl diff failed (showing the objects only):"; indent <"$diff_file"
+       fi ;;
+  esac
+  ((rc == 1)) || rm -f "$diff_file"
+  if ((dry_run)); then
+    say "the rendered manifests (--dry-run):"
+    indent <"$overlay/rendered.yaml"
+    step "Dry run: nothing was applied"
+    step "Done"
+    return 0
+  fi
+
+  step "Applying to $server"
+  if ((yes == 0)); then
+    local answer=""
+    printf '  Apply these objects to %s (context %s)? [y/N] ' "$server" "$current_context"
+    read -r answer || answer=""
+    [[ -t 0 ]] || echo
+    case $answer in
+      y | Y | yes | YES) ;;
+      *) echo "demo.sh: not applied (answer was '${answer}'; --yes skips the question)" >&2; exit 1 ;;
+    esac
+  fi
+  "${kubectl[@]}" apply -f "$overlay/rendered.yaml" 2>&1 | indent
+  local deployment
+  grep '^deployment' <<<"$objects" | while read -r deployment; do
+    "${kubectl[@]}" -n "$namespace" rollout status "$deployment" --timeout=300s | indent ||
+      die "$deployment did not become available; see: kubectl -n $namespace describe $deployment"
+  done
+
+  step "Installed"
+  cat <<TXT
+  restarter runs in namespace $namespace. Label a workload to have it restarted on config changes:
+    kubectl label statefulset <name> restarter.stackable.tech/enabled=true
+  Why did it restart? (kubectl plugin, README "kubectl plugin (Krew)")
+    kubectl restarter explain-restart sts/<name> -n <namespace>
+  Logs:      kubectl -n $namespace logs deployment/restarter-controller
+  Uninstall: README "Install in a cluster (kustomize)" (kubectl delete -k $src, then the webhook's
+             configuration and Secret, which it created itself)
+TXT
+}
+
+if [[ -n $kubeconfig ]]; then
+  install_into_cluster
+  exit 0
+fi
+
+# ==================================================================================================
+# The local demo
+# ==================================================================================================
+
+[[ -n ${KUBECONFIG:-} ]] && echo "demo.sh: KUBECONFIG is set but not used: the demo runs on its own local control plane (pass --kubeconfig to install into a cluster)"
 
 export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-demo}
-tests/cluster/cluster.sh up
-cat <<TXT
+state=${XDG_STATE_HOME:-$HOME/.local/state}/restarter/demo/$RESTARTER_CLUSTER
+ns=demo
+# Fixed ports: they are on the loopback of the cluster's own network namespace, which only this
+# demo uses.
+webhook_port=8443 webhook_metrics=127.0.0.1:8080 webhook_health=127.0.0.1:8081
+controller_metrics=127.0.0.1:8082 controller_health=127.0.0.1:8083
+mwc=restarter-webhook.stackable.tech
+# Bound on every wait below; each returns as soon as its condition holds.
+wait_seconds=${RESTARTER_DEMO_WAIT_SECONDS:-180}
 
-The local control plane "${RESTARTER_CLUSTER}" is running in its own network namespace.
-Explore it (every client must run inside the namespace):
-  RESTARTER_CLUSTER=${RESTARTER_CLUSTER} tests/cluster/cluster.sh exec -- kubectl get nodes,pods -A
-Stop it:
-  RESTARTER_CLUSTER=${RESTARTER_CLUSTER} tests/cluster/cluster.sh down
+k() { "$cluster_sh" exec -- kubectl "$@"; }
+# The restarter binary, run inside the cluster's network namespace.
+r() { "$cluster_sh" exec -- "$bin" "$@"; }
+
+# --- stopping everything ----------------------------------------------------------------------------
+
+cluster_started=0 webhook_pid="" controller_pid="" cleaned=0
+
+# Stop one process we started: SIGTERM, SIGKILL after 30 s (serve-controller finishes its in-flight
+# writes first). Reaps it.
+stop_process() {
+  local name=$1 pid=$2 deadline
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+  kill -TERM "$pid" 2>/dev/null
+  deadline=$((SECONDS + 30))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "demo: $name (pid $pid) ignored SIGTERM for 30 s; sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null
+  fi
+  wait "$pid" 2>/dev/null
+  echo "demo: stopped $name (pid $pid)"
+}
+
+# The demo's own stdout and stderr, for the traps: a signal can be handled while a command whose
+# output is redirected (a readiness probe's, to /dev/null) is running, and the trap would inherit that.
+exec 3>&1 4>&2
+
+# Runs once, on any exit: the end of the tour, an error, SIGINT or SIGTERM.
+cleanup() {
+  ((cleaned)) && return 0
+  cleaned=1
+  set +e
+  trap '' INT TERM   # a second Ctrl-C must not cut the clean-up short
+  echo
+  [[ -n $controller_pid ]] && stop_process serve-controller "$controller_pid"
+  [[ -n $webhook_pid ]] && stop_process serve-webhook "$webhook_pid"
+  if ((cluster_started)); then
+    if ((keep_cluster)); then
+      # Nothing serves it any more: a configuration left behind would only cost a timeout per create.
+      r install-mwc --name "$mwc" --delete >/dev/null 2>&1
+      echo "demo: the control plane '$RESTARTER_CLUSTER' stays up (--keep-cluster); stop it with:"
+      echo "  RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh down"
+    else
+      "$cluster_sh" down 2>&1 | sed 's/^/demo: /'
+    fi
+  fi
+  echo "demo: logs are in $state"
+}
+on_exit() {
+  local rc=$?
+  cleanup >&3 2>&4
+  exit "$rc"
+}
+on_signal() {
+  printf '\ndemo: %s received, stopping everything\n' "$1" >&3
+  cleanup >&3 2>&4
+  trap - EXIT
+  exit "$2"
+}
+trap on_exit EXIT
+trap 'on_signal SIGINT 130' INT
+trap 'on_signal SIGTERM 143' TERM
+
+# Poll "$@" every 0.5 s until it succeeds; fail after wait_seconds, or at once when the process of
+# pid $2 (named $3 in the message; "" for none) has exited.
+#   wait_until DESCRIPTION PID NAME CMD...
+wait_until() {
+  local what=$1 pid=$2 name=$3 deadline=$((SECONDS + wait_seconds))
+  shift 3
+  until "$@" >/dev/null 2>&1; do
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$state/$name.log" | indent >&2
+      die "$name exited while waiting for $what (log: $state/$name.log)"
+    fi
+    ((SECONDS < deadline)) || die "timed out after ${wait_seconds}s waiting for $what"
+    sleep 0.5
+  done
+}
+ready() { "$cluster_sh" exec -- curl -fsS "http://$1/readyz"; }
+
+# --- the tour ---------------------------------------------------------------------------------------
+
+step_total=10
+
+step "Installing the Debian packages restarter needs (tests/install-deps.sh)"
+"$repo/tests/install-deps.sh"
+say "done"
+
+if [[ -n ${RESTARTER_BIN:-} ]]; then
+  bin=$(realpath "$RESTARTER_BIN")
+  [[ -x $bin ]] || die "RESTARTER_BIN=$RESTARTER_BIN is not an executable"
+  step "Using the restarter binary $bin (RESTARTER_BIN)"
+else
+  step "Building restarter (build/demo)"
+  cmake -S "$repo" -B "$repo/build/demo" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$repo/build/demo" --target restarter -j "$(nproc 2>/dev/null || echo 2)" | tail -n 1 | indent
+  bin=$repo/build/demo/cmd/restarter/restarter
+fi
+say "$("$bin" --version)"
+# kubectl finds plugins by name on PATH: this link makes `kubectl restarter` work in the hints below.
+mkdir -p "$state/bin"
+ln -sfn "$bin" "$state/bin/kubectl-restarter"
+
+step "Starting the local control plane '$RESTARTER_CLUSTER' (tests/cluster; the first time builds it from Go modules, ~10 min)"
+if "$cluster_sh" status >/dev/null 2>&1; then
+  die "the local control plane '$RESTARTER_CLUSTER' is already running (another demo, or one kept with --keep-cluster). Stop it: RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh down   (or run the demo under another name: RESTARTER_CLUSTER=other cmd/demo.sh)"
+fi
+cluster_started=1
+# up prints the kubeconfig's path on stdout and its progress on stderr.
+# 3>&- 4>&-: the control plane may outlive the demo (--keep-cluster) and must not hold its output.
+"$cluster_sh" up 2>&1 >"$state/kubeconfig-path" 3>&- 4>&- | sed 's/^cluster: //' | indent
+kubeconfig_file=$(<"$state/kubeconfig-path")
+say "kube-apiserver https://127.0.0.1:6443 inside network namespace restarter-$RESTARTER_CLUSTER (loopback only); 2 fake nodes (kwok)"
+
+step "Starting serve-webhook (https://127.0.0.1:$webhook_port/mutate, certificates managed in a Secret)"
+k create namespace restarter-system >/dev/null
+# The configuration first, by URL (the apiserver runs on this machine); serve-webhook creates its CA
+# and serving certificate (IP SAN 127.0.0.1) in Secret restarter-system/restarter-webhook-certs and
+# publishes the CA bundle into it.
+r install-mwc --name "$mwc" --webhook-url "https://127.0.0.1:$webhook_port/mutate" \
+  --exclude-namespace kube-system 2>&1 | indent
+: >"$state/serve-webhook.log"
+"$cluster_sh" exec -- "$bin" serve-webhook --namespace restarter-system \
+  --webhook-url "https://127.0.0.1:$webhook_port/mutate" --bind-address 127.0.0.1 --port "$webhook_port" \
+  --configuration-name "$mwc" --metrics-bind-address "$webhook_metrics" \
+  --health-probe-bind-address "$webhook_health" >"$state/serve-webhook.log" 2>&1 </dev/null 3>&- 4>&- &
+webhook_pid=$!
+say "pid $webhook_pid, log $state/serve-webhook.log"
+wait_until "serve-webhook /readyz" "$webhook_pid" serve-webhook ready "$webhook_health"
+say "ready: http://$webhook_health/readyz answers ok; CA bundle published into $mwc"
+
+step "Starting serve-controller (watches labeled StatefulSets, Deployments, DaemonSets)"
+: >"$state/serve-controller.log"
+"$cluster_sh" exec -- "$bin" serve-controller --metrics-bind-address "$controller_metrics" \
+  --health-bind-address "$controller_health" >"$state/serve-controller.log" 2>&1 </dev/null 3>&- 4>&- &
+controller_pid=$!
+say "pid $controller_pid, log $state/serve-controller.log"
+wait_until "serve-controller /readyz" "$controller_pid" serve-controller ready "$controller_health"
+say "ready: http://$controller_health/readyz answers ok (every cache has synced)"
+
+step "Creating namespace $ns with ConfigMap web-config, Secret web-secret and the labeled StatefulSet web"
+sample() {
+  cat <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  labels:
+    restarter.stackable.tech/enabled: "true"   # restarter manages this workload
+spec:
+  replicas: 3
+  serviceName: web
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: registry.k8s.io/nginx-slim:0.27   # kwok's fake nodes never pull or run it
+          envFrom:
+            - secretRef: {name: web-secret}
+          volumeMounts:
+            - {name: config, mountPath: /etc/web}
+      volumes:
+        - name: config
+          configMap: {name: web-config}
+YAML
+}
+k create namespace "$ns" >/dev/null
+k -n "$ns" create configmap web-config --from-literal=greeting=hello | indent
+k -n "$ns" create secret generic web-secret --from-literal=password=s3cret | indent
+# The apiserver picks up the new configuration and CA bundle within moments; a server-side dry run
+# shows when the webhook is really called (it then adds the annotations).
+webhook_called() {
+  sample | k -n "$ns" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - |
+    grep -F configmap.restarter.stackable.tech/web-config
+}
+wait_until "the apiserver to call the webhook" "$webhook_pid" serve-webhook webhook_called
+sample | k -n "$ns" create -f - | indent
+k -n "$ns" rollout status statefulset/web --timeout="${wait_seconds}s" | indent
+
+step "The first rollout: the webhook annotated the StatefulSet while it was created"
+generation=$(k -n "$ns" get statefulset web -o jsonpath='{.metadata.generation}')
+say "metadata.generation: $generation"
+say "pod template annotations:"
+k -n "$ns" get statefulset web -o json |
+  jq -r '.spec.template.metadata.annotations // {} | to_entries[] | "      \(.key): \(.value)"'
+if [[ $generation == 1 ]]; then
+  say "Generation 1: the first revision already carried the annotations, so no pod was restarted."
+  say "(Without the webhook the controller would annotate after pod 0 started: generation 2, one extra restart.)"
+else
+  say "Generation $generation, not 1: the webhook did not annotate the creation (see $state/serve-webhook.log);"
+  say "the controller added the annotations afterwards, at the cost of one extra restart."
+fi
+say "restarter explain-restart sts/web agrees:"
+r explain-restart sts/web -n "$ns" --no-color | indent
+pods_before=$(k -n "$ns" get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}')
+revision_before=$(k -n "$ns" get statefulset web -o jsonpath='{.status.updateRevision}')
+
+step "Changing ConfigMap web-config: the controller rolls the StatefulSet"
+cm_before=$(k -n "$ns" get configmap web-config -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
+k -n "$ns" patch configmap web-config --type merge -p '{"data":{"greeting":"hello again"}}' | indent
+cm_after=$(k -n "$ns" get configmap web-config -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
+say "web-config: $cm_before -> $cm_after"
+k -n "$ns" wait statefulset/web --for=jsonpath='{.metadata.generation}'=2 --timeout="${wait_seconds}s" | indent
+k -n "$ns" rollout status statefulset/web --timeout="${wait_seconds}s" | indent
+revision_after=$(k -n "$ns" get statefulset web -o jsonpath='{.status.updateRevision}')
+pods_after=$(k -n "$ns" get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}')
+replaced=$(comm -13 <(sort <<<"$pods_before") <(sort <<<"$pods_after") | wc -l)
+say "metadata.generation: 2; revision $revision_before -> $revision_after; $replaced of $(wc -l <<<"$pods_after") pods replaced"
+k -n "$ns" get controllerrevisions -l app=web | indent
+k -n "$ns" get pods -l app=web -L controller-revision-hash | indent
+
+step "Why did it restart? restarter explain-restart sts/web, and the Event"
+r explain-restart sts/web -n "$ns" --no-color | indent
+restarted_event() { [[ -n $(k -n "$ns" get events --field-selector reason=Restarted,involvedObject.name=web -o name) ]]; }
+wait_until "the Restarted Event" "$controller_pid" serve-controller restarted_event
+say "kubectl describe statefulset web (its Events):"
+k -n "$ns" describe statefulset web | sed -n '/^Events:/,$p' | indent
+
+step "Keep exploring"
+cat <<TXT
+  Every client must run inside the control plane's network namespace (loopback only); cluster.sh
+  exec does that and sets KUBECONFIG=$kubeconfig_file:
+    alias k='RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- kubectl'
+    k -n $ns patch configmap web-config --type merge -p '{"data":{"greeting":"hi"}}'
+    k -n $ns get statefulset,pods
+  The kubectl plugin (kubectl finds kubectl-restarter on PATH):
+    PATH=$state/bin:\$PATH RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- kubectl restarter explain-restart sts/web -n $ns --watch
+  Or a shell inside: RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- bash
+  Logs: $state/serve-controller.log, $state/serve-webhook.log
+  Metrics (README "Metrics"):
+    RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- curl -s http://$controller_metrics/metrics   # controller
+    RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- curl -s http://$webhook_metrics/metrics   # webhook
 TXT
+if ((no_wait)); then
+  say "--no-wait: stopping everything now."
+  exit 0
+fi
+printf '\n  Running. Press Ctrl-C to stop the controller, the webhook and the control plane%s.\n' \
+  "$( ((keep_cluster)) && echo ' (the control plane stays: --keep-cluster)')"
+# Wakes on Ctrl-C / SIGTERM (the traps), or when either server exits on its own, which is an error.
+set +e
+wait -n "$webhook_pid" "$controller_pid"
+rc=$?
+set -e
+kill -0 "$webhook_pid" 2>/dev/null || { tail -n 20 "$state/serve-webhook.log" | indent >&2; die "serve-webhook exited (status $rc)"; }
+tail -n 20 "$state/serve-controller.log" | indent >&2
+die "serve-controller exited (status $rc)"
