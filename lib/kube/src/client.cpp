@@ -4,6 +4,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "restarter/core/text.hpp"
+
 namespace restarter::kube {
 namespace {
 
@@ -216,7 +218,10 @@ core::Result<WatchEnd> Client::watch(const ResourceRef& ref, std::string_view na
           failure = errorFromStatusObject(event.object.dump());
           return false;
         }
-        if (options.metadataOnly && event.object.value("kind", "") != "PartialObjectMetadata") {
+        // find() rather than value(): a "kind" that is not a string must be an error, not a throw.
+        const auto kind = event.object.find("kind");
+        if (options.metadataOnly && (kind == event.object.end() || !kind->is_string() ||
+                                     kind->get_ref<const std::string&>() != "PartialObjectMetadata")) {
           failure = malformed(std::string("watch event ") + watchEventTypeName(event.type) +
                               " does not carry a PartialObjectMetadata");
           return false;
@@ -353,7 +358,8 @@ core::Status Client::evict(std::string_view namespace_, std::string_view podName
 
 core::Result<json> Client::createEvent(const EventRecord& event) {
   constexpr std::size_t kMaxNote = 1024;  // events.k8s.io/v1 validation limit for `note`
-  std::string note = event.note.size() > kMaxNote ? event.note.substr(0, kMaxNote) : event.note;
+  // Cut at a character boundary: a cut inside a UTF-8 sequence would make the body unserialisable.
+  std::string note = core::truncateUtf8(event.note, kMaxNote);
   // Named as client-go's recorder names them: "<regarding name>.<time in ns, hex>" (an explicit
   // name; recent apiservers reject a generateName ending in '.'). Cut to the 253-character limit.
   auto now = clock_.now();

@@ -7,6 +7,7 @@
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_patch.hpp"
+#include "restarter/core/text.hpp"
 
 namespace restarter::webhook {
 
@@ -25,16 +26,6 @@ const char* outcomeName(Outcome outcome) noexcept {
 
 namespace {
 
-// The kinds we manage, all apps/v1 (the same set the controller reconciles).
-bool managedKind(const json& kind) {
-  if (!kind.is_object()) return false;
-  const auto group = kind.value("group", std::string());
-  const auto version = kind.value("version", std::string());
-  const auto name = kind.value("kind", std::string());
-  return group == "apps" && version == "v1" &&
-         (name == "StatefulSet" || name == "Deployment" || name == "DaemonSet");
-}
-
 bool enabled(const json& object) {
   const auto labels = object.find("metadata");
   if (labels == object.end() || !labels->is_object()) return false;
@@ -47,6 +38,15 @@ bool enabled(const json& object) {
 std::string stringAt(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The kinds we manage, all apps/v1 (the same set the controller reconciles). A field of another
+// type than string means "not ours" (json::value() would throw on it).
+bool managedKind(const json& kind) {
+  if (!kind.is_object()) return false;
+  const auto name = stringAt(kind, "kind");
+  return stringAt(kind, "group") == "apps" && stringAt(kind, "version") == "v1" &&
+         (name == "StatefulSet" || name == "Deployment" || name == "DaemonSet");
 }
 
 json reviewResponse(const std::string& uid) {
@@ -66,7 +66,7 @@ AdmissionResult failed(AdmissionResult result, json review, const std::string& p
   // A warning is shown to the client (kubectl prints it); at most 120 characters are kept by the
   // apiserver for each, so say what happened and what it costs.
   review["response"]["warnings"] = json::array(
-      {"restarter webhook: annotations not set (" + problem.substr(0, 60) +
+      {"restarter webhook: annotations not set (" + core::truncateUtf8(problem, 60) +
        "); the controller will add them, restarting pods once"});
   return answer(std::move(result), review);
 }

@@ -197,7 +197,9 @@ core::Result<bool> publishBundle(kube::Client& client, const std::string& name, 
       if (!webhook.is_object()) continue;
       json& clientConfig = webhook["clientConfig"];
       if (!clientConfig.is_object()) continue;
-      if (clientConfig.value("caBundle", std::string()) != encoded) {
+      // find() rather than value(): a caBundle that is not a string is replaced, not a throw.
+      const auto current = clientConfig.find("caBundle");
+      if (current == clientConfig.end() || !current->is_string() || *current != encoded) {
         clientConfig["caBundle"] = encoded;
         changed = true;
       }

@@ -239,6 +239,17 @@ TEST_CASE("a metadata-only watch refuses full objects", "[kube][client][watch]")
   auto end = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) { ++events; return true; });
   REQUIRE_FALSE(end.ok());
   CHECK(events == 0);
+
+  // A "kind" that is not a string is refused as well, without an exception (json::value("kind",
+  // "") threw type_error 302; found reviewing every value() call after the fuzzer's first find).
+  for (const char* object : {R"({"kind":7,"metadata":{}})", R"({"kind":{},"metadata":{}})", R"({"metadata":{}})"}) {
+    INFO(object);
+    f.transport->push(stream({event("ADDED", object)}));
+    auto odd = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) { ++events; return true; });
+    REQUIRE_FALSE(odd.ok());
+    CHECK(odd.error().kind == ErrorKind::InvalidInput);
+    CHECK(events == 0);
+  }
 }
 
 TEST_CASE("the handler or the stop token end a watch", "[kube][client][watch]") {
@@ -310,6 +321,15 @@ TEST_CASE("events.k8s.io Events carry the clock time and the regarding object", 
   CHECK(body["metadata"]["name"] == "web.18fae27693b40000");  // name.<ns since epoch in hex>
   CHECK(body["regarding"]["uid"] == "uid-1");
   CHECK(body["note"].get<std::string>().size() == 1024);
+
+  // A note cut inside a UTF-8 character could not be serialised and the Event was lost: the cut
+  // goes back to the character's start (1 + 2 * 511 = 1023 bytes).
+  record.note = "a";
+  for (int i = 0; i < 1000; ++i) record.note += "\xc3\xbc";  // "ü"
+  f.transport->push(ok("{}"));
+  REQUIRE(f.client->createEvent(record).ok());
+  auto cut = nlohmann::json::parse(f.transport->requests().at(1).body);
+  CHECK(cut["note"].get<std::string>().size() == 1023);
 }
 
 TEST_CASE("Leases round-trip and updates need a resourceVersion", "[kube][client]") {

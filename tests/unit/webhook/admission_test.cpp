@@ -240,6 +240,40 @@ TEST_CASE("admission: a request uid with odd fields elsewhere is still answered"
   CHECK(result.outcome == Outcome::Skipped);
 }
 
+TEST_CASE("admission: a request kind with fields that are not strings is not ours", "[admission]") {
+  // Found by tests/fuzz/admission_review: json::value("version", std::string()) threw on an
+  // object, so the answer came from the last-resort catch that exists for bugs only.
+  for (const json& odd : {json::object(), json(1), json::array(), json(nullptr)}) {
+    INFO(odd.dump());
+    json r = review(workload());
+    r["request"]["kind"]["version"] = odd;
+    TableFetcher f;
+    const auto result = handleAdmissionReview(r.dump(), f.fetcher());
+    CHECK(result.outcome == Outcome::Skipped);
+    CHECK(result.detail.empty());
+    CHECK(*f.calls == 0);
+    responseOf(result);
+  }
+}
+
+TEST_CASE("admission: a warning is cut at a character boundary", "[admission]") {
+  // The warning keeps 60 bytes of the problem; a cut inside a UTF-8 character made the answer
+  // unserialisable (nlohmann/json throws), which again ended in the last-resort catch. With a
+  // one-byte and a two-byte shift, one of the two problems has a character across byte 60.
+  for (const std::string& problem : {std::string(), std::string("a")}) {
+    auto f = bothPresent();
+    std::string text = problem;
+    for (int i = 0; i < 40; ++i) text += "\xc3\xbc";  // "ü"
+    f.table["app-secret"] = core::ObjectState::unknown(text);
+    const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+    CHECK(result.outcome == Outcome::Failed);
+    CHECK(result.detail.rfind("unexpected input", 0) == std::string::npos);
+    const json response = responseOf(result);
+    REQUIRE(response["warnings"].size() == 1);
+    CHECK(response["warnings"][0].get<std::string>().find("\xc3\xbc") != std::string::npos);
+  }
+}
+
 TEST_CASE("admission: the namespace comes from the object when the request has none", "[admission]") {
   json r = review(workload());
   r["request"].erase("namespace");

@@ -160,6 +160,20 @@ TEST_CASE("certificates: the first check creates the Secret and publishes the CA
   CHECK(ca->front().subject.find("restarter-webhook-ca") != std::string::npos);
 }
 
+TEST_CASE("certificates: a caBundle that is not a string is replaced without a throw", "[certificates]") {
+  // Found by a fuzzing review of json::value() calls: value("caBundle", std::string()) threw on a
+  // number, and the exception left the library.
+  Fixture f;
+  json mwc = f.api->objects.at(kMwcPath);
+  mwc["webhooks"][0]["clientConfig"]["caBundle"] = 7;
+  f.api->put(kMwcPath, mwc);
+  CertificateStore store;
+  auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
+  REQUIRE(report.ok());
+  CHECK(report->bundlePublished);
+  CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
+}
+
 TEST_CASE("certificates: a second check writes nothing", "[certificates]") {
   Fixture f;
   CertificateStore store;
