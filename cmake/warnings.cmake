@@ -17,3 +17,19 @@ if(RESTARTER_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
 endif()
+
+if(RESTARTER_FUZZ)
+  # libFuzzer needs clang; GCC has no -fsanitize=fuzzer.
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "RESTARTER_FUZZ needs clang (-DCMAKE_CXX_COMPILER=clang++), not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  if(RESTARTER_SANITIZE)
+    message(FATAL_ERROR "RESTARTER_FUZZ already builds with ASan+UBSan; leave RESTARTER_SANITIZE off")
+  endif()
+  # Every object file gets coverage feedback for libFuzzer (fuzzer-no-link) and ASan+UBSan, so a
+  # bug deep in lib/ is found and reported, not only in the fuzz target itself. Only the fuzz
+  # executables link libFuzzer's main (tests/fuzz/CMakeLists.txt).
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
+endif()

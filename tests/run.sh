@@ -3,10 +3,12 @@
 #   1. installs the Debian packages it needs (tests/install-deps.sh);
 #   2. builds with warnings as errors and runs the unit tests;
 #   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
-#   4. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#   4. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
+#      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage;
+#   5. builds the local control plane if not cached (tests/cluster), brings it up, runs the
 #      integration tests, the kuttl suites and the Krew plugin test (krew/test-install.sh) inside
 #      its network namespace, and brings it down, also when a test fails.
-# Flags: --no-cluster skips stage 4 (for a quick local loop; CI always runs everything).
+# Flags: --no-cluster skips stage 5 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
 
@@ -17,7 +19,7 @@ with_cluster=1
 for arg in "$@"; do
   case "$arg" in
     --no-cluster) with_cluster=0 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tests/run.sh: unknown flag $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +52,17 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
   ctest --test-dir "$dir" -L unit --output-on-failure --no-tests=error -j "$jobs"
 }
 
+# Fuzz runs: 40,000 inputs per target take about 1 minute for all five on the 2-core machine.
+fuzz_runs=40000
+build_and_fuzz() {
+  local dir=build/fuzz
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_WERROR=ON \
+    -DRESTARTER_FUZZ=ON -DRESTARTER_BUILD_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++ \
+    >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$jobs" --target fuzz_targets || return 1
+  tests/fuzz/run.sh "$dir" "$fuzz_runs"
+}
+
 cluster_tests() {
   export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
   local cluster=tests/cluster/cluster.sh
@@ -74,6 +87,7 @@ stage "build (warnings as errors) and unit tests" \
   build_and_unit_test build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
 stage "build with ASan+UBSan and unit tests" \
   build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON
+stage "fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each" build_and_fuzz
 if [ "$with_cluster" -eq 1 ]; then
   stage "local control plane: integration tests and kuttl suites" cluster_tests
 fi
