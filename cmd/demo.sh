@@ -103,6 +103,8 @@ image_fields() {
   name=$ref
   # A tag is a ':' after the last '/', so a registry port (host:5000/x) is not mistaken for one.
   if [[ ${ref##*/} == *:* ]]; then tag=${ref##*:}; name=${ref%:*}; fi
+  # Without a tag or digest the reference means :latest; saying so replaces the manifests' own tag.
+  [[ -n $tag || -n $digest ]] || tag=latest
   printf '    newName: %s\n' "$name"
   [[ -z $tag ]] || printf '    newTag: "%s"\n' "$tag"
   [[ -z $digest ]] || printf '    digest: %s\n' "$digest"
