@@ -77,7 +77,8 @@ cxxopts::Options makeOptions(const Io& io) {
       ("lookup-timeout", "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
                          "the configuration's timeoutSeconds",
        cxxopts::value<std::string>()->default_value("3s"), "DURATION")
-      ("threads", "HTTPS worker threads (an idle keep-alive connection holds one)",
+      ("threads", "HTTPS worker threads (an idle keep-alive connection holds one); as many more look up "
+                  "references (a fixed pool)",
        cxxopts::value<int>()->default_value("16"), "N")
       ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
@@ -371,8 +372,14 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   }
 
   // The admission handler.
-  const webhook::ReferenceFetcher fetcher = webhook::makeFetcher(webhook::apiGetter(**lookupClient),
-                                                                 options.lookupTimeout);
+  // Lookups beyond each review's first run on a pool as large as the HTTPS worker pool (so at most
+  // 2 x --threads lookups at once, never a thread per reference); kMaxQueuedLookups more may wait,
+  // each only until its review's deadline. A lookup refused when even the queue is full is
+  // unknown: no patch, a warning, a log line and a failed-outcome count (invariant 1).
+  constexpr std::size_t kMaxQueuedLookups = 1024;
+  webhook::LookupPool lookups(options.threads, kMaxQueuedLookups);
+  const webhook::ReferenceFetcher fetcher =
+      webhook::makeFetcher(webhook::apiGetter(**lookupClient), lookups, options.lookupTimeout);
   auto handle = [&](const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
     const webhook::AdmissionResult result = webhook::handleAdmissionReview(body, fetcher);

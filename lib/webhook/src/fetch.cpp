@@ -1,23 +1,103 @@
 #include "restarter/webhook/fetch.hpp"
 
+#include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 namespace restarter::webhook {
 
+// ---- LookupPool -------------------------------------------------------------------------------
+
+struct LookupPool::Impl {
+  struct Queued {
+    Job job;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::size_t maxQueued;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<Queued> queue;
+  bool stopping = false;
+  std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> expired{0};
+
+  void work() {
+    for (;;) {
+      Queued next;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (stopping) return;
+        next = std::move(queue.front());
+        queue.pop_front();
+      }
+      const bool late = std::chrono::steady_clock::now() >= next.deadline;
+      if (late) expired.fetch_add(1, std::memory_order_relaxed);
+      next.job(late);
+    }
+  }
+};
+
+LookupPool::LookupPool(std::size_t threads, std::size_t maxQueued) : impl_(std::make_unique<Impl>()) {
+  impl_->maxQueued = maxQueued;
+  for (std::size_t i = 0; i < threads; ++i) {
+    try {
+      impl_->threads.emplace_back([impl = impl_.get()] { impl->work(); });
+    } catch (const std::system_error&) {
+      break;  // run with the threads we have (invariant 6: nothing thrown from here)
+    }
+  }
+}
+
+LookupPool::~LookupPool() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  for (auto& thread : impl_->threads) thread.join();
+}
+
+bool LookupPool::submit(Job job, std::chrono::steady_clock::time_point deadline) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->threads.empty() || impl_->stopping || impl_->queue.size() >= impl_->maxQueued) {
+      impl_->refused.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    impl_->queue.push_back(Impl::Queued{std::move(job), deadline});
+  }
+  impl_->wake.notify_one();
+  return true;
+}
+
+std::size_t LookupPool::threads() const { return impl_->threads.size(); }
+std::uint64_t LookupPool::refused() const { return impl_->refused.load(); }
+std::uint64_t LookupPool::expired() const { return impl_->expired.load(); }
+
+// ---- fetchReferences --------------------------------------------------------------------------
+
 namespace {
 
-// Shared by the waiting request and the lookup threads; the last owner frees it, so a thread that
+// Shared by the waiting request and the pool's jobs; the last owner frees it, so a job that
 // outlives the deadline writes into memory that is still alive.
 struct Pending {
   std::mutex mutex;
   std::condition_variable done;
   std::vector<std::optional<core::ObjectState>> states;
   std::size_t remaining = 0;
+
+  void finish(std::size_t index, core::ObjectState state) {
+    std::lock_guard<std::mutex> lock(mutex);
+    states[index] = std::move(state);
+    if (--remaining == 0) done.notify_all();
+  }
 };
 
 core::ObjectState safeGet(const ObjectGetter& get, const core::Reference& ref, const std::string& ns) {
@@ -32,37 +112,36 @@ core::ObjectState safeGet(const ObjectGetter& get, const core::Reference& ref, c
 
 }  // namespace
 
-ReferenceStates fetchReferences(const ObjectGetter& get, const std::string& namespace_,
-                                const std::vector<core::Reference>& refs,
-                                std::chrono::milliseconds timeout) {
+ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const std::string& namespace_,
+                                const std::vector<core::Reference>& refs, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string late = "no answer within " + std::to_string(timeout.count()) + " ms";
   auto pending = std::make_shared<Pending>();
   pending->states.resize(refs.size());
   pending->remaining = refs.size();
-  auto finish = [](const std::shared_ptr<Pending>& p, std::size_t index, core::ObjectState state) {
-    std::lock_guard<std::mutex> lock(p->mutex);
-    p->states[index] = std::move(state);
-    if (--p->remaining == 0) p->done.notify_all();
-  };
   for (std::size_t i = 1; i < refs.size(); ++i) {
+    bool queued = false;
     try {
-      std::thread([pending, get, ref = refs[i], namespace_, i, finish] {
-        finish(pending, i, safeGet(get, ref, namespace_));
-      }).detach();
-    } catch (const std::system_error& e) {
-      finish(pending, i, core::ObjectState::unknown(std::string("cannot start a lookup: ") + e.what()));
+      queued = pool.submit(
+          [pending, get, ref = refs[i], namespace_, i, late](bool expired) {
+            pending->finish(i, expired ? core::ObjectState::unknown(late) : safeGet(get, ref, namespace_));
+          },
+          deadline);
+    } catch (const std::bad_alloc&) {
+      queued = false;
+    }
+    if (!queued) {
+      pending->finish(i, core::ObjectState::unknown("too many lookups at once (" + std::to_string(pool.threads()) +
+                                                    " threads busy, queue full)"));
     }
   }
-  if (!refs.empty()) finish(pending, 0, safeGet(get, refs[0], namespace_));
+  if (!refs.empty()) pending->finish(0, safeGet(get, refs[0], namespace_));
 
   ReferenceStates states;
   std::unique_lock<std::mutex> lock(pending->mutex);
   pending->done.wait_until(lock, deadline, [&] { return pending->remaining == 0; });
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    core::ObjectState state = pending->states[i]
-                                  ? *pending->states[i]
-                                  : core::ObjectState::unknown("no answer within " +
-                                                               std::to_string(timeout.count()) + " ms");
+    core::ObjectState state = pending->states[i] ? *pending->states[i] : core::ObjectState::unknown(late);
     states.emplace(std::pair{refs[i].kind, refs[i].name}, std::move(state));
   }
   return states;
@@ -85,9 +164,9 @@ ObjectGetter apiGetter(kube::Client& client) {
   };
 }
 
-ReferenceFetcher makeFetcher(ObjectGetter get, std::chrono::milliseconds timeout) {
-  return [get = std::move(get), timeout](const std::string& ns, const std::vector<core::Reference>& refs) {
-    return fetchReferences(get, ns, refs, timeout);
+ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout) {
+  return [get = std::move(get), &pool, timeout](const std::string& ns, const std::vector<core::Reference>& refs) {
+    return fetchReferences(get, pool, ns, refs, timeout);
   };
 }
 

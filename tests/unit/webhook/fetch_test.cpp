@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -19,15 +22,46 @@ std::vector<core::Reference> refs(int n) {
   return out;
 }
 
+// A gate lookups wait at until the test opens it; counts who arrived.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool open = false;
+  int arrived = 0;
+
+  void pass() {
+    std::unique_lock lock(mutex);
+    ++arrived;
+    changed.notify_all();
+    changed.wait(lock, [&] { return open; });
+  }
+  void awaitArrivals(int n) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return arrived >= n; });
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    open = true;
+    changed.notify_all();
+  }
+};
+
+// Waits (without a time limit: the test runner's timeout is the limit) until `done` holds.
+template <typename Predicate>
+void awaitCondition(Predicate done) {
+  while (!done()) std::this_thread::yield();
+}
+
 }  // namespace
 
 TEST_CASE("fetch: every reference is answered with its own state", "[fetch]") {
+  LookupPool pool(4, 16);
   const ObjectGetter get = [](core::RefKind kind, const std::string& ns, const std::string& name) {
     CHECK(ns == "ns1");
     if (name == "cm-1") return core::ObjectState::absent();
     return core::ObjectState::present(std::string(core::refKindName(kind)) + "-" + name, "1", false);
   };
-  const auto states = fetchReferences(get, "ns1", refs(3), 5s);
+  const auto states = fetchReferences(get, pool, "ns1", refs(3), 5s);
   REQUIRE(states.size() == 4);
   CHECK(states.at({core::RefKind::ConfigMap, "cm-0"}).uid == "configmap-cm-0");
   CHECK(states.at({core::RefKind::Secret, "cm-0"}).uid == "secret-cm-0");
@@ -35,42 +69,133 @@ TEST_CASE("fetch: every reference is answered with its own state", "[fetch]") {
 }
 
 TEST_CASE("fetch: lookups run in parallel", "[fetch]") {
-  // Four lookups of 300 ms each finish well under their 1.2 s sum.
-  const ObjectGetter get = [](core::RefKind, const std::string&, const std::string&) {
-    std::this_thread::sleep_for(300ms);
+  // Every lookup waits until all four have started: they can only all finish (before the generous
+  // deadline) if they run at the same time, the first on the caller and three on the pool.
+  LookupPool pool(3, 16);
+  auto gate = std::make_shared<Gate>();
+  const ObjectGetter get = [gate](core::RefKind, const std::string&, const std::string&) {
+    {
+      std::unique_lock lock(gate->mutex);
+      ++gate->arrived;
+      gate->changed.notify_all();
+      gate->changed.wait(lock, [&] { return gate->arrived >= 4; });
+    }
     return core::ObjectState::present("u", "1", false);
   };
-  const auto start = std::chrono::steady_clock::now();
-  const auto states = fetchReferences(get, "ns1", refs(3), 5s);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  CHECK(elapsed < 1000ms);
+  const auto states = fetchReferences(get, pool, "ns1", refs(3), 60s);
   for (const auto& [key, state] : states) CHECK(state.presence == core::Presence::Present);
 }
 
 TEST_CASE("fetch: a lookup that misses the deadline is unknown", "[fetch]") {
-  auto release = std::make_shared<std::atomic<bool>>(false);
-  const ObjectGetter get = [release](core::RefKind, const std::string&, const std::string& name) {
-    if (name == "cm-1") {
-      while (!*release) std::this_thread::sleep_for(5ms);
-    }
+  LookupPool pool(2, 16);
+  auto gate = std::make_shared<Gate>();
+  const ObjectGetter get = [gate](core::RefKind, const std::string&, const std::string& name) {
+    if (name == "cm-1") gate->pass();
     return core::ObjectState::present("u", "1", false);
   };
-  const auto states = fetchReferences(get, "ns1", refs(2), 100ms);
-  *release = true;  // the straggler finishes after we returned: it must not touch freed memory
+  const auto states = fetchReferences(get, pool, "ns1", refs(2), 100ms);
+  gate->release();  // the straggler finishes after we returned: it must not touch freed memory
   const auto& late = states.at({core::RefKind::ConfigMap, "cm-1"});
   CHECK(late.presence == core::Presence::Unknown);
   CHECK(late.problem == "no answer within 100 ms");
   CHECK(states.at({core::RefKind::ConfigMap, "cm-0"}).presence == core::Presence::Present);
-  std::this_thread::sleep_for(50ms);
 }
 
 TEST_CASE("fetch: a throwing getter gives unknown", "[fetch]") {
+  LookupPool pool(2, 16);
   const ObjectGetter get = [](core::RefKind, const std::string&, const std::string&) -> core::ObjectState {
     throw std::runtime_error("boom");
   };
-  const auto states = fetchReferences(get, "ns1", refs(2), 1s);
+  const auto states = fetchReferences(get, pool, "ns1", refs(2), 1s);
   for (const auto& [key, state] : states) {
     CHECK(state.presence == core::Presence::Unknown);
     CHECK(state.problem == "lookup failed: boom");
   }
+}
+
+TEST_CASE("fetch: many reviews with many references use no thread beyond the pool", "[fetch]") {
+  // 8 reviews at once, 40 references each: lookups run on the 8 calling threads and on the
+  // pool's 3 threads, and on no other (the old code started a thread per reference: 312 here).
+  constexpr int kCallers = 8;
+  LookupPool pool(3, 1024);
+  std::mutex mutex;
+  std::set<std::thread::id> lookupThreads;
+  int running = 0;
+  int mostAtOnce = 0;
+  const ObjectGetter get = [&](core::RefKind, const std::string&, const std::string&) {
+    {
+      std::lock_guard lock(mutex);
+      lookupThreads.insert(std::this_thread::get_id());
+      mostAtOnce = std::max(mostAtOnce, ++running);
+    }
+    std::this_thread::yield();
+    std::lock_guard lock(mutex);
+    --running;
+    return core::ObjectState::present("u", "1", false);
+  };
+  std::set<std::thread::id> callers;
+  std::vector<std::thread> reviews;
+  std::atomic<int> unknown{0};
+  for (int i = 0; i < kCallers; ++i) {
+    reviews.emplace_back([&] {
+      for (const auto& [key, state] : fetchReferences(get, pool, "ns1", refs(39), 60s)) {
+        if (state.presence != core::Presence::Present) ++unknown;
+      }
+    });
+    callers.insert(reviews.back().get_id());
+  }
+  for (auto& review : reviews) review.join();
+  CHECK(unknown == 0);
+  std::size_t poolThreads = 0;
+  for (const auto& id : lookupThreads) {
+    if (callers.count(id) == 0) ++poolThreads;
+  }
+  CHECK(poolThreads <= pool.threads());
+  CHECK(pool.threads() == 3);
+  CHECK(mostAtOnce <= kCallers + 3);
+  CHECK(pool.refused() == 0);
+}
+
+TEST_CASE("fetch: a full pool answers unknown at once instead of starting threads", "[fetch]") {
+  LookupPool pool(1, 1);
+  auto gate = std::make_shared<Gate>();
+  REQUIRE(pool.submit([gate](bool) { gate->pass(); }, std::chrono::steady_clock::now() + 60s));
+  gate->awaitArrivals(1);  // the only thread is busy
+  auto ranQueued = std::make_shared<std::atomic<bool>>(false);
+  REQUIRE(pool.submit([ranQueued](bool) { *ranQueued = true; }, std::chrono::steady_clock::now() + 60s));
+  CHECK_FALSE(pool.submit([](bool) {}, std::chrono::steady_clock::now() + 60s));  // the queue is full
+  CHECK(pool.refused() == 1);
+
+  // A review now gets its first reference (looked up on the caller) and "unknown" for the rest,
+  // without waiting for its 60 s deadline.
+  const ObjectGetter get = [](core::RefKind, const std::string&, const std::string&) {
+    return core::ObjectState::present("u", "1", false);
+  };
+  const auto states = fetchReferences(get, pool, "ns1", refs(2), 60s);
+  CHECK(states.at({core::RefKind::ConfigMap, "cm-0"}).presence == core::Presence::Present);
+  const auto& refused = states.at({core::RefKind::ConfigMap, "cm-1"});
+  CHECK(refused.presence == core::Presence::Unknown);
+  CHECK(refused.problem.find("too many lookups at once") == 0);
+  CHECK(pool.refused() == 3);
+
+  gate->release();
+  awaitCondition([&] { return ranQueued->load(); });
+}
+
+TEST_CASE("fetch: a lookup whose deadline passed in the queue is not made", "[fetch]") {
+  LookupPool pool(1, 16);
+  auto gate = std::make_shared<Gate>();
+  REQUIRE(pool.submit([gate](bool) { gate->pass(); }, std::chrono::steady_clock::now() + 60s));
+  gate->awaitArrivals(1);
+  std::atomic<int> calls{0};
+  const ObjectGetter get = [&calls](core::RefKind, const std::string&, const std::string&) {
+    ++calls;
+    return core::ObjectState::present("u", "1", false);
+  };
+  const auto states = fetchReferences(get, pool, "ns1", refs(1), 50ms);  // cm-0 and secret cm-0
+  CHECK(states.at({core::RefKind::Secret, "cm-0"}).problem == "no answer within 50 ms");
+  CHECK(calls == 1);  // the first, on the caller
+  gate->release();
+  awaitCondition([&] { return pool.expired() == 1; });
+  CHECK(calls == 1);
 }
