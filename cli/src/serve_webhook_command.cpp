@@ -18,6 +18,7 @@
 #include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/certificates.hpp"
 #include "restarter/webhook/fetch.hpp"
+#include "restarter/webhook/mwc.hpp"
 #include "restarter/webhook/server.hpp"
 
 namespace restarter::cli {
@@ -64,6 +65,17 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value(""), "NS")
       ("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
        cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
+      ("manage-configuration", "create the MutatingWebhookConfiguration --configuration-name and keep "
+                               "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
+                               "would build it; not with --cert-dir")
+      ("service-port", "with --manage-configuration: the Service port the apiserver calls",
+       cxxopts::value<int>()->default_value("443"), "PORT")
+      ("timeout-seconds", "with --manage-configuration: how long the apiserver waits for the webhook (1-30)",
+       cxxopts::value<int>()->default_value("5"), "N")
+      ("exclude-namespace", "with --manage-configuration: namespace never sent to the webhook (repeatable)",
+       cxxopts::value<std::vector<std::string>>(), "NS")
+      ("only-namespace", "with --manage-configuration: send only these namespaces (repeatable)",
+       cxxopts::value<std::vector<std::string>>(), "NS")
       ("validity", "serving certificate lifetime; renewed at 2/3 of it",
        cxxopts::value<std::string>()->default_value("24h"), "DURATION")
       ("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
@@ -141,6 +153,22 @@ core::Result<ServingNames> servingNames(const ServeWebhookOptions& options) {
   return names;
 }
 
+core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& options) {
+  webhook::MwcOptions mwc;
+  mwc.name = options.configurationName;
+  if (options.webhookUrl.empty()) {
+    mwc.serviceName = options.service;
+    mwc.serviceNamespace = options.serviceNamespace;
+    mwc.servicePort = options.servicePort;
+  } else {
+    mwc.url = options.webhookUrl;
+  }
+  mwc.timeoutSeconds = options.timeoutSeconds;
+  mwc.excludeNamespaces = options.excludeNamespaces;
+  mwc.onlyNamespaces = options.onlyNamespaces;
+  return webhook::buildMutatingWebhookConfiguration(mwc);
+}
+
 std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io, ServeWebhookOptions& out) {
   cxxopts::Options options = makeOptions(io);
   ParsedFlags parsed = parseFlags(options, args, io, kName);
@@ -167,6 +195,11 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     out.secretName = flags["secret-name"].as<std::string>();
     out.secretNamespace = flags["secret-namespace"].as<std::string>();
     out.configurationName = flags["configuration-name"].as<std::string>();
+    out.manageConfiguration = flags.count("manage-configuration") > 0;
+    out.servicePort = flags["service-port"].as<int>();
+    out.timeoutSeconds = flags["timeout-seconds"].as<int>();
+    if (flags.count("exclude-namespace") > 0) out.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
+    if (flags.count("only-namespace") > 0) out.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
     for (const auto& [flag, target] : {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
                                        std::pair{"ca-propagation", &out.caPropagation},
                                        std::pair{"cert-check-interval", &out.certCheckInterval}}) {
@@ -197,6 +230,12 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
   }
   if (out.certDir.empty()) {
     if (auto names = servingNames(out); !names) return reportUsageError(io, kName, names.error().message);
+  }
+  if (out.manageConfiguration) {
+    // The caBundle comes from the managed Secret; with --cert-dir there is none to publish.
+    if (!out.certDir.empty()) return reportUsageError(io, kName, "--manage-configuration needs managed certificates (not --cert-dir)");
+    if (out.configurationName.empty()) return reportUsageError(io, kName, "--manage-configuration needs a --configuration-name");
+    if (auto built = managedConfiguration(out); !built) return reportUsageError(io, kName, "--manage-configuration: " + built.error().message);
   }
   return std::nullopt;
 }
@@ -307,6 +346,14 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     managed.ca.validity = options.caValidity;
     managed.ca.keyType = options.keyType;
     managed.policy.caPropagation = options.caPropagation;
+    if (options.manageConfiguration) {
+      auto configuration = managedConfiguration(options);
+      if (!configuration) {
+        log.error("bad webhook configuration", {{"error", configuration.error().describe()}});
+        return kExitUsage;
+      }
+      managed.configuration = std::move(configuration).value();
+    }
   }
   // One certificate check (logged, counted). Returns whether the store holds a certificate.
   auto checkOnce = [&]() -> bool {
@@ -347,6 +394,9 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     }
     if (report->bundlePublished) {
       log.info("CA bundle published", {{"configuration", managed.configurationName}});
+    }
+    if (report->configurationApplied) {
+      log.info("webhook configuration applied", {{"configuration", managed.configurationName}});
     }
     if (!report->publishProblem.empty()) {
       log.warn("cannot publish the CA bundle", {{"configuration", managed.configurationName},

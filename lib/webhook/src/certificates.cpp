@@ -8,6 +8,8 @@
 
 #include <openssl/evp.h>
 
+#include "restarter/webhook/mwc.hpp"
+
 namespace restarter::webhook {
 
 using nlohmann::json;
@@ -215,6 +217,27 @@ core::Result<bool> publishBundle(kube::Client& client, const std::string& name, 
                          "MutatingWebhookConfiguration " + name + " kept changing; will retry");
 }
 
+// Creates or corrects the managed configuration (with the bundle) when the live one is missing or
+// differs. Returns whether it wrote.
+core::Result<bool> maintainConfiguration(kube::Client& client, const std::string& name,
+                                         const json& configuration, const std::string& bundlePem) {
+  const auto resource = kube::resources::mutatingWebhookConfigurations();
+  const json desired = withCaBundle(configuration, bundlePem);
+  auto live = client.get(resource, "", name);
+  if (live && containsAll(*live, desired)) return false;
+  if (!live && live.error().kind != core::ErrorKind::NotFound) {
+    return withContext(std::move(live).error(), "reading MutatingWebhookConfiguration " + name);
+  }
+  kube::ApplyOptions apply;
+  apply.fieldManager = kServeWebhookFieldManager;
+  // The process owns this configuration: take back fields someone else changed (a hand edit of
+  // failurePolicy must not survive the next check).
+  apply.force = true;
+  auto written = client.apply(resource, "", name, desired, apply);
+  if (!written) return withContext(std::move(written).error(), "applying MutatingWebhookConfiguration " + name);
+  return true;
+}
+
 }  // namespace
 
 core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const ManagedOptions& options,
@@ -276,7 +299,15 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
   }
   report.fingerprint = store.fingerprint();
   if (auto info = certs::inspect(get(material, kLeafCert))) report.leafNotAfter = info->front().notAfter;
-  if (!options.configurationName.empty()) {
+  if (options.configuration && !options.configurationName.empty()) {
+    auto applied = maintainConfiguration(client, options.configurationName, *options.configuration,
+                                         get(material, kBundle));
+    if (applied) {
+      report.configurationApplied = *applied;
+    } else {
+      report.publishProblem = applied.error().describe();
+    }
+  } else if (!options.configurationName.empty()) {
     auto published = publishBundle(client, options.configurationName, get(material, kBundle));
     if (published) {
       report.bundlePublished = *published;

@@ -100,6 +100,35 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
               {"webhooks", json::array({webhook})}};
 }
 
+json withCaBundle(json configuration, const std::string& bundlePem) {
+  const std::string encoded = certs::base64Encode(bundlePem);
+  auto webhooks = configuration.find("webhooks");
+  if (webhooks == configuration.end() || !webhooks->is_array()) return configuration;
+  for (json& webhook : *webhooks) {
+    if (webhook.is_object()) webhook["clientConfig"]["caBundle"] = encoded;
+  }
+  return configuration;
+}
+
+bool containsAll(const json& live, const json& desired) {
+  if (desired.is_object()) {
+    if (!live.is_object()) return false;
+    for (const auto& [key, value] : desired.items()) {
+      auto it = live.find(key);
+      if (it == live.end() || !containsAll(*it, value)) return false;
+    }
+    return true;
+  }
+  if (desired.is_array()) {
+    if (!live.is_array() || live.size() != desired.size()) return false;
+    for (std::size_t i = 0; i < desired.size(); ++i) {
+      if (!containsAll(live[i], desired[i])) return false;
+    }
+    return true;
+  }
+  return live == desired;
+}
+
 }  // namespace restarter::webhook
 
 #include <yaml-cpp/yaml.h>

@@ -66,11 +66,41 @@ TEST_CASE("serve-webhook: certificate names come from the URL or the Service", "
   }
 }
 
+TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Service or URL", "[cli][serve-webhook]") {
+  ServeWebhookOptions options;
+  const Parsed p = parse(parseServeWebhookFlags,
+                         {"--manage-configuration", "--namespace", "restarter-system", "--service-port", "8443",
+                          "--timeout-seconds", "3", "--exclude-namespace", "kube-system"},
+                         options);
+  REQUIRE_FALSE(p.exit);
+  CHECK(options.manageConfiguration);
+  auto byService = managedConfiguration(options);
+  REQUIRE(byService.ok());
+  const auto& webhook = (*byService)["webhooks"][0];
+  CHECK(webhook["clientConfig"]["service"]["namespace"] == "restarter-system");
+  CHECK(webhook["clientConfig"]["service"]["name"] == "restarter-webhook");
+  CHECK(webhook["clientConfig"]["service"]["port"] == 8443);
+  CHECK(webhook["timeoutSeconds"] == 3);
+  CHECK_FALSE(webhook["clientConfig"].contains("caBundle"));
+  CHECK((*byService)["metadata"]["name"] == "restarter-webhook.stackable.tech");
+
+  ServeWebhookOptions byUrlOptions;
+  REQUIRE_FALSE(parse(parseServeWebhookFlags,
+                      {"--manage-configuration", "--webhook-url", "https://127.0.0.1:9443/mutate", "--only-namespace", "a"},
+                      byUrlOptions).exit);
+  auto byUrl = managedConfiguration(byUrlOptions);
+  REQUIRE(byUrl.ok());
+  CHECK((*byUrl)["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate");
+}
+
 TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--port", "70000"}, {"--validity", "0s"}, {"--validity", "2h", "--ca-validity", "3h"},
         {"--key-type", "dsa"}, {"--webhook-url", "https://x/other"}, {"--metrics-bind-address", "nope"},
-        {"--threads", "0"}, {"--log-level", "loud"}, {"--lookup-timeout", "x"}}) {
+        {"--threads", "0"}, {"--log-level", "loud"}, {"--lookup-timeout", "x"},
+        {"--manage-configuration", "--cert-dir", "certs"}, {"--manage-configuration", "--timeout-seconds", "31"},
+        {"--manage-configuration", "--exclude-namespace", "a", "--only-namespace", "b"},
+        {"--manage-configuration", "--service-port", "0"}}) {
     INFO(args.front());
     ServeWebhookOptions options;
     const Parsed p = parse(parseServeWebhookFlags, args, options);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/kube/auth.hpp"
+#include "restarter/webhook/mwc.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -27,6 +28,7 @@ class FakeApi final : public kube::Transport {
   std::map<std::string, json> objects;  // by item path
   std::function<void(const std::string& method, const std::string& path)> before;
   int writes = 0;
+  int applies = 0;
   int nextVersion = 1;
 
   core::Result<kube::Response> send(const kube::Request& request) override {
@@ -42,6 +44,18 @@ class FakeApi final : public kube::Transport {
     if (request.method == "POST") {
       path += "/" + body["metadata"]["name"].get<std::string>();
       if (objects.count(path) > 0) return status(409, "AlreadyExists");
+      return store(path, body);
+    }
+    if (request.method == "PATCH") {
+      // Server-side apply as far as this test needs it: the applied object becomes the object
+      // (creating it when missing), plus a field the server defaults.
+      for (const auto& [name, value] : request.headers) {
+        if (name == "Content-Type" && value != "application/apply-patch+yaml") return status(415, "UnsupportedMediaType");
+      }
+      ++applies;
+      const auto it = objects.find(path);
+      if (it != objects.end()) body["metadata"]["uid"] = it->second["metadata"].value("uid", "");
+      if (body["metadata"].value("uid", "").empty()) body["metadata"]["uid"] = "uid-" + std::to_string(nextVersion);
       return store(path, body);
     }
     if (request.method == "PUT") {
@@ -121,6 +135,15 @@ struct Fixture {
                                        {"clientConfig", {{"url", "https://127.0.0.1:9443/mutate"}}}}}}});
   }
 
+  // serve-webhook --manage-configuration by URL.
+  void manageConfiguration() {
+    MwcOptions mwc;
+    mwc.url = "https://127.0.0.1:9443/mutate";
+    auto configuration = buildMutatingWebhookConfiguration(mwc);
+    REQUIRE(configuration.ok());
+    options.configuration = *configuration;
+  }
+
   std::string data(const std::string& key) {
     auto decoded = base64Decode(api->objects.at(kSecretPath)["data"].value(key, ""));
     REQUIRE(decoded);
@@ -185,6 +208,42 @@ TEST_CASE("certificates: a second check writes nothing", "[certificates]") {
   CHECK_FALSE(again->bundlePublished);
   CHECK(again->actions.empty());
   CHECK(f.api->writes == writes);
+}
+
+TEST_CASE("certificates: a managed configuration is created with the CA bundle and then left alone", "[certificates]") {
+  Fixture f;
+  f.api->objects.erase(kMwcPath);
+  f.manageConfiguration();
+  CertificateStore store;
+  auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
+  REQUIRE(report.ok());
+  CHECK(report->configurationApplied);
+  CHECK(report->publishProblem.empty());
+  REQUIRE(f.api->objects.count(kMwcPath) == 1);
+  CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
+  CHECK(f.api->objects.at(kMwcPath)["webhooks"][0]["failurePolicy"] == "Ignore");
+  CHECK(f.api->applies == 1);
+
+  // Up to date (the server added fields of its own): no write.
+  auto again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->configurationApplied);
+  CHECK(f.api->applies == 1);
+}
+
+TEST_CASE("certificates: a hand edit of the managed configuration is undone at the next check", "[certificates]") {
+  Fixture f;
+  f.manageConfiguration();
+  CertificateStore store;
+  REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());
+  json edited = f.api->objects.at(kMwcPath);
+  edited["webhooks"][0]["failurePolicy"] = "Fail";
+  f.api->put(kMwcPath, edited);
+  auto report = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
+  REQUIRE(report.ok());
+  CHECK(report->configurationApplied);
+  CHECK(f.api->objects.at(kMwcPath)["webhooks"][0]["failurePolicy"] == "Ignore");
+  CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
 }
 
 TEST_CASE("certificates: a replica that loses the create race adopts the winner's certificates", "[certificates]") {

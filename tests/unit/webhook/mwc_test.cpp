@@ -94,3 +94,34 @@ TEST_CASE("mwc: YAML keeps strings as strings", "[mwc]") {
   CHECK(yaml.find("- \"x\"") != std::string::npos);
   CHECK(yaml.find("d: true") != std::string::npos);
 }
+
+TEST_CASE("mwc: containsAll ignores what only the live object has", "[mwc]") {
+  const json desired = {{"metadata", {{"name", "a"}}}, {"webhooks", {{{"name", "w"}, {"timeoutSeconds", 5}}}}};
+  json live = desired;
+  live["metadata"]["uid"] = "u";
+  live["webhooks"][0]["namespaceSelector"] = json::object();
+  CHECK(containsAll(live, desired));
+  json changed = live;
+  changed["webhooks"][0]["timeoutSeconds"] = 10;
+  CHECK_FALSE(containsAll(changed, desired));
+  json missing = live;
+  missing["webhooks"][0].erase("timeoutSeconds");
+  CHECK_FALSE(containsAll(missing, desired));
+  json extra = live;
+  extra["webhooks"].push_back({{"name", "other"}});
+  CHECK_FALSE(containsAll(extra, desired));
+  CHECK_FALSE(containsAll(json("text"), desired));
+  CHECK(containsAll(json::object(), json::object()));
+}
+
+TEST_CASE("mwc: withCaBundle sets every webhook's caBundle", "[mwc]") {
+  MwcOptions o;
+  o.serviceName = "restarter-webhook";
+  o.serviceNamespace = "restarter-system";
+  auto built = buildMutatingWebhookConfiguration(o);
+  REQUIRE(built.ok());
+  const json with = withCaBundle(*built, "PEM");
+  CHECK(with["webhooks"][0]["clientConfig"]["caBundle"] == "UEVN");
+  CHECK(with["webhooks"][0]["clientConfig"]["service"]["name"] == "restarter-webhook");
+  CHECK(withCaBundle(json::object(), "PEM") == json::object());
+}

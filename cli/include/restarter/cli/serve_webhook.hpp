@@ -6,11 +6,17 @@
 // Certificates: managed in a Secret shared by all replicas (created if missing, renewed, the CA
 // rolled with overlap, the CA bundle published into the MutatingWebhookConfiguration), or, with
 // --cert-dir, tls.crt and tls.key from a directory, reloaded when they change.
+//
+// --manage-configuration (the in-cluster install, manifests/): the process also creates the
+// MutatingWebhookConfiguration itself and keeps it as install-mwc would build it (by Service, or by
+// --webhook-url), caBundle included, correcting drift at every certificate check.
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/cli/subcommand.hpp"
@@ -36,6 +42,11 @@ struct ServeWebhookOptions {
   std::string secretName = "restarter-webhook-certs";
   std::string secretNamespace;  // empty: serviceNamespace
   std::string configurationName = "restarter-webhook.stackable.tech";
+  bool manageConfiguration = false;
+  int servicePort = 443;
+  int timeoutSeconds = 5;
+  std::vector<std::string> excludeNamespaces;
+  std::vector<std::string> onlyNamespaces;
   std::chrono::seconds validity{std::chrono::hours(24)};
   std::chrono::seconds caValidity{std::chrono::hours(24 * 365)};
   std::chrono::seconds caPropagation{std::chrono::seconds(30)};
@@ -55,6 +66,10 @@ struct ServingNames {
   std::vector<std::string> ipAddresses;
 };
 core::Result<ServingNames> servingNames(const ServeWebhookOptions& options);
+
+// The MutatingWebhookConfiguration --manage-configuration maintains (without caBundle): by
+// --webhook-url when given, else by Service. InvalidInput when the options cannot build one.
+core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& options);
 
 // Parses serve-webhook's flags into options; an exit code when it should not run (help, usage).
 std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,

@@ -15,7 +15,11 @@
 // missing, replace at the read resourceVersion otherwise: a replica that loses the race gets
 // AlreadyExists or Conflict, re-reads, and adopts the winner's certificates), installs the serving
 // certificate into the CertificateStore and publishes ca-bundle.crt into every webhook of the
-// MutatingWebhookConfiguration whose caBundle differs.
+// MutatingWebhookConfiguration whose caBundle differs. With `configuration` set (serve-webhook
+// --manage-configuration, the in-cluster install) the check instead keeps the whole configuration
+// as given, caBundle included: it reads the live object and, when it is missing or differs in any
+// field the desired one has, applies it (server-side apply, kServeWebhookFieldManager, force).
+// Nothing is written when it is up to date, so N replicas checking every few seconds cost N GETs.
 //
 // Files (--cert-dir): tls.crt and tls.key of a directory, reloaded when their content changes.
 
@@ -23,6 +27,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/result.hpp"
@@ -36,6 +42,9 @@ struct ManagedOptions {
   std::string secretNamespace;
   std::string secretName;
   std::string configurationName;  // the MutatingWebhookConfiguration; empty: publish nowhere
+  // The configuration to create and maintain (buildMutatingWebhookConfiguration, named
+  // configurationName, without caBundle); nullopt: only publish the bundle into an existing one.
+  std::optional<nlohmann::json> configuration;
   certs::ServingRequest serving;  // names, validity and key type of the serving certificate
   certs::CaRequest ca;            // validity and key type of the CA
   core::RotationPolicy policy;
@@ -45,6 +54,7 @@ struct CheckReport {
   std::vector<std::string> actions;  // rotation actions taken, with reasons ("issue-leaf: ...")
   bool secretWritten = false;
   bool bundlePublished = false;      // the configuration's caBundle was changed
+  bool configurationApplied = false; // the managed configuration was created or corrected
   std::string publishProblem;        // why publishing failed (the Secret part still succeeded)
   std::string fingerprint;           // of the serving certificate now in use
   core::TimePoint leafNotAfter;

@@ -14,6 +14,9 @@ namespace restarter::webhook {
 
 inline constexpr const char* kDefaultConfigurationName = "restarter-webhook.stackable.tech";
 inline constexpr const char* kInstallFieldManager = "restarter.stackable.tech/install-mwc";
+// serve-webhook --manage-configuration applies the configuration (caBundle included) under this
+// manager, so `kubectl get -o yaml --show-managed-fields` tells it from install-mwc's.
+inline constexpr const char* kServeWebhookFieldManager = "restarter.stackable.tech/serve-webhook";
 
 struct MwcOptions {
   std::string name = kDefaultConfigurationName;
@@ -35,6 +38,15 @@ std::string webhookName(const std::string& configurationName);
 
 // Checks the options (one of service/url, https URL, timeout 1..30) and builds the object.
 core::Result<nlohmann::json> buildMutatingWebhookConfiguration(const MwcOptions& options);
+
+// `configuration` with every webhook's clientConfig.caBundle set to the base64 of `bundlePem`.
+nlohmann::json withCaBundle(nlohmann::json configuration, const std::string& bundlePem);
+
+// Whether the live object already says everything `desired` says: every field of `desired` is in
+// `live` with the same value (objects compared key by key, arrays element by element and of equal
+// length, scalars by value). Fields only `live` has (server defaults, metadata, managedFields, other
+// managers' labels) do not matter. Used to write only when something differs.
+bool containsAll(const nlohmann::json& live, const nlohmann::json& desired);
 
 }  // namespace restarter::webhook
 
