@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Cheap CI checks of the Dockerfile, which CI cannot build (no container engine):
+#   1. its build stage still runs the build recipe CI runs (tests/install-deps.sh, cmd/build.sh);
+#   2. its runtime stage installs exactly the Debian packages that own the shared libraries the
+#      binary links directly (ELF NEEDED entries, resolved with ldd, owner from dpkg -S), minus
+#      those the slim base image already has; so a new library dependency, or a stale package,
+#      fails here instead of in a container that cannot start;
+#   3. its base images are the Debian release of this machine (else 2 would compare package names
+#      of another release).
+# Usage: tests/check-dockerfile.sh BINARY   (a non-sanitizer build, e.g. build/ci/cmd/restarter/restarter)
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dockerfile=$repo/Dockerfile
+binary=${1:?usage: tests/check-dockerfile.sh BINARY}
+# In debian:bookworm-slim already (essential or required by apt); the Dockerfile says so too.
+base_packages=(libc6 libstdc++6 libgcc-s1)
+failed=0
+fail() { echo "check-dockerfile: $*" >&2; failed=1; }
+
+[[ -f $dockerfile ]] || { echo "check-dockerfile: no Dockerfile at $dockerfile" >&2; exit 1; }
+[[ -x $binary ]] || { echo "check-dockerfile: no binary at $binary" >&2; exit 1; }
+
+# 1. The build recipe.
+for step in 'tests/install-deps.sh' 'cmd/build.sh '; do
+  grep -Eq "^(RUN|[[:space:]]*&&)[[:space:]].*${step//./\\.}" "$dockerfile" ||
+    fail "the Dockerfile no longer runs $step (the build CI exercises)"
+done
+
+# 3. The release.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+while read -r image; do
+  [[ $image == "debian:$codename" || $image == "debian:$codename-slim" ]] ||
+    fail "base image $image is not Debian $codename (this machine): cannot check its package names"
+done < <(awk 'toupper($1) == "FROM" { print $2 }' "$dockerfile")
+
+# 2. The runtime packages: the arguments of `apt-get install` in the last stage.
+declare -A listed=()
+while read -r package; do
+  [[ -n $package ]] && listed[$package]=1
+done < <(awk 'toupper($1) == "FROM" { stage++ ; text = "" } { text = text " " $0 } END { print text }' "$dockerfile" |
+  sed 's/\\//g' | grep -o 'apt-get install[^&]*' | tr ' ' '\n' | grep -Ev '^(apt-get|install|-.*|)$' || true)
+(( ${#listed[@]} > 0 )) || fail "found no apt-get install in the runtime stage"
+
+declare -A needed=()
+while read -r library; do
+  path=$(ldd "$binary" | awk -v lib="$library" '$1 == lib { print $3 }')
+  [[ -n $path ]] || { fail "ldd does not resolve $library"; continue; }
+  # dpkg knows the path it installed; /lib is a symlink to /usr/lib on merged-/usr systems.
+  owner=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null ||
+          dpkg -S "${path#/usr}" 2>/dev/null || true)
+  package=${owner%%:*}
+  [[ -n $package ]] || { fail "no Debian package owns $path ($library)"; continue; }
+  needed[$package]=1
+done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+
+for package in "${base_packages[@]}"; do unset "needed[$package]"; done
+for package in "${!needed[@]}"; do
+  [[ -n ${listed[$package]:-} ]] || fail "the binary needs $package, which the runtime stage does not install"
+done
+for package in "${!listed[@]}"; do
+  [[ -n ${needed[$package]:-} ]] || fail "the runtime stage installs $package, which the binary does not need"
+done
+
+if ((failed)); then exit 1; fi
+echo "check-dockerfile: build recipe and runtime packages (${!listed[*]}) match"
