@@ -5,10 +5,12 @@
 #   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   4. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
 #      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage;
-#   5. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#   5. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
+#      packages the binary links (tests/check-dockerfile.sh);
+#   6. builds the local control plane if not cached (tests/cluster), brings it up, runs the
 #      integration tests, the kuttl suites and the Krew plugin test (krew/test-install.sh) inside
 #      its network namespace, and brings it down, also when a test fails.
-# Flags: --no-cluster skips stage 5 (for a quick local loop; CI always runs everything).
+# Flags: --no-cluster skips stage 6 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
 
@@ -19,7 +21,7 @@ with_cluster=1
 for arg in "$@"; do
   case "$arg" in
     --no-cluster) with_cluster=0 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tests/run.sh: unknown flag $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,9 +48,8 @@ stage() {
 
 build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DRESTARTER_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
-  cmake --build "$dir" -j "$jobs" || return 1
+  # The same build recipe as the Dockerfile's (cmd/build.sh).
+  RESTARTER_BUILD_JOBS=$jobs cmd/build.sh "$dir" "$@" || return 1
   ctest --test-dir "$dir" -L unit --output-on-failure --no-tests=error -j "$jobs"
 }
 
@@ -88,6 +89,8 @@ stage "build (warnings as errors) and unit tests" \
 stage "build with ASan+UBSan and unit tests" \
   build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON
 stage "fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each" build_and_fuzz
+stage "Dockerfile: build recipe and runtime packages" \
+  tests/check-dockerfile.sh build/ci/cmd/restarter/restarter
 if [ "$with_cluster" -eq 1 ]; then
   stage "local control plane: integration tests and kuttl suites" cluster_tests
 fi
