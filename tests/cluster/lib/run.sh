@@ -270,9 +270,16 @@ start_kwok() {
   { cat "$KWOK_STAGES"; echo '---'; cat "$CLUSTER_DIR/kwok/pod-delete.yaml"; } >"$STATE_DIR/kwok-stages.yaml"
   # HOME points into the state directory so that a user's ~/.kwok/kwok.yaml is never read.
   mkdir -p "$STATE_DIR/kwok-home"
+  # --node-lease-duration-seconds: kwok keeps a Lease per Node in kube-node-lease, renewed well
+  # within the duration. The heartbeat Stage we take from kwok (node-heartbeat-with-lease) updates
+  # Node status only every 10-20 minutes because it expects those Leases; without them the node
+  # lifecycle controller saw no heartbeat within its grace period, marked the Nodes NotReady every
+  # minute for a few seconds and with them their pods, so readiness-based waits timed out at random.
+  # 40 s is the kubelet's default.
   HOME="$STATE_DIR/kwok-home" start_component kwok \
     --kubeconfig="$PKI_DIR/kwok.kubeconfig" \
     --config="$STATE_DIR/kwok-stages.yaml" \
+    --node-lease-duration-seconds=40 \
     --manage-all-nodes=true \
     --cidr="$POD_CIDR" \
     --server-address="127.0.0.1:$KWOK_PORT"
