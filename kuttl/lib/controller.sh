@@ -16,9 +16,12 @@
 #   controller.sh dir           the directory holding PIDs and logs of this test's controllers
 #
 # Binary: $RESTARTER_BIN, default build/ci/cmd/restarter/restarter of this repository (what
-# tests/run.sh builds). A failed test never reaches its stop step, so: every instance runs under
-# `timeout` (RESTARTER_CONTROLLER_WATCHDOG seconds, default 600), and `start` first stops the
-# instances left behind by earlier tests whose namespace kuttl has deleted since.
+# tests/run.sh builds).
+# A failed test never reaches its stop step, so: every instance runs under `timeout`
+# (RESTARTER_CONTROLLER_WATCHDOG seconds, default 600), and `start` first stops the instances left
+# behind by earlier tests whose namespace kuttl has deleted since. State lives per cluster
+# ($RESTARTER_CLUSTER, as cluster.sh names it): a kuttl run against another cluster on the same
+# machine must never take this cluster's namespaces for deleted ones.
 set -euo pipefail
 
 die() { printf 'controller.sh: %s\n' "$*" >&2; exit 1; }
@@ -27,7 +30,7 @@ die() { printf 'controller.sh: %s\n' "$*" >&2; exit 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}
 watchdog=${RESTARTER_CONTROLLER_WATCHDOG:-600}
-root=${TMPDIR:-/tmp}/restarter-kuttl
+root=${TMPDIR:-/tmp}/restarter-kuttl/${RESTARTER_CLUSTER:-default}
 dir=$root/$NAMESPACE
 mkdir -p "$dir"
 
@@ -39,8 +42,11 @@ reap_leftovers() {
     ns=$(basename "$(dirname "$pidfile")")
     [[ $ns == "$NAMESPACE" ]] && continue
     if ! kubectl get namespace "$ns" >/dev/null 2>&1; then
-      # Only if the PID is still our watchdog (a recycled PID is left alone).
-      if tr '\0' ' ' <"/proc/$(cat "$pidfile")/cmdline" 2>/dev/null | grep -q 'serve-controller'; then
+      # Only if the PID is still that namespace's watchdog: PIDs are recycled (pid_max may be
+      # 32768), possibly into another test's serve-controller, which must be left alone.
+      local cmdline
+      cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$(cat "$pidfile")/cmdline" || true)
+      if [[ $cmdline =~ serve-controller\ (--kubeconfig\ [^ ]+\ )?--namespace\ ${ns}\  ]]; then
         kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
       fi
       rm -f "$pidfile"
