@@ -8,8 +8,9 @@
 #   5. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
 #      packages the binary links (tests/check-dockerfile.sh);
 #   6. builds the local control plane if not cached (tests/cluster), brings it up, runs the
-#      integration tests, the kuttl suites and the Krew plugin test (krew/test-install.sh) inside
-#      its network namespace, and brings it down, also when a test fails.
+#      integration tests, the kuttl suites (serve-controller and serve-webhook authenticated as
+#      the manifests' ServiceAccounts) and the Krew plugin test (krew/test-install.sh) inside its
+#      network namespace, and brings it down, also when a test fails.
 # Flags: --no-cluster skips stage 6 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
@@ -75,7 +76,19 @@ cluster_tests() {
   else
     "$cluster" exec -- ctest --test-dir build/ci -L integration --output-on-failure || rc=1
   fi
-  "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+  # The suites' serve-controller and serve-webhook run as the manifests' ServiceAccounts (tokens
+  # from the TokenRequest API), so passing suites prove the install's RBAC sufficient.
+  local identities=$repo/build/identities
+  if "$cluster" exec -- kuttl/lib/identity.sh install-rbac &&
+     "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-controller "$identities/controller.kubeconfig" &&
+     "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-webhook "$identities/webhook.kubeconfig"; then
+    RESTARTER_CONTROLLER_KUBECONFIG=$identities/controller.kubeconfig \
+    RESTARTER_WEBHOOK_KUBECONFIG=$identities/webhook.kubeconfig \
+      "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+  else
+    echo "cannot set up the manifests' ServiceAccounts; kuttl not run"
+    rc=1
+  fi
   "$cluster" exec -- krew/test-install.sh || rc=1
   "$cluster" down || rc=1
   trap - EXIT

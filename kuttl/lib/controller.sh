@@ -16,7 +16,9 @@
 #   controller.sh dir           the directory holding PIDs and logs of this test's controllers
 #
 # Binary: $RESTARTER_BIN, default build/ci/cmd/restarter/restarter of this repository (what
-# tests/run.sh builds).
+# tests/run.sh builds). Identity: $RESTARTER_CONTROLLER_KUBECONFIG when set (tests/run.sh points it
+# at a token of the manifests' restarter-controller ServiceAccount, kuttl/lib/identity.sh, so every
+# suite proves that account's RBAC sufficient), else kuttl's admin $KUBECONFIG.
 # A failed test never reaches its stop step, so: every instance runs under `timeout`
 # (RESTARTER_CONTROLLER_WATCHDOG seconds, default 600), and `start` first stops the instances left
 # behind by earlier tests whose namespace kuttl has deleted since. State lives per cluster
@@ -65,8 +67,10 @@ start() {
   fi
   reap_leftovers
   : >"$log"
+  local identity=()
+  [[ -n ${RESTARTER_CONTROLLER_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_CONTROLLER_KUBECONFIG")
   # setsid + closed stdio: kuttl's script step must not wait for the background process.
-  setsid timeout -s TERM "$watchdog" "$bin" serve-controller --namespace "$NAMESPACE" \
+  setsid timeout -s TERM "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms \
     --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &

@@ -5,11 +5,19 @@
 #
 # Usage (in kuttl TestStep scripts; kuttl sets NAMESPACE and KUBECONFIG):
 #   webhook.sh start NAME [serve-webhook flags...]
-#       install-mwc (by URL https://127.0.0.1:<free port>/mutate, only $NAMESPACE, timeoutSeconds
-#       $WEBHOOK_TIMEOUT_SECONDS (default 5), plus $WEBHOOK_INSTALL_ARGS), then serve-webhook with
-#       managed certificates in Secret NAME-certs of $NAMESPACE (unless the flags say --cert-dir),
-#       then waits (bounded) until the apiserver really calls it: a server-side dry-run create of a
-#       labeled probe StatefulSet comes back annotated.
+#       serve-webhook with managed certificates in Secret NAME-certs of $NAMESPACE, creating and
+#       keeping its own configuration as in a cluster (--manage-configuration: by URL
+#       https://127.0.0.1:<free port>/mutate, only $NAMESPACE, timeoutSeconds
+#       $WEBHOOK_TIMEOUT_SECONDS, default 5); or, when the flags say --cert-dir, install-mwc first
+#       (same settings plus $WEBHOOK_INSTALL_ARGS) and serve-webhook with those files. Then waits
+#       (bounded) until the apiserver really calls it: a server-side dry-run create of a labeled
+#       probe StatefulSet comes back annotated.
+#
+# Identity: $RESTARTER_WEBHOOK_KUBECONFIG when set (tests/run.sh: a token of the manifests'
+# restarter-webhook ServiceAccount, kuttl/lib/identity.sh), else kuttl's admin $KUBECONFIG. The
+# manifests' name-bound rules (certificate Secret, configuration) are then granted for this
+# test's names, as an operator choosing other names would (identity.sh grant); install-mwc and the
+# clean-up stay admin work.
 #   webhook.sh stop NAME       stop the process and delete the configuration
 #   webhook.sh freeze NAME     SIGSTOP: the socket still accepts connections, nothing answers
 #   webhook.sh kill NAME       stop the process but keep the configuration (a webhook that is down)
@@ -37,7 +45,11 @@ export KUBECONFIG=$kubeconfig
 name=${2:-}
 [[ -n $name ]] || die "usage: webhook.sh start|stop|freeze|kill|metrics|log|dir|configuration NAME"
 state=${TMPDIR:-/tmp}/restarter-kuttl-webhook/$NAMESPACE/$name
-configuration=$name.$NAMESPACE.restarter.stackable.tech
+# Names (give the same values to every call for one NAME): the configuration, the certificate
+# Secret and its namespace. install-manifests sets them to the manifests' own names.
+configuration=${WEBHOOK_CONFIGURATION:-$name.$NAMESPACE.restarter.stackable.tech}
+secret=${WEBHOOK_SECRET:-$name-certs}
+secret_namespace=${WEBHOOK_SECRET_NAMESPACE:-$NAMESPACE}
 # Upper bound of each wait in this script (2 busy cores: generous, and returns as soon as it holds).
 WAIT_SECONDS=90
 
@@ -57,6 +69,18 @@ stop_process() {
 
 delete_configuration() {
   "$bin" install-mwc --name "$configuration" --delete >/dev/null 2>&1 || true
+  [[ -z ${RESTARTER_WEBHOOK_KUBECONFIG:-} || ${WEBHOOK_GRANT:-1} == 0 ]] ||
+    "$here/identity.sh" revoke "restarter-webhook-configuration.$configuration" || true
+}
+
+# Under the ServiceAccount: the manifests' rules for the certificate Secret and the configuration,
+# bound to this test's names (the Role goes with the namespace; the ClusterRole with the
+# configuration, delete_configuration).
+# WEBHOOK_GRANT=0: no grants (the names are the manifests' own, already granted).
+grant_names() {
+  [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} && ${WEBHOOK_GRANT:-1} != 0 ]] || return 0
+  "$here/identity.sh" grant role restarter-webhook-certificates "$secret_namespace" restarter-webhook "$secret" >/dev/null
+  "$here/identity.sh" grant clusterrole restarter-webhook-configuration - restarter-webhook "$configuration" >/dev/null
 }
 
 # Runs detached: cleans up once the namespace is gone or terminating, or the time is up.
@@ -109,16 +133,26 @@ start() {
   mkdir -p "$state"
   pid_alive && die "webhook $name is already running"
   kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
-  local attempt port
+  local attempt port managed=1 arg identity=()
+  for arg in "$@"; do [[ $arg == --cert-dir ]] && managed=0; done
+  [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
+  grant_names
   for attempt in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
     port=$((20000 + RANDOM % 12000))
-    "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
-      --only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}" \
-      ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 || die "install-mwc failed: $(cat "$state/install.log")"
-    setsid "$bin" serve-webhook --bind-address 127.0.0.1 --port "$port" \
+    local settings=(--only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}")
+    if ((managed)); then
+      settings=(--manage-configuration "${settings[@]}")
+    else
+      "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
+        "${settings[@]}" ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 ||
+        die "install-mwc failed: $(cat "$state/install.log")"
+      settings=()
+    fi
+    setsid "$bin" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "$port" \
       --webhook-url "https://127.0.0.1:$port/mutate" --namespace "$NAMESPACE" \
-      --secret-name "$name-certs" --configuration-name "$configuration" \
+      --secret-name "$secret" --secret-namespace "$secret_namespace" \
+      --configuration-name "$configuration" "${settings[@]}" \
       --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 "$@" \
       >"$state/log" 2>&1 </dev/null &
     echo $! >"$state/pid"
