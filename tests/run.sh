@@ -10,7 +10,8 @@
 #   6. builds the local control plane if not cached (tests/cluster), brings it up, runs the
 #      integration tests, the kuttl suites (serve-controller and serve-webhook authenticated as
 #      the manifests' ServiceAccounts) and the Krew plugin test (krew/test-install.sh) inside its
-#      network namespace, and brings it down, also when a test fails.
+#      network namespace, and brings it down, also when a test fails; then proves the demo
+#      (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its own, with this build).
 # Flags: --no-cluster skips stage 6 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
@@ -92,6 +93,8 @@ cluster_tests() {
   "$cluster" exec -- krew/test-install.sh || rc=1
   "$cluster" down || rc=1
   trap - EXIT
+  # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
+  RESTARTER_BIN=$repo/build/ci/cmd/restarter/restarter tests/demo/test-demo.sh || rc=1
   return $rc
 }
 
