@@ -198,8 +198,8 @@ install_into_cluster() {
   Why did it restart? (kubectl plugin, README "kubectl plugin (Krew)")
     kubectl restarter explain-restart sts/<name> -n <namespace>
   Logs:      kubectl -n $namespace logs deployment/restarter-controller
-  Uninstall: README "Install in a cluster (kustomize)" (kubectl delete -k $src, then the webhook's
-             configuration and Secret, which it created itself)
+  Uninstall: kubectl delete -k $src
+             kubectl delete mutatingwebhookconfiguration restarter-webhook.stackable.tech  (the webhook made it)
 TXT
 }
 
@@ -320,8 +320,9 @@ if [[ -n ${RESTARTER_BIN:-} ]]; then
   step "Using the restarter binary $bin (RESTARTER_BIN)"
 else
   step "Building restarter (build/demo)"
-  cmake -S "$repo" -B "$repo/build/demo" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$repo/build/demo" --target restarter -j "$(nproc 2>/dev/null || echo 2)" | tail -n 1 | indent
+  # The build recipe CI and the Dockerfile use; only the binary, no tests.
+  "$repo/cmd/build.sh" "$repo/build/demo" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_BUILD_TESTS=OFF \
+    -- --target restarter | tail -n 1 | indent
   bin=$repo/build/demo/cmd/restarter/restarter
 fi
 say "$("$bin" --version)"
@@ -342,20 +343,19 @@ say "kube-apiserver https://127.0.0.1:6443 inside network namespace restarter-$R
 
 step "Starting serve-webhook (https://127.0.0.1:$webhook_port/mutate, certificates managed in a Secret)"
 k create namespace restarter-system >/dev/null
-# The configuration first, by URL (the apiserver runs on this machine); serve-webhook creates its CA
-# and serving certificate (IP SAN 127.0.0.1) in Secret restarter-system/restarter-webhook-certs and
-# publishes the CA bundle into it.
-r install-mwc --name "$mwc" --webhook-url "https://127.0.0.1:$webhook_port/mutate" \
-  --exclude-namespace kube-system 2>&1 | indent
+# As in the in-cluster install (manifests/), it manages everything itself: its CA and serving
+# certificate in Secret restarter-system/restarter-webhook-certs, and the MutatingWebhookConfiguration,
+# here by URL with an IP SAN for 127.0.0.1 (the apiserver runs on this machine, not in a pod).
 : >"$state/serve-webhook.log"
 "$cluster_sh" exec -- "$bin" serve-webhook --namespace restarter-system \
   --webhook-url "https://127.0.0.1:$webhook_port/mutate" --bind-address 127.0.0.1 --port "$webhook_port" \
-  --configuration-name "$mwc" --metrics-bind-address "$webhook_metrics" \
-  --health-probe-bind-address "$webhook_health" >"$state/serve-webhook.log" 2>&1 </dev/null 3>&- 4>&- &
+  --manage-configuration --configuration-name "$mwc" --exclude-namespace kube-system \
+  --metrics-bind-address "$webhook_metrics" --health-probe-bind-address "$webhook_health" \
+  >"$state/serve-webhook.log" 2>&1 </dev/null 3>&- 4>&- &
 webhook_pid=$!
 say "pid $webhook_pid, log $state/serve-webhook.log"
 wait_until "serve-webhook /readyz" "$webhook_pid" serve-webhook ready "$webhook_health"
-say "ready: http://$webhook_health/readyz answers ok; CA bundle published into $mwc"
+say "ready: http://$webhook_health/readyz answers ok; MutatingWebhookConfiguration $mwc applied with its CA bundle"
 
 step "Starting serve-controller (watches labeled StatefulSets, Deployments, DaemonSets)"
 : >"$state/serve-controller.log"
