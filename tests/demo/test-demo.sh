@@ -108,6 +108,18 @@ expect_all_stopped() {
   ! ip netns list | grep -Fqw "restarter-$cluster" || fail "network namespace restarter-$cluster still exists"
 }
 
+# Sends SIG (INT or TERM) to demo run NAME; expects exit status RC, the announcement, and that
+# everything stopped.
+#   signal_and_check NAME SIG RC MARK [PIDS...]
+signal_and_check() {
+  local name=$1 sig=$2 rc=$3 mark=$4
+  shift 4
+  kill -"$sig" "$demo_pid"
+  expect_exit "$rc"
+  grep -Fq "SIG$sig received, stopping everything" "$work/$name.out" || fail "the demo did not announce SIG$sig"
+  expect_all_stopped "$mark" "$@"
+}
+
 # The PID the demo printed for a server ("  pid N, log .../NAME.log").
 printed_pid() {
   sed -n "s|^  pid \([0-9]*\), log .*/$2\.log\$|\1|p" "$work/$1.out" | head -1
@@ -203,20 +215,14 @@ for pid in "$webhook_pid" "$controller_pid"; do
   grep -Fxq "/proc/$pid/environ" <<<"$marked" || fail "pid $pid (a server the demo started) does not carry the marker"
 done
 "$cluster_sh" status >/dev/null 2>&1 || fail "the control plane is not up while the demo waits"
-kill -INT "$demo_pid"
-expect_exit 130
-grep -Fq "SIGINT received, stopping everything" "$out" || fail "the demo did not announce SIGINT"
-expect_all_stopped "$mark" "$webhook_pid" "$controller_pid"
+signal_and_check a INT 130 "$mark" "$webhook_pid" "$controller_pid"
 pass "SIGINT: exit 130; controller, webhook and control plane stopped, no process left"
 
 # --- 5. SIGTERM in the middle; an error -------------------------------------------------------------------
 mark=b-$$-$RANDOM
 start_demo b "$mark" --no-wait
 wait_output b '^\[6/10\]'
-kill -TERM "$demo_pid"
-expect_exit 143
-grep -Fq "SIGTERM received, stopping everything" "$work/b.out" || fail "the demo did not announce SIGTERM"
-expect_all_stopped "$mark" "$(printed_pid b serve-webhook)" "$(printed_pid b serve-controller)"
+signal_and_check b TERM 143 "$mark" "$(printed_pid b serve-webhook)" "$(printed_pid b serve-controller)"
 pass "SIGTERM during the tour: exit 143; everything stopped"
 
 mark=c-$$-$RANDOM
