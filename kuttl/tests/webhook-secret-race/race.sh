@@ -6,10 +6,17 @@
 #   - both serve the same serving certificate, the Secret's tls.crt, and it verifies against the
 #     Secret's ca.crt;
 #   - the configuration's caBundle is the Secret's ca-bundle.crt, which holds exactly that CA;
-#   - the apiserver calls each replica (the configuration pointed at it) and gets annotations.
+#   - the apiserver gets annotations from the webhook.
+# The replicas run as installed (--manage-configuration): they also race to create the
+# configuration, both registering replica a's URL (one Service in a cluster).
 # It also says how often a replica really lost the create race (the apiserver's count of HTTP 409
 # answers to Secret creations): informative only, as who wins is up to the scheduler.
 # Every process it starts is stopped and every configuration deleted on exit, passed or failed.
+#
+# Identity, as kuttl/lib/webhook.sh: the replicas run as $RESTARTER_WEBHOOK_KUBECONFIG when set
+# (tests/run.sh: the manifests' restarter-webhook ServiceAccount), with the manifests' rules for
+# the certificate Secret and the configuration granted for this test's names; else as kuttl's
+# admin. The clean-up stays admin work.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -19,12 +26,26 @@ work=$(mktemp -d)
 pids=()
 configurations=()
 
-# Stops every replica started and deletes every configuration installed so far.
+identity=()
+[[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
+
+# Grants the webhook's ServiceAccount the manifests' rules for Secret $1 and configuration $2.
+grant_names() {
+  [[ ${#identity[@]} -gt 0 ]] || return 0
+  ../../lib/identity.sh grant role restarter-webhook-certificates "$NAMESPACE" restarter-webhook "$1" >/dev/null
+  ../../lib/identity.sh grant clusterrole restarter-webhook-configuration - restarter-webhook "$2" >/dev/null
+}
+
+# Stops every replica started and deletes every configuration installed so far (and its grant;
+# the Secret's Role goes with the namespace).
 stop_all() {
   local pid c
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  for c in "${configurations[@]}"; do "$restarter" install-mwc --name "$c" --delete >/dev/null 2>&1 || true; done
+  for c in "${configurations[@]}"; do
+    "$restarter" install-mwc --name "$c" --delete >/dev/null 2>&1 || true
+    [[ ${#identity[@]} -eq 0 ]] || ../../lib/identity.sh revoke "restarter-webhook-configuration.$c" >/dev/null 2>&1 || true
+  done
   pids=()
   configurations=()
 }
@@ -54,13 +75,12 @@ served() {
   openssl s_client -connect "127.0.0.1:$1" -CAfile "$2" -verify_ip 127.0.0.1 -verify_return_error </dev/null 2>/dev/null | fingerprint
 }
 
-# A server-side dry-run create of a labeled StatefulSet comes back annotated, and replica $1 of
-# round $2 logged the admission (so the annotation came from it, not from the other replica the
-# apiserver may still have been calling while it picked up a changed URL).
-probe_via() {
+# A server-side dry-run create of a labeled StatefulSet comes back annotated, and replica a of
+# round $1 logged the admission.
+probe_annotated() {
   kubectl -n "$NAMESPACE" create --dry-run=server -f probe-statefulset.tmpl \
     -o jsonpath='{.spec.template.metadata.annotations.configmap\.restarter\.stackable\.tech/webhook-probe}' 2>/dev/null |
-    grep -q . && grep -q 'admission patched' "$work/$2-$1.log"
+    grep -q . && grep -q 'admission patched' "$work/$1-a.log"
 }
 
 kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null
@@ -72,14 +92,14 @@ for round in $(seq "$ROUNDS"); do
   # Two ports below the ephemeral range (32768-60999), where outgoing connections take theirs.
   port_a=$((20000 + RANDOM % 6000))
   port_b=$((26000 + RANDOM % 6000))
-  "$restarter" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port_a/mutate" \
-    --only-namespace "$NAMESPACE" >/dev/null
+  grant_names "$secret" "$configuration"
   ! kubectl -n "$NAMESPACE" get secret "$secret" >/dev/null 2>&1 || fail "Secret $secret exists before the start"
   for replica in a b; do
     port=port_$replica
-    "$restarter" serve-webhook --bind-address 127.0.0.1 --port "${!port}" \
+    "$restarter" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "${!port}" \
       --webhook-url "https://127.0.0.1:$port_a/mutate" --namespace "$NAMESPACE" \
       --secret-name "$secret" --configuration-name "$configuration" --cert-check-interval 1s \
+      --manage-configuration --only-namespace "$NAMESPACE" \
       --metrics-bind-address 0 --health-probe-bind-address 0 >"$work/$round-$replica.log" 2>&1 &
     pids+=($!)
   done
@@ -110,12 +130,9 @@ for round in $(seq "$ROUNDS"); do
   [[ $(grep -c 'BEGIN CERTIFICATE' "$work/ca-bundle.crt") == 1 && $(fingerprint <"$work/ca-bundle.crt") == "$ca" ]] ||
     fail "round $round: the caBundle is not exactly the Secret's CA"
 
-  await probe_via a "$round" || fail "round $round: the apiserver did not get annotations from replica a"
-  # Now through replica b (install-mwc leaves the published caBundle alone).
-  "$restarter" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port_b/mutate" \
-    --only-namespace "$NAMESPACE" >/dev/null
-  await probe_via b "$round" || fail "round $round: the apiserver did not get annotations from replica b"
-  ! grep -h 'level=warn\|level=error' "$work/$round-a.log" "$work/$round-b.log" | grep -v 'cannot publish' ||
+  # Replica b presents the same certificate (checked above), so what holds for a holds for b.
+  await probe_annotated "$round" || fail "round $round: the apiserver did not get annotations from the webhook"
+  ! grep -hE '^[^ ]+ (WARN|ERROR) ' "$work/$round-a.log" "$work/$round-b.log" | grep -v 'cannot publish' ||
     fail "round $round: a replica warned"
   echo "round $round: one Secret, written once; both replicas serve $leaf under CA $ca; caBundle is that CA"
   # The next round starts clean: this round's replicas and configuration would otherwise answer
