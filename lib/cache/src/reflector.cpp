@@ -51,7 +51,7 @@ std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures
   return std::chrono::milliseconds(static_cast<std::int64_t>(delay));
 }
 
-Reflector::Reflector(kube::Client& client, Store& store, ReflectorOptions options,
+Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options,
                      kube::Clock& clock, std::function<double()> random)
     : client_(client), store_(store), options_(std::move(options)), clock_(clock),
       random_(std::move(random)) {
@@ -87,17 +87,31 @@ bool Reflector::list(std::stop_token stop) {
   options.metadataOnly = options_.metadataOnly;
   options.limit = options_.pageSize;
   ++lists_;
-  auto result = client_.list(options_.resource, options_.namespace_, options);
-  if (stop.stop_requested()) return false;
-  if (!result) {
-    report(result.error());
-    backoff(stop, result.error());
-    return false;
+  std::size_t skipped = 0;
+  std::string resourceVersion;
+  for (;;) {
+    auto page = client_.listPage(options_.resource, options_.namespace_, options);
+    if (stop.stop_requested()) {
+      store_.discardStaged();
+      return false;
+    }
+    if (!page) {
+      // A 410 on a continue token (the snapshot expired) lands here too: list again from the start.
+      store_.discardStaged();
+      report(page.error());
+      backoff(stop, page.error());
+      return false;
+    }
+    if (options_.transform)
+      for (auto& item : page->items) options_.transform(item);
+    skipped += store_.stage(std::move(page->items));
+    resourceVersion = std::move(page->resourceVersion);
+    if (page->continueToken.empty()) break;
+    options.continueToken = std::move(page->continueToken);
+    options.resourceVersion.clear();  // the continue token pins the snapshot
   }
-  resourceVersion_ = result->resourceVersion;
-  if (options_.transform)
-    for (auto& item : result->items) options_.transform(item);
-  std::size_t skipped = store_.replace(std::move(result->items), resourceVersion_);
+  resourceVersion_ = resourceVersion;
+  store_.commitList(std::move(resourceVersion));
   if (skipped > 0) {
     report(core::makeError(core::ErrorKind::InvalidInput,
                            std::to_string(skipped) + " listed " + options_.resource.plural +

@@ -1,5 +1,7 @@
 #include "restarter/cache/store.hpp"
 
+#include <algorithm>
+
 namespace restarter::cache {
 namespace {
 
@@ -38,20 +40,62 @@ std::string objectKey(const nlohmann::json& object) {
   return objectKey(stringField(object, "namespace"), name);
 }
 
-void Store::addIndex(const std::string& name, IndexFunc function) {
+std::string objectKey(const ObjectMeta& meta) { return objectKey(meta.namespace_, meta.name); }
+
+const std::string* ObjectMeta::label(std::string_view key) const {
+  auto it = std::lower_bound(labels.begin(), labels.end(), key,
+                             [](const auto& entry, std::string_view k) { return entry.first < k; });
+  return it != labels.end() && it->first == key ? &it->second : nullptr;
+}
+
+std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
+  ObjectMeta meta;
+  meta.name = stringField(object, "name");
+  if (meta.name.empty()) return std::nullopt;
+  meta.namespace_ = stringField(object, "namespace");
+  meta.uid = stringField(object, "uid");
+  meta.resourceVersion = stringField(object, "resourceVersion");
+  if (const nlohmann::json* metadata = member(object, "metadata")) {
+    if (const nlohmann::json* labels = member(*metadata, "labels"); labels != nullptr && labels->is_object()) {
+      // nlohmann::json objects iterate in key order, so `labels` ends up sorted (label() relies
+      // on it).
+      for (const auto& [key, value] : labels->items()) {
+        if (value.is_string()) meta.labels.emplace_back(key, value.get<std::string>());
+      }
+    }
+  }
+  meta.labels.shrink_to_fit();
+  return meta;
+}
+
+std::optional<nlohmann::json> EntryTraits<nlohmann::json>::fromObject(nlohmann::json&& object) {
+  if (objectKey(object).empty()) return std::nullopt;
+  return std::move(object);
+}
+
+std::string EntryTraits<nlohmann::json>::resourceVersion(const nlohmann::json& object) {
+  return stringField(object, "resourceVersion");
+}
+
+template <typename T>
+void BasicStore<T>::addIndex(const std::string& name, IndexFunc function) {
   indexFunctions_[name] = std::move(function);
 }
 
-void Store::addHandlers(Handlers handlers) { handlers_.push_back(std::move(handlers)); }
+template <typename T>
+void BasicStore<T>::addHandlers(Handlers handlers) {
+  handlers_.push_back(std::move(handlers));
+}
 
-void Store::indexAdd(IndexMap& indexes, const std::string& key, const nlohmann::json& object) const {
+template <typename T>
+void BasicStore<T>::indexAdd(IndexMap& indexes, const std::string& key, const T& object) const {
   for (const auto& [name, function] : indexFunctions_) {
     for (const auto& value : function(object)) indexes[name][value].insert(key);
   }
 }
 
-void Store::indexRemove(IndexMap& indexes, const std::string& key,
-                        const nlohmann::json& object) const {
+template <typename T>
+void BasicStore<T>::indexRemove(IndexMap& indexes, const std::string& key, const T& object) const {
   for (const auto& [name, function] : indexFunctions_) {
     auto& index = indexes[name];
     for (const auto& value : function(object)) {
@@ -63,22 +107,37 @@ void Store::indexRemove(IndexMap& indexes, const std::string& key,
   }
 }
 
-std::size_t Store::replace(std::vector<nlohmann::json> objects, std::string resourceVersion) {
-  // Build the new content without the lock, swap it in at once.
-  std::map<std::string, ObjectPtr> fresh;
-  IndexMap indexes;
+template <typename T>
+std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
+  // Each object is converted (and its JSON freed) before the next page is parsed, so a list of
+  // many pages never holds more than one page as JSON.
   std::size_t skipped = 0;
   for (auto& object : objects) {
-    std::string key = objectKey(object);
-    if (key.empty()) {
+    std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+    object = nullptr;
+    if (!entry) {
       ++skipped;
       continue;
     }
-    auto pointer = std::make_shared<const nlohmann::json>(std::move(object));
-    indexAdd(indexes, key, *pointer);
-    fresh[key] = std::move(pointer);
+    std::string key = EntryTraits<T>::key(*entry);
+    staged_[std::move(key)] = std::make_shared<const T>(std::move(*entry));
   }
-  std::map<std::string, ObjectPtr> old;
+  return skipped;
+}
+
+template <typename T>
+void BasicStore<T>::discardStaged() {
+  staged_.clear();
+}
+
+template <typename T>
+void BasicStore<T>::commitList(std::string resourceVersion) {
+  // Build the new content without the lock, swap it in at once.
+  std::map<std::string, Ptr> fresh;
+  fresh.swap(staged_);
+  IndexMap indexes;
+  for (const auto& [key, pointer] : fresh) indexAdd(indexes, key, *pointer);
+  std::map<std::string, Ptr> old;
   {
     std::unique_lock lock(mutex_);
     old.swap(objects_);
@@ -91,13 +150,13 @@ std::size_t Store::replace(std::vector<nlohmann::json> objects, std::string reso
     std::lock_guard lock(syncMutex_);
   }
   syncCv_.notify_all();
-  if (handlers_.empty()) return skipped;
+  if (handlers_.empty()) return;
   for (const auto& [key, now] : fresh) {
     auto before = old.find(key);
     for (const auto& h : handlers_) {
       if (before == old.end()) {
         if (h.onAdd) h.onAdd(now);
-      } else if (stringField(*before->second, "resourceVersion") != stringField(*now, "resourceVersion")) {
+      } else if (EntryTraits<T>::resourceVersion(*before->second) != EntryTraits<T>::resourceVersion(*now)) {
         if (h.onUpdate) h.onUpdate(before->second, now);
       }
     }
@@ -107,14 +166,15 @@ std::size_t Store::replace(std::vector<nlohmann::json> objects, std::string reso
     for (const auto& h : handlers_)
       if (h.onDelete) h.onDelete(last);
   }
-  return skipped;
 }
 
-bool Store::upsert(nlohmann::json object) {
-  std::string key = objectKey(object);
-  if (key.empty()) return false;
-  auto now = std::make_shared<const nlohmann::json>(std::move(object));
-  ObjectPtr before;
+template <typename T>
+bool BasicStore<T>::upsert(nlohmann::json object) {
+  std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+  if (!entry) return false;
+  const std::string key = EntryTraits<T>::key(*entry);
+  auto now = std::make_shared<const T>(std::move(*entry));
+  Ptr before;
   {
     std::unique_lock lock(mutex_);
     auto it = objects_.find(key);
@@ -126,8 +186,8 @@ bool Store::upsert(nlohmann::json object) {
       objects_.emplace(key, now);
     }
     indexAdd(indexes_, key, *now);
-    std::string rv = stringField(*now, "resourceVersion");
-    if (!rv.empty()) resourceVersion_ = rv;
+    std::string rv = EntryTraits<T>::resourceVersion(*now);
+    if (!rv.empty()) resourceVersion_ = std::move(rv);
   }
   for (const auto& h : handlers_) {
     if (before) {
@@ -139,36 +199,40 @@ bool Store::upsert(nlohmann::json object) {
   return true;
 }
 
-bool Store::erase(const nlohmann::json& object) {
-  std::string key = objectKey(object);
-  if (key.empty()) return false;
-  ObjectPtr last;
+template <typename T>
+bool BasicStore<T>::erase(const nlohmann::json& object) {
+  // The deleted object's final state (as the DELETED event carries it) is what handlers see.
+  std::optional<T> entry = EntryTraits<T>::fromObject(nlohmann::json(object));
+  if (!entry) return false;
+  const std::string key = EntryTraits<T>::key(*entry);
+  bool existed = false;
   {
     std::unique_lock lock(mutex_);
     auto it = objects_.find(key);
     if (it != objects_.end()) {
-      last = it->second;
-      indexRemove(indexes_, key, *last);
+      existed = true;
+      indexRemove(indexes_, key, *it->second);
       objects_.erase(it);
     }
-    std::string rv = stringField(object, "resourceVersion");
-    if (!rv.empty()) resourceVersion_ = rv;
+    std::string rv = EntryTraits<T>::resourceVersion(*entry);
+    if (!rv.empty()) resourceVersion_ = std::move(rv);
   }
-  if (last) {
-    // The deleted object's final state (as the DELETED event carries it) is what handlers see.
-    auto final = std::make_shared<const nlohmann::json>(object);
+  if (existed) {
+    auto final = std::make_shared<const T>(std::move(*entry));
     for (const auto& h : handlers_)
       if (h.onDelete) h.onDelete(final);
   }
   return true;
 }
 
-void Store::setResourceVersion(std::string resourceVersion) {
+template <typename T>
+void BasicStore<T>::setResourceVersion(std::string resourceVersion) {
   std::unique_lock lock(mutex_);
   resourceVersion_ = std::move(resourceVersion);
 }
 
-core::Status Store::checkSynced() const {
+template <typename T>
+core::Status BasicStore<T>::checkSynced() const {
   if (!synced_) {
     return core::makeError(core::ErrorKind::Unavailable,
                            "cache not synced: the initial list is not complete");
@@ -176,29 +240,32 @@ core::Status Store::checkSynced() const {
   return core::okStatus();
 }
 
-core::Result<ObjectPtr> Store::get(std::string_view key) const {
+template <typename T>
+core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::get(std::string_view key) const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
   auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? ObjectPtr() : it->second;
+  return it == objects_.end() ? Ptr() : it->second;
 }
 
-core::Result<std::vector<ObjectPtr>> Store::list() const {
+template <typename T>
+core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::list() const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
-  std::vector<ObjectPtr> out;
+  std::vector<Ptr> out;
   out.reserve(objects_.size());
   for (const auto& [key, object] : objects_) out.push_back(object);
   return out;
 }
 
-core::Result<std::vector<ObjectPtr>> Store::byIndex(const std::string& index,
-                                                    const std::string& value) const {
+template <typename T>
+core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::byIndex(const std::string& index,
+                                                                             const std::string& value) const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
   if (indexFunctions_.count(index) == 0)
     return core::makeError(core::ErrorKind::Internal, "no index named \"" + index + "\"");
-  std::vector<ObjectPtr> out;
+  std::vector<Ptr> out;
   auto byName = indexes_.find(index);
   if (byName == indexes_.end()) return out;
   auto keys = byName->second.find(value);
@@ -210,24 +277,31 @@ core::Result<std::vector<ObjectPtr>> Store::byIndex(const std::string& index,
   return out;
 }
 
-std::size_t Store::size() const {
+template <typename T>
+std::size_t BasicStore<T>::size() const {
   std::shared_lock lock(mutex_);
   return objects_.size();
 }
 
-std::string Store::resourceVersion() const {
+template <typename T>
+std::string BasicStore<T>::resourceVersion() const {
   std::shared_lock lock(mutex_);
   return resourceVersion_;
 }
 
-bool Store::synced() const {
+template <typename T>
+bool BasicStore<T>::synced() const {
   std::shared_lock lock(mutex_);
   return synced_;
 }
 
-bool Store::waitForSync(std::chrono::milliseconds timeout, std::stop_token stop) const {
+template <typename T>
+bool BasicStore<T>::waitForSync(std::chrono::milliseconds timeout, std::stop_token stop) const {
   std::unique_lock lock(syncMutex_);
   return syncCv_.wait_for(lock, stop, timeout, [this] { return synced(); });
 }
+
+template class BasicStore<nlohmann::json>;
+template class BasicStore<ObjectMeta>;
 
 }  // namespace restarter::cache

@@ -124,8 +124,8 @@ constexpr const char* kPodKind = "pod";
 struct NamespaceCaches {
   std::string namespace_;
   std::map<std::string, std::unique_ptr<cache::Store>> workloads;  // by WorkloadKind::name
-  cache::Store configMaps;
-  cache::Store secrets;
+  cache::MetaStore configMaps;  // identity and version only (invariant 5; memory: see store.hpp)
+  cache::MetaStore secrets;
   cache::Store pods;
 };
 
@@ -178,7 +178,7 @@ struct Controller::Impl {
   std::unique_ptr<PodExpiryReconciler> podReconciler;
   struct ReflectorEntry {
     std::unique_ptr<cache::Reflector> reflector;
-    const cache::Store* store;
+    const cache::StoreBase* store;
     std::string resource;
   };
   std::vector<ReflectorEntry> reflectors;
@@ -196,7 +196,7 @@ struct Controller::Impl {
     if (!key.empty()) queue.add(kind + "/" + key, delay);
   }
 
-  void enqueueReferencing(NamespaceCaches& ns, const char* index, const ObjectPtr& object) {
+  void enqueueReferencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object) {
     const std::string key = cache::objectKey(*object);
     for (const auto& [kind, store] : ns.workloads) {
       auto referencing = store->byIndex(index, key);
@@ -228,12 +228,12 @@ struct Controller::Impl {
       for (auto [store, index] : {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
         const char* indexName = index;
         NamespaceCaches* owner = &c;
-        store->addHandlers(cache::Handlers{
-            [this, owner, indexName](const ObjectPtr& o) { enqueueReferencing(*owner, indexName, o); },
-            [this, owner, indexName](const ObjectPtr&, const ObjectPtr& after) {
+        store->addHandlers(cache::MetaStore::Handlers{
+            [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); },
+            [this, owner, indexName](const cache::MetaPtr&, const cache::MetaPtr& after) {
               enqueueReferencing(*owner, indexName, after);
             },
-            [this, owner, indexName](const ObjectPtr& o) { enqueueReferencing(*owner, indexName, o); }});
+            [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); }});
       }
       c.pods.addHandlers(cache::Handlers{
           [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, o, milliseconds(0)); },
@@ -280,7 +280,7 @@ struct Controller::Impl {
   }
 
   void addReflector(const kube::ResourceRef& resource, const std::string& ns,
-                    const std::string& selector, bool metadataOnly, cache::Store& store,
+                    const std::string& selector, bool metadataOnly, cache::StoreBase& store,
                     void (*slim)(json&)) {
     cache::ReflectorOptions ro;
     ro.resource = resource;

@@ -66,19 +66,20 @@ cache::IndexFunc referenceIndex(core::RefKind kind) {
   };
 }
 
-core::ObjectLookup cacheLookup(const cache::Store& configMaps, const cache::Store& secrets,
+core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_) {
   return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind,
                                                             const std::string& name) {
-    const cache::Store& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
+    const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
     auto object = store.get(cache::objectKey(ns, name));
     if (!object) return core::ObjectState::unknown(object.error().describe());
     if (*object == nullptr) return core::ObjectState::absent();
-    auto metadata = (*object)->find("metadata");
-    if (metadata == (*object)->end()) return core::ObjectState::unknown("cached object has no metadata");
-    auto state = core::objectStateFromMetadata(*metadata);
-    if (!state) return core::ObjectState::unknown(state.error().describe());
-    return std::move(state).value();
+    const cache::ObjectMeta& meta = **object;
+    if (meta.uid.empty() || meta.resourceVersion.empty())
+      return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
+    const std::string* ignore = meta.label(core::kIgnoreLabel);
+    return core::ObjectState::present(meta.uid, meta.resourceVersion,
+                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue);
   };
 }
 

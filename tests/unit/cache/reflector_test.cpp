@@ -98,6 +98,23 @@ TEST_CASE("a paged list is swapped in whole then the watch resumes from its vers
   CHECK(query(r[3], "watch") == "1");
 }
 
+TEST_CASE("a list failing on a later page changes nothing and is listed again from the start", "[cache][reflector]") {
+  Harness h;
+  std::vector<std::string> added;
+  h.store.addHandlers({[&](const ObjectPtr& o) { added.push_back((*o)["metadata"]["name"]); }, {}, {}});
+  h.transport->push(ok(page({meta("a", "1"), meta("b", "2")}, "5", "c1")));
+  h.transport->push(status(500, statusJson(500, "InternalError")));
+  h.transport->push(ok(page({meta("c", "3")}, "6")));
+  h.run();
+  // The first page was staged, never shown: only the complete second list reached the store.
+  CHECK(added == std::vector<std::string>{"c"});
+  CHECK(h.names() == std::vector<std::string>{"c"});
+  auto r = h.transport->requests();
+  REQUIRE(r.size() >= 3);
+  CHECK(query(r[1], "continue") == "c1");
+  CHECK(query(r[2], "continue").empty());
+}
+
 TEST_CASE("410 Gone relists at once and the relist diffs the store", "[cache][reflector]") {
   Harness h;
   std::vector<std::string> log;

@@ -78,6 +78,55 @@ TEST_CASE("upsert and erase keep the secondary index in step", "[cache][store]")
   CHECK_FALSE(store.erase(json{{"metadata", {{"name", 5}}}}));
 }
 
+TEST_CASE("a staged list is invisible until committed and a discarded one never appears", "[cache][store]") {
+  Store store;
+  store.stage({object("n", "a", "1")});
+  CHECK_FALSE(store.synced());
+  store.discardStaged();
+  CHECK(store.stage({object("n", "b", "2"), json::array()}) == 1);
+  CHECK(store.stage({object("n", "c", "2")}) == 0);
+  CHECK_FALSE(store.get("n/b").ok());
+  store.commitList("2");
+  REQUIRE(store.synced());
+  CHECK(store.size() == 2);
+  CHECK(*store.get("n/a") == nullptr);
+  CHECK(*store.get("n/c") != nullptr);
+  // The next list starts empty: nothing staged before is carried over.
+  store.replace({object("n", "d", "3")}, "3");
+  CHECK(store.size() == 1);
+}
+
+TEST_CASE("a MetaStore keeps name, namespace, uid, version and string labels only", "[cache][store]") {
+  MetaStore store;
+  std::vector<std::string> deleted;
+  store.addHandlers({{}, {}, [&](const MetaPtr& m) { deleted.push_back(m->name + "@" + m->resourceVersion); }});
+  json full = {{"kind", "PartialObjectMetadata"},
+               {"metadata", {{"name", "cm"}, {"namespace", "n"}, {"uid", "u1"}, {"resourceVersion", "5"},
+                             {"labels", {{"z", "1"}, {"a", "2"}, {"bad", 3}}},
+                             {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
+               {"data", {{"big", std::string(1000, 'x')}}}};
+  CHECK(store.replace({full, json{{"metadata", {{"name", ""}}}}, json("x")}, "5") == 2);
+  auto got = store.get("n/cm");
+  REQUIRE(got.ok());
+  REQUIRE(*got != nullptr);
+  const ObjectMeta& meta = **got;
+  CHECK(meta.uid == "u1");
+  CHECK(meta.resourceVersion == "5");
+  CHECK(objectKey(meta) == "n/cm");
+  CHECK(meta.labels == std::vector<std::pair<std::string, std::string>>{{"a", "2"}, {"z", "1"}});
+  REQUIRE(meta.label("z") != nullptr);
+  CHECK(*meta.label("z") == "1");
+  CHECK(meta.label("bad") == nullptr);
+  CHECK(meta.label("b") == nullptr);
+  // Wrong types read as empty rather than failing: the reader decides.
+  CHECK(store.upsert(json{{"metadata", {{"name", "odd"}, {"namespace", "n"}, {"uid", 7}, {"labels", "no"}}}}));
+  CHECK((*store.get("n/odd"))->uid.empty());
+  CHECK((*store.get("n/odd"))->labels.empty());
+  CHECK(store.erase(json{{"metadata", {{"name", "cm"}, {"namespace", "n"}, {"resourceVersion", "9"}}}}));
+  CHECK(deleted == std::vector<std::string>{"cm@9"});
+  CHECK(store.resourceVersion() == "9");
+}
+
 TEST_CASE("cluster-scoped keys have no namespace part", "[cache][store]") {
   CHECK(objectKey(json{{"metadata", {{"name", "x"}}}}) == "x");
   CHECK(objectKey(json{{"metadata", {{"name", "x"}, {"namespace", "n"}}}}) == "n/x");

@@ -43,8 +43,8 @@ struct Fixture {
   }
   restarter::controller::testing::Harness harness;
   Store workloads;
-  Store configMaps;
-  Store secrets;
+  restarter::cache::MetaStore configMaps;
+  restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
 
@@ -202,4 +202,27 @@ TEST_CASE("the reference index names namespace and object", "[controller][worklo
   CHECK(index(statefulSet({}, true)) == std::vector<std::string>{"ns/creds"});
   CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(statefulSet()) == std::vector<std::string>{"ns/app-config"});
   CHECK(index(json{{"metadata", {{"name", "x"}}}, {"spec", 3}}).empty());
+}
+
+TEST_CASE("the cache lookup reads identity and the ignore label from metadata entries", "[controller][workload]") {
+  restarter::cache::MetaStore configMaps;
+  restarter::cache::MetaStore secrets;
+  json ignored = configMap("ign", "ign-uid", "3");
+  ignored["metadata"]["labels"] = {{"restarter.stackable.tech/ignore", "true"}};
+  json notTrue = configMap("other", "other-uid", "4");
+  notTrue["metadata"]["labels"] = {{"restarter.stackable.tech/ignore", "yes"}};
+  json noUid = configMap("nouid", "", "5");
+  configMaps.replace({ignored, notTrue, noUid}, "5");
+  auto lookup = cacheLookup(configMaps, secrets, "ns");
+  using restarter::core::Presence;
+  using restarter::core::RefKind;
+  auto a = lookup(RefKind::ConfigMap, "ign");
+  CHECK(a.presence == Presence::Present);
+  CHECK(a.uid == "ign-uid");
+  CHECK(a.resourceVersion == "3");
+  CHECK(a.ignoreLabel);
+  CHECK_FALSE(lookup(RefKind::ConfigMap, "other").ignoreLabel);
+  CHECK(lookup(RefKind::ConfigMap, "nouid").presence == Presence::Unknown);
+  CHECK(lookup(RefKind::ConfigMap, "missing").presence == Presence::Absent);
+  CHECK(lookup(RefKind::Secret, "creds").presence == Presence::Unknown);  // not synced
 }

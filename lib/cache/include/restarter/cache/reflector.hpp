@@ -1,6 +1,6 @@
 #pragma once
-// Reflector: keeps one Store in step with one resource of the API. An explicit state machine
-// (kube-rs watcher, client-go reflector):
+// Reflector: keeps one store (Store or MetaStore) in step with one resource of the API. An
+// explicit state machine (kube-rs watcher, client-go reflector):
 //
 //   Listing  --list ok----------------------> Watching (from the list's resourceVersion)
 //   Listing  --error------------------------> Backoff -> Listing
@@ -15,6 +15,11 @@
 //                                             410 and so a relist. No change is lost either way:
 //                                             a watch from RV replays every later change, and a
 //                                             relist diffs the new content against the store.
+//
+// A list is read page by page (`pageSize`, client-go's pager default 500): each page is
+// transformed and handed to the store, which converts it to its entries, before the next page is
+// asked for, so a list of 10,000 objects never exists as JSON at once; the store swaps the whole
+// list in when the last page has arrived (a failed page discards what was staged).
 //
 // Backoff: exponential (initial * 2^(n-1), capped at max) with jitter (the delay is drawn from
 // [base*(1-jitter), base]), at least the server's Retry-After; reset after a successful list or a
@@ -66,7 +71,7 @@ class Reflector {
 
   // `client`, `store` and `clock` must outlive the Reflector. `random` returns values in [0, 1);
   // by default a seeded std::mt19937.
-  Reflector(kube::Client& client, Store& store, ReflectorOptions options, kube::Clock& clock,
+  Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, kube::Clock& clock,
             std::function<double()> random = {});
 
   // Runs until `stop` is requested (then returns promptly: a watch is cancelled, a backoff wait
@@ -84,7 +89,7 @@ class Reflector {
   void report(const core::Error& error);
 
   kube::Client& client_;
-  Store& store_;
+  StoreBase& store_;
   ReflectorOptions options_;
   kube::Clock& clock_;
   std::function<double()> random_;

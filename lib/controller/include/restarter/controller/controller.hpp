@@ -14,7 +14,9 @@
 //   - StatefulSets, Deployments, DaemonSets labeled restarter.stackable.tech/enabled=true (full
 //     objects: the pod template is needed), each indexed by the ConfigMaps and Secrets it
 //     references;
-//   - ConfigMaps and Secrets, metadata-only (design.md invariant 5);
+//   - ConfigMaps and Secrets, metadata-only (design.md invariant 5), kept as compact
+//     cache::ObjectMeta entries (uid, resourceVersion, the ignore label): the bulk of the objects
+//     and so of the memory;
 //   - Pods labeled restarter.stackable.tech/enabled=true, metadata-only.
 // A ConfigMap/Secret event queues only the workloads the index names (invariant 4); a workload
 // event queues that workload; every workload key waits out the debounce window. Nothing is
@@ -53,7 +55,7 @@ struct ControllerOptions {
 // with what the reconcilers read, not with object size: kubectl's last-applied-configuration
 // annotation alone holds a ConfigMap's whole data):
 //   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
-//     ignore label;
+//     ignore label (then stored as cache::ObjectMeta);
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels} and the
 //     ignore-configmap./ignore-secret. annotations, and spec.template;
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.

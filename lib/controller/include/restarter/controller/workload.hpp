@@ -60,14 +60,14 @@ cache::IndexFunc referenceIndex(core::RefKind kind);
 // Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
 struct WorkloadCaches {
   const cache::Store* workloads = nullptr;  // of the reconciler's kind
-  const cache::Store* configMaps = nullptr;
-  const cache::Store* secrets = nullptr;
+  const cache::MetaStore* configMaps = nullptr;
+  const cache::MetaStore* secrets = nullptr;
 };
 using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
 
-// Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or a
-// malformed object -> Unknown.
-core::ObjectLookup cacheLookup(const cache::Store& configMaps, const cache::Store& secrets,
+// Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
+// entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it.
+core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_);
 
 // The server-side apply body (see the file comment).
