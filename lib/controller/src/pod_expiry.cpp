@@ -8,6 +8,19 @@ namespace restarter::controller {
 
 using nlohmann::json;
 
+namespace {
+
+// metadata.<field> of a pod as a string, or "" (never throws: the pod comes from the API).
+std::string metadataString(const json& pod, const char* field) {
+  const json::const_iterator metadata = pod.find("metadata");
+  if (metadata == pod.end() || !metadata->is_object()) return {};
+  const json::const_iterator value = metadata->find(field);
+  if (value == metadata->end() || !value->is_string()) return {};
+  return value->get<std::string>();
+}
+
+}  // namespace
+
 PodExpiryReconciler::PodExpiryReconciler(PodsFor pods, ReconcileContext& context)
     : pods_(std::move(pods)), context_(context) {}
 
@@ -17,6 +30,40 @@ bool PodExpiryReconciler::firstTime(const std::string& what) {
   constexpr std::size_t kMaxRemembered = 10000;
   if (reported_.size() >= kMaxRemembered) reported_.clear();
   return reported_.insert(what).second;
+}
+
+bool PodExpiryReconciler::blockedEventDue(const std::string& uid) {
+  const TimePoint now = context_.clock.now();
+  std::lock_guard lock(mutex_);
+  // Bounded like reported_: forgetting only means one more Event.
+  constexpr std::size_t kMaxRemembered = 10000;
+  if (blockedEvents_.size() >= kMaxRemembered) blockedEvents_.clear();
+  auto [it, inserted] = blockedEvents_.emplace(uid, now);
+  if (inserted) return true;
+  if (now - it->second < kEvictionBlockedEventInterval) return false;
+  it->second = now;
+  return true;
+}
+
+void PodExpiryReconciler::recordEvent(const json& pod, const std::string& type,
+                                      const std::string& reason, const std::string& note) {
+  kube::EventRecord event;
+  event.namespace_ = metadataString(pod, "namespace");
+  event.regarding = kube::ObjectReference{"v1", "Pod", event.namespace_, metadataString(pod, "name"),
+                                          metadataString(pod, "uid")};
+  event.type = type;
+  event.reason = reason;
+  event.action = "Evict";
+  event.note = note;
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  if (!created) {
+    context_.logger.warn("cannot record pod eviction event",
+                         {{"pod", event.namespace_ + "/" + event.regarding.name}, {"reason", reason},
+                          {"error", created.error().describe()}});
+  }
 }
 
 core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std::stop_token stop) {
@@ -34,7 +81,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
   if (metadata->contains("deletionTimestamp") && !(*metadata)["deletionTimestamp"].is_null()) {
     return Action::awaitChange();
   }
-  const std::string uid = metadata->value("uid", std::string());
+  const std::string uid = metadataString(pod, "uid");
   core::AnnotationMap annotations;
   if (auto it = metadata->find("annotations"); it != metadata->end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {
@@ -61,11 +108,13 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
       break;
   }
   const std::string expiresAt = core::formatRfc3339(*decision.expiresAt);
+  const std::string cause = "its annotation " + decision.key + " says it expires at " + expiresAt;
   if (context_.dryRun) {
     if (firstTime("dry-run|" + uid)) {
       context_.logger.info("pod eviction planned (dry run, nothing written)",
                            {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
       context_.metrics.evictions.with({"dry_run"}).inc();
+      recordEvent(pod, "Normal", "WouldEvict", "Would evict the pod (dry run): " + cause);
     }
     return Action::awaitChange();
   }
@@ -80,6 +129,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
     context_.metrics.evictions.with({"evicted"}).inc();
     context_.logger.info("pod evicted: credentials expired",
                          {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
+    recordEvent(pod, "Normal", "Expired", "Evicted the pod: " + cause);
     return Action::awaitChange();
   }
   const core::Error& error = evicted.error();
@@ -95,6 +145,11 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
     context_.logger.info("pod eviction refused (PodDisruptionBudget); will retry",
                          {{"pod", key}, {"retryIn", std::to_string(retry.count()) + "ms"},
                           {"reason", error.message}});
+    if (blockedEventDue(uid)) {
+      recordEvent(pod, "Warning", "EvictionBlocked",
+                  "Cannot evict the pod yet (" + error.message + "): " + cause +
+                      "; retrying every " + std::to_string(retry.count() / 1000) + "s");
+    }
     return Action::requeue(retry);
   }
   core::Error failed = error;

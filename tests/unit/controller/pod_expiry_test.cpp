@@ -23,6 +23,18 @@ std::string at(const restarter::kube::Clock::TimePoint& time) {
   return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
+json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+
+// The events.k8s.io Events the requests created, as parsed bodies.
+std::vector<json> events(const std::vector<restarter::kube::Request>& requests) {
+  std::vector<json> out;
+  for (const auto& request : requests) {
+    if (request.method == "POST" && request.path.find("/events") != std::string::npos)
+      out.push_back(json::parse(request.body));
+  }
+  return out;
+}
+
 struct Fixture {
   explicit Fixture(bool dryRun = false)
       : harness(dryRun), reconciler([this](std::string_view) { return &pods; }, *harness.context) {}
@@ -35,17 +47,42 @@ struct Fixture {
 
 TEST_CASE("a pod whose time has come is evicted with its uid as precondition", "[controller][expiry]") {
   Fixture f;
-  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  const std::string expiry = at(f.harness.clock.now() - 1s);
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", expiry}})}, "1");
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
+  f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.reconciler.reconcile("ns/p");
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 1);
+  REQUIRE(requests.size() == 2);
   CHECK(requests[0].method == "POST");
   CHECK(requests[0].path == "/api/v1/namespaces/ns/pods/p/eviction");
   CHECK(requests[0].body.find("pod-uid") != std::string::npos);
   CHECK(f.harness.metrics.evictions.with({"evicted"}).value() == 1);
+  // The Event on the pod says why it went: the annotation and its time.
+  auto recorded = events(requests);
+  REQUIRE(recorded.size() == 1);
+  const json& event = recorded[0];
+  CHECK(event["type"] == "Normal");
+  CHECK(event["reason"] == "Expired");
+  CHECK(event["regarding"]["kind"] == "Pod");
+  CHECK(event["regarding"]["name"] == "p");
+  CHECK(event["regarding"]["uid"] == "pod-uid");
+  const std::string note = event["note"];
+  CHECK(note.find("restarter.stackable.tech/expires-at.tls") != std::string::npos);
+  CHECK(note.find(expiry) != std::string::npos);
+}
+
+TEST_CASE("an eviction whose Event cannot be written is still done and not retried", "[controller][expiry]") {
+  Fixture f;
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
+  f.harness.transport->push(status(403, R"({"kind":"Status","reason":"Forbidden","message":"no","code":403})"));
+  auto action = f.reconciler.reconcile("ns/p");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  CHECK(f.harness.logs.str().find("WARN cannot record pod eviction event") != std::string::npos);
 }
 
 TEST_CASE("the earliest expiry in the future is waited for", "[controller][expiry]") {
@@ -64,11 +101,35 @@ TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[control
   Fixture f;
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now())}})}, "1");
   f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
+  f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.reconciler.reconcile("ns/p");
   REQUIRE(action.ok());
   REQUIRE(action->requeueAfter);
   CHECK(*action->requeueAfter == kEvictionRefusedRetry);
   CHECK(f.harness.logs.str().find("INFO pod eviction refused") != std::string::npos);
+  auto recorded = events(f.harness.transport->requests());
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded[0]["type"] == "Warning");
+  CHECK(recorded[0]["reason"] == "EvictionBlocked");
+  CHECK(recorded[0]["note"].get<std::string>().find("disruption budget") != std::string::npos);
+
+  // Refused again at every retry: no further Event until the interval has passed.
+  const auto refusal = [&] {
+    f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"budget","code":429})"));
+  };
+  for (milliseconds waited{0}; waited + kEvictionRefusedRetry < kEvictionBlockedEventInterval;
+       waited += kEvictionRefusedRetry) {
+    f.harness.clock.advance(kEvictionRefusedRetry);
+    refusal();
+    REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  }
+  CHECK(events(f.harness.transport->requests()).size() == 1);
+  f.harness.clock.advance(kEvictionRefusedRetry);
+  refusal();
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  CHECK(events(f.harness.transport->requests()).size() == 2);
+  CHECK(f.harness.transport->remaining() == 0);
 }
 
 TEST_CASE("an unparseable expiry is logged once and skipped", "[controller][expiry]") {
@@ -86,7 +147,13 @@ TEST_CASE("an unparseable expiry is logged once and skipped", "[controller][expi
 TEST_CASE("dry run evicts nothing", "[controller][expiry]") {
   Fixture f(true);
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler.reconcile("ns/p").ok());
-  CHECK(f.harness.transport->requests().empty());
+  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  // Recorded once (Event WouldEvict), never evicted.
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].path.find("/eviction") == std::string::npos);
+  CHECK(events(requests).at(0)["reason"] == "WouldEvict");
   CHECK(f.harness.logs.str().find("pod eviction planned (dry run") != std::string::npos);
 }
