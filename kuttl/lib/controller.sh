@@ -9,6 +9,8 @@
 #                               --debounce 200ms, endpoints on 127.0.0.1:0 (free ports).
 #   controller.sh stop [N]      SIGTERM, wait (bounded) for a clean exit ("stopped" logged)
 #   controller.sh kill [N]      SIGKILL (no clean-up: to prove a hand-over without release)
+#   controller.sh exit-code [N] [SECONDS]  wait (bounded) until N has exited by itself; print its
+#                               exit status
 #   controller.sh log [N]       print its log
 #   controller.sh wait-log PATTERN [N] [SECONDS]  wait until its log matches PATTERN (grep -E)
 #   controller.sh count PATTERN [N]               lines of its log matching PATTERN
@@ -67,14 +69,23 @@ start() {
   fi
   reap_leftovers
   : >"$log"
+  rm -f "$dir/$name.pid" "$dir/$name.rc"
   local identity=()
   [[ -n ${RESTARTER_CONTROLLER_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_CONTROLLER_KUBECONFIG")
-  # setsid + closed stdio: kuttl's script step must not wait for the background process.
-  setsid timeout -s TERM "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
+  # setsid + closed stdio: kuttl's script step must not wait for the background process. The
+  # session's shell records the watchdog's PID (signals go to it; it forwards TERM) and, once it
+  # ends, the exit status, for `exit-code`.
+  RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc \
+    setsid bash -c 'timeout -s TERM "$0" "$@" & echo $! >"$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
+    "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms \
     --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &
-  echo $! >"$dir/$name.pid"
+  local deadline=$((SECONDS + 10))
+  until [[ -s $dir/$name.pid ]]; do
+    ((SECONDS < deadline)) || die "$name did not start"
+    sleep 0.1
+  done
   wait_log 'caches synced' "$name" 60
   echo "$name started (pid $(cat "$dir/$name.pid"), log $log)"
 }
@@ -106,6 +117,16 @@ kill_now() {
   echo "$name killed"
 }
 
+exit_code() {
+  local name=${1:-controller} seconds=${2:-60} deadline
+  deadline=$((SECONDS + seconds))
+  until [[ -s $dir/$name.rc ]]; do
+    ((SECONDS < deadline)) || { tail -20 "$dir/$name.log" >&2; die "$name did not exit within ${seconds}s"; }
+    sleep 0.2
+  done
+  cat "$dir/$name.rc"
+}
+
 wait_log() {
   local pattern=$1 name=${2:-controller} seconds=${3:-90} deadline
   local log=$dir/$name.log
@@ -135,6 +156,7 @@ case ${1:-} in
   wait-log) [[ -n ${2:-} ]] || die "usage: wait-log PATTERN [NAME] [SECONDS]"; wait_log "$2" "${3:-controller}" "${4:-90}" ;;
   count) grep -Ec -- "$2" "$dir/${3:-controller}.log" || true ;;
   metrics) metrics "${2:-controller}" ;;
+  exit-code) exit_code "${2:-controller}" "${3:-60}" ;;
   dir) echo "$dir" ;;
-  *) die "usage: controller.sh start|stop|kill|log|wait-log|count|metrics|dir" ;;
+  *) die "usage: controller.sh start|stop|kill|exit-code|log|wait-log|count|metrics|dir" ;;
 esac

@@ -94,3 +94,46 @@ TEST_CASE("release clears the holder", "[controller][leader]") {
   CHECK_FALSE(body["spec"].contains("holderIdentity"));
   CHECK(body["spec"]["leaseDurationSeconds"] == 1);
 }
+
+TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops renewing", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("me", "t1", "5")));
+  f.harness.transport->push(ok(lease("me", "t2", "6")));
+  REQUIRE(f.elector.tryAcquireOrRenew());
+  const auto start = f.harness.clock.now();
+  // Every renewal fails (the apiserver answers 500): renewals every retryPeriod (2 s) until the
+  // renew deadline (10 s) has passed since the last success, then hold() reports the loss.
+  for (int i = 0; i < 10; ++i) {
+    f.harness.transport->push(status(500, R"({"kind":"Status","reason":"InternalError","message":"etcd","code":500})"));
+  }
+  std::stop_source never;
+  CHECK_FALSE(f.elector.hold(never.get_token()));
+  CHECK(f.harness.clock.now() - start == 10s);
+  CHECK(f.harness.transport->requests().size() == 2 + 5);  // five failed renewals, no more
+  CHECK(f.harness.logs.str().find("ERROR leadership lost") != std::string::npos);
+}
+
+TEST_CASE("a leader whose Lease another replica holds gives up at the next renewal", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("me", "t1", "5")));
+  f.harness.transport->push(ok(lease("me", "t2", "6")));
+  REQUIRE(f.elector.tryAcquireOrRenew());
+  f.harness.transport->push(ok(lease("other", "t9", "8")));
+  std::stop_source never;
+  CHECK_FALSE(f.elector.hold(never.get_token()));
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 3);
+  CHECK(requests[2].method == "GET");  // no attempt to write the Lease back
+  CHECK(f.harness.logs.str().find("holder=other") != std::string::npos);
+}
+
+TEST_CASE("a leader stopped while renewing keeps the Lease for release", "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("me", "t1", "5")));
+  f.harness.transport->push(ok(lease("me", "t2", "6")));
+  REQUIRE(f.elector.tryAcquireOrRenew());
+  std::stop_source stop;
+  stop.request_stop();
+  CHECK(f.elector.hold(stop.get_token()));
+  CHECK(f.harness.transport->requests().size() == 2);
+}

@@ -1,0 +1,250 @@
+#include "restarter/controller/controller.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace restarter;
+using namespace restarter::controller;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An in-memory API for the whole controller: lists of one labeled StatefulSet (referencing
+// ConfigMap `app`), that ConfigMap, nothing else; watches that stay open until stopped; a Lease;
+// Events. An apply to the StatefulSet blocks until release() (a write in flight).
+class FakeApi final : public kube::Transport {
+ public:
+  core::Result<kube::Response> send(const kube::Request& request) override {
+    const std::string path = request.path.substr(0, request.path.find('?'));
+    std::unique_lock lock(mutex_);
+    record(request.method + " " + path);
+    if (path.find("/leases") != std::string::npos) return lease(request, path);
+    if (request.method == "GET") return list(request, path);
+    if (request.method == "POST" && path.find("/events") != std::string::npos) {
+      return kube::Response{201, {}, json{{"kind", "Event"}, {"metadata", {{"name", "e"}}}}.dump()};
+    }
+    if (request.method == "PATCH" && path == "/apis/apps/v1/namespaces/ns/statefulsets/web") {
+      applying_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return released_; });
+      json applied = statefulSet();
+      applied["spec"]["template"]["metadata"]["annotations"] = json::parse(request.body)["spec"]["template"]["metadata"]["annotations"];
+      record("apply finished");
+      return kube::Response{200, {}, applied.dump()};
+    }
+    return status(405, "MethodNotAllowed");
+  }
+
+  core::Result<kube::Response> stream(const kube::Request& request, const kube::ChunkHandler&,
+                                      std::stop_token stop) override {
+    std::unique_lock lock(mutex_);
+    record("WATCH " + request.path.substr(0, request.path.find('?')));
+    cv_.wait(lock, stop, [] { return false; });
+    return kube::Response{200, {}, {}};
+  }
+
+  // Blocks until the apply has reached the server.
+  void waitForApply() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return applying_; });
+  }
+  // Blocks until a request or step logged as `line` has happened.
+  void waitFor(const std::string& line) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return std::find(log_.begin(), log_.end(), line) != log_.end(); });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  std::vector<std::string> log() const {
+    std::lock_guard lock(mutex_);
+    return log_;
+  }
+  json leaseObject() const {
+    std::lock_guard lock(mutex_);
+    return lease_;
+  }
+  // Another replica takes the Lease over.
+  void takeOver() {
+    std::lock_guard lock(mutex_);
+    lease_["spec"]["holderIdentity"] = "intruder";
+    lease_["spec"]["renewTime"] = "2027-01-15T08:00:00.000000Z";
+    lease_["metadata"]["resourceVersion"] = std::to_string(++version_);
+  }
+  std::size_t writesAfter(const std::string& marker) const {
+    std::lock_guard lock(mutex_);
+    std::size_t count = 0;
+    bool seen = false;
+    for (const std::string& line : log_) {
+      if (line == marker) seen = true;
+      if (seen && (line.rfind("PATCH", 0) == 0 || line.rfind("POST /apis/events", 0) == 0)) ++count;
+    }
+    return count;
+  }
+  void mark(const std::string& marker) {
+    std::lock_guard lock(mutex_);
+    record(marker);
+  }
+
+  static json statefulSet() {
+    return {{"apiVersion", "apps/v1"},
+            {"kind", "StatefulSet"},
+            {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
+                          {"generation", 1}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
+            {"spec", {{"template", {{"metadata", json::object()},
+                                    {"spec", {{"containers", {{{"name", "app"}, {"image", "x"},
+                                                               {"envFrom", {{{"configMapRef", {{"name", "app"}}}}}}}}}}}}}}}};
+  }
+
+ private:
+  core::Result<kube::Response> list(const kube::Request& request, const std::string& path) {
+    bool metadata = false;
+    for (const auto& [name, value] : request.headers) {
+      if (name == "Accept" && value.find("PartialObjectMetadataList") != std::string::npos) metadata = true;
+    }
+    json items = json::array();
+    if (path == "/apis/apps/v1/namespaces/ns/statefulsets") items.push_back(statefulSet());
+    if (path == "/api/v1/namespaces/ns/configmaps") {
+      items.push_back({{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
+                       {"metadata", {{"name", "app"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "7"}}}});
+    }
+    json body = {{"kind", metadata ? "PartialObjectMetadataList" : "List"},
+                 {"apiVersion", metadata ? "meta.k8s.io/v1" : "v1"},
+                 {"metadata", {{"resourceVersion", "20"}}},
+                 {"items", items}};
+    return kube::Response{200, {}, body.dump()};
+  }
+
+  core::Result<kube::Response> lease(const kube::Request& request, const std::string& path) {
+    if (request.method == "GET") {
+      if (lease_.is_null()) return status(404, "NotFound");
+      return kube::Response{200, {}, lease_.dump()};
+    }
+    json body = json::parse(request.body);
+    if (request.method == "PUT") {
+      if (lease_.is_null()) return status(404, "NotFound");
+      if (body["metadata"].value("resourceVersion", "") != lease_["metadata"]["resourceVersion"])
+        return status(409, "Conflict");
+      record("lease holder=" + body["spec"].value("holderIdentity", std::string()));
+    } else if (request.method != "POST" || path.find("/leases/") != std::string::npos) {
+      return status(405, "MethodNotAllowed");
+    }
+    body["metadata"]["resourceVersion"] = std::to_string(++version_);
+    lease_ = body;
+    return kube::Response{200, {}, lease_.dump()};
+  }
+
+  // With mutex_ held.
+  void record(std::string line) {
+    log_.push_back(std::move(line));
+    cv_.notify_all();
+  }
+
+  static core::Result<kube::Response> status(long code, const std::string& reason) {
+    return kube::Response{code, {}, json{{"kind", "Status"}, {"reason", reason}, {"code", code}, {"message", reason}}.dump()};
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable_any cv_;
+  std::vector<std::string> log_;
+  json lease_;
+  int version_ = 100;
+  bool applying_ = false;
+  bool released_ = false;
+};
+
+struct Fixture {
+  Fixture() {
+    auto transport = std::make_unique<FakeApi>();
+    api = transport.get();
+    client = std::make_unique<kube::Client>(std::move(transport),
+                                            std::make_unique<restarter::controller::testing::NoAuth>(), "ns",
+                                            kube::systemClock());
+  }
+  ControllerOptions options(bool leaderElection) {
+    ControllerOptions o;
+    o.namespaces = {"ns"};
+    o.debounce = 0ms;
+    o.identity = "me";
+    if (leaderElection) {
+      LeaderElectionOptions election;
+      election.namespace_ = "ns";
+      election.identity = "me";
+      o.leaderElection = election;
+    }
+    return o;
+  }
+  FakeApi* api = nullptr;
+  std::unique_ptr<kube::Client> client;
+  std::ostringstream logs;
+  obs::Logger logger{logs, obs::LogFormat::Text, obs::LogLevel::Debug};
+  obs::Registry registry;
+};
+
+}  // namespace
+
+TEST_CASE("a stop during a write lets the write finish, then releases the Lease and returns OK", "[controller][shutdown]") {
+  Fixture f;
+  Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
+  std::stop_source stop;
+  std::atomic<bool> returned{false};
+  core::Status result = core::okStatus();
+  std::thread runner([&] {
+    result = controller.run(stop.get_token());
+    returned = true;
+  });
+  f.api->waitForApply();
+  stop.request_stop();
+  // The write is still in flight: run() must not have returned (it joins the worker first).
+  CHECK_FALSE(returned.load());
+  f.api->release();
+  runner.join();
+  CHECK(result.ok());
+
+  const std::vector<std::string> log = f.api->log();
+  auto at = [&](const std::string& line) {
+    return std::find(log.begin(), log.end(), line) - log.begin();
+  };
+  const auto finished = at("apply finished");
+  const auto event = at("POST /apis/events.k8s.io/v1/namespaces/ns/events");
+  const auto released = at("lease holder=");
+  REQUIRE(finished < static_cast<long>(log.size()));
+  // The restart was announced, and only then the Lease given up (holder cleared).
+  CHECK(event > finished);
+  CHECK(released > event);
+  CHECK(static_cast<std::size_t>(released) < log.size());
+  CHECK_FALSE(f.api->leaseObject()["spec"].contains("holderIdentity"));
+  CHECK(f.logs.str().find("INFO released leadership") != std::string::npos);
+  CHECK(f.logs.str().find("INFO stopped") != std::string::npos);
+}
+
+TEST_CASE("a leader whose Lease is taken over stops working and returns an error", "[controller][leader]") {
+  Fixture f;
+  Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
+  f.api->release();  // writes complete at once
+  core::Status result = core::okStatus();
+  std::thread runner([&] { result = controller.run({}); });
+  f.api->waitForApply();  // leading and working
+  f.api->waitFor("POST /apis/events.k8s.io/v1/namespaces/ns/events");  // the restart is done
+  f.api->mark("taken over");
+  f.api->takeOver();
+  runner.join();  // returns by itself at the next renewal (retryPeriod, 2 s)
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error().message == "leader election lost");
+  CHECK(f.logs.str().find("ERROR leadership lost") != std::string::npos);
+  CHECK(f.logs.str().find("holder=intruder") != std::string::npos);
+  // It neither writes after losing nor hands the Lease back (it is not ours).
+  CHECK(f.api->writesAfter("taken over") == 0);
+  CHECK(f.api->leaseObject()["spec"]["holderIdentity"] == "intruder");
+}
