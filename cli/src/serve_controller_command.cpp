@@ -189,6 +189,11 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   // returning free pages after the initial sync and then every minute, keep the steady state
   // near what the caches hold (tests/bench/controller).
   mallopt(M_ARENA_MAX, 2);
+  // A fixed mmap threshold: glibc otherwise raises it (up to 32 MB) after the first large buffer
+  // is freed, and from then on every list page body (~1 MB) is carved out of the heap between
+  // long-lived cache entries, leaving holes no trim can return. Measured on the controller
+  // benchmark: steady RSS 47.4-48.3 MB with the default, 40.3-44.0 MB with 64 KiB.
+  mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 
   // Signals are taken by one thread with sigwait: blocked here, before any thread starts, so
   // every thread inherits the mask.

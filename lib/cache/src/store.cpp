@@ -48,6 +48,32 @@ const std::string* ObjectMeta::label(std::string_view key) const {
   return it != labels.end() && it->first == key ? &it->second : nullptr;
 }
 
+std::string objectKey(const PackedObject& object) { return objectKey(object.namespace_, object.name); }
+
+nlohmann::json PackedObject::unpack() const {
+  // Exceptions stop here (invariant 6); the bytes are our own, so this is not expected to fail.
+  try {
+    return nlohmann::json::from_msgpack(bytes);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
+std::optional<PackedObject> packObject(const nlohmann::json& object) {
+  PackedObject packed;
+  packed.name = stringField(object, "name");
+  if (packed.name.empty()) return std::nullopt;
+  packed.namespace_ = stringField(object, "namespace");
+  packed.resourceVersion = stringField(object, "resourceVersion");
+  try {
+    packed.bytes = nlohmann::json::to_msgpack(object);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // not representable (not expected for parsed JSON): skipped and reported
+  }
+  packed.bytes.shrink_to_fit();
+  return packed;
+}
+
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
   ObjectMeta meta;
   meta.name = stringField(object, "name");
@@ -303,5 +329,6 @@ bool BasicStore<T>::waitForSync(std::chrono::milliseconds timeout, std::stop_tok
 
 template class BasicStore<nlohmann::json>;
 template class BasicStore<ObjectMeta>;
+template class BasicStore<PackedObject>;
 
 }  // namespace restarter::cache

@@ -120,33 +120,40 @@ namespace {
 
 constexpr const char* kPodKind = "pod";
 
+// Objects per list page. Each page is parsed whole before its objects become compact cache
+// entries, and the entries made meanwhile sit between the page's freed nodes: a smaller page
+// leaves smaller holes behind the initial sync (client-go's 500 is tuned for fewer requests).
+constexpr std::int64_t kListPageSize = 100;
+
 // The caches of one namespace (or of all, with an empty name).
 struct NamespaceCaches {
   std::string namespace_;
-  std::map<std::string, std::unique_ptr<cache::Store>> workloads;  // by WorkloadKind::name
+  std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadKind::name
   cache::MetaStore configMaps;  // identity and version only (invariant 5; memory: see store.hpp)
   cache::MetaStore secrets;
   cache::Store pods;
 };
 
-std::string metadataField(const ObjectPtr& object, const char* field) {
-  if (!object || !object->is_object()) return {};
-  auto metadata = object->find("metadata");
-  if (metadata == object->end() || !metadata->is_object()) return {};
+std::string metadataField(const json& object, const char* field) {
+  if (!object.is_object()) return {};
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return {};
   auto value = metadata->find(field);
   if (value == metadata->end()) return {};
   return value->dump();
 }
 
-json templateAnnotationsOf(const ObjectPtr& object) {
-  if (!object || !object->is_object()) return nullptr;
+json templateAnnotationsOf(const json& object) {
+  if (!object.is_object()) return nullptr;
   const json::json_pointer pointer("/spec/template/metadata/annotations");
-  return object->contains(pointer) ? object->at(pointer) : json(nullptr);
+  return object.contains(pointer) ? object.at(pointer) : json(nullptr);
 }
 
 // A workload update worth a reconcile: its template (generation), its ignore annotations or its
 // template annotations changed. Status-only updates (a rollout in progress) are not.
-bool workloadChanged(const ObjectPtr& before, const ObjectPtr& after) {
+bool workloadChanged(const cache::PackedPtr& beforePacked, const cache::PackedPtr& afterPacked) {
+  const json before = beforePacked->unpack();
+  const json after = afterPacked->unpack();
   return metadataField(before, "generation") != metadataField(after, "generation") ||
          metadataField(before, "annotations") != metadataField(after, "annotations") ||
          metadataField(before, "uid") != metadataField(after, "uid") ||
@@ -191,8 +198,7 @@ struct Controller::Impl {
     return nullptr;
   }
 
-  void enqueueWorkload(const std::string& kind, const ObjectPtr& object, milliseconds delay) {
-    const std::string key = cache::objectKey(*object);
+  void enqueueWorkload(const std::string& kind, const std::string& key, milliseconds delay) {
     if (!key.empty()) queue.add(kind + "/" + key, delay);
   }
 
@@ -201,7 +207,8 @@ struct Controller::Impl {
     for (const auto& [kind, store] : ns.workloads) {
       auto referencing = store->byIndex(index, key);
       if (!referencing) continue;  // not synced yet: its initial list queues every workload
-      for (const ObjectPtr& workload : *referencing) enqueueWorkload(kind, workload, options.debounce);
+      for (const cache::PackedPtr& workload : *referencing)
+        enqueueWorkload(kind, cache::objectKey(*workload), options.debounce);
     }
   }
 
@@ -213,16 +220,16 @@ struct Controller::Impl {
       entry->namespace_ = ns;
       NamespaceCaches& c = *entry;
       for (const WorkloadKind& kind : workloadKinds()) {
-        auto store = std::make_unique<cache::Store>();
-        store->addIndex(kConfigMapIndex, referenceIndex(core::RefKind::ConfigMap));
-        store->addIndex(kSecretIndex, referenceIndex(core::RefKind::Secret));
+        auto store = std::make_unique<cache::PackedStore>();
+        store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap));
+        store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret));
         const std::string name = kind.name;
-        store->addHandlers(cache::Handlers{
-            [this, name](const ObjectPtr& o) { enqueueWorkload(name, o, options.debounce); },
-            [this, name](const ObjectPtr& before, const ObjectPtr& after) {
-              if (workloadChanged(before, after)) enqueueWorkload(name, after, options.debounce);
+        store->addHandlers(cache::PackedStore::Handlers{
+            [this, name](const cache::PackedPtr& o) { enqueueWorkload(name, cache::objectKey(*o), options.debounce); },
+            [this, name](const cache::PackedPtr& before, const cache::PackedPtr& after) {
+              if (workloadChanged(before, after)) enqueueWorkload(name, cache::objectKey(*after), options.debounce);
             },
-            [this, name](const ObjectPtr& o) { enqueueWorkload(name, o, milliseconds(0)); }});
+            [this, name](const cache::PackedPtr& o) { enqueueWorkload(name, cache::objectKey(*o), milliseconds(0)); }});
         c.workloads.emplace(kind.name, std::move(store));
       }
       for (auto [store, index] : {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
@@ -236,11 +243,11 @@ struct Controller::Impl {
             [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); }});
       }
       c.pods.addHandlers(cache::Handlers{
-          [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, o, milliseconds(0)); },
+          [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, cache::objectKey(*o), milliseconds(0)); },
           [this](const ObjectPtr& before, const ObjectPtr& after) {
-            if (metadataField(before, "annotations") != metadataField(after, "annotations") ||
-                metadataField(before, "uid") != metadataField(after, "uid")) {
-              enqueueWorkload(kPodKind, after, milliseconds(0));
+            if (metadataField(*before, "annotations") != metadataField(*after, "annotations") ||
+                metadataField(*before, "uid") != metadataField(*after, "uid")) {
+              enqueueWorkload(kPodKind, cache::objectKey(*after), milliseconds(0));
             }
           },
           {}});
@@ -287,6 +294,7 @@ struct Controller::Impl {
     ro.namespace_ = ns;
     ro.labelSelector = selector;
     ro.metadataOnly = metadataOnly;
+    ro.pageSize = kListPageSize;
     // Only what the reconcilers read is kept (see slimReferencedObject): managedFields and
     // last-applied-configuration are most of an object's size.
     ro.transform = slim;

@@ -66,6 +66,10 @@ cache::IndexFunc referenceIndex(core::RefKind kind) {
   };
 }
 
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind) {
+  return [index = referenceIndex(kind)](const cache::PackedObject& object) { return index(object.unpack()); };
+}
+
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_) {
   return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind,
@@ -123,7 +127,10 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     lastAnnounced_.erase(key);
     return Action::awaitChange();
   }
-  json workload = **cached;
+  json workload = (*cached)->unpack();
+  if (!workload.is_object()) {
+    return core::makeError(core::ErrorKind::Internal, "cached " + kind_.name + " " + key + " cannot be decoded");
+  }
   const std::string uid = metadataString(workload, "uid");
   const std::string resourceVersion = metadataString(workload, "resourceVersion");
 

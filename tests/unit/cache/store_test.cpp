@@ -127,6 +127,29 @@ TEST_CASE("a MetaStore keeps name, namespace, uid, version and string labels onl
   CHECK(store.resourceVersion() == "9");
 }
 
+TEST_CASE("a PackedStore gives each object back as it was stored", "[cache][store]") {
+  PackedStore store;
+  store.addIndex("ref", [](const PackedObject& p) {
+    json o = p.unpack();
+    std::vector<std::string> out;
+    if (o.contains("spec")) out.push_back(o["spec"]["ref"]);
+    return out;
+  });
+  json w = object("n", "w", "4", "cm-a");
+  w["spec"]["template"] = {{"metadata", {{"annotations", {{"k", "v"}}}}}, {"n", 1.5}, {"list", {1, "x", nullptr, true}}};
+  CHECK(store.replace({w, json{{"metadata", json::object()}}}, "4") == 1);
+  auto got = store.get("n/w");
+  REQUIRE(got.ok());
+  REQUIRE(*got != nullptr);
+  CHECK((*got)->unpack() == w);
+  CHECK((*got)->resourceVersion == "4");
+  CHECK(objectKey(**got) == "n/w");
+  CHECK(store.byIndex("ref", "cm-a")->size() == 1);
+  // Bytes that are not MessagePack decode to null, never an exception.
+  PackedObject broken{"n", "b", "1", {0xc1}};
+  CHECK(broken.unpack().is_null());
+}
+
 TEST_CASE("cluster-scoped keys have no namespace part", "[cache][store]") {
   CHECK(objectKey(json{{"metadata", {{"name", "x"}}}}) == "x");
   CHECK(objectKey(json{{"metadata", {{"name", "x"}, {"namespace", "n"}}}}) == "n/x");

@@ -5,7 +5,6 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
-using restarter::cache::Store;
 using restarter::core::ErrorKind;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
@@ -35,14 +34,14 @@ json configMap(const std::string& name, const std::string& uid, const std::strin
 
 struct Fixture {
   explicit Fixture(bool dryRun = false) : harness(dryRun) {
-    workloads.addIndex(kConfigMapIndex, referenceIndex(restarter::core::RefKind::ConfigMap));
+    workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadKinds().front(),
         [this](std::string_view) { return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets}); },
         *harness.context);
   }
   restarter::controller::testing::Harness harness;
-  Store workloads;
+  restarter::cache::PackedStore workloads;
   restarter::cache::MetaStore configMaps;
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;

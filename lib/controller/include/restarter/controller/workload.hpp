@@ -56,10 +56,12 @@ inline constexpr const char* kSecretIndex = "secret";
 // The index function for `kind` (core::RefKind::ConfigMap -> kConfigMapIndex values, ...). A
 // template that cannot be read indexes nothing.
 cache::IndexFunc referenceIndex(core::RefKind kind);
+// The same over packed workloads (the controller's caches).
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind);
 
 // Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
 struct WorkloadCaches {
-  const cache::Store* workloads = nullptr;  // of the reconciler's kind
+  const cache::PackedStore* workloads = nullptr;  // of the reconciler's kind
   const cache::MetaStore* configMaps = nullptr;
   const cache::MetaStore* secrets = nullptr;
 };
