@@ -6,10 +6,11 @@
 //       ConfigMaps and secrets/statefulsets Secrets through envFrom; 1 replica, pods faked by kwok)
 //   controller_bench wait-annotated <ns> <statefulsets> <refs-per-statefulset> <seconds>
 //       waits until every labeled StatefulSet carries all its annotations
-//   controller_bench latency <ns> <updates> <configmaps-per-statefulset>
-//       updates ConfigMaps one at a time; for each, the time from just before the PATCH to the
-//       first GET (polled every millisecond) of the referencing StatefulSet that shows the new
-//       <uid>/<rv>; prints p50, p99
+//   controller_bench latency <ns> <updates> <configmaps-per-statefulset> [interval-ms]
+//       updates ConfigMaps one at a time, starting one at most every interval-ms (default 0: at
+//       once after the previous one was seen); for each, the time from just before the PATCH to
+//       the watch event of the referencing StatefulSet that first shows the new <uid>/<rv>;
+//       prints p50, p99
 //   controller_bench writes
 //       apiserver_request_total of write verbs for statefulsets and events (the apiserver's own
 //       count, from its /metrics)
@@ -24,6 +25,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -155,7 +158,88 @@ std::string templateAnnotation(const json& sts, const std::string& key) {
   return it != annotations.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-int latency(const std::string& ns, int updates, int cmPer) {
+// Sees StatefulSet changes as they happen: one watch of the namespace's labeled StatefulSets
+// (from the list's resourceVersion, so nothing between the list and the watch is missed) records
+// when each one first shows an expected annotation value. A watch rather than polling: polling a
+// StatefulSet every millisecond adds hundreds of GETs a second to the apiserver the controller
+// is waiting for, and so inflates what it measures.
+class AnnotationWatch {
+ public:
+  AnnotationWatch(kube::Client& client, const std::string& ns, const std::string& resourceVersion)
+      : thread_([this, &client, ns, resourceVersion](std::stop_token stop) {
+          kube::WatchOptions options;
+          options.resourceVersion = resourceVersion;
+          options.labelSelector = "restarter.stackable.tech/enabled=true";
+          options.timeout = std::chrono::minutes(30);
+          auto end = client.watch(kube::resources::statefulSets(), ns, options,
+                                  [this](kube::WatchEvent&& event) { return seen(event); }, stop);
+          std::lock_guard lock(mutex_);
+          ended_ = true;
+          if (!end) error_ = end.error().describe();
+          cv_.notify_all();
+        }) {}
+
+  // Expect StatefulSet `name` to show annotation `key` = `value` (perhaps it already has).
+  void expect(const std::string& name, const std::string& key, const std::string& value) {
+    std::lock_guard lock(mutex_);
+    name_ = name;
+    key_ = key;
+    value_ = value;
+    at_.reset();
+    check();
+  }
+  // When the expectation was met, or nothing after `timeout` (or if the watch ended).
+  std::optional<std::chrono::steady_clock::time_point> wait(std::chrono::seconds timeout) {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, timeout, [this] { return at_.has_value() || ended_; });
+    if (ended_ && !at_) std::cerr << "bench: the watch ended: " << error_ << "\n";
+    return at_;
+  }
+
+ private:
+  // Records when each annotation value of each StatefulSet first appeared, so that an event
+  // that arrives before expect() (the controller beat the PATCH's answer) still counts.
+  bool seen(const kube::WatchEvent& event) {
+    const auto now = std::chrono::steady_clock::now();
+    if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified) return true;
+    const json& sts = event.object;
+    const json::json_pointer name("/metadata/name");
+    const json::json_pointer annotations("/spec/template/metadata/annotations");
+    if (!sts.contains(name) || !sts.at(name).is_string() || !sts.contains(annotations)) return true;
+    std::lock_guard lock(mutex_);
+    auto& known = firstSeen_[sts.at(name).get<std::string>()];
+    for (const auto& [key, value] : sts.at(annotations).items()) {
+      if (!value.is_string()) continue;
+      auto& entry = known[key];
+      if (entry.first != value.get<std::string>()) entry = {value.get<std::string>(), now};
+    }
+    check();
+    return true;
+  }
+
+  // With mutex_ held.
+  void check() {
+    if (at_) return;
+    auto sts = firstSeen_.find(name_);
+    if (sts == firstSeen_.end()) return;
+    auto entry = sts->second.find(key_);
+    if (entry == sts->second.end() || entry->second.first != value_) return;
+    at_ = entry->second.second;
+    cv_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::string name_, key_, value_;
+  std::optional<std::chrono::steady_clock::time_point> at_;
+  // StatefulSet -> annotation key -> (value, when first seen)
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>> firstSeen_;
+  bool ended_ = false;
+  std::string error_;
+  std::jthread thread_;  // last: joined (stop requested) before the members it uses go
+};
+
+int latency(const std::string& ns, int updates, int cmPer, std::chrono::milliseconds interval) {
   auto client = connect();
   kube::ListOptions options;
   options.labelSelector = "restarter.stackable.tech/enabled=true";
@@ -165,18 +249,22 @@ int latency(const std::string& ns, int updates, int cmPer) {
     return 1;
   }
   const int statefulSets = static_cast<int>(list->items.size());
+  AnnotationWatch watch(*client, ns, list->resourceVersion);
   std::vector<double> samples;
+  auto nextStart = std::chrono::steady_clock::now();
   for (int u = 0; u < updates; ++u) {
+    std::this_thread::sleep_until(nextStart);
+    nextStart = std::chrono::steady_clock::now() + interval;
     // Spread over the StatefulSets; a prime stride visits different ones each time.
     const int sts = (u * 7919) % statefulSets;
     const int cm = sts * cmPer + (u % cmPer);
     const std::string stsName = numbered("sts-", sts);
     const std::string cmName = numbered("cm-", cm);
     const std::string key = "configmap.restarter.stackable.tech/" + cmName;
-    // Polls the StatefulSet every millisecond after the PATCH (a GET costs ~1-3 ms here): the
-    // sample is an upper bound by at most one poll.
-    const auto started = std::chrono::steady_clock::now();
     const std::string nonce = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+    // The expected value is known only from the PATCH's answer; an event showing it before
+    // expect() is not lost (AnnotationWatch keeps when each value first appeared).
+    const auto started = std::chrono::steady_clock::now();
     auto patched = client->mergePatch(kube::resources::configMaps(), ns, cmName, {{"data", {{"v", nonce}}}});
     if (!patched) {
       std::cerr << "bench: " << patched.error().describe() << "\n";
@@ -184,17 +272,12 @@ int latency(const std::string& ns, int updates, int cmPer) {
     }
     const std::string expected = (*patched)["metadata"]["uid"].get<std::string>() + "/" +
                                  (*patched)["metadata"]["resourceVersion"].get<std::string>();
-    std::optional<std::chrono::steady_clock::time_point> seen;
-    while (std::chrono::steady_clock::now() - started < std::chrono::seconds(30)) {
-      auto now = client->get(kube::resources::statefulSets(), ns, stsName);
-      if (now && templateAnnotation(*now, key) == expected) {
-        seen = std::chrono::steady_clock::now();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    watch.expect(stsName, key, expected);
+    auto seen = watch.wait(std::chrono::seconds(30));
     if (!seen) {
-      std::cerr << "bench: update " << u << " of " << cmName << " never reached " << stsName << "\n";
+      auto now = client->get(kube::resources::statefulSets(), ns, stsName);
+      std::cerr << "bench: update " << u << " of " << cmName << " never seen on " << stsName
+                << " (now: " << (now ? templateAnnotation(*now, key) : now.error().describe()) << ")\n";
       return 1;
     }
     samples.push_back(std::chrono::duration<double, std::milli>(*seen - started).count());
@@ -250,7 +333,9 @@ int main(int argc, char** argv) {
     return populate(args[1], std::stoi(args[2]), std::stoi(args[3]), std::stoi(args[4]));
   if (args.size() == 5 && args[0] == "wait-annotated")
     return waitAnnotated(args[1], std::stoi(args[2]), static_cast<std::size_t>(std::stoi(args[3])), std::stoi(args[4]));
-  if (args.size() == 4 && args[0] == "latency") return latency(args[1], std::stoi(args[2]), std::stoi(args[3]));
+  if ((args.size() == 4 || args.size() == 5) && args[0] == "latency")
+    return latency(args[1], std::stoi(args[2]), std::stoi(args[3]),
+                   std::chrono::milliseconds(args.size() == 5 ? std::stoi(args[4]) : 0));
   if (args.size() == 1 && args[0] == "writes") return writes();
   std::cerr << "usage: controller_bench populate|wait-annotated|latency|writes ... (see the source)\n";
   return 2;

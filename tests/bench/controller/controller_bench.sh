@@ -10,12 +10,16 @@
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/controller/controller_bench.sh [BUILD_DIR] [UPDATES] [IDLE_SECONDS]
 # Defaults: build/bench (configured RelWithDebInfo if missing), 200 updates, 60 s idle.
-# The controller runs with --debounce 0 (latency without the debounce window; with the default
-# 1s window every latency is 1 s longer) and the default write limit. Scale with env
-# BENCH_STATEFULSETS / BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects
-# of an earlier run; BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 100:
-# one update after another at the default 10 writes/s waits ~100 ms for its token, which is the
-# limiter working, not latency). RESTARTER_CLUSTER selects the cluster.
+# Flags: the controller runs with the defaults a user gets except --debounce 0 (the default 1s
+# window exists to merge a burst of changes into one rollout, so with it every latency is 1 s
+# plus the figure measured here) and --leader-elect=false, endpoints on fixed ports. Updates are
+# paced at one every BENCH_UPDATE_INTERVAL_MS (default 200: 5 changes/s, below the default write
+# limit of 10/s; back-to-back updates would measure the limiter's spacing, not latency; 0 sends
+# the next one as soon as the previous one is seen). Scale with env BENCH_STATEFULSETS /
+# BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects of an earlier run;
+# BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 1000, to annotate a
+# fresh population quickly); RESTARTER_BIN runs that binary instead of building one.
+# RESTARTER_CLUSTER selects the cluster.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${1:-$repo/build/bench}
@@ -30,9 +34,11 @@ cluster="$repo/tests/cluster/cluster.sh"
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" --target controller_bench restarter >/dev/null
+targets=(controller_bench)
+[[ -n ${RESTARTER_BIN:-} ]] || targets+=(restarter)
+cmake --build "$build" --target "${targets[@]}" >/dev/null
 bench="$build/tests/bench/controller/controller_bench"
-restarter="$build/cmd/restarter/restarter"
+restarter=${RESTARTER_BIN:-$build/cmd/restarter/restarter}
 work=$(mktemp -d)
 
 if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
@@ -70,10 +76,11 @@ echo "restarter_controller_writes_total (cumulative since start):"
 "$cluster" exec -- curl -fsS http://127.0.0.1:18080/metrics | grep '^restarter_controller_writes_total' || true
 echo "steady-state RSS: $(rss); CPU at idle: $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$idle" 'BEGIN {printf "%.2f%% of one core", (b - a) / hz / s * 100}')"
 
-echo "== (a) latency over $updates ConfigMap updates, one at a time; (b) writes per change"
+interval=${BENCH_UPDATE_INTERVAL_MS:-200}
+echo "== (a) latency over $updates ConfigMap updates, one at a time, at most one every ${interval} ms; (b) writes per change"
 "$cluster" exec -- "$bench" writes >"$work/w2"
 t2=$(cpu_ticks)
-"$cluster" exec -- "$bench" latency "$ns" "$updates" $((cms / sts))
+"$cluster" exec -- "$bench" latency "$ns" "$updates" $((cms / sts)) "$interval"
 t3=$(cpu_ticks)
 "$cluster" exec -- "$bench" writes >"$work/w3"
 echo "writes during the updates (apiserver_request_total delta; $updates changes):"
