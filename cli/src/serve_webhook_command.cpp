@@ -435,7 +435,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     const webhook::AdmissionResult result = webhook::handleAdmissionReview(body, fetcher);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string outcome = webhook::outcomeName(result.outcome);
-    admissions.with({result.kind, result.operation, outcome}).inc();
+    admissions.with({webhook::kindLabel(result), webhook::operationLabel(result), outcome}).inc();
     duration.with({outcome}).observe(seconds);
     const obs::Fields fields = {{"kind", result.kind}, {"namespace", result.namespace_}, {"name", result.name},
                                 {"operation", result.operation}, {"outcome", outcome},

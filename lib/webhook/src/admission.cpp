@@ -146,6 +146,16 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
 
 }  // namespace
 
+std::string kindLabel(const AdmissionResult& result) {
+  const std::string& k = result.kind;
+  return k.empty() || k == "StatefulSet" || k == "Deployment" || k == "DaemonSet" ? k : "other";
+}
+
+std::string operationLabel(const AdmissionResult& result) {
+  const std::string& o = result.operation;
+  return o.empty() || o == "CREATE" || o == "UPDATE" || o == "DELETE" || o == "CONNECT" ? o : "other";
+}
+
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch) {
   try {
     return handle(body, fetch);

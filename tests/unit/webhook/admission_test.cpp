@@ -274,6 +274,23 @@ TEST_CASE("admission: a warning is cut at a character boundary", "[admission]") 
   }
 }
 
+TEST_CASE("admission: metric labels take only known kinds and operations", "[admission]") {
+  // Kind and operation come from the client: each new string would be a new metric series.
+  json r = review(workload(), "CREATE", "Pod");
+  r["request"]["kind"]["kind"] = "x-" + std::string(100, 'k');
+  r["request"]["operation"] = "SMUGGLE";
+  const auto odd = handleAdmissionReview(r.dump(), bothPresent().fetcher());
+  CHECK(odd.kind == "x-" + std::string(100, 'k'));  // still logged as sent
+  CHECK(kindLabel(odd) == "other");
+  CHECK(operationLabel(odd) == "other");
+  const auto ours = handleAdmissionReview(review(workload(), "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(kindLabel(ours) == "StatefulSet");
+  CHECK(operationLabel(ours) == "UPDATE");
+  const auto malformed = handleAdmissionReview("{", bothPresent().fetcher());
+  CHECK(kindLabel(malformed).empty());
+  CHECK(operationLabel(malformed).empty());
+}
+
 TEST_CASE("admission: the namespace comes from the object when the request has none", "[admission]") {
   json r = review(workload());
   r["request"].erase("namespace");

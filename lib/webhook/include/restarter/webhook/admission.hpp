@@ -57,4 +57,10 @@ struct AdmissionResult {
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch);
 
+// Metric label values for a result's kind and operation. Both come from the client, and anyone who
+// reaches the port can send any string: values other than the kinds we manage and the admission
+// operations (or empty) become "other", so no client can create unbounded label series.
+std::string kindLabel(const AdmissionResult& result);
+std::string operationLabel(const AdmissionResult& result);
+
 }  // namespace restarter::webhook
