@@ -10,11 +10,11 @@
 #      it shows the objects and the question and, answered "no" or not at all, writes nothing;
 #      --dry-run prints the manifests with the given image and writes nothing; --yes applies them
 #      and waits for the Deployments (kwok's fake nodes run their pods);
-#   4. SIGINT while it waits: exit 130, and no process it started remains (every process carrying
-#      a marker in its environment is gone, the controller's and webhook's PIDs too) and the
-#      control plane is down (no network namespace);
-#   5. SIGTERM in the middle of the tour, and an error (the webhook killed while it starts): the
-#      same clean-up, exits 143 and 1.
+#   4. Ctrl-C (SIGINT to its process group) while it waits: exit 130, and no process it started
+#      remains (every process carrying a marker in its environment is gone, the controller's and
+#      webhook's PIDs too) and the control plane is down (no network namespace);
+#   5. SIGTERM to the demo alone in the middle of the tour, and an error (the webhook killed while
+#      it starts): the same clean-up, exits 143 and 1.
 # Environment: RESTARTER_BIN (default build/ci/cmd/restarter/restarter, what tests/run.sh builds;
 # the demo reuses it instead of building), RESTARTER_DEMO_TEST_CLUSTER (default
 # "<RESTARTER_CLUSTER or default>-demo"; must not be running), RESTARTER_DEMO_TEST_KEEP=1 keeps the
@@ -62,14 +62,16 @@ fail() {
 pass() { echo "ok: $*"; }
 
 # Starts the demo in the background with a marker in its environment that every process it
-# starts inherits. SIGINT is reset to default: a background job of a script starts with SIGINT
-# ignored, and bash cannot trap a signal ignored at entry, unlike the demo run from a terminal.
+# starts inherits, in a process group of its own as a terminal's foreground job would be (so Ctrl-C
+# can be played by signalling the group). SIGINT is reset to default: a background job of a script
+# starts with SIGINT ignored, and bash cannot trap a signal ignored at entry.
 #   start_demo NAME MARK [demo flags...]
 start_demo() {
   local name=$1 mark=$2
   shift 2
   : >"$work/$name.out"   # exists before wait_output first reads it
-  env --default-signal=INT RESTARTER_DEMO_TEST_MARK="$mark" "$demo" "$@" >"$work/$name.out" 2>&1 &
+  # setsid execs without forking here (a background job is no group leader): $! is the demo.
+  setsid env --default-signal=INT RESTARTER_DEMO_TEST_MARK="$mark" "$demo" "$@" >"$work/$name.out" 2>&1 &
   demo_pid=$!
 }
 
@@ -108,13 +110,15 @@ expect_all_stopped() {
   ! ip netns list | grep -Fqw "restarter-$cluster" || fail "network namespace restarter-$cluster still exists"
 }
 
-# Sends SIG (INT or TERM) to demo run NAME; expects exit status RC, the announcement, and that
-# everything stopped.
+# Signals demo run NAME: INT to its whole process group, as Ctrl-C on a terminal does (every
+# process of the foreground job gets it), TERM to the demo alone, as `kill` does. Expects exit
+# status RC, the announcement, and that everything stopped.
 #   signal_and_check NAME SIG RC MARK [PIDS...]
 signal_and_check() {
   local name=$1 sig=$2 rc=$3 mark=$4
   shift 4
-  kill -"$sig" "$demo_pid"
+  [[ $(ps -o pgid= -p "$demo_pid" | tr -d ' ') == "$demo_pid" ]] || fail "the demo does not lead its own process group"
+  if [[ $sig == INT ]]; then kill -INT -- -"$demo_pid"; else kill -"$sig" "$demo_pid"; fi
   expect_exit "$rc"
   grep -Fq "SIG$sig received, stopping everything" "$work/$name.out" || fail "the demo did not announce SIG$sig"
   expect_all_stopped "$mark" "$@"
@@ -216,7 +220,7 @@ for pid in "$webhook_pid" "$controller_pid"; do
 done
 "$cluster_sh" status >/dev/null 2>&1 || fail "the control plane is not up while the demo waits"
 signal_and_check a INT 130 "$mark" "$webhook_pid" "$controller_pid"
-pass "SIGINT: exit 130; controller, webhook and control plane stopped, no process left"
+pass "Ctrl-C (SIGINT to the process group): exit 130; controller, webhook and control plane stopped, no process left"
 
 # --- 5. SIGTERM in the middle; an error -------------------------------------------------------------------
 mark=b-$$-$RANDOM
