@@ -8,7 +8,8 @@
 #      independently with kubectl);
 #   3. the real-cluster path, aimed at that same local control plane (loopback only): without --yes
 #      it shows the objects and the question and, answered "no" or not at all, writes nothing;
-#      --dry-run prints the manifests with the given image and writes nothing; --yes applies them
+#      --dry-run prints the manifests with the given image (references with a registry port, no
+#      tag, a digest) and writes nothing, --controller-only leaves the webhook out; --yes applies them
 #      and waits for the Deployments (kwok's fake nodes run their pods);
 #   4. Ctrl-C (SIGINT to its process group) while it waits: exit 130, and no process it started
 #      remains (every process carrying a marker in its environment is gone, the controller's and
@@ -203,6 +204,9 @@ for pair in "localhost:5000/team/restarter=localhost:5000/team/restarter:latest"
   [[ $(install dry-run-image /dev/null --image "${pair%%=*}" --dry-run) == 0 ]] || fail "--dry-run --image ${pair%%=*} failed"
   awk -v want="${pair#*=}" '$1 == "image:" && $2 == want { found = 1 } END { exit !found }' "$work/dry-run-image.out" || fail "--image ${pair%%=*} was not rendered as ${pair#*=}"
 done
+[[ $(install controller-only /dev/null --image "$image" --controller-only --dry-run) == 0 ]] || fail "--controller-only --dry-run failed"
+grep -Fq "deployment.apps/restarter-controller" "$work/controller-only.out" || fail "--controller-only does not install the controller"
+! grep -Fq "deployment.apps/restarter-webhook" "$work/controller-only.out" || fail "--controller-only installs the webhook"
 pass "--kubeconfig: shows the plan and asks; refused, answered no or dry-run: nothing written"
 [[ $(install applied /dev/null --image "$image" --yes) == 0 ]] || fail "--yes did not install"
 [[ $(k -n restarter-system get deployment restarter-controller -o jsonpath='{.spec.template.spec.containers[0].image}') == "$image" ]] ||
