@@ -264,7 +264,7 @@ cleanup() {
   [[ -n $webhook_pid ]] && stop_process serve-webhook "$webhook_pid"
   if ((cluster_started)); then
     if ((keep_cluster)); then
-      # Nothing serves it any more: a configuration left behind would only cost a timeout per create.
+      # Nothing serves it any more: left behind, it would make every labeled create fail open.
       r install-mwc --name "$mwc" --delete >/dev/null 2>&1
       echo "demo: the control plane '$RESTARTER_CLUSTER' stays up (--keep-cluster); stop it with:"
       echo "  RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh down"
