@@ -221,6 +221,20 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
                                                                : config->namespace_;
     controllerOptions.leaderElection = election;
   }
+  std::unique_ptr<kube::Client> leaseClient;
+  if (controllerOptions.leaderElection) {
+    kube::TransportOptions transport;
+    transport.connectTimeout = transport.requestTimeout =
+        controller::leaseRequestTimeout(*controllerOptions.leaderElection);
+    auto created = kube::Client::create(*config, transport);
+    if (!created) {
+      logger.error("cannot create the API client", {{"error", created.error().describe()}});
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      return kExitFailure;
+    }
+    leaseClient = std::move(created).value();
+    controllerOptions.leaseClient = leaseClient.get();
+  }
 
   obs::Registry registry;
   controller::Controller controller(**client, controllerOptions, logger, registry,

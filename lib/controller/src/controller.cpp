@@ -408,7 +408,8 @@ core::Status Controller::run(std::stop_token stop) {
 
   std::unique_ptr<LeaderElector> elector;
   if (s.options.leaderElection) {
-    elector = std::make_unique<LeaderElector>(s.client, *s.options.leaderElection, s.clock, s.logger);
+    kube::Client& leaseClient = s.options.leaseClient != nullptr ? *s.options.leaseClient : s.client;
+    elector = std::make_unique<LeaderElector>(leaseClient, *s.options.leaderElection, s.clock, s.logger);
     if (!elector->acquire(stop)) {
       stopCaches();
       return core::okStatus();

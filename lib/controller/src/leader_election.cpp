@@ -1,8 +1,14 @@
 #include "restarter/controller/leader_election.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace restarter::controller {
+
+std::chrono::milliseconds leaseRequestTimeout(const LeaderElectionOptions& options) {
+  return std::min(std::chrono::duration_cast<std::chrono::milliseconds>(options.retryPeriod),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(options.renewDeadline) / 4);
+}
 
 std::string formatMicroTime(kube::Clock::TimePoint time) {
   const auto micros = std::chrono::time_point_cast<std::chrono::microseconds>(time);

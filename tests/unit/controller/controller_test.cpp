@@ -248,3 +248,30 @@ TEST_CASE("a leader whose Lease is taken over stops working and returns an error
   CHECK(f.api->writesAfter("taken over") == 0);
   CHECK(f.api->leaseObject()["spec"]["holderIdentity"] == "intruder");
 }
+
+TEST_CASE("the Lease is read and written with the lease client only", "[controller][leader]") {
+  Fixture f;
+  auto leaseTransport = std::make_unique<FakeApi>();
+  FakeApi* leaseApi = leaseTransport.get();
+  kube::Client leaseClient(std::move(leaseTransport), std::make_unique<restarter::controller::testing::NoAuth>(),
+                           "ns", kube::systemClock());
+  ControllerOptions options = f.options(true);
+  options.leaseClient = &leaseClient;
+  Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
+  f.api->release();
+  std::stop_source stop;
+  core::Status result = core::okStatus();
+  std::thread runner([&] { result = controller.run(stop.get_token()); });
+  f.api->waitFor("POST /apis/events.k8s.io/v1/namespaces/ns/events");  // working: it leads
+  stop.request_stop();
+  runner.join();
+  CHECK(result.ok());
+  auto isLease = [](const std::string& line) {
+    return line.find("/leases") != std::string::npos || line.rfind("lease holder=", 0) == 0;
+  };
+  const auto main = f.api->log();
+  const auto lease = leaseApi->log();
+  CHECK(std::none_of(main.begin(), main.end(), isLease));
+  CHECK(std::count_if(lease.begin(), lease.end(), isLease) >= 3);  // read, create, release
+  CHECK(std::all_of(lease.begin(), lease.end(), isLease));
+}

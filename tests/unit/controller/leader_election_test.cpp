@@ -137,3 +137,17 @@ TEST_CASE("a leader stopped while renewing keeps the Lease for release", "[contr
   CHECK(f.elector.hold(stop.get_token()));
   CHECK(f.harness.transport->requests().size() == 2);
 }
+
+TEST_CASE("a stuck Lease request cannot keep a holder working past the lease duration", "[controller][leader]") {
+  LeaderElectionOptions defaults;
+  const auto timeout = leaseRequestTimeout(defaults);
+  CHECK(timeout == 2s);
+  // An attempt (GET and PUT) that starts just before the renew deadline ends by then + 2 timeouts.
+  CHECK(defaults.renewDeadline + 2 * timeout < defaults.leaseDuration);
+  LeaderElectionOptions fast;
+  fast.renewDeadline = 4s;
+  fast.retryPeriod = 2s;
+  fast.leaseDuration = 7s;
+  CHECK(leaseRequestTimeout(fast) == 1s);
+  CHECK(fast.renewDeadline + 2 * leaseRequestTimeout(fast) < fast.leaseDuration);
+}

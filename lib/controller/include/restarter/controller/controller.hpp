@@ -49,6 +49,10 @@ struct ControllerOptions {
   int workers = 2;
   std::string identity;  // this replica, for Events and the Lease
   std::optional<LeaderElectionOptions> leaderElection;
+  // The client the Lease is read and written with; nullptr: the main client. serve-controller
+  // gives it timeouts of leaseRequestTimeout(): a renewal stuck in a hung request must not keep
+  // a leader working past the point where a standby may take over (leader_election.hpp).
+  kube::Client* leaseClient = nullptr;
 };
 
 // What the caches keep of each object (everything else is dropped as it arrives, so memory scales

@@ -35,6 +35,14 @@ struct LeaderElectionOptions {
   std::chrono::seconds retryPeriod{2};
 };
 
+// The timeout for each Lease request (connection included): min(retryPeriod, renewDeadline / 4),
+// 2 s with the defaults. hold() notices a failed renewal only when its attempt returns, and an
+// attempt is a GET and a PUT, so a holder keeps working at most renewDeadline + 2 x this after
+// its last successful renewal (14 s), which must stay below leaseDuration (15 s), after which a
+// standby may take over. With a transport's default timeout (60 s) a hung apiserver would keep
+// two leaders working at once.
+std::chrono::milliseconds leaseRequestTimeout(const LeaderElectionOptions& options);
+
 // RFC 3339 with exactly six fraction digits (metav1.MicroTime's wire format).
 std::string formatMicroTime(kube::Clock::TimePoint time);
 
