@@ -96,7 +96,7 @@ TEST_CASE("a staged list is invisible until committed and a discarded one never 
   CHECK(store.size() == 1);
 }
 
-TEST_CASE("a MetaStore keeps name, namespace, uid, version and string labels only", "[cache][store]") {
+TEST_CASE("a MetaStore keeps name and namespace and uid and version and string labels only", "[cache][store]") {
   MetaStore store;
   std::vector<std::string> deleted;
   store.addHandlers({{}, {}, [&](const MetaPtr& m) { deleted.push_back(m->name + "@" + m->resourceVersion); }});

@@ -194,7 +194,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("a stop during a write lets the write finish, then releases the Lease and returns OK", "[controller][shutdown]") {
+TEST_CASE("a stop during a write lets the write finish and then releases the Lease and returns OK", "[controller][shutdown]") {
   Fixture f;
   Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
   std::stop_source stop;
