@@ -143,7 +143,9 @@ std::string renderText(const ordered_json& doc, bool color) {
     out << "  restarter annotations owned by field manager " << str(first["fieldManager"])
         << " (not restarter: the manifest carries them)\n";
   } else if (writer == "controller") {
-    out << "  restarter annotations written after creation by the controller (" << str(first["fieldManager"])
+    // The owner of the live annotations, not of revision 1's: after any later change the
+    // controller owns them even when the webhook set them at creation.
+    out << "  restarter annotations last written by the controller (" << str(first["fieldManager"])
         << ")\n";
   }
   out << "\n";

@@ -73,6 +73,21 @@ TEST_CASE("the text names every cause and colours only when asked", "[cli][expla
   CHECK(renderText(doc, true).find("\033[1m") != std::string::npos);
 }
 
+TEST_CASE("the writer line names who last wrote the annotations and does not contradict the verdict",
+          "[cli][explain]") {
+  // A webhook-annotated StatefulSet whose ConfigMap later changed: revision 1 was complete
+  // (restart-free) and the controller owns the annotations now. The text must not claim the
+  // controller wrote them after creation, which would read as the extra restart.
+  auto doc = explanationDocument(sampleInput());
+  doc["firstRollout"]["verdict"] = "restart-free";
+  doc["firstRollout"]["annotationsWrittenBy"] = "controller";
+  doc["firstRollout"]["fieldManager"] = "restarter-statefulset";
+  const std::string plain = renderText(doc, false);
+  CHECK_THAT(plain, Catch::Contains("restart-free") &&
+                        Catch::Contains("last written by the controller (restarter-statefulset)"));
+  CHECK(plain.find("after creation") == std::string::npos);
+}
+
 TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli][explain]") {
   ExplainInput input = sampleInput();
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
