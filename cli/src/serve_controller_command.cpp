@@ -1,21 +1,18 @@
 #include "restarter/cli/serve_controller.hpp"
 
 #include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <ctime>
+#include <chrono>
 #include <ostream>
 #include <random>
 #include <sstream>
 #include <stop_token>
-#include <thread>
 
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "serve_process.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/client.hpp"
@@ -83,10 +80,6 @@ std::string replicaIdentity() {
   std::ostringstream out;
   out << hostName() << "_" << std::hex << device() << device();
   return out.str();
-}
-
-std::string describe(const obs::BindAddress& address, int port) {
-  return (address.host.empty() ? std::string("0.0.0.0") : address.host) + ":" + std::to_string(port);
 }
 
 }  // namespace
@@ -158,12 +151,7 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   if (!(out.maxWritesPerSecond > 0)) return reportUsageError(io, kName, "--max-writes-per-second must be positive");
   out.writeBurst = flags["write-burst"].as<int>();
   if (out.writeBurst < 1) return reportUsageError(io, kName, "--write-burst must be at least 1");
-  auto format = obs::parseLogFormat(flags["log-format"].as<std::string>());
-  if (!format) return reportUsageError(io, kName, "--log-format: " + format.error().message);
-  out.logFormat = *format;
-  auto level = obs::parseLogLevel(flags["log-level"].as<std::string>());
-  if (!level) return reportUsageError(io, kName, "--log-level: " + level.error().message);
-  out.logLevel = *level;
+  if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel)) return reportUsageError(io, kName, *error);
   return std::nullopt;
 }
 
@@ -195,15 +183,6 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   // benchmark: steady RSS 47.4-48.3 MB with the default, 40.3-44.0 MB with 64 KiB.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 
-  // Signals are taken by one thread with sigwait: blocked here, before any thread starts, so
-  // every thread inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigset_t previous;
-  pthread_sigmask(SIG_BLOCK, &signals, &previous);
-
   controller::ControllerOptions controllerOptions;
   controllerOptions.namespaces = options.namespaces;
   controllerOptions.debounce = options.debounce;
@@ -229,7 +208,6 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     auto created = kube::Client::create(*config, transport);
     if (!created) {
       logger.error("cannot create the API client", {{"error", created.error().describe()}});
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
       return kExitFailure;
     }
     leaseClient = std::move(created).value();
@@ -239,50 +217,28 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   obs::Registry registry;
   controller::Controller controller(**client, controllerOptions, logger, registry,
                                     kube::systemClock());
-  obs::EndpointServer health;
-  obs::EndpointServer metrics;
-  if (options.healthBind) {
-    obs::addHealthRoutes(health, [] { return true; }, [&controller] { return controller.synced(); });
-    auto port = health.start(*options.healthBind);
-    if (!port) {
-      logger.error("cannot serve health endpoints", {{"error", port.error().describe()}});
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      return kExitFailure;
-    }
-    logger.info("serving /healthz and /readyz", {{"address", describe(*options.healthBind, *port)}});
-  }
-  if (options.metricsBind) {
-    obs::addMetricsRoute(metrics, registry);
-    auto port = metrics.start(*options.metricsBind);
-    if (!port) {
-      logger.error("cannot serve metrics", {{"error", port.error().describe()}});
-      health.stop();
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      return kExitFailure;
-    }
-    logger.info("serving /metrics", {{"address", describe(*options.metricsBind, *port)}});
-  }
-
+  // Signals are taken by one thread: blocked here, before any other thread starts (the
+  // controller starts its threads in run()). That thread also returns free pages to the system,
+  // once after the initial sync and then every minute. Declared after the controller, so it is
+  // gone before the controller is.
   std::stop_source stop;
-  std::atomic<bool> finished{false};
-  std::thread signalWaiter([&] {
-    const timespec tick{0, 200'000'000};
-    bool trimmedAfterSync = false;
-    auto lastTrim = std::chrono::steady_clock::now();
-    while (!finished.load()) {
-      const auto now = std::chrono::steady_clock::now();
-      if ((!trimmedAfterSync && controller.synced()) || now - lastTrim > std::chrono::minutes(1)) {
-        trimmedAfterSync = trimmedAfterSync || controller.synced();
-        malloc_trim(0);
-        lastTrim = now;
-      }
-      const int received = sigtimedwait(&signals, nullptr, &tick);
-      if (received == SIGTERM || received == SIGINT) {
-        logger.info("signal received; shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
-        stop.request_stop();
-      }
+  bool trimmedAfterSync = false;
+  auto lastTrim = std::chrono::steady_clock::now();
+  SignalWaiter signals(stop, logger, [&] {
+    const bool synced = controller.synced();
+    const auto now = std::chrono::steady_clock::now();
+    if ((!trimmedAfterSync && synced) || now - lastTrim > std::chrono::minutes(1)) {
+      trimmedAfterSync = trimmedAfterSync || synced;
+      malloc_trim(0);
+      lastTrim = now;
     }
   });
+  obs::EndpointServer health;
+  obs::EndpointServer metrics;
+  if (!startEndpoints(options.healthBind, options.metricsBind, [&controller] { return controller.synced(); },
+                      registry, logger, health, metrics)) {
+    return kExitFailure;
+  }
 
   std::string namespaces;
   for (const std::string& ns : options.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
@@ -296,11 +252,8 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
                {"dryRun", options.dryRun ? "true" : "false"}});
   core::Status status = controller.run(stop.get_token());
 
-  finished = true;
-  signalWaiter.join();
   metrics.stop();
   health.stop();
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!status) {
     logger.error("controller stopped", {{"error", status.error().describe()}});
     return kExitFailure;

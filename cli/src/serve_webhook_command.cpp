@@ -1,13 +1,11 @@
 #include "restarter/cli/serve_webhook.hpp"
 
 #include <arpa/inet.h>
-#include <signal.h>
 
 #include <atomic>
 #include <iostream>
 #include <ostream>
 #include <stop_token>
-#include <thread>
 
 #include <cxxopts.hpp>
 
@@ -20,6 +18,7 @@
 #include "restarter/webhook/fetch.hpp"
 #include "restarter/webhook/mwc.hpp"
 #include "restarter/webhook/server.hpp"
+#include "serve_process.hpp"
 
 namespace restarter::cli {
 
@@ -219,12 +218,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     const int threads = flags["threads"].as<int>();
     if (threads < 1 || threads > 1024) return reportUsageError(io, kName, "--threads must be 1-1024");
     out.threads = static_cast<std::size_t>(threads);
-    auto format = obs::parseLogFormat(flags["log-format"].as<std::string>());
-    if (!format) return reportUsageError(io, kName, "--log-format: " + format.error().message);
-    out.logFormat = *format;
-    auto level = obs::parseLogLevel(flags["log-level"].as<std::string>());
-    if (!level) return reportUsageError(io, kName, "--log-level: " + level.error().message);
-    out.logLevel = *level;
+    if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel)) return reportUsageError(io, kName, *error);
   } catch (const cxxopts::exceptions::exception& e) {
     return reportUsageError(io, kName, e.what());
   }
@@ -250,43 +244,12 @@ double secondsSinceEpoch(core::TimePoint t) {
   return static_cast<double>(t.time_since_epoch().count()) / 1e6;
 }
 
-// Blocks SIGINT and SIGTERM in every thread started after it and stops `source` when one arrives.
-class SignalWaiter {
- public:
-  explicit SignalWaiter(std::stop_source source) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
-    thread_ = std::thread([this, source]() mutable {
-      int signal = 0;
-      sigwait(&set_, &signal);
-      if (!done_) received_ = signal;
-      source.request_stop();
-    });
-  }
-  ~SignalWaiter() {
-    done_ = true;
-    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait (blocked, so not delivered)
-    thread_.join();
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-  int received() const { return received_; }
-
- private:
-  sigset_t set_{};
-  sigset_t previous_{};
-  std::atomic<bool> done_{false};
-  std::atomic<int> received_{0};
-  std::thread thread_;
-};
-
 }  // namespace
 
 int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   obs::Logger log(io.err, options.logFormat, options.logLevel);
   std::stop_source stopSource;
-  SignalWaiter signals(stopSource);
+  SignalWaiter signals(stopSource, log);
   const std::stop_token stop = stopSource.get_token();
   kube::Clock& clock = kube::systemClock();
 
@@ -461,23 +424,9 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   std::atomic<bool> serving{true};
   obs::EndpointServer metrics;
   obs::EndpointServer health;
-  if (options.metricsAddress) {
-    obs::addMetricsRoute(metrics, registry);
-    auto bound = metrics.start(*options.metricsAddress);
-    if (!bound) {
-      log.error("cannot serve metrics", {{"error", bound.error().describe()}});
-      return kExitFailure;
-    }
-    log.info("metrics serving", {{"port", std::to_string(*bound)}});
-  }
-  if (options.healthAddress) {
-    obs::addHealthRoutes(health, [] { return true; }, [&] { return serving.load() && store.ready(); });
-    auto bound = health.start(*options.healthAddress);
-    if (!bound) {
-      log.error("cannot serve health probes", {{"error", bound.error().describe()}});
-      return kExitFailure;
-    }
-    log.info("health probes serving", {{"port", std::to_string(*bound)}});
+  if (!startEndpoints(options.healthAddress, options.metricsAddress,
+                      [&] { return serving.load() && store.ready(); }, registry, log, health, metrics)) {
+    return kExitFailure;
   }
   log.info("webhook serving", {{"address", options.address.host}, {"port", std::to_string(*port)},
                                {"path", std::string(webhook::kMutatePath)},

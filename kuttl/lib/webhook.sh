@@ -191,7 +191,7 @@ apiserver_count() {
 
 metrics() {
   local port
-  port=$(grep -o 'metrics serving port=[0-9]*' "$state/log" | head -1 | cut -d= -f2)
+  port=$(grep -Eo 'serving /metrics address=[0-9.:]+' "$state/log" | head -1 | sed 's/.*://')
   [[ -n $port ]] || die "no metrics port in the log"
   curl -sf "http://127.0.0.1:$port/metrics"
 }
