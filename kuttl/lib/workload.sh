@@ -8,6 +8,11 @@
 #                                          VALUE ("" = absent); fails with what it saw
 #   workload.sh field RES NAME JSONPATH    one field, e.g. '{.metadata.generation}'
 #   workload.sh events RES NAME            reason and note of the Events regarding RES/NAME
+#   workload.sh writes RES NAME            one line that changes whenever anyone but the status writers
+#                                          (the workload's own controller) writes RES/NAME: spec,
+#                                          labels, annotations, generation and the non-status
+#                                          managedFields entries. resourceVersion is no use for "was it
+#                                          written": status updates (replicas, readiness) change it too.
 #
 # RES is statefulset, deployment or daemonset; KEY e.g. configmap.restarter.stackable.tech/app.
 set -euo pipefail
@@ -45,11 +50,21 @@ events() {
       '.items[] | select(.regarding.kind == $k and .regarding.name == $n) | "\(.reason)\t\(.note)"'
 }
 
+writes() {
+  # -o json leaves managedFields out unless asked for.
+  kubectl -n "$NAMESPACE" get "$1" "$2" -o json --show-managed-fields |
+    jq -c '{generation: .metadata.generation, labels: .metadata.labels,
+            annotations: .metadata.annotations, spec: .spec,
+            writers: [.metadata.managedFields[] | select(.subresource != "status")
+                      | {manager, operation, time}]}'
+}
+
 case ${1:-} in
   version) version "$2" "$3" ;;
   annotation) annotation "$2" "$3" "$4" ;;
   expect) expect "$2" "$3" "$4" "${5:-}" "${6:-90}" ;;
   field) field "$2" "$3" "$4" ;;
   events) events "$2" "$3" ;;
-  *) die "usage: workload.sh version|annotation|expect|field|events ..." ;;
+  writes) writes "$2" "$3" ;;
+  *) die "usage: workload.sh version|annotation|expect|field|events|writes ..." ;;
 esac
