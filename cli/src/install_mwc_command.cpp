@@ -1,14 +1,13 @@
 #include "restarter/cli/install_mwc.hpp"
 
-#include <fstream>
 #include <ostream>
-#include <sstream>
 
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
+#include "restarter/kube/files.hpp"
 #include "restarter/webhook/certificates.hpp"
 
 namespace restarter::cli {
@@ -48,14 +47,6 @@ cxxopts::Options makeOptions(const Io& io) {
       ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("h,help", "show this help");
   return options;
-}
-
-std::optional<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& options) {
@@ -129,8 +120,8 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
     return kExitOk;
   }
   if (!options.caBundleFile.empty()) {
-    auto pem = readFile(options.caBundleFile);
-    if (!pem) return fail("cannot read " + options.caBundleFile);
+    auto pem = kube::readFile(options.caBundleFile);
+    if (!pem) return fail(pem.error().describe());
     options.mwc.caBundlePem = *pem;
   } else if (!options.caBundleSecret.empty()) {
     const auto slash = options.caBundleSecret.find('/');

@@ -2,14 +2,13 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "base64.hpp"
 #include "restarter/core/time.hpp"
+#include "restarter/kube/files.hpp"
 
 namespace restarter::kube {
 namespace {
@@ -57,11 +56,9 @@ class TokenFileAuthenticator final : public Authenticator {
     std::lock_guard lock(mutex_);
     auto now = clock_.now();
     if (token_.empty() || now - readAt_ >= kTokenFileRefresh) {
-      std::ifstream in(path_, std::ios::binary);
-      std::ostringstream text;
-      if (in) text << in.rdbuf();
-      std::string token = trimNewlines(text.str());
-      if (!in || token.empty()) {
+      auto text = readFile(path_);
+      std::string token = text ? trimNewlines(*text) : std::string();
+      if (token.empty()) {
         if (token_.empty()) {
           return core::makeError(ErrorKind::Unauthorized,
                                  "cannot read a token from tokenFile \"" + path_ + "\"");

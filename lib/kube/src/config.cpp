@@ -2,13 +2,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "base64.hpp"
+#include "restarter/kube/files.hpp"
 
 namespace restarter::kube {
 namespace {
@@ -105,15 +104,6 @@ core::Status mergeFile(const std::string& path, const std::string& text, Merged&
 std::string resolvePath(const std::string& definingFile, const std::string& path) {
   if (path.empty() || fs::path(path).is_absolute()) return path;
   return (fs::path(definingFile).parent_path() / path).lexically_normal().string();
-}
-
-core::Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::makeError(ErrorKind::NotFound, "cannot read " + quote(path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return core::makeError(ErrorKind::Unavailable, "error reading " + quote(path));
-  return out.str();
 }
 
 // PEM from "<field>" (a file) or "<field>-data" (base64, inline); the data form wins, as in kubectl.

@@ -1,13 +1,12 @@
 #include "restarter/webhook/certificates.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <openssl/evp.h>
 
+#include "restarter/kube/files.hpp"
 #include "restarter/webhook/mwc.hpp"
 
 namespace restarter::webhook {
@@ -318,24 +317,14 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
   return report;
 }
 
-namespace {
-std::optional<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-}  // namespace
-
 core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateStore& store,
                                           FileState& lastLoaded) {
   const std::string certPath = dir + "/tls.crt";
   const std::string keyPath = dir + "/tls.key";
-  auto cert = readFile(certPath);
-  auto key = readFile(keyPath);
-  if (!cert) return core::makeError(core::ErrorKind::NotFound, "cannot read " + certPath);
-  if (!key) return core::makeError(core::ErrorKind::NotFound, "cannot read " + keyPath);
+  auto cert = kube::readFile(certPath);
+  if (!cert) return std::move(cert).error();
+  auto key = kube::readFile(keyPath);
+  if (!key) return std::move(key).error();
   if (*cert == lastLoaded.certPem && *key == lastLoaded.keyPem) return false;
   // A writer that replaces the two files one after the other leaves a moment where they do not
   // match: update() refuses that pair and the next poll picks up the finished one.

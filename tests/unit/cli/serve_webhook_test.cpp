@@ -148,5 +148,5 @@ TEST_CASE("install-mwc: an unreadable CA bundle file fails without writing", "[c
                            "--ca-bundle-file", "/nonexistent/ca.crt"},
                           out, err);
   CHECK(code == kExitFailure);
-  CHECK_THAT(err.str(), Catch::Contains("cannot read /nonexistent/ca.crt"));
+  CHECK_THAT(err.str(), Catch::Contains("cannot read \"/nonexistent/ca.crt\": No such file or directory"));
 }

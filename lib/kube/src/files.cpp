@@ -1,0 +1,52 @@
+#include "restarter/kube/files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace restarter::kube {
+namespace {
+
+core::Error fileError(int error, const std::string& path) {
+  const core::ErrorKind kind = error == ENOENT || error == ENOTDIR ? core::ErrorKind::NotFound
+                               : error == EACCES || error == EPERM ? core::ErrorKind::Forbidden
+                                                                   : core::ErrorKind::Unavailable;
+  return core::makeError(kind, "cannot read \"" + path + "\": " + std::strerror(error));
+}
+
+// Closes the descriptor on every path out.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+core::Result<std::string> readFile(const std::string& path) {
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return fileError(errno, path);
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) return fileError(errno, path);
+  // A directory opens, and only read() would say EISDIR: say it plainly.
+  if (S_ISDIR(info.st_mode)) return fileError(EISDIR, path);
+  std::string contents;
+  if (S_ISREG(info.st_mode) && info.st_size > 0) contents.reserve(static_cast<std::size_t>(info.st_size));
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      contents.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return contents;
+    } else if (errno != EINTR) {
+      return fileError(errno, path);
+    }
+  }
+}
+
+}  // namespace restarter::kube
