@@ -5,6 +5,7 @@
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/mwc_flags.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/kube/files.hpp"
@@ -29,18 +30,13 @@ cxxopts::Options makeOptions(const Io& io) {
       ("name", "configuration name", cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName), "NAME")
       ("service", "webhook Service name (in cluster)", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("namespace", "webhook Service namespace", cxxopts::value<std::string>()->default_value("restarter"), "NS")
-      ("service-port", "webhook Service port", cxxopts::value<int>()->default_value("443"), "PORT")
       ("webhook-url", "out of cluster: https://HOST[:PORT]/mutate", cxxopts::value<std::string>()->default_value(""), "URL")
       ("ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
        cxxopts::value<std::string>()->default_value(""), "FILE")
       ("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
-       cxxopts::value<std::string>()->default_value(""), "NS/NAME")
-      ("timeout-seconds", "how long the apiserver waits for the webhook (1-30)",
-       cxxopts::value<int>()->default_value("5"), "N")
-      ("exclude-namespace", "namespace never sent to the webhook (repeatable)",
-       cxxopts::value<std::vector<std::string>>(), "NS")
-      ("only-namespace", "send only these namespaces (repeatable; not with --exclude-namespace)",
-       cxxopts::value<std::vector<std::string>>(), "NS")
+       cxxopts::value<std::string>()->default_value(""), "NS/NAME");
+  addMwcShapeFlags(options, "");
+  options.add_options()
       ("dry-run", "print the configuration as YAML instead of applying it")
       ("delete", "delete the configuration")
       ("kubeconfig", "kubeconfig file", cxxopts::value<std::string>()->default_value(""), "FILE")
@@ -69,11 +65,8 @@ std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io
     out.mwc.name = flags["name"].as<std::string>();
     out.mwc.serviceName = flags["service"].as<std::string>();
     out.mwc.serviceNamespace = flags["namespace"].as<std::string>();
-    out.mwc.servicePort = flags["service-port"].as<int>();
     out.mwc.url = flags["webhook-url"].as<std::string>();
-    out.mwc.timeoutSeconds = flags["timeout-seconds"].as<int>();
-    if (flags.count("exclude-namespace") > 0) out.mwc.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
-    if (flags.count("only-namespace") > 0) out.mwc.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
+    readMwcShapeFlags(flags, out.mwc);
     out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
     out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
     out.dryRun = flags.count("dry-run") > 0;

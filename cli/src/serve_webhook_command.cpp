@@ -10,6 +10,7 @@
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/mwc_flags.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/obs/metrics.hpp"
@@ -66,15 +67,9 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
       ("manage-configuration", "create the MutatingWebhookConfiguration --configuration-name and keep "
                                "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
-                               "would build it; not with --cert-dir")
-      ("service-port", "with --manage-configuration: the Service port the apiserver calls",
-       cxxopts::value<int>()->default_value("443"), "PORT")
-      ("timeout-seconds", "with --manage-configuration: how long the apiserver waits for the webhook (1-30)",
-       cxxopts::value<int>()->default_value("5"), "N")
-      ("exclude-namespace", "with --manage-configuration: namespace never sent to the webhook (repeatable)",
-       cxxopts::value<std::vector<std::string>>(), "NS")
-      ("only-namespace", "with --manage-configuration: send only these namespaces (repeatable)",
-       cxxopts::value<std::vector<std::string>>(), "NS")
+                               "would build it; not with --cert-dir");
+  addMwcShapeFlags(options, "with --manage-configuration: ");
+  options.add_options()
       ("validity", "serving certificate lifetime; renewed at 2/3 of it",
        cxxopts::value<std::string>()->default_value("24h"), "DURATION")
       ("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
@@ -153,18 +148,14 @@ core::Result<ServingNames> servingNames(const ServeWebhookOptions& options) {
 }
 
 core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& options) {
-  webhook::MwcOptions mwc;
+  webhook::MwcOptions mwc = options.configuration;
   mwc.name = options.configurationName;
   if (options.webhookUrl.empty()) {
     mwc.serviceName = options.service;
     mwc.serviceNamespace = options.serviceNamespace;
-    mwc.servicePort = options.servicePort;
   } else {
     mwc.url = options.webhookUrl;
   }
-  mwc.timeoutSeconds = options.timeoutSeconds;
-  mwc.excludeNamespaces = options.excludeNamespaces;
-  mwc.onlyNamespaces = options.onlyNamespaces;
   return webhook::buildMutatingWebhookConfiguration(mwc);
 }
 
@@ -195,10 +186,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     out.secretNamespace = flags["secret-namespace"].as<std::string>();
     out.configurationName = flags["configuration-name"].as<std::string>();
     out.manageConfiguration = flags.count("manage-configuration") > 0;
-    out.servicePort = flags["service-port"].as<int>();
-    out.timeoutSeconds = flags["timeout-seconds"].as<int>();
-    if (flags.count("exclude-namespace") > 0) out.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
-    if (flags.count("only-namespace") > 0) out.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
+    readMwcShapeFlags(flags, out.configuration);
     for (const auto& [flag, target] : {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
                                        std::pair{"ca-propagation", &out.caPropagation},
                                        std::pair{"cert-check-interval", &out.certCheckInterval}}) {

@@ -23,6 +23,7 @@
 #include "restarter/core/result.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
+#include "restarter/webhook/mwc.hpp"
 
 namespace restarter::cli {
 
@@ -43,10 +44,9 @@ struct ServeWebhookOptions {
   std::string secretNamespace;  // empty: serviceNamespace
   std::string configurationName = "restarter-webhook.stackable.tech";
   bool manageConfiguration = false;
-  int servicePort = 443;
-  int timeoutSeconds = 5;
-  std::vector<std::string> excludeNamespaces;
-  std::vector<std::string> onlyNamespaces;
+  // With manageConfiguration: the Service port, timeoutSeconds and namespace selectors (the
+  // name and clientConfig come from configurationName, service/serviceNamespace or webhookUrl).
+  webhook::MwcOptions configuration;
   std::chrono::seconds validity{std::chrono::hours(24)};
   std::chrono::seconds caValidity{std::chrono::hours(24 * 365)};
   std::chrono::seconds caPropagation{std::chrono::seconds(30)};

@@ -1,0 +1,25 @@
+#pragma once
+// The MutatingWebhookConfiguration settings install-mwc and serve-webhook --manage-configuration
+// both take (--service-port, --timeout-seconds, --exclude-namespace, --only-namespace): declared
+// once, so both commands build the same configuration from the same flags, defaults and help.
+// The defaults are webhook::MwcOptions' own.
+
+#include <string>
+
+#include "restarter/webhook/mwc.hpp"
+
+namespace cxxopts {
+class Options;
+class ParseResult;
+}  // namespace cxxopts
+
+namespace restarter::cli {
+
+// Adds the four flags; `helpPrefix` starts each help text (e.g. "with --manage-configuration: ").
+void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix);
+
+// Copies the four flags into `out` (name, clientConfig and caBundle are left alone). Throws
+// cxxopts' exceptions on values of the wrong type, as reading any flag does.
+void readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out);
+
+}  // namespace restarter::cli
