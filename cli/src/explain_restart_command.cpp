@@ -325,7 +325,7 @@ Subcommand explainRestartCommand() {
                            &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
 
         const std::string prefix = io.programName + " " + kName + ": ";
-        auto client = connect(kubeLoadOptions(flags));
+        auto client = kube::Client::connect(kubeLoadOptions(flags));
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
           return kExitFailure;

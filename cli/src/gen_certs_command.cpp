@@ -247,12 +247,7 @@ Subcommand genCertsCommand() {
         kube::LoadOptions load;
         load.kubeconfigPath = genOptions.kubeconfig;
         load.context = genOptions.context;
-        auto config = kube::loadConfig(load);
-        if (!config) {
-          io.err << io.programName << " " << kName << ": " << config.error().describe() << "\n";
-          return kExitFailure;
-        }
-        auto client = kube::Client::create(*config);
+        auto client = kube::Client::connect(load);
         if (!client) {
           io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
           return kExitFailure;

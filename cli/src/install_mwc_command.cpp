@@ -49,9 +49,7 @@ core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& 
   kube::LoadOptions load;
   load.kubeconfigPath = options.kubeconfig;
   load.context = options.context;
-  auto config = kube::loadConfig(load);
-  if (!config) return std::move(config).error();
-  return kube::Client::create(*config);
+  return kube::Client::connect(load);
 }
 
 }  // namespace

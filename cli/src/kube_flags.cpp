@@ -22,10 +22,4 @@ kube::LoadOptions kubeLoadOptions(const cxxopts::ParseResult& flags) {
   return options;
 }
 
-core::Result<std::unique_ptr<kube::Client>> connect(const kube::LoadOptions& options) {
-  auto config = kube::loadConfig(options);
-  if (!config) return std::move(config).error();
-  return kube::Client::create(*config);
-}
-
 }  // namespace restarter::cli

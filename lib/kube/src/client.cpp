@@ -86,6 +86,12 @@ Client::Client(std::unique_ptr<Transport> transport, std::unique_ptr<Authenticat
       defaultNamespace_(std::move(defaultNamespace)),
       clock_(clock) {}
 
+core::Result<std::unique_ptr<Client>> Client::connect(const LoadOptions& load, const TransportOptions& options) {
+  auto config = loadConfig(load);
+  if (!config) return std::move(config).error();
+  return create(*config, options);
+}
+
 core::Result<std::unique_ptr<Client>> Client::create(const ConnectionConfig& config,
                                                      const TransportOptions& options) {
   auto transport = makeCurlTransport(config, options);

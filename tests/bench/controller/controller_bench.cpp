@@ -41,12 +41,7 @@ using nlohmann::json;
 namespace {
 
 std::unique_ptr<kube::Client> connect() {
-  auto config = kube::loadConfig(kube::LoadOptions{});
-  if (!config) {
-    std::cerr << "bench: " << config.error().describe() << "\n";
-    std::exit(2);
-  }
-  auto client = kube::Client::create(*config);
+  auto client = kube::Client::connect(kube::LoadOptions{});
   if (!client) {
     std::cerr << "bench: " << client.error().describe() << "\n";
     std::exit(2);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fakes.hpp"
+#include "temp_dir.hpp"
 
 using restarter::core::ErrorKind;
 using namespace restarter::kube;
@@ -355,4 +356,31 @@ TEST_CASE("Leases round-trip and updates need a resourceVersion", "[kube][client
   CHECK(conflict.error().kind == ErrorKind::Conflict);
   CHECK(f.transport->requests().back().method == "PUT");
   CHECK_FALSE(leaseFromJson(nlohmann::json::array()).ok());
+}
+
+TEST_CASE("Client::connect loads the kubeconfig and builds a client for its context", "[kube][client]") {
+  TempDir dir;
+  const std::string path = dir.write("kubeconfig", R"(apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: k, user: u, namespace: team-a}}]
+)");
+  LoadOptions load;
+  load.kubeconfigPath = path;
+  load.env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto client = Client::connect(load);
+  REQUIRE(client.ok());
+  CHECK((*client)->defaultNamespace() == "team-a");
+
+  load.context = "absent";
+  auto wrongContext = Client::connect(load);
+  REQUIRE_FALSE(wrongContext.ok());
+  CHECK(wrongContext.error().message.find("absent") != std::string::npos);
+
+  load.kubeconfigPath = dir.path() + "/missing";
+  auto missing = Client::connect(load);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find(dir.path() + "/missing") != std::string::npos);
 }

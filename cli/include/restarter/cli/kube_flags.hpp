@@ -23,7 +23,4 @@ void addKubeFlags(cxxopts::Options& options);
 // The load options from parsed flags.
 kube::LoadOptions kubeLoadOptions(const cxxopts::ParseResult& flags);
 
-// Loads the configuration and builds a client; the error names the file, context and field.
-core::Result<std::unique_ptr<kube::Client>> connect(const kube::LoadOptions& options);
-
 }  // namespace restarter::cli

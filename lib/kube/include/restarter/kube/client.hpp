@@ -151,6 +151,10 @@ class Client {
   // process runner.
   static core::Result<std::unique_ptr<Client>> create(const ConnectionConfig& config,
                                                       const TransportOptions& options = {});
+  // loadConfig(load) then create(): the one call for a command that needs one client. Errors
+  // name the kubeconfig file, context or field (from loadConfig) or the client set-up.
+  static core::Result<std::unique_ptr<Client>> connect(const LoadOptions& load,
+                                                       const TransportOptions& options = {});
 
   const std::string& defaultNamespace() const { return defaultNamespace_; }
   Clock& clock() const { return clock_; }
