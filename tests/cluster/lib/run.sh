@@ -209,7 +209,26 @@ start_etcd() {
     --unsafe-no-fsync --log-level=warn
 }
 
+# With RESTARTER_CLUSTER_APISERVER_TRACING=127.0.0.1:PORT, print the --tracing-config-file flag
+# making kube-apiserver export a span for every request (OTLP/gRPC, insecure, to that loopback
+# address: tests/bench/webhook.sh receives them); print nothing otherwise.
+apiserver_tracing_flag() {
+  local endpoint=${RESTARTER_CLUSTER_APISERVER_TRACING:-}
+  [[ -n $endpoint ]] || return 0
+  [[ $endpoint =~ ^127\.0\.0\.1:[0-9]{1,5}$ ]] \
+    || die "RESTARTER_CLUSTER_APISERVER_TRACING must be 127.0.0.1:PORT (loopback only), got '$endpoint'"
+  cat >"$RUN_DIR/apiserver-tracing.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: TracingConfiguration
+endpoint: $endpoint
+samplingRatePerMillion: 1000000
+EOF
+  echo "--tracing-config-file=$RUN_DIR/apiserver-tracing.yaml"
+}
+
 start_apiserver() {
+  local tracing
+  tracing=$(apiserver_tracing_flag)
   # Admission: the default plugin set (it includes ServiceAccount, NamespaceLifecycle,
   # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled.
   # --endpoint-reconciler-type=none: with --advertise-address=127.0.0.1 the default (lease)
@@ -235,7 +254,7 @@ start_apiserver() {
     --service-account-signing-key-file="$PKI_DIR/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --allow-privileged=true \
-    --profiling=false
+    --profiling=false ${tracing:+"$tracing"}
 }
 
 start_controller_manager() {
