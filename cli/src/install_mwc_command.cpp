@@ -64,7 +64,7 @@ std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io
     out.mwc.serviceName = flags["service"].as<std::string>();
     out.mwc.serviceNamespace = flags["namespace"].as<std::string>();
     out.mwc.url = flags["webhook-url"].as<std::string>();
-    readMwcShapeFlags(flags, out.mwc);
+    if (auto error = readMwcShapeFlags(flags, out.mwc)) return reportUsageError(io, kName, *error);
     out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
     out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
     out.dryRun = flags.count("dry-run") > 0;

@@ -25,11 +25,20 @@ void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix) 
        cxxopts::value<std::vector<std::string>>(), "NS");
 }
 
-void readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out) {
-  out.servicePort = flags["service-port"].as<int>();
-  out.timeoutSeconds = flags["timeout-seconds"].as<int>();
+std::optional<std::string> readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out) {
+  const int port = flags["service-port"].as<int>();
+  if (port < 1 || port > 65535) return "--service-port must be 1-65535, got " + std::to_string(port);
+  // The apiserver's own bounds for timeoutSeconds.
+  const int timeout = flags["timeout-seconds"].as<int>();
+  if (timeout < 1 || timeout > 30) return "--timeout-seconds must be 1-30, got " + std::to_string(timeout);
+  if (flags.count("exclude-namespace") > 0 && flags.count("only-namespace") > 0) {
+    return std::string("give --exclude-namespace or --only-namespace, not both");
+  }
+  out.servicePort = port;
+  out.timeoutSeconds = timeout;
   if (flags.count("exclude-namespace") > 0) out.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
   if (flags.count("only-namespace") > 0) out.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
+  return std::nullopt;
 }
 
 }  // namespace restarter::cli

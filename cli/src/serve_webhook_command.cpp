@@ -186,7 +186,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     out.secretNamespace = flags["secret-namespace"].as<std::string>();
     out.configurationName = flags["configuration-name"].as<std::string>();
     out.manageConfiguration = flags.count("manage-configuration") > 0;
-    readMwcShapeFlags(flags, out.configuration);
+    if (auto error = readMwcShapeFlags(flags, out.configuration)) return reportUsageError(io, kName, *error);
     for (const auto& [flag, target] : {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
                                        std::pair{"ca-propagation", &out.caPropagation},
                                        std::pair{"cert-check-interval", &out.certCheckInterval}}) {

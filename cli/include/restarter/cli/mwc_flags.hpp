@@ -4,6 +4,7 @@
 // once, so both commands build the same configuration from the same flags, defaults and help.
 // The defaults are webhook::MwcOptions' own.
 
+#include <optional>
 #include <string>
 
 #include "restarter/webhook/mwc.hpp"
@@ -18,8 +19,10 @@ namespace restarter::cli {
 // Adds the four flags; `helpPrefix` starts each help text (e.g. "with --manage-configuration: ").
 void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix);
 
-// Copies the four flags into `out` (name, clientConfig and caBundle are left alone). Throws
-// cxxopts' exceptions on values of the wrong type, as reading any flag does.
-void readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out);
+// Copies the four flags into `out` (name, clientConfig and caBundle are left alone). Returns a
+// usage error naming the flag when a value is out of range (--service-port 1-65535,
+// --timeout-seconds 1-30, both namespace flags given). Throws cxxopts' exceptions on values of the
+// wrong type, as reading any flag does.
+std::optional<std::string> readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out);
 
 }  // namespace restarter::cli
