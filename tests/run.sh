@@ -9,8 +9,9 @@
 #      packages the binary links (tests/check-dockerfile.sh);
 #   6. builds the local control plane if not cached (tests/cluster), brings it up, runs the
 #      integration tests, the kuttl suites (serve-controller and serve-webhook authenticated as
-#      the manifests' ServiceAccounts) and the Krew plugin test (krew/test-install.sh) inside its
-#      network namespace, and brings it down, also when a test fails; then proves the demo
+#      the manifests' ServiceAccounts), the kuttl suites again with the ASan+UBSan build of stage 3
+#      (any sanitizer report fails the stage) and the Krew plugin test (krew/test-install.sh) inside
+#      its network namespace, and brings it down, also when a test fails; then proves the demo
 #      (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its own, with this build).
 # Flags: --no-cluster skips stage 6 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
@@ -86,6 +87,25 @@ cluster_tests() {
     RESTARTER_CONTROLLER_KUBECONFIG=$identities/controller.kubeconfig \
     RESTARTER_WEBHOOK_KUBECONFIG=$identities/webhook.kubeconfig \
       "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+    # Once more with the sanitized build: memory errors and undefined behaviour abort the server
+    # (its step fails), leaks are reported when it exits; every report lands in $reports.
+    local reports=$repo/build/sanitizer-reports asan_bin=$repo/build/asan/cmd/restarter/restarter
+    rm -rf "$reports" && mkdir -p "$reports"
+    if [[ -x $asan_bin ]]; then
+      RESTARTER_BIN=$asan_bin \
+      ASAN_OPTIONS=log_path=$reports/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$reports/ubsan \
+      RESTARTER_CONTROLLER_KUBECONFIG=$identities/controller.kubeconfig \
+      RESTARTER_WEBHOOK_KUBECONFIG=$identities/webhook.kubeconfig \
+        "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
+      if compgen -G "$reports/*" >/dev/null; then
+        echo "sanitizer reports from the kuttl suites:"
+        cat "$reports"/*
+        rc=1
+      fi
+    else
+      echo "no sanitized build at $asan_bin (stage 3 failed?); kuttl suites not run with it"
+      rc=1
+    fi
   else
     echo "cannot set up the manifests' ServiceAccounts; kuttl not run"
     rc=1
