@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/cli/flags.hpp"
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/cli/version.hpp"
 
@@ -89,7 +90,7 @@ int runApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                         args.end());
     return sub->run(rest, io);
   } catch (const cxxopts::exceptions::exception& e) {
-    return usageError(io, e.what());
+    return usageError(io, describeFlagError(e, args));
   } catch (const std::exception& e) {
     err << io.programName << ": internal error: " << e.what() << "\n";
     return kExitFailure;

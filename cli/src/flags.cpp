@@ -5,6 +5,55 @@
 #include <cxxopts.hpp>
 
 namespace restarter::cli {
+namespace {
+
+// cxxopts reports a value of the wrong type as "Argument 'x' failed to parse", without the flag.
+// Name the flag the value was given to (--flag VALUE, --flag=VALUE, -f VALUE); `what` unchanged
+// when none matches.
+std::string describeBadValue(const std::string& what, const std::vector<std::string>& args) {
+  const auto quotedInWhat = [&what](const std::string& value) {
+    return what.find("\u2018" + value + "\u2019") != std::string::npos ||
+           what.find("'" + value + "'") != std::string::npos;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    if (const auto equals = arg.find('='); equals != std::string::npos) {
+      if (quotedInWhat(arg.substr(equals + 1))) {
+        return "invalid value \"" + arg.substr(equals + 1) + "\" for " + arg.substr(0, equals);
+      }
+    } else if (i + 1 < args.size() && quotedInWhat(args[i + 1])) {
+      return "invalid value \"" + args[i + 1] + "\" for " + arg;
+    }
+  }
+  return what;
+}
+
+// cxxopts reports an unknown flag as "Option 'since' does not exist"; say it as typed:
+// unknown flag "--since". `what` unchanged when the flag is not among `args`.
+std::string describeUnknownFlag(const std::string& what, const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    const std::string name = flag.substr(flag.find_first_not_of('-'));
+    if (what.find("\u2018" + name + "\u2019") != std::string::npos || what.find("'" + name + "'") != std::string::npos) {
+      return "unknown flag \"" + flag + "\"";
+    }
+  }
+  return what;
+}
+
+}  // namespace
+
+std::string describeFlagError(const cxxopts::exceptions::exception& error, const std::vector<std::string>& args) {
+  if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&error) != nullptr) {
+    return describeUnknownFlag(error.what(), args);
+  }
+  if (dynamic_cast<const cxxopts::exceptions::incorrect_argument_type*>(&error) != nullptr) {
+    return describeBadValue(error.what(), args);
+  }
+  return error.what();
+}
 
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem) {
   io.err << io.programName << " " << subcommand << ": " << problem << "\nRun '" << io.programName
@@ -23,7 +72,7 @@ ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>
     parsed.result = std::make_unique<cxxopts::ParseResult>(
         options.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& e) {
-    parsed.exitNow = reportUsageError(io, subcommand, e.what());
+    parsed.exitNow = reportUsageError(io, subcommand, describeFlagError(e, args));
     return parsed;
   }
   if (parsed.result->count("help") > 0) {

@@ -12,6 +12,9 @@
 namespace cxxopts {
 class Options;
 class ParseResult;
+namespace exceptions {
+class exception;
+}  // namespace exceptions
 }  // namespace cxxopts
 
 namespace restarter::cli {
@@ -27,6 +30,11 @@ struct ParsedFlags {
 // "h,help". Positional arguments are refused unless `allowPositional`.
 ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>& args, Io& io,
                        const std::string& subcommand, bool allowPositional = false);
+
+// The problem cxxopts found in `args`, said with the flag as the user typed it: an unknown flag
+// is `unknown flag "--x"`, a value of the wrong type `invalid value "v" for --x`; anything else
+// is cxxopts' own message.
+std::string describeFlagError(const cxxopts::exceptions::exception& error, const std::vector<std::string>& args);
 
 // Reports a usage problem found after parsing (e.g. a bad flag value); returns kExitUsage.
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);
