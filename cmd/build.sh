@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds restarter the way CI does; the one build recipe shared by tests/run.sh (both
-# of its builds) and the Dockerfile, so the image is built by commands CI runs on every change.
+# Configures and builds restarter the way CI does; the one build recipe shared by tests/run.sh (all
+# three of its builds) and the Dockerfile, so the image is built by commands CI runs on every change.
 #
 # Usage: cmd/build.sh BUILD_DIR [CMAKE_ARGS...] [-- BUILD_ARGS...]
 #   Configures BUILD_DIR with Ninja and warnings as errors (-DRESTARTER_WERROR=ON) plus

@@ -60,10 +60,9 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
 fuzz_runs=40000
 build_and_fuzz() {
   local dir=build/fuzz
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_WERROR=ON \
-    -DRESTARTER_FUZZ=ON -DRESTARTER_BUILD_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++ \
-    >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
-  cmake --build "$dir" -j "$jobs" --target fuzz_targets || return 1
+  # The same build recipe again, with clang (libFuzzer) and only the fuzz targets.
+  RESTARTER_BUILD_JOBS=$jobs cmd/build.sh "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_FUZZ=ON \
+    -DRESTARTER_BUILD_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++ -- --target fuzz_targets || return 1
   tests/fuzz/run.sh "$dir" "$fuzz_runs"
 }
 
