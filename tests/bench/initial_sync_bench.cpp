@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "connect_or_exit.hpp"
 #include "restarter/cache/reflector.hpp"
 #include "restarter/kube/client.hpp"
 
@@ -35,17 +36,8 @@ using kube::json;
 
 namespace {
 
-std::unique_ptr<kube::Client> connect() {
-  auto client = kube::Client::connect(kube::LoadOptions{});
-  if (!client) {
-    std::cerr << "bench: " << client.error().describe() << "\n";
-    std::exit(2);
-  }
-  return std::move(client).value();
-}
-
 int populate(const std::string& ns, int count) {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   json namespaceObject = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
   (void)client->create(kube::resources::namespaces(), "", namespaceObject);
   std::string payload(1024, 'x');
@@ -78,7 +70,7 @@ long maxRssKb() {
 }
 
 int sync(const std::string& ns, const std::string& which, bool lean) {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   std::vector<kube::ResourceRef> refs;
   if (which == "configmaps" || which == "both") refs.push_back(kube::resources::configMaps());
   if (which == "secrets" || which == "both") refs.push_back(kube::resources::secrets());

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "../connect_or_exit.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 
@@ -39,15 +40,6 @@ using namespace restarter;
 using nlohmann::json;
 
 namespace {
-
-std::unique_ptr<kube::Client> connect() {
-  auto client = kube::Client::connect(kube::LoadOptions{});
-  if (!client) {
-    std::cerr << "bench: " << client.error().describe() << "\n";
-    std::exit(2);
-  }
-  return std::move(client).value();
-}
 
 std::string numbered(const char* prefix, int i) {
   std::ostringstream out;
@@ -67,7 +59,7 @@ void parallel(int count, int threads, const std::function<void(int)>& body) {
 }
 
 int populate(const std::string& ns, int statefulSets, int configMaps, int secrets) {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   (void)client->create(kube::resources::namespaces(), "",
                        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
   std::atomic<int> failures{0};
@@ -122,7 +114,7 @@ std::size_t ownedAnnotations(const json& sts) {
 }
 
 int waitAnnotated(const std::string& ns, int statefulSets, std::size_t refs, int seconds) {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     kube::ListOptions options;
@@ -235,7 +227,7 @@ class AnnotationWatch {
 };
 
 int latency(const std::string& ns, int updates, int cmPer, std::chrono::milliseconds interval) {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   kube::ListOptions options;
   options.labelSelector = "restarter.stackable.tech/enabled=true";
   auto list = client->list(kube::resources::statefulSets(), ns, options);
@@ -292,7 +284,7 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
 }
 
 int writes() {
-  auto client = connect();
+  auto client = bench::connectOrExit();
   auto text = client->getRaw("/metrics");
   if (!text) {
     std::cerr << "bench: " << text.error().describe() << "\n";
