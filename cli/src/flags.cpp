@@ -7,22 +7,24 @@
 namespace restarter::cli {
 namespace {
 
+// Whether cxxopts' message `what` quotes `text` (‘text’, or 'text' in its ASCII build).
+bool quotes(const std::string& what, const std::string& text) {
+  return what.find("\u2018" + text + "\u2019") != std::string::npos ||
+         what.find("'" + text + "'") != std::string::npos;
+}
+
 // cxxopts reports a value of the wrong type as "Argument 'x' failed to parse", without the flag.
 // Name the flag the value was given to (--flag VALUE, --flag=VALUE, -f VALUE); `what` unchanged
 // when none matches.
 std::string describeBadValue(const std::string& what, const std::vector<std::string>& args) {
-  const auto quotedInWhat = [&what](const std::string& value) {
-    return what.find("\u2018" + value + "\u2019") != std::string::npos ||
-           what.find("'" + value + "'") != std::string::npos;
-  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 2 || arg[0] != '-') continue;
     if (const auto equals = arg.find('='); equals != std::string::npos) {
-      if (quotedInWhat(arg.substr(equals + 1))) {
+      if (quotes(what, arg.substr(equals + 1))) {
         return "invalid value \"" + arg.substr(equals + 1) + "\" for " + arg.substr(0, equals);
       }
-    } else if (i + 1 < args.size() && quotedInWhat(args[i + 1])) {
+    } else if (i + 1 < args.size() && quotes(what, args[i + 1])) {
       return "invalid value \"" + args[i + 1] + "\" for " + arg;
     }
   }
@@ -35,8 +37,8 @@ std::string describeUnknownFlag(const std::string& what, const std::vector<std::
   for (const std::string& arg : args) {
     if (arg.size() < 2 || arg[0] != '-') continue;
     const std::string flag = arg.substr(0, arg.find('='));
-    const std::string name = flag.substr(flag.find_first_not_of('-'));
-    if (what.find("\u2018" + name + "\u2019") != std::string::npos || what.find("'" + name + "'") != std::string::npos) {
+    const auto nameStart = flag.find_first_not_of('-');
+    if (nameStart != std::string::npos && quotes(what, flag.substr(nameStart))) {
       return "unknown flag \"" + flag + "\"";
     }
   }

@@ -23,6 +23,15 @@ std::string stringField(const nlohmann::json& object, const char* field) {
   return value->get<std::string>();
 }
 
+// metadata.{namespace, name, resourceVersion}; false when the name is missing or empty.
+bool readIdentity(const nlohmann::json& object, ObjectIdentity& identity) {
+  identity.name = stringField(object, "name");
+  if (identity.name.empty()) return false;
+  identity.namespace_ = stringField(object, "namespace");
+  identity.resourceVersion = stringField(object, "resourceVersion");
+  return true;
+}
+
 }  // namespace
 
 std::string objectKey(std::string_view namespace_, std::string_view name) {
@@ -40,15 +49,13 @@ std::string objectKey(const nlohmann::json& object) {
   return objectKey(stringField(object, "namespace"), name);
 }
 
-std::string objectKey(const ObjectMeta& meta) { return objectKey(meta.namespace_, meta.name); }
+std::string objectKey(const ObjectIdentity& identity) { return objectKey(identity.namespace_, identity.name); }
 
 const std::string* ObjectMeta::label(std::string_view key) const {
   auto it = std::lower_bound(labels.begin(), labels.end(), key,
                              [](const auto& entry, std::string_view k) { return entry.first < k; });
   return it != labels.end() && it->first == key ? &it->second : nullptr;
 }
-
-std::string objectKey(const PackedObject& object) { return objectKey(object.namespace_, object.name); }
 
 nlohmann::json PackedObject::unpack() const {
   // Exceptions stop here (invariant 6); the bytes are our own, so this is not expected to fail.
@@ -61,10 +68,7 @@ nlohmann::json PackedObject::unpack() const {
 
 std::optional<PackedObject> packObject(const nlohmann::json& object) {
   PackedObject packed;
-  packed.name = stringField(object, "name");
-  if (packed.name.empty()) return std::nullopt;
-  packed.namespace_ = stringField(object, "namespace");
-  packed.resourceVersion = stringField(object, "resourceVersion");
+  if (!readIdentity(object, packed)) return std::nullopt;
   try {
     packed.bytes = nlohmann::json::to_msgpack(object);
   } catch (const nlohmann::json::exception&) {
@@ -76,11 +80,8 @@ std::optional<PackedObject> packObject(const nlohmann::json& object) {
 
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
   ObjectMeta meta;
-  meta.name = stringField(object, "name");
-  if (meta.name.empty()) return std::nullopt;
-  meta.namespace_ = stringField(object, "namespace");
+  if (!readIdentity(object, meta)) return std::nullopt;
   meta.uid = stringField(object, "uid");
-  meta.resourceVersion = stringField(object, "resourceVersion");
   if (const nlohmann::json* metadata = member(object, "metadata")) {
     if (const nlohmann::json* labels = member(*metadata, "labels"); labels != nullptr && labels->is_object()) {
       // nlohmann::json objects iterate in key order, so `labels` ends up sorted (label() relies

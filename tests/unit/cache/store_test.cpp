@@ -146,7 +146,7 @@ TEST_CASE("a PackedStore gives each object back as it was stored", "[cache][stor
   CHECK(objectKey(**got) == "n/w");
   CHECK(store.byIndex("ref", "cm-a")->size() == 1);
   // Bytes that are not MessagePack decode to null, never an exception.
-  PackedObject broken{"n", "b", "1", {0xc1}};
+  PackedObject broken{{"n", "b", "1"}, {0xc1}};
   CHECK(broken.unpack().is_null());
 }
 

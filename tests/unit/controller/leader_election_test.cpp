@@ -31,6 +31,12 @@ struct Fixture {
     o.identity = "me";
     return o;
   }
+  // Acquires the Lease (our own, read then renewed): two requests, the elector is leader.
+  bool becomeLeader() {
+    harness.transport->push(ok(lease("me", "t1", "5")));
+    harness.transport->push(ok(lease("me", "t2", "6")));
+    return elector.tryAcquireOrRenew();
+  }
   restarter::controller::testing::Harness harness;
   LeaderElector elector;
 };
@@ -97,9 +103,7 @@ TEST_CASE("release clears the holder", "[controller][leader]") {
 
 TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops renewing", "[controller][leader]") {
   Fixture f;
-  f.harness.transport->push(ok(lease("me", "t1", "5")));
-  f.harness.transport->push(ok(lease("me", "t2", "6")));
-  REQUIRE(f.elector.tryAcquireOrRenew());
+  REQUIRE(f.becomeLeader());
   const auto start = f.harness.clock.now();
   // Every renewal fails (the apiserver answers 500): renewals every retryPeriod (2 s) until the
   // renew deadline (10 s) has passed since the last success, then hold() reports the loss.
@@ -115,9 +119,7 @@ TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops 
 
 TEST_CASE("a leader whose Lease another replica holds gives up at the next renewal", "[controller][leader]") {
   Fixture f;
-  f.harness.transport->push(ok(lease("me", "t1", "5")));
-  f.harness.transport->push(ok(lease("me", "t2", "6")));
-  REQUIRE(f.elector.tryAcquireOrRenew());
+  REQUIRE(f.becomeLeader());
   f.harness.transport->push(ok(lease("other", "t9", "8")));
   std::stop_source never;
   CHECK_FALSE(f.elector.hold(never.get_token()));
@@ -129,9 +131,7 @@ TEST_CASE("a leader whose Lease another replica holds gives up at the next renew
 
 TEST_CASE("a leader stopped while renewing keeps the Lease for release", "[controller][leader]") {
   Fixture f;
-  f.harness.transport->push(ok(lease("me", "t1", "5")));
-  f.harness.transport->push(ok(lease("me", "t2", "6")));
-  REQUIRE(f.elector.tryAcquireOrRenew());
+  REQUIRE(f.becomeLeader());
   std::stop_source stop;
   stop.request_stop();
   CHECK(f.elector.hold(stop.get_token()));

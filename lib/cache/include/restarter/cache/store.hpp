@@ -53,11 +53,15 @@
 namespace restarter::cache {
 
 // The metadata of one object, as a MetaStore keeps it.
-struct ObjectMeta {
+// Where an entry lives and which version it is: what every compact entry keeps at hand.
+struct ObjectIdentity {
   std::string namespace_;
   std::string name;
-  std::string uid;
   std::string resourceVersion;
+};
+
+struct ObjectMeta : ObjectIdentity {
+  std::string uid;
   std::vector<std::pair<std::string, std::string>> labels;  // string-valued labels, by key
 
   // The value of label `key`, or nullptr.
@@ -65,10 +69,7 @@ struct ObjectMeta {
 };
 
 // A whole object as MessagePack (nlohmann::json::to_msgpack), with its identity at hand.
-struct PackedObject {
-  std::string namespace_;
-  std::string name;
-  std::string resourceVersion;
+struct PackedObject : ObjectIdentity {
   std::vector<std::uint8_t> bytes;
 
   // The object again; null if the bytes cannot be decoded (never for bytes packObject made).
@@ -86,8 +87,7 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object);
 // "<namespace>/<name>" or "<name>"; empty when metadata.name is missing or not a string.
 std::string objectKey(const nlohmann::json& object);
 std::string objectKey(std::string_view namespace_, std::string_view name);
-std::string objectKey(const ObjectMeta& meta);
-std::string objectKey(const PackedObject& object);
+std::string objectKey(const ObjectIdentity& identity);
 
 // How a BasicStore<T> makes and reads its entries (specialized for the two entry types).
 template <typename T>
