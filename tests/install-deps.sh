@@ -12,6 +12,7 @@ packages=(
   libcpp-httplib-dev python3-jsonschema jq
   clang libclang-rt-14-dev
   iproute2 openssl util-linux procps
+  ccache shellcheck
 )
 
 missing=()
