@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "restarter/kube/errors.hpp"
 
@@ -52,18 +51,8 @@ std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures
 }
 
 Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options,
-                     kube::Clock& clock, std::function<double()> random)
-    : client_(client), store_(store), options_(std::move(options)), clock_(clock),
-      random_(std::move(random)) {
-  if (!random_) {
-    auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
-    auto mutex = std::make_shared<std::mutex>();
-    random_ = [engine, mutex] {
-      std::lock_guard lock(*mutex);
-      return std::uniform_real_distribution<double>(0.0, 1.0)(*engine);
-    };
-  }
-}
+                     kube::Clock& clock, kube::Random& random)
+    : client_(client), store_(store), options_(std::move(options)), clock_(clock), random_(random) {}
 
 void Reflector::report(const core::Error& error) {
   if (options_.onError) options_.onError(error);
@@ -73,7 +62,7 @@ void Reflector::backoff(std::stop_token stop, const core::Error& error) {
   State resume = state_.load();
   state_ = State::Backoff;
   ++failures_;
-  auto delay = backoffDelay(options_.backoff, failures_, random_());
+  auto delay = backoffDelay(options_.backoff, failures_, random_.uniform());
   if (auto asked = kube::retryAfter(error))
     delay = std::max(delay, std::chrono::duration_cast<std::chrono::milliseconds>(*asked));
   clock_.waitFor(delay, stop);

@@ -2,21 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 namespace restarter::controller {
 
-namespace {
-
-std::function<double()> defaultRandom() {
-  auto engine = std::make_shared<std::mt19937>(std::random_device{}());
-  return [engine] { return std::uniform_real_distribution<double>(0.0, 1.0)(*engine); };
-}
-
-}  // namespace
-
-WorkQueue::WorkQueue(Clock& clock, cache::BackoffPolicy backoff, std::function<double()> random)
-    : clock_(clock), backoff_(backoff), random_(random ? std::move(random) : defaultRandom()) {}
+WorkQueue::WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random)
+    : clock_(clock), backoff_(backoff), random_(random) {}
 
 void WorkQueue::queueLocked(const std::string& key, TimePoint due) {
   auto it = waiting_.find(key);
@@ -58,7 +48,7 @@ milliseconds WorkQueue::addRateLimited(const std::string& key, milliseconds atLe
     std::lock_guard lock(mutex_);
     count = ++failures_[key];
   }
-  milliseconds delay = std::max(cache::backoffDelay(backoff_, count, random_()), atLeast);
+  milliseconds delay = std::max(cache::backoffDelay(backoff_, count, random_.uniform()), atLeast);
   add(key, delay);
   return delay;
 }

@@ -38,6 +38,7 @@ std::string query(const Request& r, const std::string& key) {
 // Runs a reflector over a scripted transport until the script is used up.
 struct Harness {
   FakeClock clock;
+  FakeRandom random;
   FakeProcessRunner runner;
   FakeTransport* transport = nullptr;
   std::unique_ptr<Client> client;
@@ -63,7 +64,7 @@ struct Harness {
       errors.push_back(e);
       if (e.message.find("script ended") != std::string::npos) stop.request_stop();
     };
-    Reflector reflector(*client, store, options, clock, [] { return 0.0; });
+    Reflector reflector(*client, store, options, clock, random);
     reflector.run(stop.get_token());
     CHECK(reflector.state() == Reflector::State::Stopped);
   }

@@ -1,6 +1,8 @@
 #include "restarter/controller/work_queue.hpp"
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -8,6 +10,7 @@
 
 using namespace restarter::controller;
 using restarter::kube::testing::FakeClock;
+using restarter::kube::testing::FakeRandom;
 using namespace std::chrono_literals;
 
 namespace {
@@ -16,7 +19,8 @@ restarter::cache::BackoffPolicy policy() { return {100ms, 1000ms, 0.0}; }
 
 TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
   FakeClock clock;
-  WorkQueue queue(clock, policy(), [] { return 0.0; });
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
   queue.add("a");
   queue.add("a");
   queue.add("b");
@@ -31,7 +35,8 @@ TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
 
 TEST_CASE("the debounce window starts at the first change and coalesces the burst", "[controller][queue]") {
   FakeClock clock;
-  WorkQueue queue(clock, policy(), [] { return 0.0; });
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
   queue.add("sts", 1000ms);
   clock.advance(400ms);
   queue.add("sts", 1000ms);  // does not push the due time back
@@ -46,7 +51,8 @@ TEST_CASE("the debounce window starts at the first change and coalesces the burs
 
 TEST_CASE("a key added while it is processed comes back after done", "[controller][queue]") {
   FakeClock clock;
-  WorkQueue queue(clock, policy(), [] { return 0.0; });
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
   queue.add("a");
   auto key = queue.tryGet(clock.now());
   REQUIRE(key);
@@ -60,7 +66,8 @@ TEST_CASE("a key added while it is processed comes back after done", "[controlle
 
 TEST_CASE("errors back off exponentially and forget resets", "[controller][queue]") {
   FakeClock clock;
-  WorkQueue queue(clock, policy(), [] { return 0.0; });
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
   CHECK(queue.addRateLimited("a") == 100ms);
   CHECK(queue.addRateLimited("a") == 200ms);
   CHECK(queue.addRateLimited("a") == 400ms);
@@ -73,7 +80,8 @@ TEST_CASE("errors back off exponentially and forget resets", "[controller][queue
 
 TEST_CASE("backoff jitter draws from the lower half of the window", "[controller][queue]") {
   FakeClock clock;
-  WorkQueue queue(clock, {100ms, 1000ms, 0.5}, [] { return 0.0; });
+  FakeRandom random;
+  WorkQueue queue(clock, {100ms, 1000ms, 0.5}, random);
   CHECK(queue.addRateLimited("a") == 50ms);
 }
 
@@ -90,6 +98,25 @@ TEST_CASE("get blocks until a key is due and shutDown releases it", "[controller
     queue.shutDown();
   });
   CHECK_FALSE(queue.get({}));
+}
+
+// Workers fail and requeue at the same time. With the default (shared) randomness this must be
+// free of data races: ThreadSanitizer (tests/run.sh's TSan stage) reports one if the jitter's engine
+// is used without its lock.
+TEST_CASE("workers requeueing with backoff at once share the randomness safely", "[controller][queue]") {
+  WorkQueue queue(restarter::kube::systemClock(), {1ms, 10ms, 0.5});
+  {
+    std::vector<std::jthread> workers;
+    for (int w = 0; w < 4; ++w) {
+      workers.emplace_back([&queue, w] {
+        for (int i = 0; i < 200; ++i) {
+          const auto delay = queue.addRateLimited("key-" + std::to_string(w) + "-" + std::to_string(i % 8));
+          CHECK(delay >= 0ms);
+        }
+      });
+    }
+  }
+  CHECK(queue.failures("key-0-0") == 25);
 }
 
 TEST_CASE("the token bucket lets a burst through then spaces writes", "[controller][queue]") {

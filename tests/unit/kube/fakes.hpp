@@ -2,6 +2,7 @@
 // One fake per seam of restarter::kube: a transport replaying scripted answers, a clock tests
 // advance, a process runner returning scripted outputs. Shared by tests/unit/kube and cache.
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "restarter/kube/clock.hpp"
 #include "restarter/kube/process.hpp"
+#include "restarter/kube/random.hpp"
 #include "restarter/kube/transport.hpp"
 
 namespace restarter::kube::testing {
@@ -108,6 +110,17 @@ class FakeTransport final : public Transport {
   mutable std::mutex mutex_;
   std::deque<Scripted> script_;
   std::vector<Request> requests_;
+};
+
+// A Random that answers a fixed value (default 0: no jitter), settable from the test; thread-safe.
+class FakeRandom final : public Random {
+ public:
+  explicit FakeRandom(double value = 0.0) : value_(value) {}
+  double uniform() override { return value_.load(); }
+  void set(double value) { value_.store(value); }
+
+ private:
+  std::atomic<double> value_;
 };
 
 class FakeClock final : public Clock {

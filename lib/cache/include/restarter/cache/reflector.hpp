@@ -36,6 +36,7 @@
 #include "restarter/cache/store.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/clock.hpp"
+#include "restarter/kube/random.hpp"
 
 namespace restarter::cache {
 
@@ -69,10 +70,10 @@ class Reflector {
  public:
   enum class State { Listing, Watching, Backoff, Stopped };
 
-  // `client`, `store` and `clock` must outlive the Reflector. `random` returns values in [0, 1);
-  // by default a seeded std::mt19937.
+  // `client`, `store`, `clock` and `random` must outlive the Reflector; `random` jitters the
+  // backoff.
   Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, kube::Clock& clock,
-            std::function<double()> random = {});
+            kube::Random& random = kube::systemRandom());
 
   // Runs until `stop` is requested (then returns promptly: a watch is cancelled, a backoff wait
   // interrupted). Call once, typically on its own std::jthread.
@@ -92,7 +93,7 @@ class Reflector {
   StoreBase& store_;
   ReflectorOptions options_;
   kube::Clock& clock_;
-  std::function<double()> random_;
+  kube::Random& random_;
   std::atomic<State> state_{State::Listing};
   std::atomic<std::uint64_t> lists_{0};
   std::atomic<std::uint64_t> watches_{0};

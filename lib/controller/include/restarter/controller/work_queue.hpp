@@ -33,6 +33,7 @@
 
 #include "restarter/cache/reflector.hpp"
 #include "restarter/kube/clock.hpp"
+#include "restarter/kube/random.hpp"
 
 namespace restarter::controller {
 
@@ -42,8 +43,9 @@ using std::chrono::milliseconds;
 
 class WorkQueue {
  public:
-  // `clock` must outlive the queue. `random` returns values in [0, 1) (default: seeded mt19937).
-  WorkQueue(Clock& clock, cache::BackoffPolicy backoff, std::function<double()> random = {});
+  // `clock` and `random` must outlive the queue; `random` jitters the backoff (thread-safe by its
+  // contract, so the workers may share it without the queue's lock).
+  WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random = kube::systemRandom());
 
   // Queues `key`, due after `delay` (0: at once). See the class comment for the merge rules.
   void add(const std::string& key, milliseconds delay = milliseconds(0));
@@ -73,7 +75,7 @@ class WorkQueue {
 
   Clock& clock_;
   cache::BackoffPolicy backoff_;
-  std::function<double()> random_;
+  kube::Random& random_;
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
   std::map<std::string, TimePoint> waiting_;          // key -> due
