@@ -18,6 +18,16 @@ if(RESTARTER_SANITIZE)
   add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
 endif()
 
+if(RESTARTER_TSAN)
+  if(RESTARTER_SANITIZE OR RESTARTER_FUZZ)
+    message(FATAL_ERROR "RESTARTER_TSAN cannot be combined with RESTARTER_SANITIZE or RESTARTER_FUZZ (ASan and TSan exclude each other)")
+  endif()
+  # Global, like the ASan flags: every object file is instrumented, or races through
+  # uninstrumented code of ours would go unseen.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
 if(RESTARTER_FUZZ)
   # libFuzzer needs clang; GCC has no -fsanitize=fuzzer.
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")

@@ -3,22 +3,31 @@
 #   1. installs the Debian packages it needs (tests/install-deps.sh);
 #   2. builds with warnings as errors and runs the unit tests;
 #   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
-#   4. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
+#   4. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
+#   5. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
 #      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage;
-#   5. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
+#   6. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
 #      packages the binary links (tests/check-dockerfile.sh);
-#   6. builds the local control plane if not cached (tests/cluster), brings it up, runs the
-#      integration tests, the kuttl suites (serve-controller and serve-webhook authenticated as
-#      the manifests' ServiceAccounts), the kuttl suites again with the ASan+UBSan build of stage 3
-#      (any sanitizer report fails the stage) and the Krew plugin test (krew/test-install.sh) inside
-#      its network namespace, and brings it down, also when a test fails; then proves the demo
-#      (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its own, with this build).
-# Flags: --no-cluster skips stage 6 (for a quick local loop; CI always runs everything).
+#   7. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#      integration tests (with the build of stage 2, then with the TSan build), the kuttl suites
+#      (serve-controller and serve-webhook authenticated as the manifests' ServiceAccounts), the
+#      kuttl suites again with the ASan+UBSan build of stage 3, the suites of the threaded paths
+#      with the TSan build (any sanitizer report fails) and the Krew plugin test
+#      (krew/test-install.sh) inside its network namespace, and brings it down, also when a test
+#      fails; then proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
+#      own, with this build). Each of these is a row of its own in the table of stage times.
+# Time: stages 2-6 compile on both cores while the control plane of stage 7 builds (first run on a
+# machine) and starts in the background; stage 7 waits for it. Every compilation goes through the
+# ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little. A
+# table of stage times is printed at the end, also when a stage fails or the run is interrupted.
+# Flags: --no-cluster skips stage 7 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
+cd "$repo" || exit 1
+# The cluster the stage-6 tests use (the demo test starts its own, "<this>-demo").
+export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
 
 with_cluster=1
 for arg in "$@"; do
@@ -33,20 +42,43 @@ jobs=$(nproc 2>/dev/null || echo 2)
 passed=0
 failed=0
 failed_names=()
+run_start=$SECONDS
+# One row per stage that ran, for the table: name, result, seconds.
+table_names=()
+table_results=()
+table_seconds=()
 
 # stage NAME CMD...: runs one stage, timing it and counting the result.
 stage() {
   local name=$1; shift
-  local start=$SECONDS
+  local start=$SECONDS result
   echo "=== ${name}"
   if "$@"; then
     passed=$((passed + 1))
-    echo "=== ${name}: passed in $((SECONDS - start)) s"
+    result=passed
   else
     failed=$((failed + 1))
     failed_names+=("$name")
-    echo "=== ${name}: FAILED after $((SECONDS - start)) s"
+    result=FAILED
   fi
+  echo "=== ${name}: ${result} in $((SECONDS - start)) s"
+  table_names+=("$name")
+  table_results+=("$result")
+  table_seconds+=("$((SECONDS - start))")
+}
+
+# The table of stage times; printed once, at the end or when the run is cut short.
+table_printed=0
+print_stage_table() {
+  ((table_printed)) && return 0
+  table_printed=1
+  local i
+  echo
+  echo "stage times (wall clock; stages overlap only with the background control-plane start):"
+  for i in "${!table_names[@]}"; do
+    printf '  %6d s  %-7s %s\n' "${table_seconds[$i]}" "${table_results[$i]}" "${table_names[$i]}"
+  done
+  printf '  %6d s  total\n' "$((SECONDS - run_start))"
 }
 
 build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
@@ -55,6 +87,18 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
   RESTARTER_BUILD_JOBS=$jobs cmd/build.sh "$dir" "$@" || return 1
   ctest --test-dir "$dir" -L unit --output-on-failure --no-tests=error -j "$jobs"
 }
+
+# ThreadSanitizer: any report fails (halt_on_error makes the reporting process exit non-zero, so a
+# unit or integration test with a race fails by itself; the servers in the kuttl suites also write
+# reports under $reports, checked after the suites like the ASan ones).
+tsan_options="halt_on_error=1:second_deadlock_stack=1"
+build_and_unit_test_tsan() {
+  TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_TSAN=ON
+}
+# The kuttl suites whose servers run many threads at once: leader election, the controller's
+# workers and reflectors, certificate rotation under load, the webhook's lookup pool, two webhook
+# replicas racing. (kuttl's --test is a regular expression over the suites' directory names.)
+tsan_suites='^(controller-leader|controller-restart|controller-workloads|webhook-rotation|webhook-first-rollout|webhook-secret-race)$'
 
 # Fuzz runs: 40,000 inputs per target take about 1 minute for all five on the 2-core machine.
 fuzz_runs=40000
@@ -66,70 +110,144 @@ build_and_fuzz() {
   tests/fuzz/run.sh "$dir" "$fuzz_runs"
 }
 
-cluster_tests() {
-  export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
-  local cluster=tests/cluster/cluster.sh
-  trap '"$repo/tests/cluster/cluster.sh" down >/dev/null 2>&1 || true' EXIT
-  "$cluster" up || return 1
-  local rc=0
-  if ctest --test-dir build/ci -N -L integration | grep -q 'Total Tests: 0'; then
-    echo "(no integration tests are registered)"
-  else
-    "$cluster" exec -- ctest --test-dir build/ci -L integration --output-on-failure || rc=1
+# The control plane starts in the background while stages 2-6 compile: on a new machine its Go
+# build is the longest single step, and on a warm one its start (readiness waits) costs a minute
+# of mostly idle cores. Its output goes to a log; stage 6 waits for it and shows the log on failure.
+cluster_log=$repo/build/logs/cluster-up.log
+cluster_pid=""
+cluster_started=0
+start_cluster_in_background() {
+  mkdir -p "$(dirname "$cluster_log")"
+  tests/cluster/cluster.sh up >"$cluster_log" 2>&1 &
+  cluster_pid=$!
+  cluster_started=1
+}
+
+# Whatever happens (a failed stage, Ctrl-C, CI's kill), the control plane goes down and the table
+# is printed.
+on_exit() {
+  if [[ -n $cluster_pid ]]; then
+    kill "$cluster_pid" 2>/dev/null || true
+    wait "$cluster_pid" 2>/dev/null || true
   fi
+  # Idempotent: nothing to do when the "local control plane: down" stage already ran.
+  ((cluster_started)) && { tests/cluster/cluster.sh down >/dev/null 2>&1 || true; }
+  print_stage_table
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Stage 7, split into steps so the table shows where the time goes. Each step fails (rather than
+# being skipped) when the control plane is not up, so a broken start cannot pass for a green run.
+cluster=tests/cluster/cluster.sh
+cluster_ready=0
+identities=$repo/build/identities
+reports=$repo/build/sanitizer-reports
+
+wait_for_cluster() {
+  local up_start=$SECONDS rc=0
+  wait "$cluster_pid" || rc=$?
+  cluster_pid=""  # finished: on_exit must not wait for it again
+  if ((rc != 0)); then
+    echo "the control plane did not come up (exit $rc); its log ($cluster_log):"
+    tail -n 60 "$cluster_log"
+    "$cluster" down >/dev/null 2>&1 || true
+    return 1
+  fi
+  echo "(control plane up; waited $((SECONDS - up_start)) s for it after the builds)"
   # The suites' serve-controller and serve-webhook run as the manifests' ServiceAccounts (tokens
   # from the TokenRequest API), so passing suites prove the install's RBAC sufficient.
-  local identities=$repo/build/identities
-  if "$cluster" exec -- kuttl/lib/identity.sh install-rbac &&
-     "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-controller "$identities/controller.kubeconfig" &&
-     "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-webhook "$identities/webhook.kubeconfig"; then
-    RESTARTER_CONTROLLER_KUBECONFIG=$identities/controller.kubeconfig \
-    RESTARTER_WEBHOOK_KUBECONFIG=$identities/webhook.kubeconfig \
-      "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
-    # Once more with the sanitized build: memory errors and undefined behaviour abort the server
-    # (its step fails), leaks are reported when it exits; every report lands in $reports.
-    local reports=$repo/build/sanitizer-reports asan_bin=$repo/build/asan/cmd/restarter/restarter
-    rm -rf "$reports" && mkdir -p "$reports"
-    if [[ -x $asan_bin ]]; then
-      RESTARTER_BIN=$asan_bin \
-      ASAN_OPTIONS=log_path=$reports/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$reports/ubsan \
-      RESTARTER_CONTROLLER_KUBECONFIG=$identities/controller.kubeconfig \
-      RESTARTER_WEBHOOK_KUBECONFIG=$identities/webhook.kubeconfig \
-        "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml || rc=1
-      if compgen -G "$reports/*" >/dev/null; then
-        echo "sanitizer reports from the kuttl suites:"
-        cat "$reports"/*
-        rc=1
-      fi
-    else
-      echo "no sanitized build at $asan_bin (stage 3 failed?); kuttl suites not run with it"
-      rc=1
-    fi
-  else
-    echo "cannot set up the manifests' ServiceAccounts; kuttl not run"
+  if ! { "$cluster" exec -- kuttl/lib/identity.sh install-rbac &&
+         "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-controller "$identities/controller.kubeconfig" &&
+         "$cluster" exec -- kuttl/lib/identity.sh kubeconfig restarter-webhook "$identities/webhook.kubeconfig"; }; then
+    echo "cannot set up the manifests' ServiceAccounts"
+    return 1
+  fi
+  cluster_ready=1
+}
+
+need_cluster() {
+  ((cluster_ready)) || { echo "the control plane is not up (see the stage that started it)"; return 1; }
+}
+
+# integration_tests BUILD_DIR [ENV...]: the integration tests of one build, inside the namespace.
+integration_tests() {
+  need_cluster || return 1
+  local dir=$1; shift
+  if ctest --test-dir "$dir" -N -L integration | grep -q 'Total Tests: 0'; then
+    echo "no integration tests are registered in $dir"
+    return 1
+  fi
+  env "$@" "$cluster" exec -- ctest --test-dir "$dir" -L integration --output-on-failure
+}
+
+# kuttl_suites BINARY [ENV...] [-- KUTTL ARGS...]: the kuttl suites with that build of restarter,
+# its servers authenticated as the manifests' ServiceAccounts. With sanitizer options in ENV
+# (log_path under $reports), any report the servers leave fails the step.
+kuttl_suites() {
+  need_cluster || return 1
+  local binary=$1; shift
+  local envs=() rc=0
+  while (($#)) && [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  (($#)) && shift
+  [[ -x $binary ]] || { echo "no restarter binary at $binary (did its build stage fail?)"; return 1; }
+  rm -rf "$reports" && mkdir -p "$reports"
+  env RESTARTER_BIN="$binary" \
+    RESTARTER_CONTROLLER_KUBECONFIG="$identities/controller.kubeconfig" \
+    RESTARTER_WEBHOOK_KUBECONFIG="$identities/webhook.kubeconfig" "${envs[@]}" \
+    "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml "$@" || rc=1
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "sanitizer reports from the servers:"
+    cat "$reports"/*
     rc=1
   fi
-  "$cluster" exec -- krew/test-install.sh || rc=1
-  "$cluster" down || rc=1
-  trap - EXIT
-  # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
-  RESTARTER_BIN=$repo/build/ci/cmd/restarter/restarter tests/demo/test-demo.sh || rc=1
   return $rc
+}
+
+krew_test() {
+  need_cluster || return 1
+  "$cluster" exec -- krew/test-install.sh
+}
+
+cluster_down() {
+  need_cluster || return 1
+  "$cluster" down
 }
 
 mkdir -p build
 stage "install dependencies" tests/install-deps.sh
+if [ "$with_cluster" -eq 1 ]; then start_cluster_in_background; fi
 stage "build (warnings as errors) and unit tests" \
   build_and_unit_test build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Only what its stages run: the unit tests and the binary the kuttl suites run a second time.
 stage "build with ASan+UBSan and unit tests" \
-  build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON
+  build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON \
+  -DRESTARTER_BUILD_INTEGRATION=OFF
+stage "build with TSan and unit tests" build_and_unit_test_tsan
 stage "fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each" build_and_fuzz
 stage "Dockerfile: build recipe and runtime packages" \
   tests/check-dockerfile.sh build/ci/cmd/restarter/restarter
 if [ "$with_cluster" -eq 1 ]; then
-  stage "local control plane: integration tests and kuttl suites" cluster_tests
+  release_bin=$repo/build/ci/cmd/restarter/restarter
+  stage "local control plane: up (started in the background) and ServiceAccounts" wait_for_cluster
+  stage "integration tests" integration_tests build/ci
+  stage "kuttl suites" kuttl_suites "$release_bin"
+  # Once more with the ASan+UBSan build: memory errors and undefined behaviour abort the server
+  # (its step fails), leaks are reported when it exits.
+  stage "kuttl suites with the ASan+UBSan build" kuttl_suites "$repo/build/asan/cmd/restarter/restarter" \
+    "ASAN_OPTIONS=log_path=$reports/asan" "UBSAN_OPTIONS=print_stacktrace=1:log_path=$reports/ubsan"
+  stage "integration tests with the TSan build" integration_tests build/tsan "TSAN_OPTIONS=$tsan_options"
+  stage "kuttl suites of the threaded paths with the TSan build" kuttl_suites "$repo/build/tsan/cmd/restarter/restarter" \
+    "TSAN_OPTIONS=$tsan_options:log_path=$reports/tsan" -- --test "$tsan_suites"
+  stage "Krew plugin install" krew_test
+  stage "local control plane: down" cluster_down
+  # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
+  stage "demo (cmd/demo.sh on a control plane of its own)" \
+    env RESTARTER_BIN="$release_bin" tests/demo/test-demo.sh
 fi
 
+print_stage_table
 [ "$failed" -eq 0 ] || printf 'failed stage: %s\n' "${failed_names[@]}"
 echo "stages: ${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]
