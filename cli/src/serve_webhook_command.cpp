@@ -376,7 +376,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   // Lookups beyond each review's first run on a pool as large as the HTTPS worker pool (so at most
   // 2 x --threads lookups at once, never a thread per reference); kMaxQueuedLookups more may wait,
   // each only until its review's deadline. A lookup refused when even the queue is full is
-  // unknown: no patch, a warning, a log line and a failed-outcome count (invariant 1).
+  // unknown: no patch, a warning, a log line, a "failed" count (docs/architecture.md, "Fail open").
   constexpr std::size_t kMaxQueuedLookups = 1024;
   webhook::LookupPool lookups(options.threads, kMaxQueuedLookups);
   const webhook::ReferenceFetcher fetcher =

@@ -1,6 +1,6 @@
 // Fuzz target: the webhook's AdmissionReview handling (lib/webhook/admission.hpp), i.e. the body
 // the HTTPS server hands over, decoded and answered. Beyond "no crash", it checks the promises
-// that the apiserver relies on (design.md invariant 1):
+// that the apiserver relies on (docs/architecture.md, "Fail open"):
 //   - the answer is HTTP 200 or 400, and 400 exactly when the outcome is Malformed;
 //   - a 200 answer is an AdmissionReview whose response echoes the request uid and is allowed;
 //   - no exception reached the handler's last-resort catch (that catch exists for bugs only);

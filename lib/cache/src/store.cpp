@@ -58,7 +58,7 @@ const std::string* ObjectMeta::label(std::string_view key) const {
 }
 
 nlohmann::json PackedObject::unpack() const {
-  // Exceptions stop here (invariant 6); the bytes are our own, so this is not expected to fail.
+  // Exceptions stop here (docs/architecture.md, "No exception across modules"); none expected.
   try {
     return nlohmann::json::from_msgpack(bytes);
   } catch (const nlohmann::json::exception&) {

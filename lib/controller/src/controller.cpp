@@ -129,7 +129,7 @@ constexpr std::int64_t kListPageSize = 100;
 struct NamespaceCaches {
   std::string namespace_;
   std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadKind::name
-  cache::MetaStore configMaps;  // identity and version only (invariant 5; memory: see store.hpp)
+  cache::MetaStore configMaps;  // identity and version only (docs/architecture.md, "Metadata only")
   cache::MetaStore secrets;
   cache::Store pods;
 };

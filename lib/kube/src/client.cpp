@@ -11,7 +11,7 @@ namespace {
 
 using core::ErrorKind;
 
-// Content negotiation for metadata-only reads (design.md invariant 5). No fallback media type: a
+// Content negotiation for metadata-only reads (docs/architecture.md, "Metadata only"). No fallback: a
 // server that cannot serve PartialObjectMetadata answers 406 instead of sending full Secrets.
 constexpr const char* kAcceptMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 constexpr const char* kAcceptMetadataList =

@@ -161,7 +161,7 @@ AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetc
     return handle(body, fetch);
   } catch (const std::exception& e) {
     // Only a bug gets here (a JSON type error on input we did not anticipate). A request with a
-    // uid is still allowed (invariant 1); anything else is malformed.
+    // uid is still allowed (docs/architecture.md, "Fail open"); anything else is malformed.
     AdmissionResult result;
     const std::string problem = std::string("unexpected input: ") + e.what();
     const json review = json::parse(body, nullptr, /*allow_exceptions=*/false);

@@ -50,7 +50,7 @@ LookupPool::LookupPool(std::size_t threads, std::size_t maxQueued) : impl_(std::
     try {
       impl_->threads.emplace_back([impl = impl_.get()] { impl->work(); });
     } catch (const std::system_error&) {
-      break;  // run with the threads we have (invariant 6: nothing thrown from here)
+      break;  // run with the threads we have (docs/architecture.md, "No exception across modules")
     }
   }
 }

@@ -1,4 +1,4 @@
-// Outside input never crashes the process (design.md invariant 6): valid kubeconfigs, watch
+// Outside input never crashes (docs/architecture.md, "No exception across modules"): kubeconfigs, watch
 // streams, list bodies, Status bodies and ExecCredentials are truncated and byte-mutated many
 // times (a fixed seed, so failures reproduce) and fed to the parsers. Each must answer with a
 // value or an error; the sanitizer build catches memory errors. A cheap stand-in for the fuzz

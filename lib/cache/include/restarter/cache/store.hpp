@@ -7,7 +7,7 @@
 // Store contract:
 //   - One writer (a Reflector), many readers. Readers never see a half-applied write: the initial
 //     list (and every relist) is swapped in at once, however many pages it arrived in.
-//   - Nothing is served before the first list is committed (design.md invariant 3): get/list/
+//   - Nothing is served before the first list is committed (docs/architecture.md, "No serving before sync"): get/list/
 //     byIndex answer Unavailable until then, so "absent" is never confused with "not loaded yet".
 //   - Objects are immutable snapshots (shared_ptr<const T>): a reader may keep one as long as it
 //     likes; the store replaces, never mutates.

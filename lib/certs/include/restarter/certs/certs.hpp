@@ -2,7 +2,7 @@
 // restarter::certs — X.509 for the webhook's serving certificate, on OpenSSL 3: key generation, a
 // self-signed CA, serving certificates signed by it, PEM in and out, inspection, and caBundle
 // merging. PEM strings are the currency, so no OpenSSL type appears here. Time is passed in
-// (design.md invariant 7): nothing here reads a clock.
+// (docs/architecture.md, "Injected time"): nothing here reads a clock.
 //
 // Thread-safety: every function is reentrant; nothing is shared between calls.
 

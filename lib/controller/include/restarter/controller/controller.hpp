@@ -1,5 +1,5 @@
 #pragma once
-// restarter::controller — the reliable half of restarter (design.md section 1): keeps every labeled
+// restarter::controller — the reliable half (docs/architecture.md, "Two halves"): keeps every labeled
 // workload's pod template annotated and evicts pods whose credentials expire.
 //
 //   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
@@ -14,13 +14,13 @@
 //   - StatefulSets, Deployments, DaemonSets labeled restarter.stackable.tech/enabled=true (full
 //     objects: the pod template is needed), each indexed by the ConfigMaps and Secrets it
 //     references;
-//   - ConfigMaps and Secrets, metadata-only (design.md invariant 5), kept as compact
+//   - ConfigMaps and Secrets, metadata-only (docs/architecture.md, "Metadata only"), kept as compact
 //     cache::ObjectMeta entries (uid, resourceVersion, the ignore label): the bulk of the objects
 //     and so of the memory;
 //   - Pods labeled restarter.stackable.tech/enabled=true, metadata-only.
-// A ConfigMap/Secret event queues only the workloads the index names (invariant 4); a workload
+// ConfigMap/Secret events queue only indexed workloads (docs/architecture.md, "Idempotent reconcile"); a workload
 // event queues that workload; every workload key waits out the debounce window. Nothing is
-// reconciled before every cache has synced (invariant 3): the initial lists queue every labeled
+// reconciled before all caches sync (docs/architecture.md, "No serving before sync"), then every labeled
 // workload, so changes made while the controller was down are applied at start.
 
 #include <atomic>

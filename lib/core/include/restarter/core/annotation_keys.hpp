@@ -1,6 +1,6 @@
 #pragma once
 // Naming of pod-template annotation keys: `configmap.restarter.stackable.tech/<name>` and
-// `secret.restarter.stackable.tech/<name>` (design.md section 2).
+// `secret.restarter.stackable.tech/<name>` (docs/architecture.md, "Annotation contract").
 //
 // The part after the slash must be a Kubernetes "qualified name": 1 to 63 characters of
 // [A-Za-z0-9._-], starting and ending alphanumeric. Object names may be up to 253 characters, so

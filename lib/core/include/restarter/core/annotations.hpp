@@ -1,6 +1,6 @@
 #pragma once
 // Desired pod-template annotations of a workload: the one function the controller, the webhook
-// and explain-restart all call (design.md section 3), and the diff between two annotation sets.
+// and explain-restart all call (docs/architecture.md, "Data flow"), and the diff of two annotation sets.
 //
 // For each reference of the pod template (references.hpp), keyed as annotation_keys.hpp says:
 //   - a present object that is not ignored: `<uid>/<resourceVersion>`;

@@ -1,6 +1,6 @@
 #pragma once
 // Every label and annotation key that restarter reads or writes, in one place. These are the
-// compatibility contract with Stackable's commons-operator (design.md section 2): changing any of
+// compatibility contract with commons-operator (docs/architecture.md, "Annotation contract"): changing
 // them restarts every managed workload in every cluster, so they never change.
 
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Ignore rules (design.md section 2):
+// Ignore rules (docs/architecture.md, "Annotation contract"):
 //   - a ConfigMap or Secret labeled `restarter.stackable.tech/ignore: "true"` never restarts
 //     anything;
 //   - a workload annotated `restarter.stackable.tech/ignore-configmap.<anything>: <name>` (or

@@ -1,7 +1,7 @@
 #pragma once
 // Result<T>: the value of an operation that can fail in an expected way (bad input, a refused
 // request). Errors are values carrying a kind, a message and a context trail; exceptions never
-// cross a lib/ module boundary (design.md invariant 6). A small stand-in for C++23 std::expected.
+// cross a lib/ module boundary (docs/architecture.md, "No exception across modules"). Like std::expected.
 
 #include <cassert>
 #include <string>

@@ -1,9 +1,9 @@
 #pragma once
-// Certificate rotation decisions for the webhook's managed certificates (design.md section 1):
+// Certificate rotation decisions for the webhook (docs/architecture.md, "Managed certificates"):
 // pure, so that every path through a rotation is unit-tested with plain times. Nothing here reads a
-// clock (invariant 7): the caller passes the wall-clock "now" at each periodic check, so a machine
+// clock (docs/architecture.md, "Injected time"): each check passes the wall-clock "now", so a machine
 // that was suspended or migrated catches up at its next check instead of serving an expired
-// certificate (commons-operator's monotonic-timer bug, notes/restarters.md).
+// certificate (commons-operator's monotonic-timer bug).
 //
 // The managed state is a CA, optionally a staged "next" CA, and a serving (leaf) certificate signed
 // by the current CA. Rolling the CA keeps an overlap: the next CA is first added to the published

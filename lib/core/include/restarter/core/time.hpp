@@ -1,6 +1,6 @@
 #pragma once
 // Time as restarter reads and writes it: RFC 3339 times and Go-style durations. Pure: nothing here
-// reads a clock; callers pass "now" in (design.md invariant 7).
+// reads a clock; callers pass "now" in (docs/architecture.md, "Injected time").
 
 #include <chrono>
 #include <string>

@@ -19,7 +19,7 @@
 // Metadata-only (`metadataOnly`): asks for `PartialObjectMetadata(List)` by content negotiation
 // (Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1) WITHOUT a fallback
 // to full objects, and checks the answer's kind, so Secret data never crosses the wire
-// (design.md invariant 5).
+// (docs/architecture.md, "Metadata only").
 //
 // 401: the authenticator is told (auth.hpp) and the request is retried once with fresh
 // credentials. Nothing else is retried here: the caller's error policy decides (see retryAfter()).

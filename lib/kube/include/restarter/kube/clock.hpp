@@ -1,5 +1,5 @@
 #pragma once
-// The clock seam (design.md invariant 7): wall-clock time for expiry decisions and a cancellable
+// The clock seam (docs/architecture.md, "Injected time"): wall-clock time for expiry and a cancellable
 // wait for backoff. Production code uses systemClock(); tests use FakeClock (tests/unit/kube), whose
 // waits return at once and advance its time, so backoff schedules are asserted, not slept through.
 

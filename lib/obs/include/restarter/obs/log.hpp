@@ -1,7 +1,7 @@
 #pragma once
 // restarter::obs — structured logs, Prometheus metrics, health endpoints. A leaf module.
 //
-// Logs: a constant message plus key=value fields (style.md habit 13), as text
+// Logs: a constant message plus key=value fields, as text
 //   2026-11-29T18:10:00.123456Z INFO restart triggered workload=default/web cause="configmap/a: ..."
 // or as one JSON object per line:
 //   {"ts":"2026-11-29T18:10:00.123456Z","level":"info","msg":"restart triggered","workload":...}

@@ -1,5 +1,5 @@
 #pragma once
-// restarter::webhook — the mutating admission webhook (design.md sections 1 and 4).
+// restarter::webhook — the admission webhook (docs/architecture.md, "Two halves", "Data flow").
 //
 //   admission.hpp     this file: one AdmissionReview in, one AdmissionReview out (pure but for
 //                     the injected reference fetcher)
@@ -8,7 +8,7 @@
 //   certificates.hpp  managed certificates (Secret, caBundle, rotation) and --cert-dir files
 //   mwc.hpp           the MutatingWebhookConfiguration install-mwc writes
 //
-// The handler never denies (invariant 1): every well-formed review is answered `allowed: true`;
+// Never denies (docs/architecture.md, "Fail open"): every well-formed review gets `allowed: true`;
 // when the annotations cannot be computed (a reference's state is unknown, the object is odd) the
 // answer carries no patch and a warning, and the outcome says why so the server can log and count
 // it. Only a body that is not an AdmissionReview with a request uid gets HTTP 400.

@@ -1,5 +1,5 @@
 #pragma once
-// The webhook's fresh lookup of referenced ConfigMaps and Secrets (design.md invariant 2): every
+// Fresh lookup of referenced ConfigMaps and Secrets (docs/architecture.md, "Fresh lookups"): every
 // admission reads the referenced objects from the API, metadata only, all at once, and waits at
 // most until a deadline shorter than the webhook's timeout. A cache is never consulted: right
 // after start, or when a watch lags, a cache would answer "absent" for an object that exists and

@@ -1,6 +1,6 @@
 #pragma once
 // The MutatingWebhookConfiguration that routes labeled workloads to the webhook (install-mwc).
-// Every setting is chosen for the failure modes of design.md section 1; mwc.cpp says why for each.
+// Every setting is chosen for docs/architecture.md, "Two halves"; mwc.cpp says why for each.
 
 #include <optional>
 #include <string>
