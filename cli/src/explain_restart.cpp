@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "restarter/core/constants.hpp"
+#include "restarter/core/rollout.hpp"
 
 namespace restarter::cli {
 
@@ -30,6 +31,11 @@ kube::ResourceRef controllerRevisions() {
 
 kube::ResourceRef replicaSets() {
   return kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true};
+}
+
+// The core/v1 view of Events: it selects by involvedObject.uid and reason on the server.
+kube::ResourceRef coreEvents() {
+  return kube::ResourceRef{"", "v1", "events", "Event", true};
 }
 
 // A string field of a JSON object, "" when absent or not a string.
@@ -123,6 +129,19 @@ std::optional<core::Revision> revisionFromObject(const json& object, core::Workl
                                                 : fromControllerRevision(object, kind).revision;
 }
 
+std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
+  if (text(event, "reason") != core::kRolloutHeldReason) return std::nullopt;
+  const auto until = core::heldUntilFromNote(text(event, "message"));
+  if (!until) return std::nullopt;
+  for (const std::string& candidate : {text(event, "eventTime"), text(event, "lastTimestamp"),
+                                       text(event, "firstTimestamp"),
+                                       text(field(event, "metadata"), "creationTimestamp")}) {
+    if (candidate.empty()) continue;
+    if (auto recorded = core::parseRfc3339(candidate)) return core::HeldRollout{*recorded, *until};
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 ordered_json annotationCause(const core::AnnotationChange& change) {
@@ -201,6 +220,20 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     auto state = core::objectStateFromMetadata(field(*object, "metadata"));
     return state ? *state : core::ObjectState::unknown(state.error().describe());
   });
+
+  // Held rollouts: the workload's RolloutHeld Events, selected on the server.
+  kube::ListOptions held;
+  held.fieldSelector = "involvedObject.uid=" + uid + ",reason=" + std::string(core::kRolloutHeldReason);
+  auto events = client.list(coreEvents(), namespace_, held);
+  if (events) {
+    std::vector<core::HeldRollout> holds;
+    for (const json& event : events->items) {
+      if (auto hold = heldRolloutFromEvent(event)) holds.push_back(*hold);
+    }
+    input.heldRollouts = std::move(holds);
+  } else {
+    input.heldRollouts = std::move(events).error();
+  }
   return input;
 }
 
@@ -260,6 +293,20 @@ ordered_json explanationDocument(const ExplainInput& input) {
     }
     pending["references"] = std::move(references);
   }
+  const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(input.workload);
+  ordered_json hold;
+  if (!input.heldRollouts) {
+    hold["status"] = "unknown";
+    hold["reason"] = input.heldRollouts.error().describe();
+  } else if (auto current = core::currentRolloutHold(*input.heldRollouts, lastRollout, !pendingChanges.empty())) {
+    hold["status"] = "held";
+    hold["until"] = core::formatRfc3339(current->until);
+    hold["recorded"] = core::formatRfc3339(current->recorded);
+  } else {
+    hold["status"] = "not-held";
+  }
+  hold["lastRollout"] = lastRollout ? ordered_json(core::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
+  pending["rolloutHold"] = std::move(hold);
   doc["pending"] = std::move(pending);
   return doc;
 }

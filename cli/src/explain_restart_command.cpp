@@ -157,7 +157,16 @@ std::string renderText(const ordered_json& doc, bool color) {
   if (status == "up-to-date") {
     out << style.green("up to date") << "\n";
   } else if (status == "restart-due") {
-    out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+    const ordered_json hold = pending.contains("rolloutHold") ? pending["rolloutHold"] : ordered_json::object();
+    const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
+    if (holdStatus == "held") {
+      out << style.yellow("a restart is due") << ", rollout held until " << str(hold["until"])
+          << " (the controller's minimum rollout interval since the last rollout at " << str(hold["lastRollout"])
+          << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
+    } else {
+      out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+      if (holdStatus == "unknown") out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
+    }
     for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
   } else {
     out << "unknown: " << str(pending["reason"]) << "\n";

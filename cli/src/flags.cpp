@@ -63,6 +63,12 @@ int reportUsageError(Io& io, const std::string& subcommand, const std::string& p
   return kExitUsage;
 }
 
+std::string joinProblems(const std::vector<std::string>& problems) {
+  std::string text;
+  for (const std::string& problem : problems) text += (text.empty() ? "" : "; ") + problem;
+  return text;
+}
+
 ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>& args, Io& io,
                        const std::string& subcommand, bool allowPositional) {
   ParsedFlags parsed;

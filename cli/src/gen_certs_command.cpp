@@ -8,6 +8,7 @@
 
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flags.hpp"
+#include "restarter/core/rotation.hpp"
 #include "restarter/kube/config.hpp"
 
 namespace restarter::cli {
@@ -83,6 +84,9 @@ std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOption
     if (duration->count() == 0) return reportUsageError(io, kName, std::string("--") + flag + " must be positive");
     *target = *duration;
   }
+  const std::vector<std::string> problems =
+      core::checkIssueTimings(out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
+  if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
   auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
   if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
   out.keyType = *keyType;

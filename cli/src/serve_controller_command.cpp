@@ -14,6 +14,7 @@
 #include "restarter/cli/flags.hpp"
 #include "serve_process.hpp"
 #include "restarter/controller/controller.hpp"
+#include "restarter/core/rollout.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
@@ -44,6 +45,12 @@ cxxopts::Options makeOptions(const Io& io) {
       ("debounce", "wait this long after the first change of a workload before acting, so a "
                    "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
        cxxopts::value<std::string>()->default_value("1s"), "DURATION")
+      ("min-rollout-interval", "roll one workload at most once per this long, on top of the debounce; "
+                               "changes meanwhile are merged into the next rollout, which is held until "
+                               "then (Event reason RolloutHeld); measured from the workload's "
+                               "restarter.stackable.tech/last-rollout annotation; 0 disables",
+       cxxopts::value<std::string>()->default_value(core::formatInterval(controller::kDefaultMinRolloutInterval)),
+       "DURATION")
       ("dry-run", "log and announce (Event reason WouldRestart) what would be done; write nothing "
                   "to workloads or pods")
       ("leader-elect", "run only while holding the Lease (default: true in a cluster, false "
@@ -84,7 +91,7 @@ std::string replicaIdentity() {
 
 }  // namespace
 
-core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text) {
+core::Result<std::chrono::milliseconds> parseMilliseconds(const std::string& text, std::chrono::seconds max) {
   if (text == "0") return std::chrono::milliseconds(0);
   if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
     const std::string digits = text.substr(0, text.size() - 2);
@@ -95,10 +102,19 @@ core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text) {
   }
   auto seconds = core::parseDuration(text);
   if (!seconds) return std::move(seconds).error();
-  if (*seconds > std::chrono::hours(1)) {
-    return core::makeError(core::ErrorKind::InvalidInput, "more than 1h: changes would wait too long");
+  if (*seconds > max) {
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           "more than " + core::formatDuration(max) + ": changes would wait too long");
   }
   return std::chrono::duration_cast<std::chrono::milliseconds>(*seconds);
+}
+
+core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text) {
+  return parseMilliseconds(text, std::chrono::hours(1));
+}
+
+core::Result<std::chrono::milliseconds> parseMinRolloutInterval(const std::string& text) {
+  return parseMilliseconds(text, std::chrono::hours(24));
 }
 
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
@@ -126,6 +142,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   auto debounce = parseDebounce(flags["debounce"].as<std::string>());
   if (!debounce) return reportUsageError(io, kName, "--debounce: " + debounce.error().message);
   out.debounce = *debounce;
+  auto interval = parseMinRolloutInterval(flags["min-rollout-interval"].as<std::string>());
+  if (!interval) return reportUsageError(io, kName, "--min-rollout-interval: " + interval.error().message);
+  out.minRolloutInterval = *interval;
   out.dryRun = flags.count("dry-run") > 0;
   if (flags.count("leader-elect") > 0) {
     const std::string value = flags["leader-elect"].as<std::string>();
@@ -186,6 +205,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controller::ControllerOptions controllerOptions;
   controllerOptions.namespaces = options.namespaces;
   controllerOptions.debounce = options.debounce;
+  controllerOptions.minRolloutInterval = options.minRolloutInterval;
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;

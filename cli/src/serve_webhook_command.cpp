@@ -11,6 +11,7 @@
 
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
+#include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/obs/metrics.hpp"
@@ -197,8 +198,13 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     auto lookup = positiveDuration(flags, "lookup-timeout");
     if (!lookup) return reportUsageError(io, kName, lookup.error().message);
     out.lookupTimeout = *lookup;
-    if (out.caValidity < 2 * out.validity) {
-      return reportUsageError(io, kName, "--ca-validity must be at least twice --validity");
+    // Only managed certificates are rotated; with --cert-dir these durations are unused.
+    if (out.certDir.empty()) {
+      const std::vector<std::string> problems = core::checkRotationTimings(
+          {.validity = out.validity, .caValidity = out.caValidity, .caPropagation = out.caPropagation,
+           .checkInterval = out.certCheckInterval},
+          {"--validity", "--ca-validity", "--ca-propagation", "--cert-check-interval"});
+      if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
     }
     auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
     if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);

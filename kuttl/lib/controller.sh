@@ -6,7 +6,10 @@
 #   controller.sh start [--name N] [-- extra flags]  start instance N (default "controller") in the
 #                               background and wait (bounded) until its caches have synced.
 #                               Defaults: --namespace $NAMESPACE, --leader-elect=false,
-#                               --debounce 200ms, endpoints on 127.0.0.1:0 (free ports).
+#                               --debounce 200ms, --min-rollout-interval 0 (suites change a
+#                               workload's objects in turn and expect each change rolled at
+#                               once; controller-rollout-interval gives its own, a later flag
+#                               wins), endpoints on 127.0.0.1:0 (free ports).
 #   controller.sh stop [N]      SIGTERM, wait (bounded) for a clean exit ("stopped" logged)
 #   controller.sh kill [N]      SIGKILL (no clean-up: to prove a hand-over without release)
 #   controller.sh exit-code [N] [SECONDS]  wait (bounded) until N has exited by itself; print its
@@ -78,7 +81,7 @@ start() {
   RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc \
     setsid bash -c 'timeout -s TERM "$0" "$@" & echo $! >"$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
-    --leader-elect=false --debounce 200ms \
+    --leader-elect=false --debounce 200ms --min-rollout-interval 0 \
     --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &
   local deadline=$((SECONDS + 10))

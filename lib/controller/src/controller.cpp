@@ -8,6 +8,7 @@
 #include "restarter/controller/pod_expiry.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/rollout.hpp"
 
 namespace restarter::controller {
 
@@ -27,6 +28,10 @@ Metrics::Metrics(obs::Registry& registry)
       dryRunRestarts(registry.counter("restarter_controller_dry_run_restarts_total",
                                       "Workload rollouts that --dry-run announced but did not make.",
                                       {"kind"})),
+      rolloutsHeld(registry.counter("restarter_controller_rollouts_held_total",
+                                    "Workload rollouts held back by --min-rollout-interval (one per "
+                                    "hold, however many changes it merges), by kind.",
+                                    {"kind"})),
       evictions(registry.counter("restarter_controller_evictions_total",
                                  "Pod evictions for expired credentials, by result "
                                  "(evicted, refused, dry_run).",
@@ -99,7 +104,8 @@ void slimWorkload(json& object) {
   slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
-      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix});
+      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+                                  core::kLastRolloutAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) keepFields(*spec, {"template"});
@@ -169,7 +175,7 @@ struct Controller::Impl {
         clock(clockIn), limiter(clock, options.writesPerSecond, options.writeBurst),
         queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
         context{client, logger, metrics, limiter, clock, options.dryRun,
-                "restarter.stackable.tech/controller", options.identity} {}
+                "restarter.stackable.tech/controller", options.identity, options.minRolloutInterval} {}
 
   kube::Client& client;
   ControllerOptions options;
@@ -419,7 +425,8 @@ core::Status Controller::run(std::stop_token stop) {
   s.logger.info("starting workers",
                 obs::Fields{{"workers", std::to_string(s.options.workers)},
                             {"dryRun", s.options.dryRun ? "true" : "false"},
-                            {"debounce", std::to_string(s.options.debounce.count()) + "ms"}});
+                            {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
+                            {"minRolloutInterval", core::formatInterval(s.options.minRolloutInterval)}});
   std::stop_source workStop;
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, s.options.workers); ++i) {

@@ -4,6 +4,7 @@
 
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_patch.hpp"
+#include "restarter/core/rollout.hpp"
 
 namespace restarter::controller {
 
@@ -87,7 +88,8 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
   };
 }
 
-json applyBody(const WorkloadKind& kind, const json& workload, const core::AnnotationMap& desired) {
+json applyBody(const WorkloadKind& kind, const json& workload, const core::AnnotationMap& desired,
+               core::TimePoint rolledAt) {
   json annotations = json::object();
   for (const auto& [key, value] : desired) annotations[key] = value;
   return {{"apiVersion", kind.resource.apiVersion()},
@@ -95,7 +97,8 @@ json applyBody(const WorkloadKind& kind, const json& workload, const core::Annot
           {"metadata",
            {{"name", metadataString(workload, "name")},
             {"namespace", metadataString(workload, "namespace")},
-            {"uid", metadataString(workload, "uid")}}},
+            {"uid", metadataString(workload, "uid")},
+            {"annotations", {{std::string(core::kLastRolloutAnnotation), core::formatRfc3339(rolledAt)}}}}},
           {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
 }
 
@@ -125,6 +128,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     std::lock_guard lock(mutex_);
     lastWrites_.erase(key);
     lastAnnounced_.erase(key);
+    held_.erase(key);
     return Action::awaitChange();
   }
   json workload = (*cached)->unpack();
@@ -149,6 +153,10 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
         json& annotations = workload["spec"]["template"]["metadata"]["annotations"];
         annotations = json::object();
         for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
+        // The interval counts from that write too.
+        json& stamped = workload["metadata"]["annotations"];
+        if (!stamped.is_object()) stamped = json::object();
+        stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
       } else {
         lastWrites_.erase(last);
       }
@@ -160,6 +168,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   if (changes->empty()) {
     std::lock_guard lock(mutex_);
     lastAnnounced_.erase(key);
+    held_.erase(key);
     return Action::awaitChange();
   }
 
@@ -175,17 +184,29 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     return Action::awaitChange();
   }
 
+  const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
+  const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
+  const core::RolloutDecision gate = core::decideRollout(lastRollout, now, context_.minRolloutInterval);
+  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate.notBefore, now);
+  {
+    std::lock_guard lock(mutex_);
+    held_.erase(key);
+  }
+
   if (!context_.writeLimiter.acquire(stop)) {
     return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
   }
+  // Stamped when the write limiter let the write through, not when it was decided: the limiter
+  // may have made it wait, and the next interval must count from the rollout itself.
+  const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   auto applied = context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
-                                       applyBody(kind_, workload, desired->annotations),
+                                       applyBody(kind_, workload, desired->annotations, rolledAt),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
   if (!applied) return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
-    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations};
+    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt)};
   }
   if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
     return withContext(std::move(s).error(), "removing annotations of " + kind_.name + " " + key);
@@ -232,6 +253,48 @@ core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
   context_.metrics.writes.with({kind_.resource.plural, "patch"}).inc();
   if (!patched) return std::move(patched).error();
   return core::okStatus();
+}
+
+Action WorkloadReconciler::hold(const json& workload, const std::string& key,
+                                const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
+                                core::TimePoint until, core::TimePoint now) {
+  // Rounded up: woken a fraction early, the key would only be held again for the rest.
+  const Action lookAgain = Action::requeue(std::chrono::ceil<milliseconds>(until - now));
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = held_.emplace(key, until);
+    if (!inserted && it->second == until) return lookAgain;  // this hold is announced already
+    it->second = until;
+  }
+  const std::string ns = metadataString(workload, "namespace");
+  const std::string described = describeChanges(changes);
+  context_.metrics.rolloutsHeld.with({kind_.name}).inc();
+  context_.logger.info("rollout held",
+                       {{"kind", kind_.name},
+                        {"workload", key},
+                        {"namespace", ns},
+                        {"until", core::formatRfc3339(until)},
+                        {"lastRollout", core::formatRfc3339(lastRollout)},
+                        {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
+                        {"changes", described}});
+  kube::EventRecord event;
+  event.namespace_ = ns;
+  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                                          metadataString(workload, "name"), metadataString(workload, "uid")};
+  event.type = "Normal";
+  event.reason = std::string(core::kRolloutHeldReason);
+  event.action = "Hold";
+  event.note = core::rolloutHeldNote(until, lastRollout, context_.minRolloutInterval, ns, described);
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  // Logged, not retried: the hold itself needs no Event, and the rollout must not wait for one.
+  if (!created) {
+    context_.logger.warn("cannot record rollout-held event",
+                         {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
+  }
+  return lookAgain;
 }
 
 core::Status WorkloadReconciler::announce(const json& workload, const std::string& key,

@@ -203,4 +203,15 @@ FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
   return first;
 }
 
+std::optional<HeldRollout> currentRolloutHold(const std::vector<HeldRollout>& events,
+                                              std::optional<TimePoint> lastRollout,
+                                              bool changesPending) {
+  if (!changesPending || events.empty()) return std::nullopt;
+  const auto latest = std::max_element(events.begin(), events.end(), [](const HeldRollout& a, const HeldRollout& b) {
+    return a.recorded < b.recorded;
+  });
+  if (lastRollout && latest->recorded <= *lastRollout) return std::nullopt;
+  return *latest;
+}
+
 }  // namespace restarter::core

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "restarter/cli/yaml_output.hpp"
+#include "restarter/core/rollout.hpp"
 
 using namespace restarter;
 using namespace restarter::cli;
@@ -104,4 +105,68 @@ TEST_CASE("yaml output quotes strings that would read as other types", "[cli][ya
                                                          {"e", json::array({1, "x"})}});
   CHECK_THAT(yaml, Catch::Contains("a: \"true\"") && Catch::Contains("b: \"123\"") &&
                        Catch::Contains("c: true") && Catch::Contains("d: ~"));
+}
+
+namespace {
+
+core::TimePoint t0() { return core::parseRfc3339("2027-01-15T08:00:00Z").value(); }
+
+}  // namespace
+
+TEST_CASE("a held rollout is shown with its end in the text and the JSON", "[cli][explain]") {
+  using namespace std::chrono_literals;
+  ExplainInput input = sampleInput();
+  input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2027-01-15T08:00:00Z"}};
+  input.heldRollouts = std::vector<core::HeldRollout>{{t0() + 5s, t0() + 5min}};
+  const auto doc = explanationDocument(input);
+  CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "held"},
+                                                     {"until", "2027-01-15T08:05:00Z"},
+                                                     {"recorded", "2027-01-15T08:00:05Z"},
+                                                     {"lastRollout", "2027-01-15T08:00:00Z"}});
+  CHECK_THAT(renderText(doc, false),
+             Catch::Contains("Pending: a restart is due, rollout held until 2027-01-15T08:05:00Z") &&
+                 Catch::Contains("since the last rollout at 2027-01-15T08:00:00Z"));
+  // The held rollout was made: the workload's record is newer than the Event.
+  input.workload["metadata"]["annotations"]["restarter.stackable.tech/last-rollout"] = "2027-01-15T08:05:00Z";
+  const auto rolled = explanationDocument(input);
+  CHECK(rolled["pending"]["rolloutHold"]["status"] == "not-held");
+  CHECK_THAT(renderText(rolled, false), Catch::Contains("a restart is due (the controller will apply it)"));
+}
+
+TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown", "[cli][explain]") {
+  const auto doc = explanationDocument(sampleInput());
+  CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "not-held"}, {"lastRollout", nullptr}});
+}
+
+TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[cli][explain]") {
+  ExplainInput input = sampleInput();
+  input.heldRollouts = core::makeError(core::ErrorKind::Forbidden, "events is forbidden");
+  const auto doc = explanationDocument(input);
+  CHECK(doc["pending"]["status"] == "restart-due");
+  CHECK(doc["pending"]["rolloutHold"]["status"] == "unknown");
+  CHECK_THAT(doc["pending"]["rolloutHold"]["reason"].get<std::string>(), Catch::Contains("forbidden"));
+  CHECK_THAT(renderText(doc, false), Catch::Contains("whether the controller holds it is unknown"));
+}
+
+TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
+  using namespace std::chrono_literals;
+  const std::string note = core::rolloutHeldNote(t0() + 20s, t0(), 20s, "shop", "configmap/cfg: u/1 -> u/2 (updated)");
+  json event = {{"reason", "RolloutHeld"},
+                {"message", note},
+                {"eventTime", "2027-01-15T08:00:01.500000Z"},
+                {"metadata", {{"creationTimestamp", "2027-01-15T08:00:02Z"}}}};
+  auto held = heldRolloutFromEvent(event);
+  REQUIRE(held);
+  CHECK(held->until == t0() + 20s);
+  CHECK(held->recorded == t0() + 1500ms);
+  // Without eventTime (an Event from the core API's recorder): lastTimestamp, then creation.
+  event["eventTime"] = nullptr;
+  event["lastTimestamp"] = "2027-01-15T08:00:03Z";
+  CHECK(heldRolloutFromEvent(event)->recorded == t0() + 3s);
+  event.erase("lastTimestamp");
+  CHECK(heldRolloutFromEvent(event)->recorded == t0() + 2s);
+  CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "Restarted"}, {"message", note}, {"eventTime", "2027-01-15T08:00:01Z"}}));
+  CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "RolloutHeld"}, {"message", "held"}, {"eventTime", "2027-01-15T08:00:01Z"}}));
+  CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "RolloutHeld"}, {"message", note}}));
+  CHECK_FALSE(heldRolloutFromEvent(json::array()));
 }

@@ -264,3 +264,18 @@ TEST_CASE("gen-certs refuses Secret flags without --secret", "[cli][gen-certs]")
   const Run both = runArgs({"--secret", "s", "--out-dir", "/tmp"});
   CHECK(both.code == kExitUsage);
 }
+
+TEST_CASE("gen-certs refuses a serving certificate that would outlive its CA naming both flags", "[cli][gen-certs]") {
+  TempDir dir;
+  const Run longer = runArgs({"--out-dir", dir.path.string(), "--validity", "48h", "--ca-validity", "24h"});
+  CHECK(longer.code == kExitUsage);
+  CHECK_THAT(longer.err, Catch::StartsWith("restarter gen-certs: --validity 48h is more than --ca-validity 24h: a "
+                                           "certificate cannot outlive the CA that signed it"));
+  CHECK_FALSE(fs::exists(dir.path / "tls.key"));
+  const Run centuries = runArgs({"--out-dir", dir.path.string(), "--ca-validity", "40000d"});
+  CHECK(centuries.code == kExitUsage);
+  CHECK_THAT(centuries.err, Catch::Contains("--ca-validity 960000h is more than 876000h (100 years)"));
+  // Equal lifetimes are fine.
+  CHECK(runArgs({"--out-dir", dir.path.string(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"}).code ==
+        kExitOk);
+}

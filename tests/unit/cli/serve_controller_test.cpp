@@ -22,6 +22,8 @@ TEST_CASE("serve-controller defaults", "[cli][serve-controller]") {
   CHECK_FALSE(run.exit);
   CHECK(run.options.namespaces.empty());
   CHECK(run.options.debounce == 1000ms);
+  CHECK(run.options.minRolloutInterval == 5min);
+  CHECK(run.options.minRolloutInterval == restarter::controller::ControllerOptions{}.minRolloutInterval);
   CHECK_FALSE(run.options.dryRun);
   CHECK_FALSE(run.options.leaderElect);
   REQUIRE(run.options.metricsBind);
@@ -68,4 +70,24 @@ TEST_CASE("serve-controller debounce accepts 0 and milliseconds", "[cli][serve-c
   CHECK(*parseDebounce("2s") == 2000ms);
   CHECK_FALSE(parseDebounce("-1s").ok());
   CHECK_FALSE(parseDebounce("2h").ok());
+}
+
+TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a day", "[cli][serve-controller]") {
+  CHECK(Run({"--min-rollout-interval", "20s"}).options.minRolloutInterval == 20s);
+  CHECK(Run({"--min-rollout-interval=0"}).options.minRolloutInterval == 0ms);
+  CHECK(Run({"--min-rollout-interval", "1500ms"}).options.minRolloutInterval == 1500ms);
+  CHECK(Run({"--min-rollout-interval", "24h"}).options.minRolloutInterval == 24h);
+  // The last value given wins (kuttl's helper passes a default that a suite overrides).
+  CHECK(Run({"--min-rollout-interval", "0", "--min-rollout-interval", "20s"}).options.minRolloutInterval == 20s);
+  for (const char* bad : {"soon", "-1s", "25h", "1.5s"}) {
+    INFO(bad);
+    Run run({"--min-rollout-interval", bad});
+    REQUIRE(run.exit);
+    CHECK(*run.exit == 2);
+    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --min-rollout-interval: "));
+  }
+  CHECK_THAT(Run({"--min-rollout-interval", "25h"}).err.str(), Catch::Contains("more than 24h"));
+  Run help({"--help"});
+  CHECK(help.exit == std::optional<int>(0));
+  CHECK_THAT(help.out.str(), Catch::Contains("--min-rollout-interval") && Catch::Contains("(default: 5m)"));
 }

@@ -1,5 +1,6 @@
 #include "restarter/cli/serve_webhook.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -149,4 +150,41 @@ TEST_CASE("install-mwc: an unreadable CA bundle file fails without writing", "[c
                           out, err);
   CHECK(code == kExitFailure);
   CHECK_THAT(err.str(), Catch::Contains("cannot read \"/nonexistent/ca.crt\": No such file or directory"));
+}
+
+TEST_CASE("serve-webhook: --ca-validity 90s alone exits 2 naming every flag it conflicts with", "[cli][serve-webhook]") {
+  ServeWebhookOptions options;
+  const Parsed p = parse(parseServeWebhookFlags, {"--ca-validity", "90s"}, options);
+  REQUIRE(p.exit);
+  CHECK(*p.exit == kExitUsage);
+  CHECK_THAT(p.err, Catch::StartsWith("restarter serve-webhook: --ca-validity 1m30s is less than twice --validity 24h") &&
+                        Catch::Contains("; --ca-propagation 30s + 2 x --cert-check-interval 10s is more than a third "
+                                        "of --ca-validity 1m30s") &&
+                        Catch::EndsWith("Run 'restarter serve-webhook --help' for usage.\n"));
+  // One message: a single problem line before the usage hint.
+  CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 2);
+}
+
+TEST_CASE("serve-webhook: certificate durations are checked at their limits", "[cli][serve-webhook]") {
+  auto exitOf = [](std::vector<std::string> args) {
+    ServeWebhookOptions options;
+    return parse(parseServeWebhookFlags, std::move(args), options);
+  };
+  // The rotation suite's short lifetimes, and each relation exactly at its limit.
+  CHECK_FALSE(exitOf({"--validity", "20s", "--ca-validity", "60s", "--ca-propagation", "5s", "--cert-check-interval", "1s"}).exit);
+  CHECK_FALSE(exitOf({"--validity", "30s", "--cert-check-interval", "10s"}).exit);
+  CHECK_FALSE(exitOf({"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "10s", "--cert-check-interval", "10s"}).exit);
+  // One second past each.
+  const Parsed check = exitOf({"--validity", "30s", "--cert-check-interval", "11s"});
+  CHECK(check.exit == kExitUsage);
+  CHECK_THAT(check.err, Catch::Contains("--cert-check-interval 11s is more than a third of --validity 30s"));
+  const Parsed propagation =
+      exitOf({"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "11s", "--cert-check-interval", "10s"});
+  CHECK(propagation.exit == kExitUsage);
+  CHECK_THAT(propagation.err, Catch::Contains("--ca-propagation 11s + 2 x --cert-check-interval 10s"));
+  const Parsed ca = exitOf({"--validity", "46s", "--ca-validity", "90s", "--ca-propagation", "10s", "--cert-check-interval", "10s"});
+  CHECK(ca.exit == kExitUsage);
+  CHECK_THAT(ca.err, Catch::Contains("--ca-validity 1m30s is less than twice --validity 46s"));
+  // With --cert-dir nothing is rotated: the managed certificates' durations are not used.
+  CHECK_FALSE(exitOf({"--cert-dir", "certs", "--ca-validity", "90s"}).exit);
 }

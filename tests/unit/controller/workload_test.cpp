@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/core/rollout.hpp"
 #include "support.hpp"
 
 using namespace restarter::controller;
@@ -9,6 +10,8 @@ using restarter::core::ErrorKind;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
 using nlohmann::json;
+using namespace std::chrono_literals;
+using restarter::core::formatRfc3339;
 
 namespace {
 
@@ -48,6 +51,18 @@ struct Fixture {
 };
 
 json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+
+const char* kLastRollout = "restarter.stackable.tech/last-rollout";
+
+restarter::core::TimePoint nowOf(const Fixture& f) {
+  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.now());
+}
+
+// `workload` with the last-rollout annotation a rollout at `at` wrote.
+json rolledAt(json workload, restarter::core::TimePoint at) {
+  workload["metadata"]["annotations"][kLastRollout] = formatRfc3339(at);
+  return workload;
+}
 
 }  // namespace
 
@@ -224,4 +239,208 @@ TEST_CASE("the cache lookup reads identity and the ignore label from metadata en
   CHECK(lookup(RefKind::ConfigMap, "nouid").presence == Presence::Unknown);
   CHECK(lookup(RefKind::ConfigMap, "missing").presence == Presence::Absent);
   CHECK(lookup(RefKind::Secret, "creds").presence == Presence::Unknown);  // not synced
+}
+
+TEST_CASE("without a rollout record the first change rolls at once and records the time", "[controller][workload][interval]") {
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  json body = json::parse(requests[0].body);
+  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, formatRfc3339(nowOf(f))}});
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
+}
+
+TEST_CASE("a change within the interval is held and announced once however often it changes again", "[controller][workload][interval]") {
+  // A new reconciler (a restarted controller, a new leader) sees the record another replica wrote.
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  const auto start = nowOf(f);
+  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 5s)}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+
+  auto held = f.reconciler->reconcile("ns/web");
+  REQUIRE(held.ok());
+  REQUIRE(held->requeueAfter);
+  CHECK(*held->requeueAfter == 15s);  // the moment it may roll
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);  // no write to the workload, one Event
+  CHECK(requests[0].method == "POST");
+  json event = json::parse(requests[0].body);
+  CHECK(event["reason"] == "RolloutHeld");
+  CHECK(event["type"] == "Normal");
+  CHECK(event["regarding"]["uid"] == "sts-uid");
+  const std::string note = event["note"];
+  CHECK(restarter::core::heldUntilFromNote(note) == start + 15s);
+  CHECK_THAT(note, Catch::Contains("at most one rollout per 20s") &&
+                       Catch::Contains("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)"));
+  const std::string logs = f.harness.logs.str();
+  CHECK_THAT(logs, Catch::Contains("rollout held") && Catch::Contains("until=" + formatRfc3339(start + 15s)));
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+
+  // Further changes during the hold: merged into it, nothing written, nothing announced again.
+  for (int version = 3; version <= 5; ++version) {
+    f.harness.clock.advance(1s);
+    f.configMaps.replace({configMap("app-config", "cm-uid", std::to_string(version))}, "2" + std::to_string(version));
+    auto again = f.reconciler->reconcile("ns/web");
+    REQUIRE(again.ok());
+    CHECK(again->requeueAfter == std::optional<std::chrono::milliseconds>(15s - (version - 2) * 1s));
+  }
+  CHECK(f.harness.transport->requests().size() == 1);
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
+
+  // At the end of the interval (the boundary itself) the latest version rolls, stamped now.
+  f.harness.clock.advance(12s);
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/5"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto rolled = f.reconciler->reconcile("ns/web");
+  REQUIRE(rolled.ok());
+  CHECK_FALSE(rolled->requeueAfter);
+  requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 3);
+  json body = json::parse(requests[1].body);
+  CHECK(requests[1].method == "PATCH");
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/5"}});
+  CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 15s));
+  CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") != std::string::npos);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
+
+  // A change right after: the interval counts from that write, though the cache does not show it yet.
+  f.harness.clock.advance(1s);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "6")}, "26");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto next = f.reconciler->reconcile("ns/web");
+  REQUIRE(next.ok());
+  CHECK(next->requeueAfter == std::optional<std::chrono::milliseconds>(19s));
+  requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(json::parse(requests[3].body)["reason"] == "RolloutHeld");
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 2);
+}
+
+TEST_CASE("a rollout record more than an interval in the future does not hold the workload", "[controller][workload][interval]") {
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) + 21s)}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].method == "PATCH");
+  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(nowOf(f)));
+}
+
+TEST_CASE("without an interval a recent rollout holds nothing", "[controller][workload][interval]") {
+  Fixture f;  // minRolloutInterval 0
+  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f))}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  CHECK(f.harness.transport->requests().front().method == "PATCH");
+}
+
+TEST_CASE("dry run announces a change within the interval and holds nothing", "[controller][workload][interval]") {
+  Fixture f(true);
+  f.harness.context->minRolloutInterval = 20s;
+  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) - 1s)}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(json::parse(requests[0].body)["reason"] == "WouldRestart");
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
+}
+
+TEST_CASE("a ConfigMap changed ten times a second for a minute rolls once per interval and ends at its last version",
+          "[controller][workload][interval]") {
+  // The reconciler driven as the controller drives it: a queue with the 1 s debounce, every
+  // change queuing the workload, each write showing up in the cache and queuing it again, the
+  // requeue the reconciler asks for; time from the fake clock only.
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  auto& clock = f.harness.clock;
+  WorkQueue queue(clock, restarter::cache::BackoffPolicy{500ms, 300'000ms, 0.5});
+  const std::string key = "ns/web";
+  const auto debounce = 1000ms;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");
+  f.secrets.replace({}, "20");
+  for (int i = 0; i < 100; ++i) f.harness.transport->push(ok(statefulSet().dump()));  // any write succeeds
+
+  int workloadVersion = 10;
+  std::size_t seen = 0;
+  std::vector<restarter::core::TimePoint> rollouts;
+  std::string lastWritten;
+  auto work = [&] {
+    while (auto due = queue.tryGet(clock.now())) {
+      auto action = f.reconciler->reconcile(*due);
+      REQUIRE(action.ok());
+      queue.forget(*due);
+      if (action->requeueAfter) queue.add(*due, *action->requeueAfter);
+      queue.done(*due);
+      // The watch: each apply reaches the cache, and the workload's update queues it again.
+      const auto requests = f.harness.transport->requests();
+      for (; seen < requests.size(); ++seen) {
+        if (requests[seen].method != "PATCH") continue;
+        const json body = json::parse(requests[seen].body);
+        json updated = statefulSet(body["spec"]["template"]["metadata"]["annotations"]);
+        updated["metadata"]["annotations"] = body["metadata"]["annotations"];
+        updated["metadata"]["resourceVersion"] = std::to_string(++workloadVersion);
+        f.workloads.upsert(updated);
+        lastWritten = body["spec"]["template"]["metadata"]["annotations"][kCm];
+        rollouts.push_back(nowOf(f));
+        queue.add(key, debounce);
+      }
+    }
+  };
+  int configVersion = 1;
+  for (int tick = 0; tick < 600; ++tick) {
+    f.configMaps.upsert(configMap("app-config", "cm-uid", std::to_string(++configVersion)));
+    queue.add(key, debounce);
+    work();
+    clock.advance(100ms);
+  }
+  // The changes stop; time runs on until nothing is left to do (bounded: a key that kept coming
+  // back would fail here, not hang).
+  for (int step = 0; step < 100 && queue.nextDue(); ++step) {
+    const auto due = *queue.nextDue();
+    const auto now = clock.now();
+    if (due > now) clock.advance(std::chrono::ceil<std::chrono::milliseconds>(due - now));
+    work();
+  }
+  CHECK_FALSE(queue.nextDue());
+
+  CHECK(lastWritten == "cm-uid/" + std::to_string(configVersion));  // no change lost
+  CHECK(rollouts.size() <= 60 / 20 + 1);
+  CHECK(rollouts.size() >= 3);
+  for (std::size_t i = 1; i < rollouts.size(); ++i) CHECK(rollouts[i] - rollouts[i - 1] >= 20s);
+  // One RolloutHeld Event per hold (one between each two rollouts), not one per change.
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == static_cast<double>(rollouts.size() - 1));
+  std::size_t heldEvents = 0;
+  for (const auto& request : f.harness.transport->requests()) {
+    if (request.method == "POST" && json::parse(request.body)["reason"] == "RolloutHeld") ++heldEvents;
+  }
+  CHECK(heldEvents == rollouts.size() - 1);
 }

@@ -121,3 +121,22 @@ TEST_CASE("a lone revision without annotations that are pending is an extra rest
   CHECK(judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained).verdict ==
         FirstRolloutVerdict::RestartFree);
 }
+
+TEST_CASE("a rollout is held while its latest RolloutHeld Event is newer than the last rollout", "[explain]") {
+  using namespace std::chrono_literals;
+  const TimePoint t0 = TimePoint(std::chrono::seconds(1'800'000'000));
+  const std::vector<HeldRollout> events = {{t0 + 5s, t0 + 20s}, {t0 + 25s, t0 + 40s}, {t0 + 2s, t0 + 20s}};
+  // The latest Event wins, whatever the order they were listed in.
+  const auto held = currentRolloutHold(events, t0 + 20s, true);
+  REQUIRE(held);
+  CHECK(held->recorded == t0 + 25s);
+  CHECK(held->until == t0 + 40s);
+  // No record of a rollout (the controller never rolled it): the Event stands.
+  CHECK(currentRolloutHold(events, std::nullopt, true));
+  // The held rollout was made: the workload's record is newer (or as new) than the Event.
+  CHECK_FALSE(currentRolloutHold(events, t0 + 40s, true));
+  CHECK_FALSE(currentRolloutHold(events, t0 + 25s, true));
+  // Nothing pending (someone else's rollout applied the change): nothing is held.
+  CHECK_FALSE(currentRolloutHold(events, t0 + 20s, false));
+  CHECK_FALSE(currentRolloutHold({}, t0, true));
+}

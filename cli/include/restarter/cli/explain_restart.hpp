@@ -4,7 +4,9 @@
 // Reads the workload, its revisions (ControllerRevisions for StatefulSets and DaemonSets,
 // ReplicaSets for Deployments) and its pods, and explains each revision with lib/core's diff; judges
 // the first rollout; compares the live template with the live ConfigMaps/Secrets (metadata only)
-// for what is pending. `--watch` then prints one line per new revision.
+// for what is pending, and reads the workload's RolloutHeld Events for whether the pending
+// rollout is held by the controller's minimum rollout interval, and until when. `--watch` then
+// prints one line per new revision.
 //
 // Exit codes (also in --help and the README): 0 explained; 1 the API failed; 2 the command line is
 // wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
@@ -43,6 +45,9 @@ struct ExplainInput {
   std::vector<core::Revision> revisions;
   std::string currentRevision;  // name of the revision the workload's status points at, if known
   core::Result<core::DesiredAnnotations> desired = core::makeError(core::ErrorKind::Internal, "not computed");
+  // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
+  // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
+  core::Result<std::vector<core::HeldRollout>> heldRollouts = std::vector<core::HeldRollout>{};
 };
 
 // The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
@@ -57,6 +62,11 @@ std::string renderText(const nlohmann::ordered_json& document, bool color);
 // any JSON shape.
 std::optional<core::Revision> revisionFromObject(const nlohmann::json& object, core::WorkloadKind kind,
                                                  const std::string& workloadUid);
+
+// The hold a core/v1 Event records, if it is a RolloutHeld Event whose note names the time:
+// recorded at its eventTime (else lastTimestamp, firstTimestamp, creationTimestamp). Tolerates
+// any JSON shape.
+std::optional<core::HeldRollout> heldRolloutFromEvent(const nlohmann::json& event);
 
 // The JSON causes of a revision (the "causes" array of the schema).
 nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);

@@ -38,5 +38,7 @@ std::string describeFlagError(const cxxopts::exceptions::exception& error, const
 
 // Reports a usage problem found after parsing (e.g. a bad flag value); returns kExitUsage.
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);
+// Several problems as the one message reportUsageError takes: "a; b; c".
+std::string joinProblems(const std::vector<std::string>& problems);
 
 }  // namespace restarter::cli

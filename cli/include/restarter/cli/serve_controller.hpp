@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "restarter/cli/subcommand.hpp"
+#include "restarter/controller/controller.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
 
@@ -20,6 +21,7 @@ struct ServeControllerOptions {
   std::string context;
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::chrono::milliseconds debounce{1000};
+  std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
   bool dryRun = false;
   std::optional<bool> leaderElect;  // nullopt: on when running in a cluster
   std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
@@ -37,8 +39,12 @@ struct ServeControllerOptions {
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out);
 
-// "0", "250ms", or a core::parseDuration text ("1s", "2m"). InvalidInput otherwise.
+// "0", "250ms", or a core::parseDuration text ("1s", "2m"), at most `max`. InvalidInput otherwise.
+core::Result<std::chrono::milliseconds> parseMilliseconds(const std::string& text, std::chrono::seconds max);
+// --debounce: parseMilliseconds up to 1h.
 core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text);
+// --min-rollout-interval: parseMilliseconds up to 24h (a held change waits at most this long).
+core::Result<std::chrono::milliseconds> parseMinRolloutInterval(const std::string& text);
 
 // Runs until SIGTERM/SIGINT. Logs go to io.err.
 int runServeController(const ServeControllerOptions& options, Io& io);

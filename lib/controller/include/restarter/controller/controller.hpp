@@ -40,9 +40,17 @@
 
 namespace restarter::controller {
 
+// serve-controller --min-rollout-interval's default (README "serve-controller" says why 5m): about
+// the time a StatefulSet of a few replicas with Kubernetes' default 30 s termination grace period
+// and a readiness probe needs for one rolling update, so that under a restart storm each rollout
+// can finish before the next one starts.
+inline constexpr milliseconds kDefaultMinRolloutInterval{5 * 60 * 1000};
+
 struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   milliseconds debounce{1000};
+  // At most one rollout per workload per this interval (core::decideRollout); 0: no limit.
+  milliseconds minRolloutInterval = kDefaultMinRolloutInterval;
   bool dryRun = false;
   double writesPerSecond = 10.0;  // global write limit (token bucket)
   double writeBurst = 50.0;
@@ -60,8 +68,9 @@ struct ControllerOptions {
 // annotation alone holds a ConfigMap's whole data):
 //   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
 //     ignore label (then stored as cache::ObjectMeta);
-//   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels} and the
-//     ignore-configmap./ignore-secret. annotations, and spec.template;
+//   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
+//     ignore-configmap./ignore-secret. annotations and the last-rollout annotation, and
+//     spec.template;
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 void slimReferencedObject(nlohmann::json& object);

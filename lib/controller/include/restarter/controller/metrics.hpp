@@ -21,6 +21,9 @@ struct Metrics {
   // announced only, counted under restarter_controller_dry_run_restarts_total).
   obs::Family<obs::Counter>& restarts;
   obs::Family<obs::Counter>& dryRunRestarts;
+  // restarter_controller_rollouts_held_total{kind}: rollouts held back by --min-rollout-interval,
+  // one per hold (however many changes it merges), each announced by a RolloutHeld Event.
+  obs::Family<obs::Counter>& rolloutsHeld;
   // restarter_controller_evictions_total{result}: evicted | refused (PodDisruptionBudget) |
   // dry_run.
   obs::Family<obs::Counter>& evictions;

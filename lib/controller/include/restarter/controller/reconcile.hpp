@@ -46,6 +46,8 @@ struct ReconcileContext {
   bool dryRun = false;
   std::string reportingController = "restarter.stackable.tech/controller";
   std::string reportingInstance;  // this replica's identity
+  // The least time between two rollouts of one workload (core::decideRollout); 0: no limit.
+  milliseconds minRolloutInterval{0};
 };
 
 }  // namespace restarter::controller

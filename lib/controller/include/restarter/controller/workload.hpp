@@ -8,10 +8,19 @@
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
 //      whose annotations are identical, sees zero writes);
+//   3a. core::decideRollout (the minimum rollout interval, measured from the workload's
+//      last-rollout annotation): when the workload rolled too recently, nothing is written and
+//      the key comes back at the moment it may roll, when it applies whatever is desired then
+//      (every change made meanwhile, merged). The first reconcile of each hold announces it: a log
+//      line, restarter_controller_rollouts_held_total, and an Event (Normal, reason RolloutHeld,
+//      naming the time it will roll); later reconciles of the same hold announce nothing, so a
+//      ConfigMap changing ten times a second costs one Event per hold, not one per change.
+//      Not in dry-run (no rollout is made, so there is nothing to space out);
 //   4. otherwise one server-side apply with the kind's field manager and force, whose body holds
 //      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
-//      deleted workload, as commons-operator does) and spec.template.metadata.annotations with
-//      the desired restarter-owned keys. Owned keys no longer sent are removed by the server.
+//      deleted workload, as commons-operator does), the metadata annotation last-rollout (now)
+//      and spec.template.metadata.annotations with the desired restarter-owned keys. Owned keys
+//      no longer sent are removed by the server.
 //      A restarter key that another manager owns (e.g. written by the webhook during CREATE, which
 //      is attributed to the creator's manager) survives an apply; it is then removed by a JSON
 //      Patch guarded by `test` operations;
@@ -36,6 +45,7 @@
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/core/annotations.hpp"
+#include "restarter/core/time.hpp"
 #include "restarter/kube/resource.hpp"
 
 namespace restarter::controller {
@@ -72,9 +82,10 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_);
 
-// The server-side apply body (see the file comment).
+// The server-side apply body (see the file comment); `rolledAt` goes into the last-rollout
+// annotation.
 nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
-                         const core::AnnotationMap& desired);
+                         const core::AnnotationMap& desired, core::TimePoint rolledAt);
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
@@ -94,10 +105,15 @@ class WorkloadReconciler {
     std::string uid;
     std::string resourceVersionBefore;  // the cached resourceVersion the write was planned on
     core::AnnotationMap annotations;    // what was written
+    std::string rolledAt;               // the last-rollout annotation written
   };
 
   core::Status announce(const nlohmann::json& workload, const std::string& key,
                         const std::vector<core::AnnotationChange>& changes);
+  // Step 3a: announces the hold once, and says when to look again.
+  Action hold(const nlohmann::json& workload, const std::string& key,
+              const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
+              core::TimePoint until, core::TimePoint now);
   core::Status removeForeignLeftovers(const nlohmann::json& applied,
                                       const core::DesiredAnnotations& desired);
 
@@ -107,6 +123,7 @@ class WorkloadReconciler {
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;        // key -> the last write made
   std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
+  std::map<std::string, core::TimePoint> held_;         // key -> end of the hold announced
 };
 
 }  // namespace restarter::controller

@@ -34,6 +34,12 @@ inline constexpr std::string_view kLegacyChangesIgnoredValue = "changes-ignored"
 // Pod annotation key prefix: the value is an RFC 3339 time at which the pod must be evicted.
 inline constexpr std::string_view kExpiresAtAnnotationPrefix = "restarter.stackable.tech/expires-at.";
 
+// Workload metadata annotation (not pod template: writing it restarts nothing): when restarter
+// last rolled the workload, RFC 3339 in UTC; what serve-controller --min-rollout-interval measures
+// from (rollout.hpp). restarter's own, not commons-operator's: it is written only together with a
+// rollout, so a migrated cluster still sees no write, and commons-operator ignores it.
+inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.tech/last-rollout";
+
 // Field managers for the server-side applies restarter makes, one per workload kind. The
 // StatefulSet one is commons-operator's own: taking over its manager name means that after a
 // migration we own the annotation fields it owned, so a key we stop sending is really removed

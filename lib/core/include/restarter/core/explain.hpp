@@ -9,6 +9,7 @@
 // webhook fixes).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/result.hpp"
+#include "restarter/core/time.hpp"
 
 namespace restarter::core {
 
@@ -81,5 +83,20 @@ struct FirstRollout {
 FirstRollout judgeFirstRollout(const nlohmann::json& workload, WorkloadKind kind,
                                const std::vector<ExplainedRevision>& revisions,
                                const std::vector<AnnotationChange>& pending = {});
+
+// A RolloutHeld Event of the workload (rollout.hpp): when it was recorded, and the time its note
+// says the held rollout will be made.
+struct HeldRollout {
+  TimePoint recorded;
+  TimePoint until;
+};
+
+// The hold in force, if any: the most recently recorded RolloutHeld Event, provided it was
+// recorded after the workload's last restarter rollout (`lastRollout`, its kLastRolloutAnnotation:
+// the held rollout, once made, writes a later one) and a change is still pending (`changesPending`;
+// a rollout someone else made, e.g. a spec change the webhook annotated, may have applied it).
+std::optional<HeldRollout> currentRolloutHold(const std::vector<HeldRollout>& events,
+                                              std::optional<TimePoint> lastRollout,
+                                              bool changesPending);
 
 }  // namespace restarter::core

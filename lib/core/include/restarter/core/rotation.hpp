@@ -13,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "restarter/core/time.hpp"
 
@@ -68,5 +69,52 @@ TimePoint renewalTime(const Validity& validity, const RotationPolicy& policy);
 // next CA when the CA is due; issue a leaf when it is missing, unusable, expired or due.
 RotationDecision decideRotation(const RotationState& state, TimePoint now,
                                 const RotationPolicy& policy);
+
+// The longest duration certificates are managed with (lifetimes, propagation, check interval).
+// X.509 times end with the year 9999 and TimePoint arithmetic in microseconds with about 292,000
+// years; 100 years stays far inside both from any date before 9899, and no certificate needs more.
+inline constexpr std::chrono::seconds kMaxCertificateValidity{std::chrono::hours(24 * 36500)};
+
+// The durations managed certificates are rotated with (serve-webhook's flags), and the names the
+// caller knows them by, for the messages (e.g. "--validity").
+struct RotationTimings {
+  std::chrono::seconds validity{0};       // the serving certificate's lifetime
+  std::chrono::seconds caValidity{0};     // the CA's lifetime
+  std::chrono::seconds caPropagation{0};  // RotationPolicy::caPropagation
+  std::chrono::seconds checkInterval{0};  // time between two checks (decideRotation calls)
+  double renewAtFraction = RotationPolicy{}.renewAtFraction;
+};
+struct RotationTimingNames {
+  std::string validity = "validity";
+  std::string caValidity = "CA validity";
+  std::string caPropagation = "CA propagation";
+  std::string checkInterval = "check interval";
+};
+
+// Every relation between the durations that decideRotation, called once per check interval,
+// needs to keep a valid certificate served; one message per relation that does not hold (empty:
+// all hold), each naming the durations with their values and what must hold. A check may come up
+// to one interval after the moment it is due (another replica, a restart or a failed check leaves
+// the checks in no fixed phase with the certificates), so:
+//   - each duration is positive and at most kMaxCertificateValidity;
+//   - CA validity >= 2 x validity (serve-webhook's rule from the start; the decisions would work
+//     without it): a serving certificate's validity is cut to its CA's end, and a CA that lives at
+//     least two serving lifetimes keeps most serving certificates at the lifetime asked for;
+//   - check interval <= validity - renewal point (a third, at 2/3): a check must fall between the
+//     serving certificate's renewal point and its expiry;
+//   - CA propagation + 2 x check interval <= CA validity - renewal point: the next CA is staged by
+//     the first check after the CA's renewal point and promoted by the first check after it has
+//     been published for the propagation time, and that must happen before the current CA
+//     expires (otherwise the check finds "the CA has expired" and bootstraps a new trust root the
+//     apiserver has never seen: every admission fails open until it propagates).
+// The renewal points are renewalTime's, so the limits agree with the decisions to the microsecond.
+std::vector<std::string> checkRotationTimings(const RotationTimings& timings,
+                                              const RotationTimingNames& names = {});
+
+// For certificates issued once and never rotated (gen-certs): each lifetime positive and at most
+// kMaxCertificateValidity, and the serving certificate's no longer than the CA's (it would be cut
+// to the CA's end without a word).
+std::vector<std::string> checkIssueTimings(std::chrono::seconds validity, std::chrono::seconds caValidity,
+                                           const RotationTimingNames& names = {});
 
 }  // namespace restarter::core
