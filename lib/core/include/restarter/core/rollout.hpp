@@ -3,7 +3,7 @@
 // once per interval, on top of the debounce. A change that arrives sooner is held, merged with
 // every later change, and applied when the interval has passed, so the last version of every
 // object always ends up in the template. Pure: the caller passes "now" and the workload; nothing
-// here reads a clock (design.md invariant 7).
+// here reads a clock (docs/architecture.md, "Injected time").
 //
 // What the interval is measured from: the workload's own record of restarter's last rollout, the
 // metadata annotation kLastRolloutAnnotation (constants.hpp; RFC 3339), written by the same
