@@ -107,7 +107,8 @@ struct Shared {
   std::mutex mutex;
   std::unordered_set<ConnectionBase*> open;
   std::list<ConnectionBase*> idle;  // oldest first
-  bool stopping = false;
+  // Set under `mutex` (admission checks it there); atomic so that answers read it without the lock.
+  std::atomic<bool> stopping{false};
 
   bool charge(std::size_t bytes) {
     if (bytes == 0) return true;
@@ -115,13 +116,13 @@ struct Shared {
     do {
       if (current > limits.maxInFlightBytes || bytes > limits.maxInFlightBytes - current) return false;
     } while (!inFlight.compare_exchange_weak(current, current + bytes, std::memory_order_relaxed));
-    if (observer) observer->inFlightBytes(current + bytes);
+    if (observer) observer->inFlightBytesChanged(static_cast<std::int64_t>(bytes));
     return true;
   }
   void release(std::size_t bytes) {
     if (bytes == 0) return;
-    const std::size_t before = inFlight.fetch_sub(bytes, std::memory_order_relaxed);
-    if (observer) observer->inFlightBytes(before - bytes);
+    inFlight.fetch_sub(bytes, std::memory_order_relaxed);
+    if (observer) observer->inFlightBytesChanged(-static_cast<std::int64_t>(bytes));
   }
   void countClose(CloseReason reason) {
     closed[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
@@ -448,12 +449,7 @@ class Connection final : public ConnectionBase {
 
   void writeResponse(Response response) {
     if (closed_) return release();
-    bool stopping = false;
-    {
-      std::lock_guard<std::mutex> lock(shared_->mutex);
-      stopping = shared_->stopping;
-    }
-    const bool closeAfter = response.close || !keepAlive_ || stopping;
+    const bool closeAfter = response.close || !keepAlive_ || shared_->stopping.load();
     if (closeAfter && closeAfterWrite_ != CloseReason::Rejected) closeAfterWrite_ = CloseReason::Peer;
     out_.clear();
     const unsigned status = static_cast<unsigned>(response.status);

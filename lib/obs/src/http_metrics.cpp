@@ -20,7 +20,7 @@ class HttpMetrics::ServerObserver final : public http::Observer {
     closed_[static_cast<std::size_t>(reason)]->inc();
   }
   void requestRejected(http::RejectReason reason) override { rejected_[static_cast<std::size_t>(reason)]->inc(); }
-  void inFlightBytes(std::size_t bytes) override { inFlight_.set(static_cast<double>(bytes)); }
+  void inFlightBytesChanged(std::int64_t delta) override { inFlight_.inc(static_cast<double>(delta)); }
 
  private:
   Gauge& connections_;

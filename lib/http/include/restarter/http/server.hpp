@@ -169,8 +169,9 @@ class Observer {
   // Every opened connection is closed exactly once; RefusedAtCap comes without an opening.
   virtual void connectionClosed(CloseReason reason) = 0;
   virtual void requestRejected(RejectReason reason) = 0;
-  // The bytes now charged against the in-flight budget.
-  virtual void inFlightBytes(std::size_t bytes) = 0;
+  // The bytes charged against the in-flight budget went up (> 0) or down (< 0) by `delta`; a
+  // sum, not a level, so that concurrent reports cannot leave a stale figure.
+  virtual void inFlightBytesChanged(std::int64_t delta) = 0;
 };
 
 // TLS for a server: `configure` sets the SSL_CTX's policy (versions, ciphers, certificate
