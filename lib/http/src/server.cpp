@@ -515,15 +515,16 @@ class Connection final : public ConnectionBase {
     disarm();
     // A handler still running may yet reserve; then the destructor releases.
     if (state_ != State::Handling) release();
-    beast::error_code ignored;
-    socket().close(ignored);
     {
       std::lock_guard<std::mutex> lock(shared_->mutex);
       shared_->open.erase(this);
       if (inIdle) shared_->idle.erase(idleAt);
       inIdle = false;
     }
+    // Counted before the client can see the close.
     shared_->countClose(reason);
+    beast::error_code ignored;
+    socket().close(ignored);
     buffer_.clear();
     buffer_.shrink_to_fit();
   }

@@ -16,8 +16,9 @@ class HttpMetrics::ServerObserver final : public http::Observer {
 
   void connectionOpened() override { connections_.inc(); }
   void connectionClosed(http::CloseReason reason) override {
-    if (reason != http::CloseReason::RefusedAtCap) connections_.dec();
+    // The count first: whoever sees the gauge drop sees the reason counted.
     closed_[static_cast<std::size_t>(reason)]->inc();
+    if (reason != http::CloseReason::RefusedAtCap) connections_.dec();
   }
   void requestRejected(http::RejectReason reason) override { rejected_[static_cast<std::size_t>(reason)]->inc(); }
   void inFlightBytesChanged(std::int64_t delta) override { inFlight_.inc(static_cast<double>(delta)); }
