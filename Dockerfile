@@ -21,7 +21,7 @@ FROM debian:bookworm-slim
 # libc6, libstdc++6 and libgcc-s1 are part of bookworm-slim already.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcpp-httplib0.11 libcurl4 libssl3 libyaml-cpp0.7 \
+      libcurl4 libssl3 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/restarter /usr/local/bin/restarter
 COPY LICENSE /usr/share/doc/restarter/LICENSE

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages restarter needs to build and test: compilers and CMake, libcurl
-# (OpenSSL flavour), OpenSSL 3, cxxopts, nlohmann/json, yaml-cpp, Catch2, and the tools the tests
+# (OpenSSL flavour), OpenSSL 3, Boost 1.81 headers (Asio, Beast), cxxopts, nlohmann/json, yaml-cpp,
+# Catch2, and the tools the tests
 # use; clang with libclang-rt-14-dev (which holds libFuzzer, libclang_rt.fuzzer-x86_64.a, on
 # Debian 12) builds the fuzz targets. Idempotent and quick when everything is there: apt-get runs
 # only for missing packages. Uses sudo only when not root.
@@ -8,7 +9,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
-  libcurl4-openssl-dev libssl-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev catch2
+  libcurl4-openssl-dev libssl-dev libboost1.81-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev catch2
   libcpp-httplib-dev python3-jsonschema jq
   clang libclang-rt-14-dev
   iproute2 openssl util-linux procps

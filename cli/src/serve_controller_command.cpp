@@ -253,10 +253,10 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       lastTrim = now;
     }
   });
-  obs::EndpointServer health;
-  obs::EndpointServer metrics;
+  obs::HttpMetrics http(registry, "restarter_controller");
+  Endpoints endpoints(http);
   if (!startEndpoints(options.healthBind, options.metricsBind, [&controller] { return controller.synced(); },
-                      registry, logger, health, metrics)) {
+                      registry, logger, endpoints)) {
     return kExitFailure;
   }
 
@@ -272,8 +272,8 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
                {"dryRun", options.dryRun ? "true" : "false"}});
   core::Status status = controller.run(stop.get_token());
 
-  metrics.stop();
-  health.stop();
+  endpoints.metrics.stop();
+  endpoints.health.stop();
   if (!status) {
     logger.error("controller stopped", {{"error", status.error().describe()}});
     return kExitFailure;

@@ -48,8 +48,9 @@ std::string describe(const obs::BindAddress& address, int port) {
 
 bool startEndpoints(const std::optional<obs::BindAddress>& healthBind,
                     const std::optional<obs::BindAddress>& metricsBind, std::function<bool()> ready,
-                    const obs::Registry& registry, obs::Logger& logger, obs::EndpointServer& health,
-                    obs::EndpointServer& metrics) {
+                    const obs::Registry& registry, obs::Logger& logger, Endpoints& endpoints) {
+  obs::EndpointServer& health = endpoints.health;
+  obs::EndpointServer& metrics = endpoints.metrics;
   if (healthBind) {
     obs::addHealthRoutes(health, [] { return true; }, std::move(ready));
     auto port = health.start(*healthBind);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "restarter/obs/endpoints.hpp"
+#include "restarter/obs/http_metrics.hpp"
 #include "restarter/obs/log.hpp"
 #include "restarter/obs/metrics.hpp"
 
@@ -47,14 +48,23 @@ class SignalWaiter {
   std::thread thread_;
 };
 
+// The health and metrics servers of a serve subcommand, their connections counted in `http` as
+// servers "health" and "metrics". `http` must outlive them.
+struct Endpoints {
+  explicit Endpoints(obs::HttpMetrics& http)
+      : health(obs::EndpointOptions{obs::endpointLimits(), &http.server("health")}),
+        metrics(obs::EndpointOptions{obs::endpointLimits(), &http.server("metrics")}) {}
+  obs::EndpointServer health;
+  obs::EndpointServer metrics;
+};
+
 // Starts /healthz and /readyz on `healthBind` and /metrics on `metricsBind` (each only when set),
 // logging "serving /healthz and /readyz address=H:P" and "serving /metrics address=H:P" (scripts
 // read the bound port from these lines). On failure logs the error, stops what it started and
 // returns false.
 bool startEndpoints(const std::optional<obs::BindAddress>& healthBind,
                     const std::optional<obs::BindAddress>& metricsBind, std::function<bool()> ready,
-                    const obs::Registry& registry, obs::Logger& logger, obs::EndpointServer& health,
-                    obs::EndpointServer& metrics);
+                    const obs::Registry& registry, obs::Logger& logger, Endpoints& endpoints);
 
 // Reads --log-format and --log-level; the usage error ("--log-level: ...") when one is invalid.
 std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,

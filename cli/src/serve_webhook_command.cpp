@@ -84,8 +84,8 @@ cxxopts::Options makeOptions(const Io& io) {
       ("lookup-timeout", "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
                          "the configuration's timeoutSeconds",
        cxxopts::value<std::string>()->default_value("3s"), "DURATION")
-      ("threads", "HTTPS worker threads (an idle keep-alive connection holds one); as many more look up "
-                  "references (a fixed pool)",
+      ("threads", "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
+                  "503 beyond); as many more look up references (a fixed pool)",
        cxxopts::value<int>()->default_value("16"), "N")
       ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
@@ -408,18 +408,20 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
                               result.body};
   };
 
-  webhook::HttpsServer server(webhook::ServerOptions{options.address, std::string(webhook::kMutatePath), options.threads},
-                              store, handle);
+  // Connections, deadlines, evictions and refusals of the three servers (README "Metrics").
+  obs::HttpMetrics http(registry, "restarter_webhook");
+  webhook::ServerOptions serverOptions{options.address, std::string(webhook::kMutatePath), options.threads};
+  serverOptions.observer = &http.server("webhook");
+  webhook::HttpsServer server(serverOptions, store, handle);
   auto port = server.start();
   if (!port) {
     log.error("cannot serve the webhook", {{"error", port.error().describe()}});
     return kExitFailure;
   }
   std::atomic<bool> serving{true};
-  obs::EndpointServer metrics;
-  obs::EndpointServer health;
+  Endpoints endpoints(http);
   if (!startEndpoints(options.healthAddress, options.metricsAddress,
-                      [&] { return serving.load() && store.ready(); }, registry, log, health, metrics)) {
+                      [&] { return serving.load() && store.ready(); }, registry, log, endpoints)) {
     return kExitFailure;
   }
   log.info("webhook serving", {{"address", options.address.host}, {"port", std::to_string(*port)},
@@ -434,8 +436,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   serving = false;
   log.info("stopping", {{"signal", std::to_string(signals.received())}});
   server.stop();
-  health.stop();
-  metrics.stop();
+  endpoints.health.stop();
+  endpoints.metrics.stop();
   return kExitOk;
 }
 

@@ -1,12 +1,8 @@
 #include "restarter/obs/endpoints.hpp"
 
-#include <sys/socket.h>
-
-#include <atomic>
 #include <charconv>
-#include <thread>
-
-#include <httplib.h>
+#include <chrono>
+#include <vector>
 
 namespace restarter::obs {
 
@@ -34,59 +30,58 @@ core::Result<std::optional<BindAddress>> parseBindAddress(std::string_view text)
   return std::optional<BindAddress>{BindAddress{std::string(host), port}};
 }
 
+http::Limits endpointLimits() {
+  http::Limits limits;
+  limits.headTimeout = std::chrono::seconds(5);
+  limits.bodyTimeout = std::chrono::seconds(5);
+  limits.writeTimeout = std::chrono::seconds(10);
+  limits.idleTimeout = std::chrono::seconds(120);
+  limits.maxConnections = 64;
+  limits.maxHeadBytes = 8 * 1024;
+  limits.maxBodyBytes = 1024;
+  limits.maxInFlightBytes = 64 * 1024;
+  return limits;
+}
+
 struct EndpointServer::Impl {
-  httplib::Server server;
-  std::thread thread;
-  std::atomic<bool> listenReturned{false};
+  EndpointOptions options;
+  std::vector<http::Route> routes;
+  std::unique_ptr<http::Server> server;
 };
 
-EndpointServer::EndpointServer() : impl_(std::make_unique<Impl>()) {
-  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second process bind the same port
-  // and silently take half the connections. Keep only SO_REUSEADDR (quick restarts).
-  impl_->server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+EndpointServer::EndpointServer() : EndpointServer(EndpointOptions{}) {}
+
+EndpointServer::EndpointServer(EndpointOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
 }
 
 EndpointServer::~EndpointServer() { stop(); }
 
 void EndpointServer::get(const std::string& path, std::function<HttpResponse()> handler) {
-  impl_->server.Get(path, [handler = std::move(handler)](const httplib::Request&, httplib::Response& res) {
-    const HttpResponse response = handler();
-    res.status = response.status;
-    res.set_content(response.body, response.contentType.c_str());
-  });
+  impl_->routes.push_back(http::Route{
+      "GET", path,
+      [handler = std::move(handler)](const http::Request&) {
+        HttpResponse response = handler();
+        return http::Response{response.status, std::move(response.contentType), std::move(response.body), false, 0};
+      },
+      http::Dispatch::Inline, 1});
 }
 
 core::Result<int> EndpointServer::start(const BindAddress& address) {
-  const std::string host = address.host.empty() ? "0.0.0.0" : address.host;
-  int port = address.port;
-  if (port == 0) {
-    port = impl_->server.bind_to_any_port(host);
-    if (port < 0) port = 0;
-  } else if (!impl_->server.bind_to_port(host, port)) {
-    port = 0;
-  }
-  if (port == 0) {
-    return core::makeError(core::ErrorKind::Unavailable,
-                           "cannot listen on " + host + ":" + std::to_string(address.port));
-  }
-  impl_->listenReturned = false;
-  impl_->thread = std::thread([this] {
-    impl_->server.listen_after_bind();
-    impl_->listenReturned = true;
-  });
-  // httplib's stop() is a no-op until the listen loop runs, so a stop() right after start() would
-  // leave the loop running forever. Wait for the loop (it starts at once) or its early return.
-  while (!impl_->server.is_running() && !impl_->listenReturned) std::this_thread::yield();
-  return port;
+  http::ServerOptions options;
+  options.host = address.host;
+  options.port = address.port;
+  options.limits = impl_->options.limits;
+  // One I/O thread: the handlers only read atomics or render the registry.
+  options.ioThreads = 1;
+  options.routes = impl_->routes;
+  options.observer = impl_->options.observer;
+  impl_->server = std::make_unique<http::Server>(std::move(options));
+  return impl_->server->start();
 }
 
 void EndpointServer::stop() {
-  if (!impl_->thread.joinable()) return;
-  impl_->server.stop();
-  impl_->thread.join();
+  if (impl_->server) impl_->server->stop();
 }
 
 void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready) {

@@ -156,6 +156,42 @@ std::string operationLabel(const AdmissionResult& result) {
   return o.empty() || o == "CREATE" || o == "UPDATE" || o == "DELETE" || o == "CONNECT" ? o : "other";
 }
 
+std::size_t parseCostBound(std::string_view body) noexcept {
+  // Bytes per token, a chunk being its request rounded up to 16 plus 8 of header (at least 32):
+  //   '{'  the std::map (48 -> 64) and the parser's stack slot (8, doubled when it grows): 80
+  //   '['  the std::vector (24 -> 32), its first element (16, up to 48 while it grows) and the
+  //        stack slot: 96
+  //   ':'  a member's tree node (32 + a 32-byte key + a 16-byte value -> 96) and a long key's own
+  //        chunk overhead (24): 120
+  //   ','  one more element of an array (48 while growing); in an object the ':' counts already
+  //   '"'  a string value's std::string (32 -> 48) and its chunk overhead (24), per string: 72
+  constexpr std::size_t kObject = 80, kArray = 96, kMember = 120, kElement = 48, kString = 72;
+  std::size_t cost = 3 * body.size();  // string bytes: the tree, plus the lexer's buffer (2x)
+  bool inString = false;
+  bool escaped = false;
+  for (const char c : body) {
+    if (inString) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        inString = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': inString = true; cost += kString; break;
+      case '{': cost += kObject; break;
+      case '[': cost += kArray; break;
+      case ':': cost += kMember; break;
+      case ',': cost += kElement; break;
+      default: break;
+    }
+  }
+  return cost;
+}
+
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch) {
   try {
     return handle(body, fetch);

@@ -1,13 +1,9 @@
 #include "restarter/webhook/server.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
+#include "restarter/webhook/admission.hpp"
 
 #include <atomic>
-#include <thread>
 
-#include <httplib.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -138,97 +134,76 @@ int selectCertificate(SSL* ssl, void* arg) {
 
 }  // namespace
 
-struct HttpsServer::Impl {
-  ServerOptions options;
-  const CertificateStore& certificates;
-  std::function<HttpReply(const std::string&)> handler;
-  std::unique_ptr<httplib::SSLServer> server;
-  std::thread thread;
-  std::atomic<bool> listenReturned{false};
+http::Limits webhookLimits() { return http::Limits{}; }
 
-  Impl(ServerOptions o, const CertificateStore& c, std::function<HttpReply(const std::string&)> h)
-      : options(std::move(o)), certificates(c), handler(std::move(h)) {}
+namespace {
+
+// The SSL_CTX policy: TLS 1.2 minimum (Kubernetes' apiserver speaks 1.2 and 1.3; 1.3 is
+// negotiated when offered); for TLS 1.2 forward secrecy and AEAD only (Mozilla "intermediate"),
+// TLS 1.3's suites are all good; no compression, no renegotiation; the certificate chosen per
+// handshake from the store. (Asio sets SSL_MODE_RELEASE_BUFFERS on every connection, so an idle
+// one holds no TLS record buffers.)
+bool configureTls(SSL_CTX* ctx, const CertificateStore* store) {
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return false;
+  if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) return false;
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_cert_cb(ctx, selectCertificate, const_cast<CertificateStore*>(store));
+  return true;
+}
+
+// Charged from the head: the body, and up to 3 bytes per body byte while it is parsed (the lexer's
+// buffer and the tree's strings; see parseCostBound).
+constexpr std::size_t kBodyCostFactor = 4;
+
+}  // namespace
+
+struct HttpsServer::Impl {
+  std::unique_ptr<http::Server> server;
 };
 
 HttpsServer::HttpsServer(ServerOptions options, const CertificateStore& certificates,
                          std::function<HttpReply(const std::string& body)> handler)
-    : impl_(std::make_unique<Impl>(std::move(options), certificates, std::move(handler))) {
-  const CertificateStore* store = &impl_->certificates;
-  impl_->server = std::make_unique<httplib::SSLServer>([store](SSL_CTX& ctx) {
-    // TLS 1.2 minimum (Kubernetes' apiserver speaks 1.2 and 1.3); 1.3 is negotiated when offered.
-    if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) return false;
-    // TLS 1.2 ciphers: forward secrecy and AEAD only (Mozilla "intermediate"); TLS 1.3's are all good.
-    if (SSL_CTX_set_cipher_list(&ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) return false;
-    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
-    SSL_CTX_set_cert_cb(&ctx, selectCertificate, const_cast<CertificateStore*>(store));
-    return true;
-  });
-  httplib::SSLServer& server = *impl_->server;
-  // Keep only SO_REUSEADDR: httplib's default SO_REUSEPORT would let a second process bind the
-  // same port and silently take half the connections (as in lib/obs).
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    // No Nagle: httplib writes the headers and the body separately (two TLS records); with
-    // Nagle and the peer's delayed ACK the second waits ~40 ms. Accepted sockets inherit it.
-    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-  });
-  const std::size_t threads = impl_->options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // The apiserver reuses connections; let it send many reviews over one.
-  server.set_keep_alive_max_count(10000);
-  // An AdmissionReview holds the object and, on UPDATE, the old one: each at most etcd's 1.5 MiB.
-  server.set_payload_max_length(8u << 20);
-  Impl* impl = impl_.get();
-  server.Post(impl_->options.path, [impl](const httplib::Request& req, httplib::Response& res) {
-    const HttpReply reply = impl->handler(req.body);
-    res.status = reply.status;
-    res.set_content(reply.body, reply.contentType.c_str());
-    // A connection still presenting a replaced certificate is asked to close after this answer:
-    // the client reconnects and verifies the new certificate now, rather than whenever the
-    // connection happens to end (a broken rotation shows at once, not hours later). Nothing is
-    // dropped: this answer is delivered.
-    const auto current = impl->certificates.current();
-    if (req.ssl != nullptr && current &&
-        SSL_get_certificate(const_cast<SSL*>(req.ssl)) != current->cert.get()) {
-      res.set_header("Connection", "close");
-    }
-  });
+    : impl_(std::make_unique<Impl>()) {
+  const CertificateStore* store = &certificates;
+  http::ServerOptions http;
+  http.host = options.address.host;
+  http.port = options.address.port;
+  http.limits = options.limits;
+  http.workers = options.threads;
+  // A review waiting behind 4 rounds of slow lookups would outlive the apiserver's timeout
+  // anyway; 503 at once lets it fail open sooner.
+  http.maxQueued = 4 * options.threads;
+  http.observer = options.observer;
+  http.tls = http::TlsOptions{[store](SSL_CTX* ctx) { return configureTls(ctx, store); }};
+  http::Observer* observer = options.observer;
+  http.routes.push_back(http::Route{
+      "POST", options.path,
+      [store, observer, handler = std::move(handler)](const http::Request& request) {
+        if (!request.reserve(request.body.size() + parseCostBound(request.body))) {
+          if (observer) observer->requestRejected(http::RejectReason::OverBudget);
+          return http::Response{503, "text/plain; charset=utf-8", "busy: too many bytes in flight\n", false, 1};
+        }
+        const HttpReply reply = handler(request.body);
+        http::Response response{reply.status, reply.contentType, reply.body, false, 0};
+        // A connection still presenting a replaced certificate is asked to close after this
+        // answer: the client reconnects and verifies the new certificate now, rather than whenever
+        // the connection happens to end (a broken rotation shows at once, not hours later).
+        // Nothing is dropped: this answer is delivered.
+        const auto current = store->current();
+        if (request.tls != nullptr && current &&
+            SSL_get_certificate(const_cast<SSL*>(request.tls)) != current->cert.get()) {
+          response.close = true;
+        }
+        return response;
+      },
+      http::Dispatch::Pool, kBodyCostFactor});
+  impl_->server = std::make_unique<http::Server>(std::move(http));
 }
 
 HttpsServer::~HttpsServer() { stop(); }
 
-core::Result<int> HttpsServer::start() {
-  if (!impl_->server->is_valid()) {
-    return core::makeError(core::ErrorKind::Internal, "cannot set up TLS");
-  }
-  const std::string host = impl_->options.address.host.empty() ? "0.0.0.0" : impl_->options.address.host;
-  int port = impl_->options.address.port;
-  if (port == 0) {
-    port = impl_->server->bind_to_any_port(host);
-    if (port < 0) port = 0;
-  } else if (!impl_->server->bind_to_port(host, port)) {
-    port = 0;
-  }
-  if (port == 0) {
-    return core::makeError(core::ErrorKind::Unavailable, "cannot listen on " + host + ":" +
-                                                             std::to_string(impl_->options.address.port));
-  }
-  impl_->listenReturned = false;
-  impl_->thread = std::thread([impl = impl_.get()] {
-    impl->server->listen_after_bind();
-    impl->listenReturned = true;
-  });
-  // As in lib/obs: stop() is a no-op until the listen loop runs, so wait for it to run.
-  while (!impl_->server->is_running() && !impl_->listenReturned) std::this_thread::yield();
-  return port;
-}
+core::Result<int> HttpsServer::start() { return impl_->server->start(); }
 
-void HttpsServer::stop() {
-  if (!impl_->thread.joinable()) return;
-  impl_->server->stop();
-  impl_->thread.join();
-}
+void HttpsServer::stop() { impl_->server->stop(); }
 
 }  // namespace restarter::webhook

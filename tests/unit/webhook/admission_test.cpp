@@ -1,5 +1,7 @@
 #include "restarter/webhook/admission.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
 
 #include <catch2/catch.hpp>
@@ -297,4 +299,58 @@ TEST_CASE("admission: the namespace comes from the object when the request has n
   const auto result = handleAdmissionReview(r.dump(), bothPresent().fetcher());
   CHECK(result.outcome == Outcome::Patched);
   CHECK(result.namespace_ == "ns1");
+}
+
+namespace {
+
+// Bytes the allocator holds now (arena and mmapped chunks, their overhead included).
+std::size_t heapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+// What the JSON tree of `text` holds once parsed.
+std::size_t treeBytes(const std::string& text) {
+  const std::size_t before = heapInUse();
+  const json tree = json::parse(text);
+  const std::size_t after = heapInUse();
+  return after > before ? after - before : 0;
+}
+
+}  // namespace
+
+TEST_CASE("admission: the parse cost bound covers the tree of every shape of body", "[admission]") {
+  const std::size_t n = 20000;
+  std::string emptyObjects = "[";
+  std::string zeros = "[";
+  std::string emptyArrays = "[";
+  std::string members = "{";
+  std::string strings = "[";
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string comma = i == 0 ? "" : ",";
+    emptyObjects += comma + "{}";
+    zeros += comma + "0";
+    emptyArrays += comma + "[]";
+    members += comma + "\"k" + std::to_string(i) + "\":1";
+    strings += comma + "\"abcdefghijklmnopqrstuvwxyz" + std::to_string(i) + "\"";
+  }
+  emptyObjects += "]";
+  zeros += "]";
+  emptyArrays += "]";
+  members += "}";
+  strings += "]";
+  const std::string big = "{\"a\":\"" + std::string(1 << 20, 'x') + "\"}";
+  const std::string ordinary = review(workload()).dump();
+  for (const std::string* body : std::vector<const std::string*>{&emptyObjects, &zeros, &emptyArrays, &members, &strings, &big, &ordinary}) {
+    const std::size_t tree = treeBytes(*body);
+    const std::size_t bound = parseCostBound(*body);
+    INFO(body->substr(0, 40) << "... size " << body->size() << " tree " << tree << " bound " << bound);
+    // The bound leaves 2 bytes per body byte for the lexer's buffer on top of the tree.
+    CHECK(tree <= bound - 2 * body->size());
+  }
+  // Not absurdly cautious for an ordinary object.
+  CHECK(parseCostBound(ordinary) < 40 * ordinary.size());
+  // Quotes and brackets inside strings are text, and escapes do not end a string.
+  const std::string text = R"("{[:,\"{[:,")";
+  CHECK(parseCostBound(text) == 3 * text.size() + 72);
 }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <atomic>
 #include <chrono>
 
 #include <catch2/catch.hpp>
@@ -232,4 +233,36 @@ TEST_CASE("server: without a certificate the handshake fails and a second bind i
   HttpsServer second(ServerOptions{{"127.0.0.1", *port}, "/mutate", 2}, store,
                      [](const std::string&) { return HttpReply{}; });
   CHECK_FALSE(second.start().ok());
+}
+
+TEST_CASE("server: a review whose parse would exceed the byte budget gets 503 and others pass", "[server]") {
+  const Pki a = makePki();
+  CertificateStore store;
+  REQUIRE(store.update(a.leaf.certPem, a.leaf.keyPem).ok());
+  ServerOptions options{{"127.0.0.1", 0}, "/mutate", 2};
+  options.limits.maxInFlightBytes = 256 * 1024;
+  std::atomic<int> handled{0};
+  HttpsServer server(options, store, [&handled](const std::string&) {
+    ++handled;
+    return HttpReply{200, "application/json", "ok"};
+  });
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 80 KB x 4 is over the budget from the head on.
+  RawTlsClient large(*port);
+  REQUIRE(large.connected());
+  CHECK(large.post(std::string(80 * 1024, ' ')) == "Service Unavailable\n");
+  CHECK(large.lastHeaders().rfind("HTTP/1.1 503", 0) == 0);
+  CHECK(large.lastHeaders().find("Retry-After: 1") != std::string::npos);
+  // 20 KB fits at x4, but as 10,000 empty objects its tree would not.
+  std::string objects = "[{}";
+  while (objects.size() < 20 * 1024) objects += ",{}";
+  objects += "]";
+  RawTlsClient tiny(*port);
+  REQUIRE(tiny.connected());
+  CHECK(tiny.post(objects) == "busy: too many bytes in flight\n");
+  CHECK(tiny.lastHeaders().rfind("HTTP/1.1 503", 0) == 0);
+  // An ordinary review is served, over the same connection too.
+  CHECK(tiny.post(R"({"kind":"AdmissionReview","request":{"uid":"1"}})") == "ok");
+  CHECK(handled == 1);
 }

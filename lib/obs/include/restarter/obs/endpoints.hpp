@@ -1,9 +1,10 @@
 #pragma once
-// A small plain-HTTP server for /healthz, /readyz and /metrics (on cpp-httplib, kept out of this
-// header). The serve subcommands run one for health and one for metrics, as controller-runtime
-// does, so the two can bind different addresses.
+// A small plain-HTTP server for /healthz, /readyz and /metrics on restarter::http (one I/O thread,
+// no thread per connection). The serve subcommands run one for health and one for metrics, as
+// controller-runtime does, so the two can bind different addresses. Handlers are cheap and run
+// inline on the I/O thread: a slow or idle client costs a bounded slot, never a probe's answer.
 //
-// Thread-safety: handlers run on the server's worker threads and must be thread-safe. start() and
+// Thread-safety: handlers run on the server's I/O thread and must be thread-safe. start() and
 // stop() are called from one owning thread.
 
 #include <functional>
@@ -13,6 +14,7 @@
 #include <string_view>
 
 #include "restarter/core/result.hpp"
+#include "restarter/http/server.hpp"
 #include "restarter/obs/metrics.hpp"
 
 namespace restarter::obs {
@@ -31,9 +33,24 @@ struct HttpResponse {
   std::string body;
 };
 
+// Limits for a health or metrics port: only small GETs from kubelets and scrapers.
+//   - 64 connections: a kubelet probes with a new connection each time, Prometheus keeps one or
+//     two; the oldest idle one is evicted beyond that, so idle floods cannot lock probes out.
+//   - heads 8 KiB, bodies 1 KiB (a GET has none), 64 KiB in flight in all.
+//   - head and body deadlines 5 s: a kubelet's probe times out after 1 s by default, a scrape after
+//     10 s; no honest client needs 5 s to send a GET.
+//   - idle 120 s, over Go's 90 s (Prometheus keeps its scrape connection open between scrapes).
+http::Limits endpointLimits();
+
+struct EndpointOptions {
+  http::Limits limits = endpointLimits();
+  http::Observer* observer = nullptr;  // connection and rejection counts; must outlive the server
+};
+
 class EndpointServer {
  public:
-  EndpointServer();
+  EndpointServer();  // endpointLimits(), no observer
+  explicit EndpointServer(EndpointOptions options);
   ~EndpointServer();  // stops the server
   EndpointServer(const EndpointServer&) = delete;
   EndpointServer& operator=(const EndpointServer&) = delete;

@@ -13,6 +13,7 @@
 // answer carries no patch and a warning, and the outcome says why so the server can log and count
 // it. Only a body that is not an AdmissionReview with a request uid gets HTTP 400.
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -56,6 +57,16 @@ struct AdmissionResult {
 
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch);
+
+// An upper bound of the bytes handleAdmissionReview allocates at once for `body`: its parse into
+// a JSON tree (nlohmann/json with std::map objects, on 64-bit libstdc++ and glibc malloc) and its
+// answer, the body itself not included. Derived from one linear scan (no recursion, no
+// allocation): every character may end up in a string of the tree and in the lexer's buffer (3
+// bytes each), and every object, array, member, element and string costs its node and allocation
+// overhead. The server charges it against its in-flight budget before parsing, so that the bodies
+// that cost the most to parse (many tiny values) are refused with 503 instead of growing the
+// process. Typical Kubernetes objects come out at 15-25 times their size.
+std::size_t parseCostBound(std::string_view body) noexcept;
 
 // Metric label values for a result's kind and operation. Both come from the client, and anyone who
 // reaches the port can send any string: values other than the kinds we manage and the admission

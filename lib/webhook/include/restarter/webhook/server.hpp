@@ -1,6 +1,6 @@
 #pragma once
-// The webhook's HTTPS server (cpp-httplib's SSLServer on OpenSSL 3) with a serving certificate that
-// can be replaced while it runs.
+// The webhook's HTTPS server (restarter::http over OpenSSL 3) with a serving certificate that can
+// be replaced while it runs.
 //
 // TLS: 1.2 minimum, 1.3 preferred (the highest version both sides speak wins; nothing above 1.3 is
 // disabled); for TLS 1.2 only ECDHE with AEAD ciphers; no compression, no renegotiation.
@@ -9,6 +9,14 @@
 // certificate callback), so a new certificate is used from the next handshake on; connections
 // already open keep their session and are never dropped, but their next answer carries
 // "Connection: close" so that clients reconnect and verify the new certificate soon.
+//
+// Bounds (http::Limits; README "serve-webhook"): connections never hold a thread; the handler runs
+// on `threads` workers with 4 x `threads` requests queued at most (503 beyond: the apiserver fails
+// open); each review is charged its body x 4 from its head on (the body, plus the lexer's buffer
+// and the tree's strings while it is parsed) and tops that up to its body plus
+// parseCostBound(body) before parsing, against the budget of bytes in flight: a review that does
+// not fit gets 503 with Retry-After, so memory stays bounded whatever arrives. HTTP/1.1 only:
+// Beast speaks no HTTP/2, and no ALPN protocol is selected, so the apiserver uses HTTP/1.1.
 
 #include <cstdint>
 #include <functional>
@@ -17,6 +25,7 @@
 #include <string_view>
 
 #include "restarter/core/result.hpp"
+#include "restarter/http/server.hpp"
 #include "restarter/obs/endpoints.hpp"
 
 namespace restarter::webhook {
@@ -56,18 +65,28 @@ struct HttpReply {
   std::string body;
 };
 
+// The webhook's limits: http::Limits' defaults, which are chosen for it (each reason is given
+// there): 128 connections, 16 KiB heads, 8 MiB bodies (an AdmissionReview holds the object and,
+// on UPDATE, the old one: each at most etcd's 1.5 MiB), 32 MiB in flight (one review of 8 MiB at
+// x4, or hundreds of ordinary ones; with it 16 parallel reviews of 7.9 MB keep the process under
+// 64 MiB), deadlines of 10 s, idle 120 s.
+http::Limits webhookLimits();
+
 struct ServerOptions {
   obs::BindAddress address{"0.0.0.0", 8443};
   std::string path;  // POST route, e.g. /mutate
-  // Worker threads. An idle keep-alive connection holds one, so this bounds the connections served
-  // at once; the apiserver opens a few per webhook.
+  // Worker threads running the handler (which may wait for lookups up to --lookup-timeout).
+  // Connections do not hold one.
   std::size_t threads = 16;
+  http::Limits limits = webhookLimits();
+  http::Observer* observer = nullptr;  // connection and rejection counts; must outlive the server
 };
 
 class HttpsServer {
  public:
   // `certificates` must outlive the server. `handler` runs on worker threads (thread-safe; must
-  // not throw) with the request body.
+  // not throw) with the request body, which is an AdmissionReview's (parseCostBound is charged
+  // for it).
   HttpsServer(ServerOptions options, const CertificateStore& certificates,
               std::function<HttpReply(const std::string& body)> handler);
   ~HttpsServer();  // stops

@@ -1,0 +1,239 @@
+#pragma once
+// restarter::http — one event-driven HTTP/1.1 server (plain or TLS) for the webhook and the
+// health and metrics endpoints, on Boost.Asio and Boost.Beast (kept out of this header).
+//
+// Model: one io_context run by `ioThreads` threads; every connection is an asynchronous state
+// machine on its own strand, so no connection ever holds a thread while it waits. A hostile client
+// on the port can cost only bounded memory and never blocks another client:
+//
+//   - every phase has a deadline: the TLS handshake and the first request head run from accept,
+//     a later request head from its first byte, the body from the end of its head, the response
+//     from when it is ready; waiting for the next request of a keep-alive connection is bounded
+//     by the idle timeout. A deadline is absolute: sending slowly does not extend it.
+//   - at most `maxConnections` are open; a new one beyond that evicts the oldest idle connection
+//     (one waiting for a request of which no byte arrived, or for its first handshake byte) or,
+//     when none is idle, is closed at once.
+//   - a request head is at most `maxHeadBytes` (431 beyond), a body at most `maxBodyBytes` (413
+//     from the Content-Length alone, nothing of the body read); a malformed head gets 400.
+//   - bytes held for requests in flight are charged against `maxInFlightBytes` across all
+//     connections, from the head (Content-Length x the route's costFactor) or as chunks arrive,
+//     until the response is written; a request that does not fit gets 503 with Retry-After and
+//     the connection is closed without reading the body. Handlers may charge more
+//     (Request::reserve) for what they are about to allocate.
+//   - blocking handlers run on a bounded worker pool with a bounded queue (503 when full), never on
+//     the I/O threads; cheap handlers run inline.
+//
+// Keep-alive with any number of requests per connection; a request's "Connection: close" (or
+// HTTP/1.0 without keep-alive) is honoured. One request at a time per connection: the next one is
+// read only after the response was written. HTTP/2 is not spoken (Beast has no HTTP/2); over TLS
+// no ALPN protocol is selected, so clients offering h2 fall back to HTTP/1.1.
+//
+// Threads: start() and stop() from one owning thread. Handlers run on I/O threads (Inline) or
+// worker threads (Pool) and must be thread-safe. The Observer is called from I/O threads.
+
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "restarter/core/result.hpp"
+
+namespace restarter::http {
+
+namespace detail {
+struct RequestAccess;
+}  // namespace detail
+
+using Milliseconds = std::chrono::milliseconds;
+
+// Per-server limits. The defaults suit the webhook behind a Kubernetes apiserver (each reason is
+// given); obs::EndpointServer and webhook::HttpsServer set their own.
+struct Limits {
+  // A TLS handshake takes milliseconds even on a loaded node; a client that has not finished one
+  // in 10 s is not the apiserver, whose whole call is bounded by the webhook timeout (<= 30 s).
+  Milliseconds handshakeTimeout{10'000};
+  // The apiserver writes a request head at once; 10 s is generous on any network.
+  Milliseconds headTimeout{10'000};
+  // From the end of the head to the last body byte: 8 MiB arrive in well under a second on a
+  // cluster network; an apiserver that has not sent its body after 10 s is past its webhook
+  // timeout (5 s in our configuration) and no longer waits for the answer.
+  Milliseconds bodyTimeout{10'000};
+  // Writing one response; a client that does not read it for 10 s is gone or hostile.
+  Milliseconds writeTimeout{10'000};
+  // A keep-alive connection may wait this long for its next request. Longer than the 90 s after
+  // which Go's HTTP client (the apiserver's) closes idle connections, so the client closes first
+  // and never sends a request into a connection we are closing.
+  Milliseconds idleTimeout{120'000};
+  // After a response that closes the connection (an error answered before the body was read),
+  // discard what the client still sends for at most this long before closing, so that a client
+  // busy sending its body reads the answer instead of a connection reset.
+  Milliseconds lingerTimeout{1'000};
+  // The apiserver keeps a few connections per webhook; an idle TLS connection holds about 80 KiB
+  // (Asio's and OpenSSL's record buffers), so 128 cost at most 10 MiB. Beyond the cap the oldest
+  // idle connection makes room, so idle floods cannot lock a client out.
+  std::size_t maxConnections = 128;
+  // 16 KiB: Kubernetes' requests carry a handful of short headers; Go's server allows 1 MiB,
+  // nginx 8-32 KiB. A head is held in full while parsing, so this is also its memory bound.
+  std::size_t maxHeadBytes = 16 * 1024;
+  // An AdmissionReview holds the object and, on UPDATE, the old one: each at most etcd's 1.5 MiB
+  // (as JSON somewhat more); 8 MiB as the webhook always allowed.
+  std::size_t maxBodyBytes = 8 * 1024 * 1024;
+  // The webhook runs under a 128 MiB limit and starts at ~16 MiB: 32 MiB admits one 8 MiB review
+  // charged at 4x (or hundreds of ordinary ones) and keeps 16 parallel 7.9 MB reviews under
+  // 48 MiB of peak RSS (measured: tests/bench/webhook_limits.sh).
+  std::size_t maxInFlightBytes = 32 * 1024 * 1024;
+};
+
+// One request, as a handler sees it. Valid during the handler call only.
+class Request {
+ public:
+  std::string method;  // as sent, e.g. "POST"
+  std::string target;  // as sent, e.g. "/mutate?timeout=5s"
+  std::string body;
+  // The connection's TLS session (read-only), or nullptr over plain HTTP.
+  const SSL* tls = nullptr;
+
+  // Makes this request's charge against the in-flight budget at least `bytes` in all (it already
+  // holds its body's charge) until its response is written. False, charging nothing, when the
+  // budget cannot take it: the handler should then answer 503 (Response::retryAfterSeconds).
+  // Thread-safe with respect to other requests.
+  bool reserve(std::size_t bytes) const;
+
+ private:
+  friend struct detail::RequestAccess;
+  std::function<bool(std::size_t)> reserve_;  // the server's budget accounting for this request
+};
+
+struct Response {
+  int status = 200;
+  std::string contentType = "text/plain; charset=utf-8";
+  std::string body;
+  // Ask the client to close the connection after this response ("Connection: close").
+  bool close = false;
+  // When > 0, sent as "Retry-After" (e.g. with 503).
+  int retryAfterSeconds = 0;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+enum class Dispatch {
+  Inline,  // cheap and non-blocking: runs on the I/O thread (health, metrics)
+  Pool,    // may block: runs on the worker pool (the webhook's lookups)
+};
+
+struct Route {
+  std::string method;  // "GET", "POST"
+  std::string path;    // exact match of the target without its query
+  Handler handler;
+  Dispatch dispatch = Dispatch::Inline;
+  // A body of n bytes is charged n x costFactor from the head on: the bytes held plus what the
+  // handler will build from them (e.g. a parsed tree), so that the budget refuses the request
+  // before its body is read rather than after.
+  std::size_t costFactor = 1;
+};
+
+// Why a connection ended (one count each).
+enum class CloseReason {
+  Peer,               // the client closed, or the connection ended after a final response
+  HandshakeFailed,    // the TLS handshake failed (no certificate, old protocol, garbage)
+  HandshakeDeadline,  // the TLS handshake did not finish in time
+  HeadDeadline,       // a request head did not arrive in full in time
+  BodyDeadline,       // a request body did not arrive in full in time
+  IdleDeadline,       // no next request within the idle timeout
+  WriteDeadline,      // the client did not read its response in time
+  Evicted,            // the oldest idle connection, closed to admit a new one at the cap
+  RefusedAtCap,       // a new connection closed at once: at the cap with none idle
+  Rejected,           // closed after an error answer (400, 413, 431, 503 over budget)
+  Error,              // a read or write failed
+  Stopped,            // the server stopped
+};
+const char* closeReasonName(CloseReason reason) noexcept;
+inline constexpr std::size_t kCloseReasonCount = 12;
+
+// Why a request was answered with an error by the server itself (not by a handler).
+enum class RejectReason {
+  Malformed,    // 400: the head does not parse
+  HeadTooLarge, // 431
+  BodyTooLarge, // 413
+  OverBudget,   // 503: the in-flight byte budget is spent
+  QueueFull,    // 503: the worker pool's queue is full
+  NotFound,     // 404 (or 405 for a known path with another method)
+};
+const char* rejectReasonName(RejectReason reason) noexcept;
+inline constexpr std::size_t kRejectReasonCount = 6;
+
+// Receives the server's events (for metrics). Called from I/O threads, concurrently: must be
+// thread-safe and quick. Must outlive the server.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void connectionOpened() = 0;
+  // Every opened connection is closed exactly once; RefusedAtCap comes without an opening.
+  virtual void connectionClosed(CloseReason reason) = 0;
+  virtual void requestRejected(RejectReason reason) = 0;
+  // The bytes charged against the in-flight budget went up (> 0) or down (< 0) by `delta`; a
+  // sum, not a level, so that concurrent reports cannot leave a stale figure.
+  virtual void inFlightBytesChanged(std::int64_t delta) = 0;
+};
+
+// TLS for a server: `configure` sets the SSL_CTX's policy (versions, ciphers, certificate
+// callback); false fails start().
+struct TlsOptions {
+  std::function<bool(SSL_CTX*)> configure;
+};
+
+struct ServerOptions {
+  std::string host;  // "" means every interface (0.0.0.0)
+  int port = 0;      // 0 means any free port
+  Limits limits;
+  // I/O threads running the io_context. Two: TLS handshakes and parsing use CPU, and the
+  // machines we run on have few cores.
+  std::size_t ioThreads = 2;
+  // The worker pool for Dispatch::Pool routes (none is started without such a route) and how
+  // many requests may wait for a worker before 503.
+  std::size_t workers = 16;
+  std::size_t maxQueued = 64;
+  std::vector<Route> routes;
+  std::optional<TlsOptions> tls;  // plain HTTP when empty
+  Observer* observer = nullptr;   // optional; must outlive the server
+};
+
+// Live figures, for tests and diagnostics.
+struct Stats {
+  std::size_t openConnections = 0;
+  std::size_t idleConnections = 0;
+  std::size_t inFlightBytes = 0;
+  std::uint64_t closed[kCloseReasonCount] = {};
+  std::uint64_t rejected[kRejectReasonCount] = {};
+  std::uint64_t requests = 0;  // requests answered (by handlers or by the server)
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // stops
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds (SO_REUSEADDR, never SO_REUSEPORT: a second process must not share the port), starts
+  // the threads and serves; the bound port. Unavailable "cannot listen on HOST:PORT" when the
+  // address cannot be bound; Internal when TLS cannot be set up or the server ran before.
+  core::Result<int> start();
+  // Stops accepting, closes every connection, waits for handlers running on workers to return
+  // (queued ones are dropped), joins all threads. Idempotent; safe with connections open.
+  void stop();
+
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace restarter::http

@@ -1,0 +1,679 @@
+#include "restarter/http/server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "restarter/certs/certs.hpp"
+
+using namespace restarter;
+using namespace restarter::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Generous upper bounds for waiting on an effect: a failure guard on a loaded machine, never the
+// thing asserted.
+constexpr auto kPatience = 30s;
+
+template <typename Predicate>
+bool waitUntil(Predicate predicate, std::chrono::steady_clock::duration limit = kPatience) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+struct Reply {
+  int status = 0;
+  std::string head;
+  std::string body;
+  bool has(const std::string& header) const { return head.find(header) != std::string::npos; }
+};
+
+// A raw loopback TCP client, to behave as politely or as badly as a test needs.
+class Client {
+ public:
+  explicit Client(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  }
+  ~Client() { close(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  bool connected() const { return connected_; }
+  int fd() const { return fd_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  bool send(const std::string& data) {
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+      const ssize_t n = ::send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // One response (head and Content-Length body); nullopt when the connection ends first.
+  std::optional<Reply> read() {
+    while (true) {
+      const auto headEnd = pending_.find("\r\n\r\n");
+      if (headEnd != std::string::npos) {
+        Reply reply;
+        reply.head = pending_.substr(0, headEnd);
+        reply.status = std::stoi(reply.head.substr(9, 3));
+        std::size_t length = 0;
+        if (const auto at = reply.head.find("Content-Length: "); at != std::string::npos) {
+          length = std::stoul(reply.head.substr(at + 16));
+        }
+        if (pending_.size() >= headEnd + 4 + length) {
+          reply.body = pending_.substr(headEnd + 4, length);
+          pending_.erase(0, headEnd + 4 + length);
+          return reply;
+        }
+      }
+      if (!receive()) return std::nullopt;
+    }
+  }
+
+  std::optional<Reply> request(const std::string& text) {
+    if (!send(text)) return std::nullopt;
+    return read();
+  }
+
+  // True once the server has closed the connection (end of stream or reset), bytes before that
+  // discarded; false if it is still open after kPatience.
+  bool waitClosed() {
+    const auto end = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < end) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 100) > 0) {
+        char buffer[4096];
+        const ssize_t n = recv(fd_, buffer, sizeof buffer, 0);
+        if (n <= 0) return true;
+      }
+    }
+    return false;
+  }
+
+  // Whether the server has closed the connection by now (does not wait).
+  bool closedNow() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    char byte = 0;
+    return recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+  }
+
+ private:
+  bool receive() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kPatience).count())) <= 0) return false;
+    char buffer[16384];
+    const ssize_t n = recv(fd_, buffer, sizeof buffer, 0);
+    if (n <= 0) return false;
+    pending_.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string pending_;
+};
+
+std::string get(const std::string& path, const std::string& extra = "") {
+  return "GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra + "\r\n";
+}
+
+std::string post(const std::string& path, const std::string& body) {
+  return "POST " + path + " HTTP/1.1\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+Route hello() {
+  return Route{"GET", "/hello", [](const Request&) { return Response{200, "text/plain", "hello", false, 0}; },
+               Dispatch::Inline, 1};
+}
+
+Route echo(Dispatch dispatch = Dispatch::Pool) {
+  return Route{"POST", "/echo", [](const Request& r) { return Response{200, "text/plain", "echo:" + r.body, false, 0}; },
+               dispatch, 1};
+}
+
+ServerOptions plainOptions(std::vector<Route> routes) {
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.ioThreads = 1;
+  options.workers = 2;
+  options.routes = std::move(routes);
+  return options;
+}
+
+std::uint64_t closed(const Server& server, CloseReason reason) {
+  return server.stats().closed[static_cast<std::size_t>(reason)];
+}
+
+std::uint64_t rejected(const Server& server, RejectReason reason) {
+  return server.stats().rejected[static_cast<std::size_t>(reason)];
+}
+
+// A gate a handler waits at until the test opens it (bounded, so a failing test cannot hang).
+class Gate {
+ public:
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+  void pass() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait_for(lock, kPatience, [this] { return open_; });
+  }
+  bool waiting(int count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, kPatience, [&] { return waiting_ >= count; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int waiting_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a slow header connection is closed at the head deadline while another is served", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.headTimeout = 2s;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  // One byte of a head that never ends, every few milliseconds until the server closes.
+  Client slow(*port);
+  REQUIRE(slow.send("GET /hello HTTP/1.1\r\n"));
+  std::atomic<bool> slowClosed{false};
+  std::atomic<int> bytesSent{0};
+  std::thread sender([&] {
+    const auto end = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < end) {
+      if (!slow.send("X") || slow.closedNow()) break;
+      ++bytesSent;
+      std::this_thread::sleep_for(20ms);
+    }
+    slowClosed = slow.waitClosed();
+  });
+
+  Client normal(*port);
+  auto reply = normal.request(get("/hello"));
+  const bool servedWhileSlowOpen = closed(server, CloseReason::HeadDeadline) == 0;
+  sender.join();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(reply->body == "hello");
+  CHECK(servedWhileSlowOpen);
+  CHECK(slowClosed);
+  CHECK(bytesSent > 1);  // it kept sending, and was cut all the same
+  CHECK(closed(server, CloseReason::HeadDeadline) == 1);
+}
+
+TEST_CASE("200 idle connections do not stop a new client from being served", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 128;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  std::vector<std::unique_ptr<Client>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<Client>(*port));
+    REQUIRE(idle.back()->connected());
+  }
+  // Every one was accepted: 128 are open, the 72 oldest were evicted to admit the others.
+  REQUIRE(waitUntil([&] { return closed(server, CloseReason::Evicted) == 72 && server.stats().idleConnections == 128; }));
+
+  Client fresh(*port);
+  auto reply = fresh.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  // The oldest idle one is closed on its own strand, maybe after the answer.
+  CHECK(waitUntil([&] { return closed(server, CloseReason::Evicted) == 73; }));
+  CHECK(closed(server, CloseReason::RefusedAtCap) == 0);
+  CHECK(server.stats().openConnections == 128);
+}
+
+TEST_CASE("at the connection cap the oldest idle connection is closed and the new one served", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 3;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  // a is idle from accept; b and c have each been served once and wait for their next request.
+  Client a(*port);
+  REQUIRE(waitUntil([&] { return server.stats().idleConnections == 1; }));
+  Client b(*port);
+  REQUIRE(b.request(get("/hello")));
+  Client c(*port);
+  REQUIRE(c.request(get("/hello")));
+  // Each becomes idle once its answer is written, which the client may see first.
+  REQUIRE(waitUntil([&] { return server.stats().idleConnections == 3; }));
+
+  Client d(*port);
+  auto reply = d.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(a.waitClosed());
+  CHECK(closed(server, CloseReason::Evicted) == 1);
+  // The others still work.
+  auto again = b.request(get("/hello"));
+  REQUIRE(again);
+  CHECK(again->status == 200);
+  CHECK(c.request(get("/hello")));
+  CHECK(server.stats().openConnections == 3);
+}
+
+TEST_CASE("at the connection cap with none idle the new connection is closed at once", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 2;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // Two connections in the middle of a head: busy, not evictable.
+  Client a(*port);
+  Client b(*port);
+  REQUIRE(a.send("GET /hel"));
+  REQUIRE(b.send("GET /hel"));
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
+
+  Client refused(*port);
+  CHECK(refused.waitClosed());
+  CHECK(closed(server, CloseReason::RefusedAtCap) == 1);
+  // The busy ones finish their requests.
+  REQUIRE(a.send("lo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto reply = a.read();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+}
+
+TEST_CASE("a never completed TLS handshake is closed at its deadline", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.tls = TlsOptions{[](SSL_CTX*) { return true; }};
+  options.limits.handshakeTimeout = 300ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // The first bytes of a TLS record, then nothing.
+  Client stalled(*port);
+  REQUIRE(stalled.send(std::string("\x16\x03\x01\x00\xff\x01", 6)));
+  // And a client that never sends a byte.
+  Client silent(*port);
+  CHECK(stalled.waitClosed());
+  CHECK(silent.waitClosed());
+  CHECK(closed(server, CloseReason::HandshakeDeadline) == 2);
+}
+
+TEST_CASE("TLS requests are served over one keep-alive connection", "[http]") {
+  certs::CaRequest caRequest;
+  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+  auto ca = certs::createCa(caRequest, now);
+  REQUIRE(ca.ok());
+  certs::ServingRequest serving;
+  serving.ipAddresses = {"127.0.0.1"};
+  auto leaf = certs::issueServing(serving, *ca, now);
+  REQUIRE(leaf.ok());
+  ServerOptions options = plainOptions({echo()});
+  const std::string certPem = leaf->certPem;
+  const std::string keyPem = leaf->keyPem;
+  options.tls = TlsOptions{[&](SSL_CTX* ctx) {
+    BIO* certBio = BIO_new_mem_buf(certPem.data(), static_cast<int>(certPem.size()));
+    BIO* keyBio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
+    X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
+    const bool ok = SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    BIO_free(certBio);
+    BIO_free(keyBio);
+    return ok;
+  }};
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  Client raw(*port);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, raw.fd());
+  REQUIRE(SSL_connect(ssl) == 1);
+  for (int i = 0; i < 20; ++i) {
+    const std::string request = post("/echo", std::to_string(i));
+    REQUIRE(SSL_write(ssl, request.data(), static_cast<int>(request.size())) > 0);
+    std::string response;
+    const std::string want = "echo:" + std::to_string(i);
+    while (response.find("\r\n\r\n" + want) == std::string::npos) {
+      char buffer[4096];
+      const int n = SSL_read(ssl, buffer, sizeof buffer);
+      REQUIRE(n > 0);
+      response.append(buffer, static_cast<std::size_t>(n));
+    }
+    CHECK(response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  }
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  CHECK(server.stats().requests == 20);
+}
+
+TEST_CASE("a Content-Length over the body limit gets 413 without the body being read", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxBodyBytes = 1000;
+  std::atomic<int> calls{0};
+  options.routes[0].handler = [&calls](const Request&) {
+    ++calls;
+    return Response{};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client client(*port);
+  // The head only: a server waiting for the body would never answer.
+  auto reply = client.request("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n");
+  REQUIRE(reply);
+  CHECK(reply->status == 413);
+  CHECK(reply->has("Connection: close"));
+  CHECK(client.waitClosed());
+  CHECK(calls == 0);
+  CHECK(rejected(server, RejectReason::BodyTooLarge) == 1);
+  // A body at the limit is served.
+  Client fits(*port);
+  auto ok = fits.request(post("/echo", std::string(1000, 'x')));
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+}
+
+TEST_CASE("the in flight budget answers 503 and frees its charge after the response", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxInFlightBytes = 1000;
+  options.routes[0].costFactor = 2;
+  options.routes[0].handler = [&gate](const Request& r) {
+    if (r.body.rfind("wait", 0) == 0) gate.pass();
+    return Response{200, "text/plain", "done", false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  // 400 bytes x 2 = 800 of 1000 held while the handler waits.
+  Client holder(*port);
+  REQUIRE(holder.send(post("/echo", "wait" + std::string(396, 'x'))));
+  REQUIRE(gate.waiting(1));
+  CHECK(server.stats().inFlightBytes == 800);
+
+  // 101 x 2 > the 200 left: refused from the head, nothing of the body read.
+  Client over(*port);
+  auto refused = over.request("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n");
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(refused->has("Retry-After: 1"));
+  CHECK(refused->has("Connection: close"));
+  CHECK(over.waitClosed());
+  CHECK(rejected(server, RejectReason::OverBudget) == 1);
+  // 100 x 2 = 200 fits.
+  Client fits(*port);
+  auto fitted = fits.request(post("/echo", std::string(100, 'y')));
+  REQUIRE(fitted);
+  CHECK(fitted->status == 200);
+
+  gate.open();
+  auto held = holder.read();
+  REQUIRE(held);
+  CHECK(held->status == 200);
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
+  Client after(*port);
+  auto later = after.request(post("/echo", std::string(450, 'z')));
+  REQUIRE(later);
+  CHECK(later->status == 200);
+}
+
+TEST_CASE("a handler reservation beyond the budget is refused", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxInFlightBytes = 1000;
+  options.routes[0].handler = [](const Request& r) {
+    if (!r.reserve(r.body.size() + 2000)) return Response{503, "text/plain", "busy", false, 1};
+    return Response{200, "text/plain", "ok", false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client client(*port);
+  auto reply = client.request(post("/echo", "abc"));
+  REQUIRE(reply);
+  CHECK(reply->status == 503);
+  CHECK(reply->has("Retry-After: 1"));
+  // Released once the answer is written, which the client may see first.
+  CHECK(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
+}
+
+TEST_CASE("a chunked body is charged as it arrives", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxInFlightBytes = 4096;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client small(*port);
+  auto ok = small.request("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  CHECK(ok->body == "echo:abc");
+  Client large(*port);
+  REQUIRE(large.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  const std::string chunk = "1000\r\n" + std::string(4096, 'c') + "\r\n";
+  // The second chunk takes the body past the 4096 bytes the budget holds.
+  for (int i = 0; i < 4; ++i) {
+    if (!large.send(chunk)) break;  // the server may already have answered and closed
+  }
+  auto reply = large.read();
+  REQUIRE(reply);
+  CHECK(reply->status == 503);
+  CHECK(rejected(server, RejectReason::OverBudget) == 1);
+}
+
+TEST_CASE("a malformed request head gets 400 and an oversized one 431", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxHeadBytes = 1024;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client garbage(*port);
+  auto bad = garbage.request("NOT HTTP AT ALL\r\n\r\n");
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  CHECK(garbage.waitClosed());
+  Client huge(*port);
+  auto tooLarge = huge.request(get("/hello", "X-Fill: " + std::string(2000, 'f') + "\r\n"));
+  REQUIRE(tooLarge);
+  CHECK(tooLarge->status == 431);
+  CHECK(rejected(server, RejectReason::Malformed) == 1);
+  CHECK(rejected(server, RejectReason::HeadTooLarge) == 1);
+  Client unknown(*port);
+  auto missing = unknown.request(get("/nope"));
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  auto wrongMethod = unknown.request(post("/hello", "x"));
+  REQUIRE(wrongMethod);
+  CHECK(wrongMethod->status == 405);
+}
+
+TEST_CASE("many keep-alive requests are served over one connection", "[http]") {
+  ServerOptions options = plainOptions({hello(), echo()});
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client client(*port);
+  for (int i = 0; i < 500; ++i) {
+    auto reply = i % 2 == 0 ? client.request(get("/hello")) : client.request(post("/echo", std::to_string(i)));
+    REQUIRE(reply);
+    REQUIRE(reply->status == 200);
+    REQUIRE_FALSE(reply->has("Connection: close"));
+  }
+  // Two requests sent at once (pipelined) are answered in order.
+  REQUIRE(client.send(post("/echo", "first") + post("/echo", "second")));
+  CHECK(client.read()->body == "echo:first");
+  CHECK(client.read()->body == "echo:second");
+  // "Connection: close" is honoured.
+  auto last = client.request(get("/hello", "Connection: close\r\n"));
+  REQUIRE(last);
+  CHECK(last->has("Connection: close"));
+  CHECK(client.waitClosed());
+  client.close();
+  CHECK(waitUntil([&] { return closed(server, CloseReason::Peer) == 1; }));
+  CHECK(server.stats().requests == 503);
+}
+
+TEST_CASE("an idle keep-alive connection is closed after the idle timeout", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.idleTimeout = 200ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client client(*port);
+  REQUIRE(client.request(get("/hello")));
+  CHECK(client.waitClosed());
+  CHECK(closed(server, CloseReason::IdleDeadline) == 1);
+}
+
+TEST_CASE("a body that stops arriving is closed at the body deadline", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.bodyTimeout = 200ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client client(*port);
+  REQUIRE(client.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly some"));
+  CHECK(client.waitClosed());
+  CHECK(closed(server, CloseReason::BodyDeadline) == 1);
+  CHECK(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
+}
+
+TEST_CASE("a full worker queue answers 503", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({echo()});
+  options.workers = 1;
+  options.maxQueued = 1;
+  options.routes[0].handler = [&gate](const Request&) {
+    gate.pass();
+    return Response{200, "text/plain", "done", false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client running(*port);
+  REQUIRE(running.send(post("/echo", "1")));
+  REQUIRE(gate.waiting(1));
+  // The one worker waits at the gate; of the next two, one fits in the queue of one and the
+  // other is refused, whichever comes first.
+  Client second(*port);
+  Client third(*port);
+  REQUIRE(second.send(post("/echo", "2")));
+  REQUIRE(third.send(post("/echo", "3")));
+  REQUIRE(waitUntil([&] { return rejected(server, RejectReason::QueueFull) == 1; }));
+  gate.open();
+  auto first = running.read();
+  REQUIRE(first);
+  CHECK(first->status == 200);
+  auto a = second.read();
+  auto b = third.read();
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->status + b->status == 200 + 503);
+  const Reply& refused = a->status == 503 ? *a : *b;
+  CHECK(refused.has("Retry-After: 1"));
+  // The body was read, so the connection goes on.
+  CHECK_FALSE(refused.has("Connection: close"));
+}
+
+TEST_CASE("stop with open connections returns and closes them", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
+  options.routes[1].handler = [&gate](const Request&) {
+    gate.pass();
+    return Response{200, "text/plain", "late", false, 0};
+  };
+  auto server = std::make_unique<Server>(options);
+  auto port = server->start();
+  REQUIRE(port.ok());
+  Client idle(*port);
+  Client midHead(*port);
+  REQUIRE(midHead.send("GET /hel"));
+  Client midBody(*port);
+  REQUIRE(midBody.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc"));
+  Client handling(*port);
+  REQUIRE(handling.send(post("/echo", "x")));
+  REQUIRE(gate.waiting(1));
+  REQUIRE(waitUntil([&] { return server->stats().openConnections == 4; }));
+
+  std::thread opener([&] {
+    // The handler is released only once stop() has begun closing connections.
+    waitUntil([&] { return idle.closedNow(); });
+    gate.open();
+  });
+  server->stop();
+  opener.join();
+  CHECK(idle.waitClosed());
+  CHECK(midHead.waitClosed());
+  CHECK(midBody.waitClosed());
+  CHECK(handling.waitClosed());
+  CHECK(server->stats().openConnections == 0);
+  CHECK(closed(*server, CloseReason::Stopped) == 4);
+  server->stop();  // idempotent
+  server.reset();
+  Client after(*port);
+  CHECK((!after.connected() || after.waitClosed()));
+}
+
+TEST_CASE("a taken port is a clear error", "[http]") {
+  Server first(plainOptions({hello()}));
+  auto port = first.start();
+  REQUIRE(port.ok());
+  ServerOptions options = plainOptions({hello()});
+  options.port = *port;
+  Server second(options);
+  auto clash = second.start();
+  REQUIRE_FALSE(clash.ok());
+  CHECK_THAT(clash.error().message, Catch::Contains("cannot listen on 127.0.0.1:"));
+}
