@@ -298,3 +298,64 @@ TEST_CASE("admission: the namespace comes from the object when the request has n
   CHECK(result.outcome == Outcome::Patched);
   CHECK(result.namespace_ == "ns1");
 }
+
+namespace {
+
+// `levels` objects nested in each other: {"a":{"a":...1...}}.
+std::string nestedObjects(std::size_t levels) {
+  std::string text;
+  for (std::size_t i = 0; i < levels; ++i) text += "{\"a\":";
+  text += "1";
+  text.append(levels, '}');
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("admission: a request kind nested 100000 levels deep is malformed and crashes nothing", "[admission]") {
+  // 600 KB that once overflowed the stack: request.kind was copied recursively.
+  json r = review(workload());
+  r["request"]["kind"] = "PLACEHOLDER";
+  std::string body = r.dump();
+  body.replace(body.find("\"PLACEHOLDER\""), 13, nestedObjects(100000));
+  TableFetcher f;
+  const auto result = handleAdmissionReview(body, f.fetcher());
+  CHECK(result.httpStatus == 400);
+  CHECK(result.outcome == Outcome::Malformed);
+  CHECK(result.detail == "the body cannot be parsed: JSON text nests deeper than 512 levels");
+  CHECK(*f.calls == 0);
+}
+
+TEST_CASE("admission: a body larger than 8 MiB is malformed", "[admission]") {
+  json object = workload();
+  object["metadata"]["annotations"] = {{"big", std::string(kMaxAdmissionReviewBytes, 'x')}};
+  const auto result = handleAdmissionReview(review(object).dump(), bothPresent().fetcher());
+  CHECK(result.httpStatus == 400);
+  CHECK(result.outcome == Outcome::Malformed);
+  CHECK(result.detail.find("exceeds the limit of 8388608 bytes") != std::string::npos);
+}
+
+TEST_CASE("admission: parts of the review the handler does not read change nothing", "[admission]") {
+  // They are dropped while parsing; the answer must be the one for the review without them.
+  json full = review(workload("StatefulSet", true, {{"other", "x"}}), "UPDATE");
+  json& req = full["request"];
+  req["oldObject"] = workload("StatefulSet", true, {{kCmKey, "uid-cm/1"}});
+  req["userInfo"] = {{"username", "admin"}, {"groups", {"system:masters"}}};
+  req["options"] = {{"kind", "UpdateOptions"}};
+  req["dryRun"] = false;
+  json& object = req["object"];
+  object["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+  object["metadata"]["annotations"] = {{"restarter.stackable.tech/ignore-secret.x", "app-secret"}};
+  object["spec"]["replicas"] = 3;
+  object["spec"]["volumeClaimTemplates"] = json::array({{{"metadata", {{"name", "data"}}}}});
+  object["status"] = {{"replicas", 3}};
+  full["response"] = {{"uid", "not ours"}};
+
+  const auto result = handleAdmissionReview(full.dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  // The ignore annotation of the workload's metadata is read: only the ConfigMap is annotated.
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
+  CHECK(patch[0]["value"] == "uid-cm/11");
+}

@@ -13,6 +13,7 @@
 // answer carries no patch and a warning, and the outcome says why so the server can log and count
 // it. Only a body that is not an AdmissionReview with a request uid gets HTTP 400.
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +29,12 @@ namespace restarter::webhook {
 // The path the webhook serves (README "Webhook"); install-mwc registers it.
 inline constexpr std::string_view kMutatePath = "/mutate";
 
+// The largest AdmissionReview body handled: 8 MiB. A review holds the object and, on UPDATE, the
+// old one, each at most etcd's 1.5 MiB request limit as stored, somewhat more as JSON; 8 MiB leaves
+// room for both and the request's other fields. A larger body is malformed (HTTP 400). Nesting is
+// limited to core::kMaxJsonDepth.
+inline constexpr std::size_t kMaxAdmissionReviewBytes = std::size_t{8} << 20;
+
 // The states of the referenced objects of one namespace, keyed by (kind, name). Every reference
 // asked for must be answered (unknown when the lookup failed or ran out of time).
 using ReferenceStates = std::map<std::pair<core::RefKind, std::string>, core::ObjectState>;
@@ -39,7 +46,7 @@ enum class Outcome {
   Unchanged,  // a managed workload whose annotations are already right: allowed, no patch
   Skipped,    // not ours (kind, operation, label): allowed, no patch
   Failed,     // allowed without a patch, with a warning (internal failure)
-  Malformed,  // HTTP 400: not an AdmissionReview
+  Malformed,  // HTTP 400: not an AdmissionReview (or larger or deeper than the limits)
 };
 const char* outcomeName(Outcome outcome) noexcept;
 
