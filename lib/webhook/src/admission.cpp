@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/certs/certs.hpp"
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
@@ -19,6 +20,7 @@ const char* outcomeName(Outcome outcome) noexcept {
     case Outcome::Patched: return "patched";
     case Outcome::Unchanged: return "unchanged";
     case Outcome::Skipped: return "skipped";
+    case Outcome::SkippedTooLarge: return "skipped-too-large";
     case Outcome::Failed: return "failed";
     case Outcome::Malformed: return "malformed";
   }
@@ -111,6 +113,28 @@ AdmissionResult failed(AdmissionResult result, json review, const std::string& p
   return answer(std::move(result), review);
 }
 
+// The patch would make the pod template's annotations longer than the apiserver accepts, so the
+// apiserver would refuse the whole request: the webhook would deny what it must only annotate.
+// Allowed without a patch instead; the controller comes to the same decision and records it as an
+// Event. The warning says why and what it costs in at most 120 characters (the sizes have at most
+// 7 digits: the body is at most 8 MiB).
+AdmissionResult tooLarge(AdmissionResult result, json review, const core::AnnotationsSize& size,
+                         const std::vector<core::AnnotationChange>& changes) {
+  result.outcome = Outcome::SkippedTooLarge;
+  const std::string after = std::to_string(size.after);
+  const std::string limit = std::to_string(core::kMaxAnnotationsBytes);
+  result.detail = "pod template annotations would be " + after + " bytes (now " +
+                  std::to_string(size.before) + "), over the apiserver's limit of " + limit +
+                  "; not made: ";
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    result.detail += (i == 0 ? "" : "; ") + changes[i].describe();
+  }
+  review["response"]["warnings"] = json::array(
+      {"restarter webhook: annotations not set (template annotations " + after + " > " + limit +
+       " bytes); config changes won't restart pods"});
+  return answer(std::move(result), review);
+}
+
 AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   AdmissionResult result;
   const auto parsed = parseReview(body);
@@ -164,6 +188,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   if (changes->empty()) {
     result.outcome = Outcome::Unchanged;
     return answer(std::move(result), out);
+  }
+  auto current = core::templateAnnotations(*object);
+  if (!current) return failed(std::move(result), out, current.error().describe());
+  if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
+    return tooLarge(std::move(result), std::move(out), size, *changes);
   }
   auto patch = core::annotationPatch(*object, *changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/webhook/certificates.hpp"
 
 using namespace restarter;
@@ -301,6 +302,15 @@ TEST_CASE("admission: the namespace comes from the object when the request has n
 
 namespace {
 
+// A labeled workload whose template holds one foreign annotation sized so that, once both
+// references' annotations are added (bothPresent), the template annotations total `after` bytes.
+json workloadEndingAt(std::size_t after) {
+  const core::AnnotationMap added = {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}};
+  const std::string key = "example.com/filler";
+  const std::size_t filler = after - core::annotationsBytes(added) - key.size();
+  return workload("StatefulSet", true, {{key, std::string(filler, 'x')}});
+}
+
 // `levels` objects nested in each other: {"a":{"a":...1...}}.
 std::string nestedObjects(std::size_t levels) {
   std::string text;
@@ -311,6 +321,56 @@ std::string nestedObjects(std::size_t levels) {
 }
 
 }  // namespace
+
+TEST_CASE("admission: a patch ending exactly at the annotations size limit is made", "[admission]") {
+  const auto result = handleAdmissionReview(review(workloadEndingAt(core::kMaxAnnotationsBytes)).dump(),
+                                            bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  CHECK(patchOf(responseOf(result)).size() == 2);
+}
+
+TEST_CASE("admission: a patch one byte over the annotations size limit is not made", "[admission]") {
+  // The apiserver would refuse the patched object (422) and so deny the request: allowed unpatched.
+  const auto result = handleAdmissionReview(review(workloadEndingAt(core::kMaxAnnotationsBytes + 1)).dump(),
+                                            bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  CHECK(std::string(outcomeName(result.outcome)) == "skipped-too-large");
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  CHECK_FALSE(response.contains("patchType"));
+  REQUIRE(response["warnings"].size() == 1);
+  const std::string warning = response["warnings"][0];
+  CHECK(warning ==
+        "restarter webhook: annotations not set (template annotations 262145 > 262144 bytes); "
+        "config changes won't restart pods");
+  CHECK(warning.size() <= 120);
+  // The log line (the detail) names both sizes and every change not made.
+  CHECK(result.detail.find("would be 262145 bytes (now 262041)") != std::string::npos);
+  CHECK(result.detail.find("limit of 262144") != std::string::npos);
+  CHECK(result.detail.find("configmap/app-config: none -> uid-cm/11 (added)") != std::string::npos);
+  CHECK(result.detail.find("secret/app-secret: none -> uid-s/12 (added)") != std::string::npos);
+}
+
+TEST_CASE("admission: the too-large warning stays within 120 characters for the largest review", "[admission]") {
+  // Sizes have at most 7 digits because the body is at most 8 MiB.
+  const json object = workloadEndingAt(8'000'000);
+  const std::string body = review(object).dump();
+  REQUIRE(body.size() <= kMaxAdmissionReviewBytes);
+  const auto result = handleAdmissionReview(body, bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  const std::string warning = responseOf(result)["warnings"][0];
+  CHECK(warning.find("8000000 > 262144") != std::string::npos);
+  CHECK(warning.size() <= 120);
+}
+
+TEST_CASE("admission: annotations that are already right pass however large", "[admission]") {
+  // No change means no patch: the size check never stands in the way of an unchanged object.
+  json object = workloadEndingAt(core::kMaxAnnotationsBytes + 1);
+  object["spec"]["template"]["metadata"]["annotations"][kCmKey] = "uid-cm/11";
+  object["spec"]["template"]["metadata"]["annotations"][kSecretKey] = "uid-s/12";
+  const auto result = handleAdmissionReview(review(object, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Unchanged);
+}
 
 TEST_CASE("admission: a request kind nested 100000 levels deep is malformed and crashes nothing", "[admission]") {
   // 600 KB that once overflowed the stack: request.kind was copied recursively.

@@ -42,11 +42,14 @@ using ReferenceFetcher =
     std::function<ReferenceStates(const std::string& namespace_, const std::vector<core::Reference>& refs)>;
 
 enum class Outcome {
-  Patched,    // allowed with a JSON Patch
-  Unchanged,  // a managed workload whose annotations are already right: allowed, no patch
-  Skipped,    // not ours (kind, operation, label): allowed, no patch
-  Failed,     // allowed without a patch, with a warning (internal failure)
-  Malformed,  // HTTP 400: not an AdmissionReview (or larger or deeper than the limits)
+  Patched,          // allowed with a JSON Patch
+  Unchanged,        // a managed workload whose annotations are already right: allowed, no patch
+  Skipped,          // not ours (kind, operation, label): allowed, no patch
+  SkippedTooLarge,  // the patch would make the pod template's annotations longer than the
+                    // apiserver allows (core/annotation_size.hpp), so it would deny the request:
+                    // allowed without a patch, with a warning
+  Failed,           // allowed without a patch, with a warning (internal failure)
+  Malformed,        // HTTP 400: not an AdmissionReview (or larger or deeper than the limits)
 };
 const char* outcomeName(Outcome outcome) noexcept;
 
@@ -58,7 +61,8 @@ struct AdmissionResult {
   std::string namespace_;
   std::string name;     // may be empty on CREATE with generateName
   std::string operation;
-  std::string detail;   // Failed / Malformed: why; Patched: the changes made
+  std::string detail;   // Failed / Malformed: why; Patched: the changes made; SkippedTooLarge:
+                        // the sizes and the changes not made
 };
 
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
