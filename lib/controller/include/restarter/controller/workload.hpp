@@ -8,6 +8,12 @@
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
 //      whose annotations are identical, sees zero writes);
+//      a change that would make the pod template's annotations longer than the apiserver accepts
+//      (core/annotation_size.hpp) is not applied: the apiserver would refuse it, and the same
+//      state would be refused on every retry. One log line and one Warning Event (reason
+//      AnnotationsTooLarge, naming both sizes and the changes) per state: a reconcile of the same
+//      state (same workload uid, sizes and changes) records nothing more, and nothing is requeued;
+//      the next change of the workload or of a referenced object is reconciled afresh;
 //   4. otherwise one server-side apply with the kind's field manager and force, whose body holds
 //      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
 //      deleted workload, as commons-operator does) and spec.template.metadata.annotations with
@@ -35,6 +41,7 @@
 
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/reconcile.hpp"
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/kube/resource.hpp"
 
@@ -98,6 +105,10 @@ class WorkloadReconciler {
 
   core::Status announce(const nlohmann::json& workload, const std::string& key,
                         const std::vector<core::AnnotationChange>& changes);
+  // Step 3's refusal of a change that would pass the annotations size limit.
+  Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
+                        const core::AnnotationsSize& size,
+                        const std::vector<core::AnnotationChange>& changes);
   core::Status removeForeignLeftovers(const nlohmann::json& applied,
                                       const core::DesiredAnnotations& desired);
 
@@ -107,6 +118,7 @@ class WorkloadReconciler {
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;        // key -> the last write made
   std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
+  std::map<std::string, std::string> tooLargeWarned_;  // key -> the refused state warned about
 };
 
 }  // namespace restarter::controller
