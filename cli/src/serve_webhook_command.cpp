@@ -251,7 +251,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   obs::Registry registry;
   auto& admissions = registry.counter("restarter_webhook_admissions_total",
                                       "AdmissionReviews answered, by kind, operation and outcome "
-                                      "(patched, unchanged, skipped, failed, malformed).",
+                                      "(patched, unchanged, skipped, skipped-too-large, failed, malformed).",
                                       {"kind", "operation", "outcome"});
   auto& duration = registry.histogram("restarter_webhook_admission_duration_seconds",
                                       "Time to answer an AdmissionReview, lookups included.", {"outcome"});
@@ -400,6 +400,9 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     switch (result.outcome) {
       case webhook::Outcome::Patched: log.info("admission patched", fields); break;
       case webhook::Outcome::Failed: log.warn("admission not patched", fields); break;
+      case webhook::Outcome::SkippedTooLarge:
+        log.warn("admission not patched: the annotations would be too large", fields);
+        break;
       case webhook::Outcome::Malformed: log.warn("malformed admission request", fields); break;
       default: log.debug("admission passed", fields); break;
     }

@@ -6,7 +6,10 @@
 //   - no exception reached the handler's last-resort catch (that catch exists for bugs only);
 //   - a patch decodes (base64), applies to the request's object (RFC 6902), and the patched
 //     object, reviewed again with the same reference states, needs no further patch — what the
-//     apiserver does with reinvocationPolicy: IfNeeded.
+//     apiserver does with reinvocationPolicy: IfNeeded;
+//   - never a denial by patch size: the patched object's pod template annotations are within the
+//     apiserver's limit, and a review skipped for size carries one warning of at most 120
+//     characters.
 // The reference states come from the names themselves (a pure function), so a run is reproducible.
 
 #include <cstddef>
@@ -20,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/certificates.hpp"
 
@@ -79,6 +83,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (response.value("uid", std::string()) != requestUid(review)) fail("uid not echoed", result.body);
   if (answer.value("kind", std::string()) != "AdmissionReview") fail("wrong kind", result.body);
 
+  if (result.outcome == Outcome::SkippedTooLarge) {
+    const auto warnings = response.find("warnings");
+    if (warnings == response.end() || !warnings->is_array() || warnings->size() != 1 ||
+        !(*warnings)[0].is_string() || (*warnings)[0].get_ref<const std::string&>().size() > 120) {
+      fail("a review skipped for size without one short warning", result.body);
+    }
+  }
+
   const bool hasPatch = response.contains("patch");
   if (hasPatch != (result.outcome == Outcome::Patched)) fail("patch and outcome disagree", result.body);
   if (!hasPatch) return 0;
@@ -94,6 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     patched = review["request"]["object"].patch(patch);
   } catch (const json::exception& e) {
     fail("the patch does not apply", std::string(e.what()) + " " + *patchText);
+  }
+  if (const auto annotations = restarter::core::templateAnnotations(patched);
+      annotations && restarter::core::annotationsBytes(*annotations) > restarter::core::kMaxAnnotationsBytes) {
+    fail("the patch makes the annotations too large for the apiserver",
+         std::to_string(restarter::core::annotationsBytes(*annotations)));
   }
   json again = review;
   again["request"]["object"] = patched;

@@ -1,7 +1,9 @@
 #include "restarter/controller/workload.hpp"
 
+#include <iterator>
 #include <utility>
 
+#include "restarter/core/annotation_keys.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/rollout.hpp"
@@ -129,6 +131,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     lastWrites_.erase(key);
     lastAnnounced_.erase(key);
     held_.erase(key);
+    tooLargeWarned_.erase(key);
     return Action::awaitChange();
   }
   json workload = (*cached)->unpack();
@@ -150,8 +153,12 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     auto last = lastWrites_.find(key);
     if (last != lastWrites_.end()) {
       if (last->second.uid == uid && last->second.resourceVersionBefore == resourceVersion) {
+        // Our keys as written, the others as cached (the size check counts them all).
         json& annotations = workload["spec"]["template"]["metadata"]["annotations"];
-        annotations = json::object();
+        if (!annotations.is_object()) annotations = json::object();
+        for (auto it = annotations.begin(); it != annotations.end();) {
+          it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
+        }
         for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
         // The interval counts from that write too.
         json& stamped = workload["metadata"]["annotations"];
@@ -169,7 +176,17 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     std::lock_guard lock(mutex_);
     lastAnnounced_.erase(key);
     held_.erase(key);
+    tooLargeWarned_.erase(key);
     return Action::awaitChange();
+  }
+  auto current = core::templateAnnotations(workload);
+  if (!current) return withContext(std::move(current).error(), kind_.name + " " + key);
+  if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
+    return refuseTooLarge(workload, key, size, *changes);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    tooLargeWarned_.erase(key);
   }
 
   if (context_.dryRun) {
@@ -218,6 +235,55 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     context_.logger.warn("cannot record restart event",
                          {{"kind", kind_.name}, {"workload", key}, {"error", s.error().describe()}});
   }
+  return Action::awaitChange();
+}
+
+Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::string& key,
+                                          const core::AnnotationsSize& size,
+                                          const std::vector<core::AnnotationChange>& changes) {
+  const std::string ns = metadataString(workload, "namespace");
+  const std::string described = describeChanges(changes);
+  const std::string note =
+      "Not restarting pods: the pod template's annotations would be " + std::to_string(size.after) +
+      " bytes (now " + std::to_string(size.before) + "), over the apiserver's limit of " +
+      std::to_string(core::kMaxAnnotationsBytes) + "; not applied: " + described;
+  // The state warned about: the same note for the same workload is the same refusal.
+  const std::string state = metadataString(workload, "uid") + "\n" + note;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = tooLargeWarned_.find(key);
+    if (it != tooLargeWarned_.end() && it->second == state) return Action::awaitChange();
+  }
+  context_.logger.warn("annotations too large; not restarting",
+                       {{"kind", kind_.name},
+                        {"workload", key},
+                        {"namespace", ns},
+                        {"bytesBefore", std::to_string(size.before)},
+                        {"bytesAfter", std::to_string(size.after)},
+                        {"limit", std::to_string(core::kMaxAnnotationsBytes)},
+                        {"changes", described}});
+  kube::EventRecord event;
+  event.namespace_ = ns;
+  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                                          metadataString(workload, "name"),
+                                          metadataString(workload, "uid")};
+  event.type = "Warning";
+  event.reason = "AnnotationsTooLarge";
+  event.action = "Restart";
+  event.note = note;
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  if (!created) {
+    // Logged, not retried: retrying would repeat a refusal nobody can act on sooner. A later
+    // reconcile of the same state tries the Event again.
+    context_.logger.warn("cannot record annotations-too-large event",
+                         {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
+    return Action::awaitChange();
+  }
+  std::lock_guard lock(mutex_);
+  tooLargeWarned_[key] = state;
   return Action::awaitChange();
 }
 

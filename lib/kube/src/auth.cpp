@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base64.hpp"
+#include "restarter/core/json_parse.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/files.hpp"
 
@@ -168,7 +169,12 @@ class ExecAuthenticator final : public Authenticator {
     auto bad = [&](const std::string& why) {
       return core::makeError(ErrorKind::Unauthorized, where + " returned " + why);
     };
-    nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
+    // An ExecCredential holds a token or a certificate and key: a few KB. 1 MiB is far above that
+    // (the process output itself is cut at 16 MiB, process.hpp).
+    constexpr std::size_t kMaxExecCredentialBytes = std::size_t{1} << 20;
+    const auto parsed = core::parseJson(out, core::JsonLimits{kMaxExecCredentialBytes, core::kMaxJsonDepth});
+    if (!parsed) return bad("output that cannot be read as JSON (" + parsed.error().message + ")");
+    const nlohmann::json& doc = *parsed;
     if (!doc.is_object()) return bad("output that is not a JSON object");
     auto kind = doc.find("kind");
     if (kind == doc.end() || *kind != "ExecCredential") return bad("no kind ExecCredential");

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "restarter/core/json_parse.hpp"
 #include "restarter/core/text.hpp"
 
 namespace restarter::kube {
@@ -56,9 +57,9 @@ core::Error malformed(const std::string& what) {
 }
 
 core::Result<json> parseBody(const std::string& body) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return malformed("body is not valid JSON");
-  if (!doc.is_object()) return malformed("body is not a JSON object");
+  auto doc = core::parseJson(body, core::JsonLimits{kMaxResponseBodyBytes, core::kMaxJsonDepth});
+  if (!doc) return malformed("body: " + doc.error().message);
+  if (!doc->is_object()) return malformed("body is not a JSON object");
   return doc;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "base64.hpp"
@@ -52,10 +53,26 @@ core::Result<bool> boolField(const YAML::Node& map, const char* field, const std
   return value;
 }
 
+// The largest kubeconfig file read: 4 MiB, some 700 clusters, users and contexts with embedded RSA
+// certificates and keys. Why a limit at all: yaml-cpp holds a document as nodes of a few hundred
+// bytes each, so flow collections (`[1,1,1,...` or `[[[[...`) cost ~240 times their text
+// (measured: 1 MiB of either took ~250 MB and ~1 s), while real kubeconfigs (block style, long
+// base64 scalars) a few times. Nesting needs no check of ours: yaml-cpp 0.7 throws
+// YAML::DeepRecursion at 500 levels, flow or block, before recursing further.
+constexpr std::size_t kMaxKubeconfigBytes = std::size_t{4} << 20;
+
 core::Status mergeFile(const std::string& path, const std::string& text, Merged& merged) {
+  if (text.size() > kMaxKubeconfigBytes) {
+    return configError(path, "is " + std::to_string(text.size()) + " bytes, more than the limit of " +
+                                 std::to_string(kMaxKubeconfigBytes));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    return configError(path, "not valid YAML: nested " + std::to_string(e.depth()) +
+                                 " levels deep at line " + std::to_string(e.mark.line + 1) +
+                                 ", deeper than yaml-cpp reads");
   } catch (const YAML::Exception& e) {
     return configError(path, std::string("not valid YAML: ") + e.what());
   } catch (const std::exception& e) {

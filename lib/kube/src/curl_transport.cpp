@@ -101,8 +101,8 @@ size_t onWrite(char* data, size_t size, size_t count, void* user) {
       return bytes;
     }
   }
-  // Non-streamed bodies are bounded by the request timeout; cap them anyway (1 GiB).
-  if (exchange->response.body.size() + bytes > (std::size_t{1} << 30)) return 0;
+  // Non-streamed bodies are bounded by the request timeout; cap them anyway.
+  if (exchange->response.body.size() + bytes > kMaxResponseBodyBytes) return 0;
   exchange->response.body.append(data, bytes);
   return bytes;
 }

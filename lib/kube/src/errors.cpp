@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/json_parse.hpp"
+
 namespace restarter::kube {
 namespace {
 
@@ -49,10 +51,16 @@ struct StatusFields {
   bool isStatus = false;
 };
 
+// A metav1.Status is a few hundred bytes; the longest real ones (a validation error listing many
+// fields) a few KB. Anything larger (a proxy's page, garbage) is not read as one: its raw prefix is
+// shown instead.
+constexpr std::size_t kMaxStatusBytes = std::size_t{1} << 20;
+
 StatusFields readStatus(std::string_view body) {
   StatusFields fields;
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return fields;
+  const auto parsed = core::parseJson(body, core::JsonLimits{kMaxStatusBytes, core::kMaxJsonDepth});
+  if (!parsed || !parsed->is_object()) return fields;
+  const nlohmann::json& doc = *parsed;
   auto kind = doc.find("kind");
   fields.isStatus = kind != doc.end() && kind->is_string() && *kind == "Status";
   if (auto it = doc.find("reason"); it != doc.end() && it->is_string())

@@ -1,5 +1,7 @@
 #include "restarter/kube/watch.hpp"
 
+#include "restarter/core/json_parse.hpp"
+
 namespace restarter::kube {
 
 const char* watchEventTypeName(WatchEvent::Type type) noexcept {
@@ -14,10 +16,11 @@ const char* watchEventTypeName(WatchEvent::Type type) noexcept {
 }
 
 core::Result<WatchEvent> decodeWatchLine(std::string_view line) {
-  nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return core::makeError(core::ErrorKind::InvalidInput, "watch event is not valid JSON");
+  auto parsed = core::parseJson(line, core::JsonLimits{WatchDecoder::kMaxLineBytes, core::kMaxJsonDepth});
+  if (!parsed) {
+    return core::makeError(core::ErrorKind::InvalidInput, "watch event: " + parsed.error().message);
   }
+  nlohmann::json& doc = *parsed;
   if (!doc.is_object()) {
     return core::makeError(core::ErrorKind::InvalidInput, "watch event is not a JSON object");
   }

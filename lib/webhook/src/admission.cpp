@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/certs/certs.hpp"
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/text.hpp"
 
@@ -18,6 +20,7 @@ const char* outcomeName(Outcome outcome) noexcept {
     case Outcome::Patched: return "patched";
     case Outcome::Unchanged: return "unchanged";
     case Outcome::Skipped: return "skipped";
+    case Outcome::SkippedTooLarge: return "skipped-too-large";
     case Outcome::Failed: return "failed";
     case Outcome::Malformed: return "malformed";
   }
@@ -25,6 +28,37 @@ const char* outcomeName(Outcome outcome) noexcept {
 }
 
 namespace {
+
+// What handle() reads of a review, by path; every other member is dropped while parsing, so that
+// an UPDATE's oldObject, the userInfo, the object's status, managedFields and all of its spec but
+// the pod template cost no memory. Whatever handle() or the lib/core functions it hands the
+// object to start reading must be kept here.
+//   apiVersion, kind, request.{uid, kind, operation, namespace, name}
+//   request.object.metadata.{name, namespace, labels, annotations} (annotations: the ignore rules)
+//   request.object.spec.template (references and the current template annotations)
+bool reviewMemberWanted(const std::vector<std::string>& path) {
+  const std::string& key = path.back();
+  switch (path.size()) {
+    case 1: return key == "apiVersion" || key == "kind" || key == "request";
+    case 2:
+      return path[0] != "request" || key == "uid" || key == "kind" || key == "operation" ||
+             key == "namespace" || key == "name" || key == "object";
+    case 3: return path[0] != "request" || path[1] != "object" || key == "metadata" || key == "spec";
+    case 4:
+      if (path[0] != "request" || path[1] != "object") return true;
+      if (path[2] == "metadata") {
+        return key == "name" || key == "namespace" || key == "labels" || key == "annotations";
+      }
+      return key == "template";  // path[2] is "spec", the only other member kept at depth 3
+    default: return true;
+  }
+}
+
+// The review parsed within the limits, with only what handle() reads (reviewMemberWanted).
+core::Result<json> parseReview(std::string_view body) {
+  return core::parseJson(body, core::JsonLimits{kMaxAdmissionReviewBytes, core::kMaxJsonDepth},
+                         reviewMemberWanted);
+}
 
 bool enabled(const json& object) {
   const auto labels = object.find("metadata");
@@ -60,6 +94,14 @@ AdmissionResult answer(AdmissionResult result, const json& review) {
   return result;
 }
 
+AdmissionResult malformed(AdmissionResult result, std::string problem) {
+  result.httpStatus = 400;
+  result.outcome = Outcome::Malformed;
+  result.detail = std::move(problem);
+  result.body = result.detail + "\n";
+  return result;
+}
+
 AdmissionResult failed(AdmissionResult result, json review, const std::string& problem) {
   result.outcome = Outcome::Failed;
   result.detail = problem;
@@ -71,24 +113,38 @@ AdmissionResult failed(AdmissionResult result, json review, const std::string& p
   return answer(std::move(result), review);
 }
 
+// The patch would make the pod template's annotations longer than the apiserver accepts, so the
+// apiserver would refuse the whole request: the webhook would deny what it must only annotate.
+// Allowed without a patch instead; the controller comes to the same decision and records it as an
+// Event. The warning says why and what it costs in at most 120 characters (the sizes have at most
+// 7 digits: the body is at most 8 MiB).
+AdmissionResult tooLarge(AdmissionResult result, json review, const core::AnnotationsSize& size,
+                         const std::vector<core::AnnotationChange>& changes) {
+  result.outcome = Outcome::SkippedTooLarge;
+  const std::string after = std::to_string(size.after);
+  const std::string limit = std::to_string(core::kMaxAnnotationsBytes);
+  result.detail = "pod template annotations would be " + after + " bytes (now " +
+                  std::to_string(size.before) + "), over the apiserver's limit of " + limit +
+                  "; not made: ";
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    result.detail += (i == 0 ? "" : "; ") + changes[i].describe();
+  }
+  review["response"]["warnings"] = json::array(
+      {"restarter webhook: annotations not set (template annotations " + after + " > " + limit +
+       " bytes); config changes won't restart pods"});
+  return answer(std::move(result), review);
+}
+
 AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   AdmissionResult result;
-  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded() || !review.is_object()) {
-    result.httpStatus = 400;
-    result.outcome = Outcome::Malformed;
-    result.detail = "the body is not JSON";
-    result.body = result.detail + "\n";
-    return result;
-  }
+  const auto parsed = parseReview(body);
+  if (!parsed) return malformed(std::move(result), "the body cannot be parsed: " + parsed.error().message);
+  const json& review = *parsed;
+  if (!review.is_object()) return malformed(std::move(result), "the body is not a JSON object");
   const auto request = review.find("request");
   if (stringAt(review, "kind") != "AdmissionReview" || request == review.end() ||
       !request->is_object() || stringAt(*request, "uid").empty()) {
-    result.httpStatus = 400;
-    result.outcome = Outcome::Malformed;
-    result.detail = "not an AdmissionReview with a request uid";
-    result.body = result.detail + "\n";
-    return result;
+    return malformed(std::move(result), "not an AdmissionReview with a request uid");
   }
   const json& req = *request;
   json out = reviewResponse(stringAt(req, "uid"));
@@ -98,11 +154,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   result.operation = stringAt(req, "operation");
   result.namespace_ = stringAt(req, "namespace");
   result.name = stringAt(req, "name");
-  if (const auto kind = req.find("kind"); kind != req.end() && kind->is_object()) {
-    result.kind = stringAt(*kind, "kind");
-  }
+  // find(), never value(): value() returns a copy, and copying is recursive.
+  const auto requestKind = req.find("kind");
+  if (requestKind != req.end() && requestKind->is_object()) result.kind = stringAt(*requestKind, "kind");
   const auto object = req.find("object");
-  if (!managedKind(req.value("kind", json())) ||
+  if (requestKind == req.end() || !managedKind(*requestKind) ||
       (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
       !object->is_object() || !enabled(*object)) {
     result.outcome = Outcome::Skipped;
@@ -132,6 +188,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   if (changes->empty()) {
     result.outcome = Outcome::Unchanged;
     return answer(std::move(result), out);
+  }
+  auto current = core::templateAnnotations(*object);
+  if (!current) return failed(std::move(result), out, current.error().describe());
+  if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
+    return tooLarge(std::move(result), std::move(out), size, *changes);
   }
   auto patch = core::annotationPatch(*object, *changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());
@@ -200,17 +261,16 @@ AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetc
     // uid is still allowed (docs/architecture.md, "Fail open"); anything else is malformed.
     AdmissionResult result;
     const std::string problem = std::string("unexpected input: ") + e.what();
-    const json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (review.is_object() && review.contains("request") && review["request"].is_object() &&
-        review["request"].contains("uid") && review["request"]["uid"].is_string()) {
-      return failed(std::move(result), reviewResponse(review["request"]["uid"].get<std::string>()),
-                    problem);
+    const auto review = parseReview(body);
+    if (review && review->is_object()) {
+      const auto request = review->find("request");
+      if (request != review->end() && request->is_object()) {
+        if (std::string uid = stringAt(*request, "uid"); !uid.empty()) {
+          return failed(std::move(result), reviewResponse(uid), problem);
+        }
+      }
     }
-    result.httpStatus = 400;
-    result.outcome = Outcome::Malformed;
-    result.detail = problem;
-    result.body = problem + "\n";
-    return result;
+    return malformed(std::move(result), problem);
   }
 }
 

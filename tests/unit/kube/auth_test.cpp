@@ -212,3 +212,22 @@ TEST_CASE("the system process runner captures output and exit codes and kills on
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().kind == ErrorKind::NotFound);
 }
+
+TEST_CASE("exec plugin output nested too deeply or too large is refused", "[kube][auth]") {
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto auth = makeAuthenticator(execConfig(), clock, runner);
+  const std::string head = R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",)";
+  runner.outputs.push_back(ProcessOutput{
+      0, head + R"("status":{"token":"x"},"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}", ""});
+  auto deep = auth->credential();
+  REQUIRE_FALSE(deep.ok());
+  CHECK(deep.error().kind == ErrorKind::Unauthorized);
+  CHECK(deep.error().message.find("nests deeper than 512 levels") != std::string::npos);
+
+  runner.outputs.push_back(ProcessOutput{0, head + R"("status":{"token":")" + std::string(1 << 20, 't') + "\"}}", ""});
+  auto large = auth->credential();
+  REQUIRE_FALSE(large.ok());
+  CHECK(large.error().kind == ErrorKind::Unauthorized);
+  CHECK(large.error().message.find("exceeds the limit of 1048576 bytes") != std::string::npos);
+}

@@ -384,3 +384,13 @@ contexts: [{name: c, context: {cluster: k, user: u, namespace: team-a}}]
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find(dir.path() + "/missing") != std::string::npos);
 }
+
+TEST_CASE("an answer nested deeper than the depth limit is a malformed answer", "[kube][client]") {
+  Fixture f;
+  f.transport->push(ok(R"({"kind":"ConfigMapList","items":[)" + std::string(100000, '[') +
+                       std::string(100000, ']') + "]}"));
+  auto list = f.client->list(resources::configMaps(), "ns", ListOptions{});
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().kind == ErrorKind::InvalidInput);
+  CHECK(list.error().message == "malformed answer from the server: body: JSON text nests deeper than 512 levels");
+}

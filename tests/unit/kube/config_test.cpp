@@ -197,3 +197,38 @@ TEST_CASE("in-cluster configuration from the service account", "[kube][config]")
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().kind == ErrorKind::NotFound);
 }
+
+TEST_CASE("a kubeconfig nested 100000 levels deep is an error and neither a crash nor a hang", "[kube][config]") {
+  // yaml-cpp 0.7 throws YAML::DeepRecursion at 500 levels. A flow sequence on one line is scanned
+  // whole before the parser recurses (200 KB here); the block forms stop where level 500 starts.
+  std::string compactBlock = "clusters:\n";  // "- - - ...": each "- " one indentation level deeper
+  for (int i = 0; i < 100000; ++i) compactBlock += "- ";
+  compactBlock += "x\n";
+  std::string flowMaps;  // {a: {a: {a: ... x}}}
+  for (int i = 0; i < 100000; ++i) flowMaps += "{a: ";
+  flowMaps += "x" + std::string(100000, '}');
+  std::string indented;  // a real indented mapping, 600 levels ("a:" lines, two spaces more each)
+  for (int i = 0; i < 600; ++i) indented += std::string(2 * static_cast<std::size_t>(i), ' ') + "a:\n";
+  indented += std::string(1200, ' ') + "x\n";
+  for (const std::string& yaml : {"clusters: " + std::string(100000, '[') + std::string(100000, ']') + "\n",
+                                  "clusters: " + flowMaps + "\n",
+                                  compactBlock, indented}) {
+    auto config = resolveKubeconfig({{"/cfg/kubeconfig", yaml}}, LoadOptions{});
+    REQUIRE_FALSE(config.ok());
+    CHECK(config.error().kind == ErrorKind::InvalidInput);
+    INFO(config.error().message);
+    CHECK(config.error().message.find("/cfg/kubeconfig") != std::string::npos);
+    CHECK(config.error().message.find("levels deep") != std::string::npos);
+  }
+}
+
+TEST_CASE("a kubeconfig larger than 4 MiB is refused before it is parsed", "[kube][config]") {
+  const std::string comment = "# " + std::string((std::size_t{4} << 20) - 3, 'x') + "\n";  // exactly 4 MiB
+  auto at = resolveKubeconfig({{"/cfg/kubeconfig", comment}}, LoadOptions{});
+  REQUIRE_FALSE(at.ok());  // read: a file of only a comment is a configuration without a context
+  CHECK(at.error().message.find("no context") != std::string::npos);
+  auto over = resolveKubeconfig({{"/cfg/kubeconfig", comment + "\n"}}, LoadOptions{});
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.error().kind == ErrorKind::InvalidInput);
+  CHECK(over.error().message == "kubeconfig /cfg/kubeconfig: is 4194305 bytes, more than the limit of 4194304");
+}

@@ -64,3 +64,13 @@ TEST_CASE("a watch ERROR event Status becomes a typed error", "[kube][errors]") 
   CHECK(errorFromStatusObject("{}").kind == ErrorKind::InvalidInput);
   CHECK(errorFromStatusObject("not json").kind == ErrorKind::InvalidInput);
 }
+
+TEST_CASE("an error body nested deeper than the depth limit is shown as text", "[kube][errors]") {
+  const std::string deep = R"({"kind":"Status","reason":"NotFound","x":)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  auto error = errorFromResponse(500, {}, deep);
+  CHECK(error.kind == ErrorKind::Unavailable);  // the reason inside was not read
+  CHECK(error.message.find("{\"kind\":\"Status\"") != std::string::npos);
+  CHECK(error.message.size() < 300);
+  CHECK(errorFromStatusObject(deep).kind == ErrorKind::InvalidInput);
+}

@@ -62,3 +62,12 @@ TEST_CASE("event type names", "[kube][watch]") {
   CHECK(std::string(watchEventTypeName(WatchEvent::Type::Deleted)) == "DELETED");
   CHECK(decodeWatchLine(R"({"type":"ERROR","object":{"kind":"Status"}})")->type == WatchEvent::Type::Error);
 }
+
+TEST_CASE("a watch line nested deeper than the depth limit is an error", "[kube][watch]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  WatchDecoder decoder;
+  auto status = decoder.feed(R"({"type":"ADDED","object":{"a":)" + deep + "}}\n", [](WatchEvent&&) { return true; });
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.error().kind == ErrorKind::InvalidInput);
+  CHECK(status.error().message == "watch event: JSON text nests deeper than 512 levels");
+}

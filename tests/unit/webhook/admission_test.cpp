@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/webhook/certificates.hpp"
 
 using namespace restarter;
@@ -315,6 +316,22 @@ std::size_t treeBytes(const std::string& text) {
   const json tree = json::parse(text);
   const std::size_t after = heapInUse();
   return after > before ? after - before : 0;
+// A labeled workload whose template holds one foreign annotation sized so that, once both
+// references' annotations are added (bothPresent), the template annotations total `after` bytes.
+json workloadEndingAt(std::size_t after) {
+  const core::AnnotationMap added = {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}};
+  const std::string key = "example.com/filler";
+  const std::size_t filler = after - core::annotationsBytes(added) - key.size();
+  return workload("StatefulSet", true, {{key, std::string(filler, 'x')}});
+}
+
+// `levels` objects nested in each other: {"a":{"a":...1...}}.
+std::string nestedObjects(std::size_t levels) {
+  std::string text;
+  for (std::size_t i = 0; i < levels; ++i) text += "{\"a\":";
+  text += "1";
+  text.append(levels, '}');
+  return text;
 }
 
 }  // namespace
@@ -353,4 +370,100 @@ TEST_CASE("admission: the parse cost bound covers the tree of every shape of bod
   // Quotes and brackets inside strings are text, and escapes do not end a string.
   const std::string text = R"("{[:,\"{[:,")";
   CHECK(parseCostBound(text) == 3 * text.size() + 72);
+TEST_CASE("admission: a patch ending exactly at the annotations size limit is made", "[admission]") {
+  const auto result = handleAdmissionReview(review(workloadEndingAt(core::kMaxAnnotationsBytes)).dump(),
+                                            bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  CHECK(patchOf(responseOf(result)).size() == 2);
+}
+
+TEST_CASE("admission: a patch one byte over the annotations size limit is not made", "[admission]") {
+  // The apiserver would refuse the patched object (422) and so deny the request: allowed unpatched.
+  const auto result = handleAdmissionReview(review(workloadEndingAt(core::kMaxAnnotationsBytes + 1)).dump(),
+                                            bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  CHECK(std::string(outcomeName(result.outcome)) == "skipped-too-large");
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  CHECK_FALSE(response.contains("patchType"));
+  REQUIRE(response["warnings"].size() == 1);
+  const std::string warning = response["warnings"][0];
+  CHECK(warning ==
+        "restarter webhook: annotations not set (template annotations 262145 > 262144 bytes); "
+        "config changes won't restart pods");
+  CHECK(warning.size() <= 120);
+  // The log line (the detail) names both sizes and every change not made.
+  CHECK(result.detail.find("would be 262145 bytes (now 262041)") != std::string::npos);
+  CHECK(result.detail.find("limit of 262144") != std::string::npos);
+  CHECK(result.detail.find("configmap/app-config: none -> uid-cm/11 (added)") != std::string::npos);
+  CHECK(result.detail.find("secret/app-secret: none -> uid-s/12 (added)") != std::string::npos);
+}
+
+TEST_CASE("admission: the too-large warning stays within 120 characters for the largest review", "[admission]") {
+  // Sizes have at most 7 digits because the body is at most 8 MiB.
+  const json object = workloadEndingAt(8'000'000);
+  const std::string body = review(object).dump();
+  REQUIRE(body.size() <= kMaxAdmissionReviewBytes);
+  const auto result = handleAdmissionReview(body, bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  const std::string warning = responseOf(result)["warnings"][0];
+  CHECK(warning.find("8000000 > 262144") != std::string::npos);
+  CHECK(warning.size() <= 120);
+}
+
+TEST_CASE("admission: annotations that are already right pass however large", "[admission]") {
+  // No change means no patch: the size check never stands in the way of an unchanged object.
+  json object = workloadEndingAt(core::kMaxAnnotationsBytes + 1);
+  object["spec"]["template"]["metadata"]["annotations"][kCmKey] = "uid-cm/11";
+  object["spec"]["template"]["metadata"]["annotations"][kSecretKey] = "uid-s/12";
+  const auto result = handleAdmissionReview(review(object, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Unchanged);
+}
+
+TEST_CASE("admission: a request kind nested 100000 levels deep is malformed and crashes nothing", "[admission]") {
+  // 600 KB that once overflowed the stack: request.kind was copied recursively.
+  json r = review(workload());
+  r["request"]["kind"] = "PLACEHOLDER";
+  std::string body = r.dump();
+  body.replace(body.find("\"PLACEHOLDER\""), 13, nestedObjects(100000));
+  TableFetcher f;
+  const auto result = handleAdmissionReview(body, f.fetcher());
+  CHECK(result.httpStatus == 400);
+  CHECK(result.outcome == Outcome::Malformed);
+  CHECK(result.detail == "the body cannot be parsed: JSON text nests deeper than 512 levels");
+  CHECK(*f.calls == 0);
+}
+
+TEST_CASE("admission: a body larger than 8 MiB is malformed", "[admission]") {
+  json object = workload();
+  object["metadata"]["annotations"] = {{"big", std::string(kMaxAdmissionReviewBytes, 'x')}};
+  const auto result = handleAdmissionReview(review(object).dump(), bothPresent().fetcher());
+  CHECK(result.httpStatus == 400);
+  CHECK(result.outcome == Outcome::Malformed);
+  CHECK(result.detail.find("exceeds the limit of 8388608 bytes") != std::string::npos);
+}
+
+TEST_CASE("admission: parts of the review the handler does not read change nothing", "[admission]") {
+  // They are dropped while parsing; the answer must be the one for the review without them.
+  json full = review(workload("StatefulSet", true, {{"other", "x"}}), "UPDATE");
+  json& req = full["request"];
+  req["oldObject"] = workload("StatefulSet", true, {{kCmKey, "uid-cm/1"}});
+  req["userInfo"] = {{"username", "admin"}, {"groups", {"system:masters"}}};
+  req["options"] = {{"kind", "UpdateOptions"}};
+  req["dryRun"] = false;
+  json& object = req["object"];
+  object["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+  object["metadata"]["annotations"] = {{"restarter.stackable.tech/ignore-secret.x", "app-secret"}};
+  object["spec"]["replicas"] = 3;
+  object["spec"]["volumeClaimTemplates"] = json::array({{{"metadata", {{"name", "data"}}}}});
+  object["status"] = {{"replicas", 3}};
+  full["response"] = {{"uid", "not ours"}};
+
+  const auto result = handleAdmissionReview(full.dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  // The ignore annotation of the workload's metadata is read: only the ConfigMap is annotated.
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
+  CHECK(patch[0]["value"] == "uid-cm/11");
 }

@@ -8,6 +8,12 @@
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
 //      whose annotations are identical, sees zero writes);
+//      a change that would make the pod template's annotations longer than the apiserver accepts
+//      (core/annotation_size.hpp) is not applied: the apiserver would refuse it, and the same
+//      state would be refused on every retry. One log line and one Warning Event (reason
+//      AnnotationsTooLarge, naming both sizes and the changes) per state: a reconcile of the same
+//      state (same workload uid, sizes and changes) records nothing more, and nothing is requeued;
+//      the next change of the workload or of a referenced object is reconciled afresh;
 //   3a. core::decideRollout (the minimum rollout interval, measured from the workload's
 //      last-rollout annotation): when the workload rolled too recently, nothing is written and
 //      the key comes back at the moment it may roll, when it applies whatever is desired then
@@ -44,6 +50,7 @@
 
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/reconcile.hpp"
+#include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/resource.hpp"
@@ -114,6 +121,10 @@ class WorkloadReconciler {
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
               core::TimePoint until, core::TimePoint now);
+  // Step 3's refusal of a change that would pass the annotations size limit.
+  Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
+                        const core::AnnotationsSize& size,
+                        const std::vector<core::AnnotationChange>& changes);
   core::Status removeForeignLeftovers(const nlohmann::json& applied,
                                       const core::DesiredAnnotations& desired);
 
@@ -124,6 +135,7 @@ class WorkloadReconciler {
   std::map<std::string, LastWrite> lastWrites_;        // key -> the last write made
   std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
   std::map<std::string, core::TimePoint> held_;         // key -> end of the hold announced
+  std::map<std::string, std::string> tooLargeWarned_;  // key -> the refused state warned about
 };
 
 }  // namespace restarter::controller

@@ -4,6 +4,7 @@
 // production implementation is libcurl (makeCurlTransport); unit tests script a fake.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -30,6 +31,12 @@ struct Request {
   std::string clientCertPem;
   std::string clientKeyPem;
 };
+
+// The largest non-streamed answer body accepted: 1 GiB. A list page holds up to 500 objects
+// (ListOptions::limit), each up to etcd's 1.5 MiB, so a legitimate page can be hundreds of MiB; a
+// larger body ends the exchange with an error instead of exhausting memory. Answers are parsed
+// within this size and core::kMaxJsonDepth (core/json_parse.hpp).
+inline constexpr std::size_t kMaxResponseBodyBytes = std::size_t{1} << 30;
 
 struct Response {
   long status = 0;

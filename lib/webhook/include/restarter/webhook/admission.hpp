@@ -29,6 +29,12 @@ namespace restarter::webhook {
 // The path the webhook serves (README "Webhook"); install-mwc registers it.
 inline constexpr std::string_view kMutatePath = "/mutate";
 
+// The largest AdmissionReview body handled: 8 MiB. A review holds the object and, on UPDATE, the
+// old one, each at most etcd's 1.5 MiB request limit as stored, somewhat more as JSON; 8 MiB leaves
+// room for both and the request's other fields. A larger body is malformed (HTTP 400). Nesting is
+// limited to core::kMaxJsonDepth.
+inline constexpr std::size_t kMaxAdmissionReviewBytes = std::size_t{8} << 20;
+
 // The states of the referenced objects of one namespace, keyed by (kind, name). Every reference
 // asked for must be answered (unknown when the lookup failed or ran out of time).
 using ReferenceStates = std::map<std::pair<core::RefKind, std::string>, core::ObjectState>;
@@ -36,11 +42,14 @@ using ReferenceFetcher =
     std::function<ReferenceStates(const std::string& namespace_, const std::vector<core::Reference>& refs)>;
 
 enum class Outcome {
-  Patched,    // allowed with a JSON Patch
-  Unchanged,  // a managed workload whose annotations are already right: allowed, no patch
-  Skipped,    // not ours (kind, operation, label): allowed, no patch
-  Failed,     // allowed without a patch, with a warning (internal failure)
-  Malformed,  // HTTP 400: not an AdmissionReview
+  Patched,          // allowed with a JSON Patch
+  Unchanged,        // a managed workload whose annotations are already right: allowed, no patch
+  Skipped,          // not ours (kind, operation, label): allowed, no patch
+  SkippedTooLarge,  // the patch would make the pod template's annotations longer than the
+                    // apiserver allows (core/annotation_size.hpp), so it would deny the request:
+                    // allowed without a patch, with a warning
+  Failed,           // allowed without a patch, with a warning (internal failure)
+  Malformed,        // HTTP 400: not an AdmissionReview (or larger or deeper than the limits)
 };
 const char* outcomeName(Outcome outcome) noexcept;
 
@@ -52,7 +61,8 @@ struct AdmissionResult {
   std::string namespace_;
   std::string name;     // may be empty on CREATE with generateName
   std::string operation;
-  std::string detail;   // Failed / Malformed: why; Patched: the changes made
+  std::string detail;   // Failed / Malformed: why; Patched: the changes made; SkippedTooLarge:
+                        // the sizes and the changes not made
 };
 
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
