@@ -5,22 +5,28 @@ nowhere else (any other target, a host name included, is refused: exit 2), verif
 certificate (the servers under test present self-signed test certificates) and stops by itself.
 
   hostile_client.py hold --hold MODE,URL,COUNT [--hold ...] --duration SECONDS
-                         [--byte-interval S] [--connect-timeout S] [--no-reconnect] [--status FILE]
+                         [--byte-interval S] [--connect-timeout S] [--reconnect-period S]
+                         [--no-reconnect] [--status FILE]
       Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
       process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
         MODE idle: connect (and for https finish the TLS handshake), then send nothing.
         MODE slow: then send a request head ("POST PATH" for https, "GET PATH" for http, a Host
                    header, then an endless X-Slow header) one byte every S seconds (default 2),
                    never finishing it.
-      A connection the server closes (or that does not connect or finish its handshake within
-      --connect-timeout, default 10 s) is opened again after 0.2 s, as an attacker would, unless
-      --no-reconnect. SIGUSR1 opens a measurement window and SIGUSR2 closes it: for each --hold the
-      report then gives the window's coverage (the time-average of open connections over COUNT, 1.0
+      As an attacker would, it reopens a connection the server closed at once (20 ms), and retries
+      one that failed to connect or to finish its handshake within --connect-timeout (default
+      10 s) after 0.2 s, doubling up to 1.6 s; each --hold may reopen COUNT connections at once and
+      COUNT more per --reconnect-period (default 5 s), which bounds the handshakes a server that
+      evicts connections can be made to do (--no-reconnect: never reopen).
+      SIGUSR1 opens a measurement window and SIGUSR2 closes it: for each --hold the report then
+      gives the window's mean number of open connections, its coverage (that mean over COUNT: 1.0
       = all held all the time), the fewest open at once, and how many the server closed in it.
-      Every 0.5 s and at the end it writes a JSON status to --status (atomically) and at the end
-      prints it on stdout: per --hold how many are open now, opened in total, closed by the server
-      (and when: seconds since start, and how long each had lived), connect errors, handshake
-      timeouts, and the first line of anything the server answered.
+      Every 0.5 s and at the end it writes a JSON status to --status (atomically; "all_reached":
+      every connection of every --hold was open at least once; "all_open": all are open now) and
+      at the end prints it on stdout: per --hold how many are open now, how many slots were ever
+      open ("reached"), opened in total, closed by the server (and when: seconds since start; how
+      long each had lived; how long until it was open again), connect errors, handshake timeouts,
+      and the first line of anything the server answered.
 
   hostile_client.py post --url https://HOST:PORT/PATH (--deep N | --size BYTES [--shape env|annotation])
                          [--parallel K] [--namespace NS] [--configmap NAME] [--timeout S]
@@ -69,7 +75,8 @@ MAX_CONNECTIONS = 2000
 MAX_PARALLEL = 64
 MAX_BODY = 64 << 20
 MAX_DEPTH = 10_000_000
-RECONNECT_DELAY = 0.2
+REOPEN_DELAY = 0.02       # after the server closed an open connection
+RETRY_DELAY = 0.2         # after a failed connect or handshake (doubling up to 1.6 s)
 STATUS_EVERY = 0.5
 TICK = 0.1
 KEPT_CLOSE_TIMES = 20
@@ -191,6 +198,10 @@ class Group:
         self.connect_errors = 0
         self.last_connect_error = None
         self.handshake_timeouts = 0
+        self.reached = 0          # slots whose connection was open at least once
+        self.gaps = []            # seconds from a server's close to the slot's next open
+        self.tokens = float(count)  # reconnect budget: COUNT at once, COUNT per --reconnect-period
+        self.tokens_at = start
         self.answers = {}
         self.bytes_sent = 0
         self.integral = 0.0
@@ -217,6 +228,14 @@ class Group:
         self._integrate(now)
         self.window.update(t1=now, i1=self.integral, closed1=self.closed_by_server)
 
+    def take_token(self, now, period):
+        self.tokens = min(float(self.count), self.tokens + (now - self.tokens_at) * self.count / period)
+        self.tokens_at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
     def server_closed(self, now, lifetime):
         self.closed_by_server += 1
         self.last_close = round(now - self.start, 3)
@@ -239,7 +258,10 @@ class Group:
                                   "mean": round(sum(self.lifetimes) / len(self.lifetimes), 3)}
                                  if self.lifetimes else None),
             "connect_errors": self.connect_errors, "last_connect_error": self.last_connect_error,
-            "handshake_timeouts": self.handshake_timeouts, "answers": self.answers,
+            "handshake_timeouts": self.handshake_timeouts, "reached": self.reached,
+            "reopen_gap_seconds": ({"max": round(max(self.gaps), 3),
+                                    "mean": round(sum(self.gaps) / len(self.gaps), 3)} if self.gaps else None),
+            "answers": self.answers,
             "bytes_sent": self.bytes_sent,
             "mean_open": round(self.integral / (now - self.start), 2) if now > self.start else 0,
         }
@@ -252,6 +274,7 @@ class Group:
                 "seconds": round(seconds, 3),
                 "coverage": round((i1 - w["i0"]) / (seconds * self.count), 4) if seconds > 0 else
                 (1.0 if w["min"] >= self.count else w["min"] / self.count),
+                "mean_open": round((i1 - w["i0"]) / seconds, 2) if seconds > 0 else w["min"],
                 "min_open": w["min"],
                 "closed_by_server": w.get("closed1", self.closed_by_server) - w["closed0"],
             }
@@ -260,7 +283,7 @@ class Group:
 
 class Slot:
     __slots__ = ("group", "sock", "state", "retry_at", "deadline", "opened_at", "next_byte_at",
-                 "head_pos", "failures")
+                 "head_pos", "failures", "reached", "closed_at")
 
     def __init__(self, group):
         self.group = group
@@ -272,6 +295,8 @@ class Slot:
         self.next_byte_at = 0.0
         self.head_pos = 0
         self.failures = 0
+        self.reached = False
+        self.closed_at = None  # when the server last closed it, until it is open again
 
 
 class Holder:
@@ -299,7 +324,7 @@ class Holder:
 
     def _schedule(self, slot, now, failed):
         slot.failures = slot.failures + 1 if failed else 0
-        delay = RECONNECT_DELAY * (2 ** min(slot.failures, 4)) if failed else RECONNECT_DELAY
+        delay = RETRY_DELAY * (2 ** min(slot.failures - 1, 3)) if failed else REOPEN_DELAY
         slot.state = "waiting" if self.args.reconnect else "done"
         slot.retry_at = now + delay
 
@@ -312,6 +337,7 @@ class Holder:
             g.connecting -= 1
         if why == "server":
             g.server_closed(now, now - slot.opened_at)
+            slot.closed_at = now
         self._forget(slot)
         if why != "stop":
             self._schedule(slot, now, failed=why in ("error", "timeout"))
@@ -340,6 +366,12 @@ class Holder:
         slot.state = "open"
         slot.opened_at = now
         slot.failures = 0
+        if not slot.reached:
+            slot.reached = True
+            g.reached += 1
+        if slot.closed_at is not None:
+            g.gaps.append(now - slot.closed_at)
+            slot.closed_at = None
         slot.head_pos = 0
         slot.next_byte_at = now
         self.selector.modify(slot.sock, selectors.EVENT_READ, slot)
@@ -425,6 +457,7 @@ class Holder:
             "stop_reason": self.stopper.reason,
             "elapsed_seconds": round(now - self.stopper.start, 3),
             "all_open": all(g["open"] == g["count"] for g in groups),
+            "all_reached": all(g["reached"] == g["count"] for g in groups),
             "window": window,
             "groups": groups,
         }
@@ -438,10 +471,14 @@ class Holder:
                 for g in self.groups:
                     (g.window_start if what == "start" else g.window_end)(at)
                 self.window_state = "open" if what == "start" else "closed"
-            for slot in self.slots:
-                if slot.state == "waiting" and slot.retry_at <= now:
+            # Reopen the longest-waiting first: with the budget short, every slot gets its turn.
+            ready = sorted((slot for slot in self.slots if slot.state == "waiting" and slot.retry_at <= now),
+                           key=lambda slot: slot.retry_at)
+            for slot in ready:
+                if slot.group.take_token(now, self.args.reconnect_period):
                     self.connect(slot, now)
-                elif slot.state in ("connecting", "handshaking") and now >= slot.deadline:
+            for slot in self.slots:
+                if slot.state in ("connecting", "handshaking") and now >= slot.deadline:
                     slot.group.handshake_timeouts += 1
                     self.close_slot(slot, now, "timeout")
                 elif slot.state == "open" and slot.group.mode == "slow" and now >= slot.next_byte_at:
@@ -485,6 +522,7 @@ def cmd_hold(args):
     bounded(args.duration, 1, MAX_DURATION, "--duration")
     bounded(args.byte_interval, 0.01, 60, "--byte-interval")
     bounded(args.connect_timeout, 0.1, 120, "--connect-timeout")
+    bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
     start = time.monotonic()
     groups = [parse_hold(spec, start) for spec in args.hold]
     total = sum(g.count for g in groups)
@@ -748,6 +786,7 @@ def main():
     hold.add_argument("--byte-interval", type=float, default=2.0)
     hold.add_argument("--connect-timeout", type=float, default=10.0)
     hold.add_argument("--no-reconnect", dest="reconnect", action="store_false")
+    hold.add_argument("--reconnect-period", type=float, default=5.0)
     hold.add_argument("--status")
     post = sub.add_parser("post", help="post crafted AdmissionReviews")
     post.add_argument("--url", required=True)
