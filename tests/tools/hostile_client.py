@@ -9,6 +9,7 @@ certificate (the servers under test present self-signed test certificates) and s
                          [--no-reconnect] [--status FILE]
       Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
       process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
+      Connections are first opened in the order of the --hold arguments.
         MODE idle: connect (and for https finish the TLS handshake), then send nothing.
         MODE slow: then send a request head ("POST PATH" for https, "GET PATH" for http, a Host
                    header, then an endless X-Slow header) one byte every S seconds (default 2),

@@ -69,12 +69,14 @@ webhook_health=$(../../lib/webhook.sh health wh)
 controller_health=$(../../lib/controller.sh health)
 echo "webhook https://127.0.0.1:$port/mutate, health $webhook_health; controller health $controller_health"
 
-# 1. The hostile connections, and a wait (bounded) until every one has been open.
+# 1. The hostile connections, and a wait (bounded) until every one has been open. The tool opens
+# them in this order: the slow-header ones first, as the worst attacker would (a server that gives
+# each connection a thread loses those threads to them for good).
 python3 "$tool" hold \
-  --hold "idle,https://127.0.0.1:$port/mutate,$IDLE" \
   --hold "slow,https://127.0.0.1:$port/mutate,$SLOW" \
   --hold "slow,http://$webhook_health/healthz,$HEALTH_SLOW" \
   --hold "slow,http://$controller_health/healthz,$HEALTH_SLOW" \
+  --hold "idle,https://127.0.0.1:$port/mutate,$IDLE" \
   --byte-interval "$BYTE_INTERVAL" --duration "$TOOL_SECONDS" --status "$work/hold.json" \
   >"$work/hold.out" 2>&1 &
 holder=$!
