@@ -18,6 +18,7 @@
 #   controller.sh wait-log PATTERN [N] [SECONDS]  wait until its log matches PATTERN (grep -E)
 #   controller.sh count PATTERN [N]               lines of its log matching PATTERN
 #   controller.sh metrics [N]   print its /metrics
+#   controller.sh health [N]    HOST:PORT of its /healthz and /readyz
 #   controller.sh dir           the directory holding PIDs and logs of this test's controllers
 #
 # Binary: $RESTARTER_BIN, default build/ci/cmd/restarter/restarter of this repository (what
@@ -151,6 +152,13 @@ metrics() {
   curl -fsS "http://$address/metrics"
 }
 
+health() {
+  local address
+  address=$(grep -Eo 'serving /healthz and /readyz address=[0-9.:]+' "$dir/${1:-controller}.log" | head -1 | sed 's/.*address=//')
+  [[ -n $address ]] || die "${1:-controller} logged no health address"
+  echo "$address"
+}
+
 case ${1:-} in
   start) shift; start "$@" ;;
   stop) stop "${2:-controller}" ;;
@@ -159,7 +167,8 @@ case ${1:-} in
   wait-log) [[ -n ${2:-} ]] || die "usage: wait-log PATTERN [NAME] [SECONDS]"; wait_log "$2" "${3:-controller}" "${4:-90}" ;;
   count) grep -Ec -- "$2" "$dir/${3:-controller}.log" || true ;;
   metrics) metrics "${2:-controller}" ;;
+  health) health "${2:-controller}" ;;
   exit-code) exit_code "${2:-controller}" "${3:-60}" ;;
   dir) echo "$dir" ;;
-  *) die "usage: controller.sh start|stop|kill|exit-code|log|wait-log|count|metrics|dir" ;;
+  *) die "usage: controller.sh start|stop|kill|exit-code|log|wait-log|count|metrics|health|dir" ;;
 esac

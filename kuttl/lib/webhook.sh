@@ -22,6 +22,9 @@
 #   webhook.sh freeze NAME     SIGSTOP: the socket still accepts connections, nothing answers
 #   webhook.sh kill NAME       stop the process but keep the configuration (a webhook that is down)
 #   webhook.sh metrics NAME    the webhook's /metrics
+#   webhook.sh health NAME     HOST:PORT of its /healthz and /readyz (only when started with
+#                              WEBHOOK_HEALTH_PROBE_ADDRESS set, e.g. 127.0.0.1:0; default 0: none)
+#   webhook.sh pid NAME        its process ID (the serve-webhook process itself)
 #   webhook.sh apiserver-count NAME FAMILY   the apiserver's counter FAMILY for this webhook, e.g.
 #                              apiserver_admission_webhook_fail_open_count (0 when never counted)
 #   webhook.sh log NAME        its log
@@ -153,7 +156,7 @@ start() {
       --webhook-url "https://127.0.0.1:$port/mutate" --namespace "$NAMESPACE" \
       --secret-name "$secret" --secret-namespace "$secret_namespace" \
       --configuration-name "$configuration" "${settings[@]}" \
-      --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 "$@" \
+      --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" "$@" \
       >"$state/log" 2>&1 </dev/null &
     echo $! >"$state/pid"
     echo "$port" >"$state/port"
@@ -196,12 +199,21 @@ metrics() {
   curl -sf "http://127.0.0.1:$port/metrics"
 }
 
+health() {
+  local address
+  address=$(grep -Eo 'serving /healthz and /readyz address=[0-9.:]+' "$state/log" | head -1 | sed 's/.*address=//')
+  [[ -n $address ]] || die "no health address in the log (start with WEBHOOK_HEALTH_PROBE_ADDRESS=127.0.0.1:0)"
+  echo "$address"
+}
+
 case ${1:-} in
   start) start "$@" ;;
   stop) rm -f "$state/active"; stop_process; delete_configuration; echo "webhook $name stopped" ;;
   freeze) pid_alive || die "webhook $name is not running"; kill -STOP "$(cat "$state/pid")" ;;
   kill) pid_alive || die "webhook $name is not running"; kill -KILL "$(cat "$state/pid")"; rm -f "$state/pid" ;;
   metrics) metrics ;;
+  health) health ;;
+  pid) pid_alive || die "webhook $name is not running"; cat "$state/pid" ;;
   apiserver-count) apiserver_count "${3:-}" ;;
   log) cat "$state/log" ;;
   dir) echo "$state" ;;

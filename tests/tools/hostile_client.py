@@ -1,0 +1,817 @@
+#!/usr/bin/env python3
+"""A bounded hostile client for restarter's servers on loopback (kuttl suites webhook-hostile and
+webhook-hostile-bodies). Python 3 standard library only. It connects to 127.0.0.1 or ::1 and
+nowhere else (any other target, a host name included, is refused: exit 2), verifies no
+certificate (the servers under test present self-signed test certificates) and stops by itself.
+
+  hostile_client.py hold --hold MODE,URL,COUNT [--hold ...] --duration SECONDS
+                         [--byte-interval S] [--connect-timeout S] [--reconnect-period S]
+                         [--no-reconnect] [--status FILE]
+      Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
+      process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
+      Connections are first opened in the order of the --hold arguments.
+        MODE idle: connect (and for https finish the TLS handshake), then send nothing.
+        MODE slow: then send a request head ("POST PATH" for https, "GET PATH" for http, a Host
+                   header, then an endless X-Slow header) one byte every S seconds (default 2),
+                   never finishing it.
+      As an attacker would, it reopens a connection the server closed at once (20 ms), and retries
+      one that failed to connect or to finish its handshake within --connect-timeout (default
+      10 s) after 0.2 s, doubling up to 1.6 s; each --hold may reopen COUNT connections at once and
+      COUNT more per --reconnect-period (default 5 s), which bounds the handshakes a server that
+      evicts connections can be made to do (--no-reconnect: never reopen).
+      SIGUSR1 opens a measurement window and SIGUSR2 closes it: for each --hold the report then
+      gives the window's mean number of open connections, its coverage (that mean over COUNT: 1.0
+      = all held all the time), the fewest open at once, and how many the server closed in it.
+      Every 0.5 s and at the end it writes a JSON status to --status (atomically; "all_reached":
+      every connection of every --hold was open at least once; "all_open": all are open now) and
+      at the end prints it on stdout: per --hold how many are open now, how many slots were ever
+      open ("reached"), opened in total, closed by the server (and when: seconds since start; how
+      long each had lived; how long until it was open again), connect errors, handshake timeouts,
+      and the first line of anything the server answered.
+
+  hostile_client.py post --url https://HOST:PORT/PATH (--deep N | --size BYTES [--shape env|annotation])
+                         [--parallel K] [--namespace NS] [--configmap NAME] [--timeout S]
+      POSTs crafted AdmissionReviews (admission.k8s.io/v1, operation CREATE of a labeled
+      StatefulSet in NS referencing ConfigMap NAME), K at once (each on its own connection, sent
+      together), and prints one JSON object: each request's HTTP status (null when no answer came:
+      then "error" says what happened), seconds, and the answer's first bytes.
+        --deep N    request.kind is N nested JSON objects ({"k":{"k":...{}}}: 100,000 levels are
+                    about 600 KB).
+        --size B    the review is exactly B bytes, its size in the StatefulSet: "env" (default) as
+                    many env entries of the container as fit, "annotation" one big pod-template
+                    annotation.
+
+  hostile_client.py probe --url http://HOST:PORT/PATH [--url ...] --duration SECONDS
+                          [--interval S] [--timeout S] [--status FILE]
+      What a kubelet's HTTP probe does, in a loop: a new connection per probe, GET, success when the
+      status is 200-399 within --timeout (default 1 s, the kubelet's default timeoutSeconds). Each
+      URL is probed every --interval (default 0.25 s) until SECONDS have passed, SIGTERM/SIGINT or
+      the parent is gone; then it prints (and writes to --status) per URL the number of probes,
+      failures (with the first few: when and why) and the latency max, p99 and p50 (failures
+      count as their time spent, at least the timeout).
+
+Exit status: 0 when the run ended as asked (the caller asserts on the report), 1 on an internal
+error, 2 on a bad command line or a non-loopback target.
+"""
+import argparse
+import errno
+import http.client
+import ipaddress
+import json
+import math
+import os
+import selectors
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+LOOPBACK = ("127.0.0.1", "::1")
+MAX_DURATION = 3600.0
+MAX_CONNECTIONS = 2000
+MAX_PARALLEL = 64
+MAX_BODY = 64 << 20
+MAX_DEPTH = 10_000_000
+REOPEN_DELAY = 0.02       # after the server closed an open connection
+RETRY_DELAY = 0.2         # after a failed connect or handshake (doubling up to 1.6 s)
+STATUS_EVERY = 0.5
+TICK = 0.1
+KEPT_CLOSE_TIMES = 20
+KEPT_ANSWERS = 10
+KEPT_FAILURES = 5
+
+
+# SIGUSR1/SIGUSR2 of `hold`, queued from the start of the process on (main installs the
+# handlers first) and consumed by its loop.
+PENDING_WINDOW = []
+
+
+class UsageError(Exception):
+    pass
+
+
+def loopback_target(url, schemes):
+    """(scheme, host, port, path) of URL, which must name 127.0.0.1 or ::1 literally."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in schemes:
+        raise UsageError(f"{url}: the scheme must be {' or '.join(schemes)}")
+    host = parts.hostname
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        raise UsageError(f"{url}: not a loopback address (only 127.0.0.1 and ::1 are allowed)") from None
+    if str(address) not in LOOPBACK:
+        raise UsageError(f"{url}: not a loopback address (only 127.0.0.1 and ::1 are allowed)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"{url}: bad port") from None
+    if not port:
+        raise UsageError(f"{url}: a port is required")
+    return parts.scheme, str(address), port, parts.path or "/"
+
+
+def family_of(host):
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def authority(host, port):
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def client_context():
+    # Verifies nothing: the servers under test present self-signed test certificates, and only
+    # loopback is ever dialled.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def bounded(value, low, high, name):
+    if not (low <= value <= high):
+        raise UsageError(f"{name} must be between {low} and {high}")
+    return value
+
+
+def write_json(path, document):
+    if not path:
+        return
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(document, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+class Stopper:
+    """SIGTERM/SIGINT, the deadline, or the parent gone (reparented) end a run."""
+
+    def __init__(self, duration):
+        self.start = time.monotonic()
+        self.deadline = self.start + duration
+        self.parent = os.getppid()
+        self.reason = None
+        self.event = threading.Event()
+        signal.signal(signal.SIGTERM, self._signal)
+        signal.signal(signal.SIGINT, self._signal)
+
+    def _signal(self, number, _frame):
+        self.stop(signal.Signals(number).name)
+
+    def stop(self, reason):
+        if self.reason is None:
+            self.reason = reason
+        self.event.set()
+
+    def check(self):
+        if self.reason is None:
+            if time.monotonic() >= self.deadline:
+                self.stop("duration")
+            elif os.getppid() != self.parent:
+                self.stop("parent exited")
+        return self.reason is not None
+
+
+# ---------------------------------------------------------------------------------------- hold
+
+class Group:
+    def __init__(self, spec, mode, scheme, host, port, path, count, start):
+        self.spec = spec
+        self.mode = mode
+        self.tls = scheme == "https"
+        self.host, self.port, self.path, self.count = host, port, path, count
+        self.start = start
+        method = "POST" if self.tls else "GET"
+        self.head = (f"{method} {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                     f"User-Agent: restarter-hostile-client\r\nX-Slow: ").encode()
+        self.open = 0
+        self.connecting = 0
+        self.opened = 0
+        self.closed_by_server = 0
+        self.close_times = []
+        self.last_close = None
+        self.lifetimes = []
+        self.connect_errors = 0
+        self.last_connect_error = None
+        self.handshake_timeouts = 0
+        self.reached = 0          # slots whose connection was open at least once
+        self.gaps = []            # seconds from a server's close to the slot's next open
+        self.tokens = float(count)  # reconnect budget: COUNT at once, COUNT per --reconnect-period
+        self.tokens_at = start
+        self.answers = {}
+        self.bytes_sent = 0
+        self.integral = 0.0
+        self.integral_at = start
+        self.window = None  # {"t0", "i0", "min", "closed0", "t1", "i1"}
+
+    def _integrate(self, now):
+        self.integral += self.open * (now - self.integral_at)
+        self.integral_at = now
+
+    def change_open(self, delta, now):
+        self._integrate(now)
+        self.open += delta
+        if self.window is not None and "t1" not in self.window:
+            self.window["min"] = min(self.window["min"], self.open)
+
+    def window_start(self, now):
+        self._integrate(now)
+        self.window = {"t0": now, "i0": self.integral, "min": self.open, "closed0": self.closed_by_server}
+
+    def window_end(self, now):
+        if self.window is None or "t1" in self.window:
+            return
+        self._integrate(now)
+        self.window.update(t1=now, i1=self.integral, closed1=self.closed_by_server)
+
+    def take_token(self, now, period):
+        self.tokens = min(float(self.count), self.tokens + (now - self.tokens_at) * self.count / period)
+        self.tokens_at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+    def server_closed(self, now, lifetime):
+        self.closed_by_server += 1
+        self.last_close = round(now - self.start, 3)
+        if len(self.close_times) < KEPT_CLOSE_TIMES:
+            self.close_times.append(self.last_close)
+        self.lifetimes.append(lifetime)
+
+    def answered(self, first_line):
+        if first_line in self.answers or len(self.answers) < KEPT_ANSWERS:
+            self.answers[first_line] = self.answers.get(first_line, 0) + 1
+
+    def report(self, now):
+        self._integrate(now)
+        out = {
+            "hold": self.spec, "mode": self.mode, "tls": self.tls, "count": self.count,
+            "open": self.open, "connecting": self.connecting, "opened_total": self.opened,
+            "closed_by_server": self.closed_by_server, "close_times": self.close_times,
+            "last_close": self.last_close,
+            "lifetime_seconds": ({"min": round(min(self.lifetimes), 3), "max": round(max(self.lifetimes), 3),
+                                  "mean": round(sum(self.lifetimes) / len(self.lifetimes), 3)}
+                                 if self.lifetimes else None),
+            "connect_errors": self.connect_errors, "last_connect_error": self.last_connect_error,
+            "handshake_timeouts": self.handshake_timeouts, "reached": self.reached,
+            "reopen_gap_seconds": ({"max": round(max(self.gaps), 3),
+                                    "mean": round(sum(self.gaps) / len(self.gaps), 3)} if self.gaps else None),
+            "answers": self.answers,
+            "bytes_sent": self.bytes_sent,
+            "mean_open": round(self.integral / (now - self.start), 2) if now > self.start else 0,
+        }
+        if self.window is not None:
+            w = self.window
+            t1 = w.get("t1", now)
+            i1 = w.get("i1", self.integral)
+            seconds = t1 - w["t0"]
+            out["window"] = {
+                "seconds": round(seconds, 3),
+                "coverage": round((i1 - w["i0"]) / (seconds * self.count), 4) if seconds > 0 else
+                (1.0 if w["min"] >= self.count else w["min"] / self.count),
+                "mean_open": round((i1 - w["i0"]) / seconds, 2) if seconds > 0 else w["min"],
+                "min_open": w["min"],
+                "closed_by_server": w.get("closed1", self.closed_by_server) - w["closed0"],
+            }
+        return out
+
+
+class Slot:
+    __slots__ = ("group", "sock", "state", "retry_at", "deadline", "opened_at", "next_byte_at",
+                 "head_pos", "failures", "reached", "closed_at")
+
+    def __init__(self, group):
+        self.group = group
+        self.sock = None
+        self.state = "waiting"
+        self.retry_at = 0.0
+        self.deadline = 0.0
+        self.opened_at = 0.0
+        self.next_byte_at = 0.0
+        self.head_pos = 0
+        self.failures = 0
+        self.reached = False
+        self.closed_at = None  # when the server last closed it, until it is open again
+
+
+class Holder:
+    def __init__(self, args, groups):
+        self.args = args
+        self.groups = groups
+        self.selector = selectors.DefaultSelector()
+        self.context = client_context()
+        self.slots = [Slot(g) for g in groups for _ in range(g.count)]
+        self.window_state = "none"
+        self.stopper = Stopper(args.duration)
+
+    # -- state changes
+    def _forget(self, slot):
+        if slot.sock is not None:
+            try:
+                self.selector.unregister(slot.sock)
+            except (KeyError, ValueError):
+                pass
+            try:
+                slot.sock.close()
+            except OSError:
+                pass
+            slot.sock = None
+
+    def _schedule(self, slot, now, failed):
+        slot.failures = slot.failures + 1 if failed else 0
+        delay = RETRY_DELAY * (2 ** min(slot.failures - 1, 3)) if failed else REOPEN_DELAY
+        slot.state = "waiting" if self.args.reconnect else "done"
+        slot.retry_at = now + delay
+
+    def close_slot(self, slot, now, why):
+        """why: 'server' (the server closed an open connection), 'error', 'timeout' or 'stop'."""
+        g = slot.group
+        if slot.state == "open":
+            g.change_open(-1, now)
+        elif slot.state in ("connecting", "handshaking"):
+            g.connecting -= 1
+        if why == "server":
+            g.server_closed(now, now - slot.opened_at)
+            slot.closed_at = now
+        self._forget(slot)
+        if why != "stop":
+            self._schedule(slot, now, failed=why in ("error", "timeout"))
+
+    def connect(self, slot, now):
+        g = slot.group
+        sock = socket.socket(family_of(g.host), socket.SOCK_STREAM)
+        sock.setblocking(False)
+        err = sock.connect_ex((g.host, g.port))
+        slot.sock = sock
+        slot.state = "connecting"
+        slot.deadline = now + self.args.connect_timeout
+        g.connecting += 1
+        if err not in (0, errno.EINPROGRESS):
+            g.connect_errors += 1
+            g.last_connect_error = os.strerror(err)
+            self.close_slot(slot, now, "error")
+            return
+        self.selector.register(sock, selectors.EVENT_WRITE, slot)
+
+    def became_open(self, slot, now):
+        g = slot.group
+        g.connecting -= 1
+        g.change_open(+1, now)
+        g.opened += 1
+        slot.state = "open"
+        slot.opened_at = now
+        slot.failures = 0
+        if not slot.reached:
+            slot.reached = True
+            g.reached += 1
+        if slot.closed_at is not None:
+            g.gaps.append(now - slot.closed_at)
+            slot.closed_at = None
+        slot.head_pos = 0
+        slot.next_byte_at = now
+        self.selector.modify(slot.sock, selectors.EVENT_READ, slot)
+
+    def handshake(self, slot, now):
+        try:
+            slot.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self.selector.modify(slot.sock, selectors.EVENT_READ, slot)
+            return
+        except ssl.SSLWantWriteError:
+            self.selector.modify(slot.sock, selectors.EVENT_WRITE, slot)
+            return
+        except (ssl.SSLError, OSError) as e:
+            slot.group.connect_errors += 1
+            slot.group.last_connect_error = f"TLS handshake: {e}"
+            self.close_slot(slot, now, "error")
+            return
+        self.became_open(slot, now)
+
+    def on_event(self, slot, now):
+        g = slot.group
+        if slot.state == "connecting":
+            err = slot.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                g.connect_errors += 1
+                g.last_connect_error = os.strerror(err)
+                self.close_slot(slot, now, "error")
+                return
+            if not g.tls:
+                self.became_open(slot, now)
+                return
+            self.selector.unregister(slot.sock)
+            slot.sock = self.context.wrap_socket(slot.sock, do_handshake_on_connect=False)
+            self.selector.register(slot.sock, selectors.EVENT_WRITE, slot)
+            slot.state = "handshaking"
+            self.handshake(slot, now)
+        elif slot.state == "handshaking":
+            self.handshake(slot, now)
+        elif slot.state == "open":
+            self.read(slot, now)
+
+    def read(self, slot, now):
+        while True:
+            try:
+                data = slot.sock.recv(4096)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                return  # e.g. a TLS 1.3 session ticket: no application data
+            except (ssl.SSLError, OSError):
+                self.close_slot(slot, now, "server")
+                return
+            if not data:
+                self.close_slot(slot, now, "server")
+                return
+            if data.startswith(b"HTTP/"):
+                slot.group.answered(data.split(b"\r\n", 1)[0][:100].decode("latin-1"))
+            if not (slot.group.tls and slot.sock.pending()):
+                return
+
+    def send_byte(self, slot, now):
+        g = slot.group
+        byte = g.head[slot.head_pos:slot.head_pos + 1] if slot.head_pos < len(g.head) else b"a"
+        try:
+            sent = slot.sock.send(byte)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            return  # try again at the next tick
+        except (ssl.SSLError, OSError):
+            self.close_slot(slot, now, "server")
+            return
+        if sent:
+            slot.head_pos += 1
+            g.bytes_sent += 1
+            slot.next_byte_at += self.args.byte_interval
+            if slot.next_byte_at < now:
+                slot.next_byte_at = now + self.args.byte_interval
+
+    # -- the loop
+    def status(self, now, final=False):
+        window = {"state": self.window_state}
+        groups = [g.report(now) for g in self.groups]
+        return {
+            "state": "done" if final else "running",
+            "stop_reason": self.stopper.reason,
+            "elapsed_seconds": round(now - self.stopper.start, 3),
+            "all_open": all(g["open"] == g["count"] for g in groups),
+            "all_reached": all(g["reached"] == g["count"] for g in groups),
+            "window": window,
+            "groups": groups,
+        }
+
+    def run(self):
+        next_status = 0.0
+        while not self.stopper.check():
+            now = time.monotonic()
+            while PENDING_WINDOW:
+                what, at = PENDING_WINDOW.pop(0)
+                for g in self.groups:
+                    (g.window_start if what == "start" else g.window_end)(at)
+                self.window_state = "open" if what == "start" else "closed"
+            # Reopen the longest-waiting first: with the budget short, every slot gets its turn.
+            ready = sorted((slot for slot in self.slots if slot.state == "waiting" and slot.retry_at <= now),
+                           key=lambda slot: slot.retry_at)
+            for slot in ready:
+                if slot.group.take_token(now, self.args.reconnect_period):
+                    self.connect(slot, now)
+            for slot in self.slots:
+                if slot.state in ("connecting", "handshaking") and now >= slot.deadline:
+                    slot.group.handshake_timeouts += 1
+                    self.close_slot(slot, now, "timeout")
+                elif slot.state == "open" and slot.group.mode == "slow" and now >= slot.next_byte_at:
+                    self.send_byte(slot, now)
+            for key, _ in self.selector.select(TICK):
+                self.on_event(key.data, time.monotonic())
+            now = time.monotonic()
+            if now >= next_status:
+                write_json(self.args.status, self.status(now))
+                next_status = now + STATUS_EVERY
+        now = time.monotonic()
+        for g in self.groups:
+            g.window_end(now)
+        if self.window_state == "open":
+            self.window_state = "closed at exit"
+        report = self.status(now, final=True)
+        for slot in self.slots:
+            if slot.state in ("connecting", "handshaking", "open"):
+                self.close_slot(slot, now, "stop")
+        self.selector.close()
+        write_json(self.args.status, report)
+        json.dump(report, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+
+
+def parse_hold(spec, start):
+    try:
+        mode, url, count = spec.split(",")
+        count = int(count)
+    except ValueError:
+        raise UsageError(f"--hold {spec}: want MODE,URL,COUNT") from None
+    if mode not in ("idle", "slow"):
+        raise UsageError(f"--hold {spec}: MODE must be idle or slow")
+    bounded(count, 1, MAX_CONNECTIONS, f"--hold {spec}: COUNT")
+    scheme, host, port, path = loopback_target(url, ("http", "https"))
+    return Group(spec, mode, scheme, host, port, path, count, start)
+
+
+def cmd_hold(args):
+    bounded(args.duration, 1, MAX_DURATION, "--duration")
+    bounded(args.byte_interval, 0.01, 60, "--byte-interval")
+    bounded(args.connect_timeout, 0.1, 120, "--connect-timeout")
+    bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
+    start = time.monotonic()
+    groups = [parse_hold(spec, start) for spec in args.hold]
+    total = sum(g.count for g in groups)
+    if total > MAX_CONNECTIONS:
+        raise UsageError(f"at most {MAX_CONNECTIONS} connections in all, not {total}")
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < total + 64:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, total + 64), hard))
+    return Holder(args, groups).run()
+
+
+# ---------------------------------------------------------------------------------------- post
+
+def labeled_statefulset(namespace, configmap):
+    return {
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "hostile", "namespace": namespace,
+                     "labels": {"restarter.stackable.tech/enabled": "true"}},
+        "spec": {
+            "serviceName": "hostile", "replicas": 0,
+            "selector": {"matchLabels": {"app": "hostile"}},
+            "template": {
+                "metadata": {"labels": {"app": "hostile"}},
+                "spec": {
+                    "volumes": [{"name": "config", "configMap": {"name": configmap}}],
+                    "containers": [{"name": "app", "image": "registry.invalid/hostile:1", "env": []}],
+                },
+            },
+        },
+    }
+
+
+def review(namespace, sts, kind=None):
+    request = {
+        "uid": str(uuid.uuid4()),
+        "kind": kind if kind is not None else {"group": "apps", "version": "v1", "kind": "StatefulSet"},
+        "resource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
+        "name": sts["metadata"]["name"], "namespace": namespace, "operation": "CREATE",
+        "userInfo": {"username": "restarter-hostile-client"},
+        "object": sts, "dryRun": False,
+    }
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def compact(document):
+    return json.dumps(document, separators=(",", ":"))
+
+
+def deep_review(depth, namespace, configmap):
+    """request.kind is `depth` nested objects; built as text (json cannot nest that deep)."""
+    marker = '"@KIND@"'
+    text = compact(review(namespace, labeled_statefulset(namespace, configmap), kind="@KIND@"))
+    nested = '{"k":' * (depth - 1) + "{}" + "}" * (depth - 1)
+    return text.replace(marker, nested, 1).encode()
+
+
+def big_review(size, shape, namespace, configmap):
+    sts = labeled_statefulset(namespace, configmap)
+    base = review(namespace, sts)
+    if shape == "annotation":
+        sts["spec"]["template"]["metadata"]["annotations"] = {"example.com/big": ""}
+        short = len(compact(base))
+        if short > size:
+            raise UsageError(f"--size {size} is below the smallest review ({short} bytes)")
+        sts["spec"]["template"]["metadata"]["annotations"]["example.com/big"] = "x" * (size - short)
+    else:
+        env = sts["spec"]["template"]["spec"]["containers"][0]["env"]
+        entry_value = "v" * 32
+        env.append({"name": "VAR_0000000", "value": ""})
+        short = len(compact(base))
+        if short > size:
+            raise UsageError(f"--size {size} is below the smallest review ({short} bytes)")
+        entry = len(compact({"name": "VAR_0000000", "value": entry_value})) + 1  # and its comma
+        n = (size - short) // entry
+        for i in range(1, n + 1):
+            env.append({"name": f"VAR_{i:07d}", "value": entry_value})
+        env[0]["value"] = "v" * (size - short - n * entry)
+    body = compact(base).encode()
+    if len(body) != size:
+        raise RuntimeError(f"built {len(body)} bytes, not {size}")
+    return body
+
+
+def post_one(scheme, host, port, path, body, timeout, barrier, result):
+    started = None
+    connection = None
+    try:
+        if scheme == "https":
+            connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=client_context())
+        else:
+            connection = http.client.HTTPConnection(host, port, timeout=timeout)
+        connection.connect()
+        barrier.wait(timeout)
+        started = time.monotonic()
+        send_error = None
+        try:
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        except (OSError, http.client.HTTPException) as e:
+            send_error = e  # the server may still have answered (e.g. 413) before closing
+        try:
+            response = connection.getresponse()
+            answer = response.read(300)
+            result.update(status=response.status, answer=answer.decode("utf-8", "replace"))
+            if send_error is not None:
+                result["note"] = f"body not fully sent: {send_error}"
+        except (OSError, http.client.HTTPException) as e:
+            result.update(status=None, error=f"{type(e).__name__}: {e}" if send_error is None
+                          else f"{type(send_error).__name__}: {send_error}; then {type(e).__name__}: {e}")
+    except (OSError, http.client.HTTPException, threading.BrokenBarrierError) as e:
+        result.update(status=None, error=f"{type(e).__name__}: {e}")
+    finally:
+        if started is not None:
+            result["seconds"] = round(time.monotonic() - started, 3)
+        if connection is not None:
+            connection.close()
+
+
+def cmd_post(args):
+    scheme, host, port, path = loopback_target(args.url, ("http", "https"))
+    bounded(args.parallel, 1, MAX_PARALLEL, "--parallel")
+    bounded(args.timeout, 1, 600, "--timeout")
+    if args.deep is not None:
+        bounded(args.deep, 1, MAX_DEPTH, "--deep")
+        body = deep_review(args.deep, args.namespace, args.configmap)
+        what = f"request.kind nested {args.deep} levels"
+    else:
+        bounded(args.size, 1, MAX_BODY, "--size")
+        body = big_review(args.size, args.shape, args.namespace, args.configmap)
+        what = f"{args.shape}-shaped StatefulSet"
+    results = [{"index": i} for i in range(args.parallel)]
+    barrier = threading.Barrier(args.parallel)
+    threads = [threading.Thread(target=post_one, daemon=True,
+                                args=(scheme, host, port, path, body, args.timeout, barrier, results[i]))
+               for i in range(args.parallel)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(args.timeout * 3 + 5)
+    statuses = {}
+    for r in results:
+        key = str(r.get("status")) if "status" in r else "unfinished"
+        statuses[key] = statuses.get(key, 0) + 1
+    json.dump({"url": args.url, "review": what, "bytes": len(body), "parallel": args.parallel,
+               "statuses": statuses, "requests": results}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+# --------------------------------------------------------------------------------------- probe
+
+def probe_once(host, port, path, timeout):
+    """(ok, seconds, detail) of one kubelet-like HTTP GET on a new connection."""
+    start = time.monotonic()
+    deadline = start + timeout
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                         f"User-Agent: restarter-probe\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while b"\r\n" not in data:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise socket.timeout("timed out")
+                sock.settimeout(remaining)
+                chunk = sock.recv(1024)
+                if not chunk:
+                    raise ConnectionError("closed before answering")
+                data += chunk
+        status_line = data.split(b"\r\n", 1)[0].decode("latin-1")
+        seconds = time.monotonic() - start
+        parts = status_line.split()
+        code = int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else 0
+        if seconds > timeout:
+            return False, seconds, f"answered after {seconds:.3f} s: {status_line}"
+        return 200 <= code < 400, seconds, status_line
+    except (OSError, ValueError) as e:
+        return False, max(time.monotonic() - start, 0.0), f"{type(e).__name__}: {e}"
+
+
+def nearest_rank(values, q):
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+class Prober:
+    def __init__(self, url, interval, timeout, stopper):
+        _, self.host, self.port, self.path = loopback_target(url, ("http",))
+        self.url = url
+        self.interval, self.timeout, self.stopper = interval, timeout, stopper
+        self.latencies = []
+        self.failures = 0
+        self.first_failures = []
+        self.lock = threading.Lock()
+
+    def run(self):
+        start = time.monotonic()
+        n = 0
+        while not self.stopper.event.is_set():
+            ok, seconds, detail = probe_once(self.host, self.port, self.path, self.timeout)
+            with self.lock:
+                self.latencies.append(seconds)
+                if not ok:
+                    self.failures += 1
+                    if len(self.first_failures) < KEPT_FAILURES:
+                        self.first_failures.append(
+                            {"at_seconds": round(time.monotonic() - self.stopper.start, 3), "why": detail})
+            n += 1
+            wait = start + n * self.interval - time.monotonic()
+            if wait > 0:
+                self.stopper.event.wait(wait)
+
+    def report(self):
+        with self.lock:
+            values = list(self.latencies)
+            out = {"url": self.url, "probes": len(values), "failures": self.failures,
+                   "first_failures": list(self.first_failures)}
+        if values:
+            out.update(max_seconds=round(max(values), 4), p99_seconds=round(nearest_rank(values, 0.99), 4),
+                       p50_seconds=round(nearest_rank(values, 0.5), 4))
+        return out
+
+
+def cmd_probe(args):
+    bounded(args.duration, 1, MAX_DURATION, "--duration")
+    bounded(args.interval, 0.05, 60, "--interval")
+    bounded(args.timeout, 0.05, 60, "--timeout")
+    stopper = Stopper(args.duration)
+    probers = [Prober(url, args.interval, args.timeout, stopper) for url in args.url]
+    threads = [threading.Thread(target=p.run, daemon=True) for p in probers]
+    for t in threads:
+        t.start()
+    next_status = 0.0
+    while not stopper.check():
+        stopper.event.wait(TICK)
+        now = time.monotonic()
+        if args.status and now >= next_status:
+            write_json(args.status, {"state": "running", "probes": [p.report() for p in probers]})
+            next_status = now + STATUS_EVERY
+    for t in threads:
+        t.join(args.timeout + 5)
+    report = {"state": "done", "stop_reason": stopper.reason,
+              "elapsed_seconds": round(time.monotonic() - stopper.start, 3),
+              "timeout_seconds": args.timeout, "probes": [p.report() for p in probers]}
+    write_json(args.status, report)
+    json.dump(report, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+def main():
+    signal.signal(signal.SIGUSR1, lambda *_: PENDING_WINDOW.append(("start", time.monotonic())))
+    signal.signal(signal.SIGUSR2, lambda *_: PENDING_WINDOW.append(("end", time.monotonic())))
+    parser = argparse.ArgumentParser(
+        description="A bounded hostile client for loopback targets (see the module docstring).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    hold = sub.add_parser("hold", help="hold idle and slow-header connections")
+    hold.add_argument("--hold", action="append", required=True, metavar="MODE,URL,COUNT")
+    hold.add_argument("--duration", type=float, required=True)
+    hold.add_argument("--byte-interval", type=float, default=2.0)
+    hold.add_argument("--connect-timeout", type=float, default=10.0)
+    hold.add_argument("--no-reconnect", dest="reconnect", action="store_false")
+    hold.add_argument("--reconnect-period", type=float, default=5.0)
+    hold.add_argument("--status")
+    post = sub.add_parser("post", help="post crafted AdmissionReviews")
+    post.add_argument("--url", required=True)
+    what = post.add_mutually_exclusive_group(required=True)
+    what.add_argument("--deep", type=int)
+    what.add_argument("--size", type=int)
+    post.add_argument("--shape", choices=("env", "annotation"), default="env")
+    post.add_argument("--parallel", type=int, default=1)
+    post.add_argument("--namespace", default="default")
+    post.add_argument("--configmap", default="hostile-config")
+    post.add_argument("--timeout", type=float, default=60.0)
+    probe = sub.add_parser("probe", help="probe HTTP endpoints like a kubelet, in a loop")
+    probe.add_argument("--url", action="append", required=True)
+    probe.add_argument("--duration", type=float, required=True)
+    probe.add_argument("--interval", type=float, default=0.25)
+    probe.add_argument("--timeout", type=float, default=1.0)
+    probe.add_argument("--status")
+    args = parser.parse_args()
+    try:
+        return {"hold": cmd_hold, "post": cmd_post, "probe": cmd_probe}[args.command](args)
+    except UsageError as e:
+        print(f"hostile_client.py: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
