@@ -338,60 +338,6 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
-namespace {
-
-// Template annotations of exactly `total` bytes: kCm holding `cmValue`, and a foreign filler.
-json annotationsOf(std::size_t total, const std::string& cmValue) {
-  const std::string filler = "example.com/filler";
-  const std::size_t used = std::string(kCm).size() + cmValue.size() + filler.size();
-  return {{kCm, cmValue}, {filler, std::string(total - used, 'x')}};
-}
-
-constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
-
-}  // namespace
-
-TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once", "[controller][workload]") {
-  Fixture f;
-  // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
-  f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
-  f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(eventAnswer().dump()));
-
-  auto action = f.reconciler->reconcile("ns/web");
-  REQUIRE(action.ok());
-  CHECK_FALSE(action->requeueAfter);  // no retry: the same state would be refused again
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 1);  // the Event, and no apply
-  CHECK(requests[0].method == "POST");
-  json event = json::parse(requests[0].body);
-  CHECK(event["type"] == "Warning");
-  CHECK(event["reason"] == "AnnotationsTooLarge");
-  CHECK(event["regarding"]["uid"] == "sts-uid");
-  const std::string note = event["note"];
-  CHECK(note.find("would be 262145 bytes (now 262144)") != std::string::npos);
-  CHECK(note.find("limit of 262144") != std::string::npos);
-  CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/10 (updated)") != std::string::npos);
-  const std::string logs = f.harness.logs.str();
-  CHECK(logs.find("annotations too large") != std::string::npos);
-  CHECK(logs.find("262145") != std::string::npos);
-  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
-
-  // The same state again (a resync, another trigger): no second Event, no write, no retry.
-  action = f.reconciler->reconcile("ns/web");
-  REQUIRE(action.ok());
-  CHECK_FALSE(action->requeueAfter);
-  CHECK(f.harness.transport->requests().size() == 1);
-}
-
-TEST_CASE("a change ending exactly at the annotations size limit is applied", "[controller][workload]") {
-  Fixture f;
-  // "cm-uid/1" -> "cm-uid/2": the template stays at exactly 262144 bytes.
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
-  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
-  f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile("ns/web").ok());
   auto requests = f.harness.transport->requests();
@@ -497,6 +443,67 @@ TEST_CASE("a ConfigMap changed ten times a second for a minute rolls once per in
     if (request.method == "POST" && json::parse(request.body)["reason"] == "RolloutHeld") ++heldEvents;
   }
   CHECK(heldEvents == rollouts.size() - 1);
+}
+
+namespace {
+
+// Template annotations of exactly `total` bytes: kCm holding `cmValue`, and a foreign filler.
+json annotationsOf(std::size_t total, const std::string& cmValue) {
+  const std::string filler = "example.com/filler";
+  const std::size_t used = std::string(kCm).size() + cmValue.size() + filler.size();
+  return {{kCm, cmValue}, {filler, std::string(total - used, 'x')}};
+}
+
+constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
+
+}  // namespace
+
+TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once", "[controller][workload]") {
+  Fixture f;
+  // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
+  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);  // no retry: the same state would be refused again
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);  // the Event, and no apply
+  CHECK(requests[0].method == "POST");
+  json event = json::parse(requests[0].body);
+  CHECK(event["type"] == "Warning");
+  CHECK(event["reason"] == "AnnotationsTooLarge");
+  CHECK(event["regarding"]["uid"] == "sts-uid");
+  const std::string note = event["note"];
+  CHECK(note.find("would be 262145 bytes (now 262144)") != std::string::npos);
+  CHECK(note.find("limit of 262144") != std::string::npos);
+  CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/10 (updated)") != std::string::npos);
+  const std::string logs = f.harness.logs.str();
+  CHECK(logs.find("annotations too large") != std::string::npos);
+  CHECK(logs.find("262145") != std::string::npos);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+
+  // The same state again (a resync, another trigger): no second Event, no write, no retry.
+  action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  CHECK(f.harness.transport->requests().size() == 1);
+}
+
+TEST_CASE("a change ending exactly at the annotations size limit is applied", "[controller][workload]") {
+  Fixture f;
+  // "cm-uid/1" -> "cm-uid/2": the template stays at exactly 262144 bytes.
+  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].method == "PATCH");
   CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
 }
 

@@ -316,22 +316,6 @@ std::size_t treeBytes(const std::string& text) {
   const json tree = json::parse(text);
   const std::size_t after = heapInUse();
   return after > before ? after - before : 0;
-// A labeled workload whose template holds one foreign annotation sized so that, once both
-// references' annotations are added (bothPresent), the template annotations total `after` bytes.
-json workloadEndingAt(std::size_t after) {
-  const core::AnnotationMap added = {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}};
-  const std::string key = "example.com/filler";
-  const std::size_t filler = after - core::annotationsBytes(added) - key.size();
-  return workload("StatefulSet", true, {{key, std::string(filler, 'x')}});
-}
-
-// `levels` objects nested in each other: {"a":{"a":...1...}}.
-std::string nestedObjects(std::size_t levels) {
-  std::string text;
-  for (std::size_t i = 0; i < levels; ++i) text += "{\"a\":";
-  text += "1";
-  text.append(levels, '}');
-  return text;
 }
 
 }  // namespace
@@ -370,6 +354,30 @@ TEST_CASE("admission: the parse cost bound covers the tree of every shape of bod
   // Quotes and brackets inside strings are text, and escapes do not end a string.
   const std::string text = R"("{[:,\"{[:,")";
   CHECK(parseCostBound(text) == 3 * text.size() + 72);
+}
+
+namespace {
+
+// A labeled workload whose template holds one foreign annotation sized so that, once both
+// references' annotations are added (bothPresent), the template annotations total `after` bytes.
+json workloadEndingAt(std::size_t after) {
+  const core::AnnotationMap added = {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}};
+  const std::string key = "example.com/filler";
+  const std::size_t filler = after - core::annotationsBytes(added) - key.size();
+  return workload("StatefulSet", true, {{key, std::string(filler, 'x')}});
+}
+
+// `levels` objects nested in each other: {"a":{"a":...1...}}.
+std::string nestedObjects(std::size_t levels) {
+  std::string text;
+  for (std::size_t i = 0; i < levels; ++i) text += "{\"a\":";
+  text += "1";
+  text.append(levels, '}');
+  return text;
+}
+
+}  // namespace
+
 TEST_CASE("admission: a patch ending exactly at the annotations size limit is made", "[admission]") {
   const auto result = handleAdmissionReview(review(workloadEndingAt(core::kMaxAnnotationsBytes)).dump(),
                                             bothPresent().fetcher());
