@@ -63,6 +63,12 @@ core::Result<json> parseBody(const std::string& body) {
   return doc;
 }
 
+// The answer's "kind" if it is a string, else "": json::value("kind", "") throws on any other type.
+std::string kindOf(const json& doc) {
+  const auto kind = doc.find("kind");
+  return kind != doc.end() && kind->is_string() ? kind->get<std::string>() : std::string();
+}
+
 std::string stringAt(const json& object, const char* a, const char* b) {
   auto outer = object.find(a);
   if (outer == object.end() || !outer->is_object()) return {};
@@ -137,7 +143,7 @@ core::Result<json> Client::get(const ResourceRef& ref, std::string_view namespac
   request.headers.emplace_back("Accept", options.metadataOnly ? kAcceptMetadata : kAcceptJson);
   auto object = executeJson(std::move(request));
   if (!object) return object;
-  if (options.metadataOnly && object->value("kind", "") != "PartialObjectMetadata")
+  if (options.metadataOnly && kindOf(*object) != "PartialObjectMetadata")
     return malformed("expected kind PartialObjectMetadata for " + describeTarget(ref, namespace_, name));
   return object;
 }
@@ -156,7 +162,7 @@ core::Result<ListPage> Client::listPage(const ResourceRef& ref, std::string_view
   auto doc = executeJson(std::move(request));
   if (!doc) return std::move(doc).error();
   std::string target = "list of " + describeTarget(ref, namespace_, {});
-  if (options.metadataOnly && doc->value("kind", "") != "PartialObjectMetadataList")
+  if (options.metadataOnly && kindOf(*doc) != "PartialObjectMetadataList")
     return malformed("expected kind PartialObjectMetadataList for the " + target);
   auto items = doc->find("items");
   ListPage page;

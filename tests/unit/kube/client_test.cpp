@@ -394,3 +394,19 @@ TEST_CASE("an answer nested deeper than the depth limit is a malformed answer", 
   CHECK(list.error().kind == ErrorKind::InvalidInput);
   CHECK(list.error().message == "malformed answer from the server: body: JSON text nests deeper than 512 levels");
 }
+
+TEST_CASE("an answer whose kind is not a string is malformed and not a throw", "[kube][client]") {
+  // json::value("kind", "") threw a type_error out of the library (fuzz_list_body aborted on
+  // {"kind":{}}, now its seed kind-not-a-string.json).
+  Fixture f;
+  ListOptions options;
+  options.metadataOnly = true;
+  f.transport->push(ok(R"({"kind":{},"items":[]})"));
+  auto list = f.client->list(resources::secrets(), "ns", options);
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().kind == ErrorKind::InvalidInput);
+  f.transport->push(ok(R"({"kind":["PartialObjectMetadata"],"metadata":{"name":"a"}})"));
+  auto one = f.client->get(resources::secrets(), "ns", "a", GetOptions{/*metadataOnly=*/true});
+  REQUIRE_FALSE(one.ok());
+  CHECK(one.error().kind == ErrorKind::InvalidInput);
+}
