@@ -5,6 +5,7 @@
 #include "restarter/cli/install_mwc.hpp"
 #include "restarter/cli/serve_controller.hpp"
 #include "restarter/cli/serve_webhook.hpp"
+#include "restarter/cli/status.hpp"
 
 namespace restarter::cli {
 
@@ -13,6 +14,7 @@ const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> all = {
       genCertsCommand(),
       explainRestartCommand(),
+      statusCommand(),
       serveControllerCommand(),
       serveWebhookCommand(),
       installMwcCommand(),

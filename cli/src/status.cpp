@@ -1,0 +1,192 @@
+// status: condensing explanation documents into rows, sorting and rendering them (see status.hpp).
+#include "restarter/cli/status.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <tuple>
+
+namespace restarter::cli {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+// Field access that tolerates any shape: a missing member or a non-object reads as null.
+template <typename Json>
+const Json& member(const Json& object, const char* key) {
+  static const Json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+template <typename Json>
+std::string text(const Json& value) {
+  return value.is_string() ? value.template get<std::string>() : "";
+}
+
+template <typename Json>
+std::int64_t integer(const Json& value, std::int64_t fallback = 0) {
+  return value.is_number_integer() ? value.template get<std::int64_t>() : fallback;
+}
+
+// "configmap/app: u/1 -> u/2 (updated)": the same words explain-restart prints for a change.
+std::string changeLine(const ordered_json& change) {
+  const auto& object = member(change, "object");
+  auto version = [](const ordered_json& value) { return value.is_string() ? value.get<std::string>() : "none"; };
+  return text(member(object, "kind")) + "/" + text(member(object, "name")) + ": " + version(member(change, "before")) +
+         " -> " + version(member(change, "after")) + " (" + text(member(change, "change")) + ")";
+}
+
+int attentionGroup(const WorkloadStatus& row) {
+  if (row.pending == "unknown") return 0;
+  if (row.pending == "restart-due") return 1;
+  if (row.firstRollout == "extra-restart") return 2;
+  if (row.ready < row.desired || row.current < row.desired) return 3;
+  return 4;
+}
+
+std::string pendingText(const WorkloadStatus& row) {
+  if (row.pending == "restart-due") {
+    return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
+  }
+  if (row.pending == "up-to-date") return "no";
+  return "unknown";
+}
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json& workload) {
+  WorkloadStatus row;
+  const auto& identity = member(explanation, "workload");
+  row.kind = text(member(identity, "kind"));
+  row.namespace_ = text(member(identity, "namespace"));
+  row.name = text(member(identity, "name"));
+
+  const json& spec = member(workload, "spec");
+  const json& status = member(workload, "status");
+  if (row.kind == "DaemonSet") {
+    row.desired = integer(member(status, "desiredNumberScheduled"));
+    row.ready = integer(member(status, "numberReady"));
+  } else {
+    row.desired = integer(member(spec, "replicas"), 1);  // the API's default when absent
+    row.ready = integer(member(status, "readyReplicas"));
+  }
+
+  for (const auto& revision : member(explanation, "revisions")) {
+    if (member(revision, "current").is_boolean() && member(revision, "current").template get<bool>()) {
+      row.current = integer(member(revision, "pods"));
+    }
+    const auto& causes = member(revision, "causes");
+    if (causes.is_array() && std::any_of(causes.begin(), causes.end(), [](const ordered_json& cause) {
+          return text(member(cause, "type")) == "annotation";
+        })) {
+      ++row.restarts;
+    }
+  }
+
+  const auto& pending = member(explanation, "pending");
+  row.pending = text(member(pending, "status"));
+  if (row.pending.empty()) row.pending = "unknown";
+  row.pendingReason = text(member(pending, "reason"));
+  for (const auto& change : member(pending, "changes")) row.pendingChanges.push_back(changeLine(change));
+  const auto& hold = member(pending, "rolloutHold");
+  if (text(member(hold, "status")) == "held") row.heldUntil = text(member(hold, "until"));
+  if (member(hold, "lastRollout").is_string()) row.lastRollout = text(member(hold, "lastRollout"));
+
+  row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
+  if (row.firstRollout.empty()) row.firstRollout = "unknown";
+  return row;
+}
+
+WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
+                                const std::string& reason) {
+  WorkloadStatus row;
+  row.kind = kind;
+  row.namespace_ = namespace_;
+  row.name = name;
+  row.pending = "unknown";
+  row.pendingReason = reason;
+  row.firstRollout = "unknown";
+  return row;
+}
+
+void sortByAttention(std::vector<WorkloadStatus>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const WorkloadStatus& a, const WorkloadStatus& b) {
+    return std::make_tuple(attentionGroup(a), a.namespace_, a.kind, a.name) <
+           std::make_tuple(attentionGroup(b), b.namespace_, b.kind, b.name);
+  });
+}
+
+bool pendingOrUnknown(const WorkloadStatus& row) { return row.pending != "up-to-date"; }
+
+ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
+  ordered_json items = ordered_json::array();
+  for (const WorkloadStatus& row : rows) {
+    ordered_json pending = {{"status", row.pending}, {"changes", row.pendingChanges}};
+    if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
+    if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
+    items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
+                     {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
+                     {"restarts", row.restarts},
+                     {"pending", std::move(pending)},
+                     {"firstRollout", row.firstRollout},
+                     {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)}});
+  }
+  return {{"apiVersion", "restarter.stackable.tech/v1alpha1"}, {"kind", "WorkloadStatusList"}, {"items", items}};
+}
+
+std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allNamespaces, bool wide,
+                              const std::string& scope) {
+  if (rows.empty()) return "No labeled workloads found " + scope + ".\n";
+  std::vector<std::string> header = {"WORKLOAD", "READY", "CURRENT", "RESTARTS", "PENDING", "FIRST-ROLLOUT"};
+  if (allNamespaces) header.insert(header.begin(), "NAMESPACE");
+  if (wide) {
+    header.push_back("LAST-ROLLOUT");
+    header.push_back("CHANGES");
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const WorkloadStatus& row : rows) {
+    std::string kind = row.kind;
+    std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::vector<std::string> cells = {kind + "/" + row.name,
+                                      std::to_string(row.ready) + "/" + std::to_string(row.desired),
+                                      std::to_string(row.current) + "/" + std::to_string(row.desired),
+                                      std::to_string(row.restarts),
+                                      pendingText(row),
+                                      row.firstRollout};
+    if (allNamespaces) cells.insert(cells.begin(), row.namespace_);
+    if (wide) {
+      cells.push_back(row.lastRollout ? *row.lastRollout : "-");
+      std::string changes;
+      for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
+      if (row.pending == "unknown" && !row.pendingReason.empty()) changes = row.pendingReason;
+      cells.push_back(changes.empty() ? "-" : changes);
+    }
+    table.push_back(std::move(cells));
+  }
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
+  for (const auto& cells : table) {
+    for (std::size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+  }
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      text += i + 1 == cells.size() ? cells[i] : pad(cells[i], widths[i]) + "   ";
+    }
+    out << text << "\n";
+  };
+  line(header);
+  for (const auto& cells : table) line(cells);
+  return out.str();
+}
+
+}  // namespace restarter::cli

@@ -1,0 +1,154 @@
+#include "restarter/cli/status.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "restarter/cli/explain_restart.hpp"
+#include "restarter/core/rollout.hpp"
+
+using namespace restarter;
+using namespace restarter::cli;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCm = "configmap.restarter.stackable.tech/cfg";
+
+json podTemplate(const std::string& image, const json& annotations) {
+  return {{"metadata", {{"labels", {{"app", "web"}}}, {"annotations", annotations}}},
+          {"spec",
+           {{"containers", {{{"name", "app"}, {"image", image}}}},
+            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
+}
+
+// A StatefulSet of 3 replicas, 2 Ready; revisions: created, a ConfigMap change (a restart by
+// restarter), an image change (not one); the ConfigMap is now at version `live`.
+ExplainInput input(const std::string& live) {
+  ExplainInput in;
+  in.kind = core::WorkloadKind::StatefulSet;
+  in.workload = {{"metadata", {{"name", "web"}, {"namespace", "shop"}, {"uid", "w-uid"}, {"generation", 3}}},
+                 {"spec", {{"replicas", 3}, {"template", podTemplate("web:2", {{kCm, "u/2"}})}}},
+                 {"status", {{"readyReplicas", 2}}}};
+  in.revisions = {{"web-1", 1, "2026-11-29T18:00:00Z", podTemplate("web:1", {{kCm, "u/1"}}), 0},
+                  {"web-2", 2, "2026-11-29T18:01:00Z", podTemplate("web:1", {{kCm, "u/2"}}), 1},
+                  {"web-3", 3, "2026-11-29T18:02:00Z", podTemplate("web:2", {{kCm, "u/2"}}), 2}};
+  in.currentRevision = "web-3";
+  in.desired = core::desiredAnnotations(in.workload, [live](core::RefKind, const std::string&) {
+    return core::ObjectState::present("u", live, false);
+  });
+  return in;
+}
+
+WorkloadStatus row(const ExplainInput& in) { return statusFromExplanation(explanationDocument(in), in.workload); }
+
+WorkloadStatus named(const std::string& ns, const std::string& name, const std::string& pending,
+                     const std::string& first = "restart-free", std::int64_t ready = 1) {
+  WorkloadStatus r;
+  r.kind = "StatefulSet";
+  r.namespace_ = ns;
+  r.name = name;
+  r.desired = 1;
+  r.ready = ready;
+  r.current = 1;
+  r.pending = pending;
+  r.firstRollout = first;
+  return r;
+}
+
+std::vector<std::string> names(const std::vector<WorkloadStatus>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.push_back(r.namespace_ + "/" + r.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("status: a row condenses the explanation", "[cli][status]") {
+  const WorkloadStatus r = row(input("2"));
+  CHECK(r.kind == "StatefulSet");
+  CHECK(r.namespace_ == "shop");
+  CHECK(r.name == "web");
+  CHECK(r.desired == 3);
+  CHECK(r.ready == 2);
+  CHECK(r.current == 2);   // pods of the current revision, web-3
+  CHECK(r.restarts == 1);  // web-2 (a ConfigMap change); web-3 changed the image; web-1 is the creation
+  CHECK(r.pending == "up-to-date");
+  CHECK(r.pendingChanges.empty());
+  CHECK(r.firstRollout == "restart-free");
+  CHECK_FALSE(pendingOrUnknown(r));
+}
+
+TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[cli][status]") {
+  const WorkloadStatus r = row(input("3"));
+  CHECK(r.pending == "restart-due");
+  REQUIRE(r.pendingChanges.size() == 1);
+  CHECK(r.pendingChanges[0] == "configmap/cfg: u/2 -> u/3 (updated)");
+  CHECK_FALSE(r.heldUntil);
+  CHECK(pendingOrUnknown(r));
+}
+
+TEST_CASE("status: a held rollout shows until when", "[cli][status]") {
+  ExplainInput in = input("3");
+  const auto last = core::parseRfc3339("2026-11-29T18:02:00Z");
+  REQUIRE(last);
+  in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2026-11-29T18:02:00Z"}};
+  in.heldRollouts = std::vector<core::HeldRollout>{{*last + std::chrono::seconds(10), *last + std::chrono::minutes(5)}};
+  const WorkloadStatus r = row(in);
+  CHECK(r.pending == "restart-due");
+  REQUIRE(r.heldUntil);
+  CHECK(*r.heldUntil == "2026-11-29T18:07:00Z");
+  REQUIRE(r.lastRollout);
+  CHECK(*r.lastRollout == "2026-11-29T18:02:00Z");
+  CHECK(renderStatusTable({r}, false, false, "").find("held until 2026-11-29T18:07:00Z") != std::string::npos);
+}
+
+TEST_CASE("status: DaemonSets count scheduled pods; any JSON shape is tolerated", "[cli][status]") {
+  nlohmann::ordered_json explanation = {{"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
+                                        {"revisions", 7},
+                                        {"pending", {{"status", 1}}}};
+  const WorkloadStatus r =
+      statusFromExplanation(explanation, json{{"status", {{"desiredNumberScheduled", 2}, {"numberReady", 1}}}});
+  CHECK(r.kind == "DaemonSet");
+  CHECK(r.desired == 2);
+  CHECK(r.ready == 1);
+  CHECK(r.restarts == 0);
+  CHECK(r.pending == "unknown");
+  CHECK(r.firstRollout == "unknown");
+  const WorkloadStatus empty = statusFromExplanation(nlohmann::ordered_json("x"), json::array());
+  CHECK(empty.desired == 1);  // replicas defaults to 1
+  CHECK(empty.pending == "unknown");
+}
+
+TEST_CASE("status: what needs attention comes first", "[cli][status]") {
+  std::vector<WorkloadStatus> rows = {named("b", "ok", "up-to-date"),
+                                      named("a", "ok", "up-to-date"),
+                                      named("a", "not-ready", "up-to-date", "restart-free", 0),
+                                      named("z", "extra", "up-to-date", "extra-restart"),
+                                      named("z", "due", "restart-due"),
+                                      unreadableStatus("StatefulSet", "z", "unreadable", "forbidden")};
+  sortByAttention(rows);
+  CHECK(names(rows) == std::vector<std::string>{"z/unreadable", "z/due", "z/extra", "a/not-ready", "a/ok", "b/ok"});
+  CHECK(pendingOrUnknown(rows[0]));
+}
+
+TEST_CASE("status: the table, wide, and the document", "[cli][status]") {
+  WorkloadStatus r = row(input("3"));
+  const std::string table = renderStatusTable({r}, true, false, "");
+  CHECK(table.rfind("NAMESPACE   WORKLOAD", 0) == 0);
+  CHECK(table.find("shop        statefulset/web   2/3     2/3       1          restart due   restart-free") !=
+        std::string::npos);
+  const std::string wide = renderStatusTable({r}, false, true, "");
+  CHECK(wide.find("LAST-ROLLOUT") != std::string::npos);
+  CHECK(wide.find("configmap/cfg: u/2 -> u/3 (updated)") != std::string::npos);
+  CHECK(renderStatusTable({}, false, false, "in namespace shop") == "No labeled workloads found in namespace shop.\n");
+
+  const auto doc = json::parse(statusDocument({r}).dump());
+  CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
+  CHECK(doc["kind"] == "WorkloadStatusList");
+  REQUIRE(doc["items"].size() == 1);
+  CHECK(doc["items"][0] == json{{"workload", {{"kind", "StatefulSet"}, {"namespace", "shop"}, {"name", "web"}}},
+                                {"pods", {{"desired", 3}, {"ready", 2}, {"current", 2}}},
+                                {"restarts", 1},
+                                {"pending", {{"status", "restart-due"}, {"changes", {"configmap/cfg: u/2 -> u/3 (updated)"}}}},
+                                {"firstRollout", "restart-free"},
+                                {"lastRollout", nullptr}});
+}
