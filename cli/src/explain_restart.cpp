@@ -96,9 +96,10 @@ RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
   json podTemplate = field(field(field(cr, "data"), "spec"), "template");
   if (podTemplate.is_object()) podTemplate.erase("$patch");
   out.revision.podTemplate = std::move(podTemplate);
-  // StatefulSet pods carry the revision's name, DaemonSet pods its hash label.
-  out.podHash = kind == core::WorkloadKind::StatefulSet ? out.revision.name
-                                                        : label(cr, "controller.kubernetes.io/hash");
+  // StatefulSet pods carry the revision's name in their controller-revision-hash label; DaemonSet
+  // pods carry the hash the DaemonSet controller also puts on the revision under the same label
+  // (seen on kube-controller-manager 1.37; kuttl status-fleet counts a DaemonSet's pods by it).
+  out.podHash = kind == core::WorkloadKind::StatefulSet ? out.revision.name : label(cr, "controller-revision-hash");
   return out;
 }
 
