@@ -105,11 +105,12 @@ AdmissionResult malformed(AdmissionResult result, std::string problem) {
 AdmissionResult failed(AdmissionResult result, json review, const std::string& problem) {
   result.outcome = Outcome::Failed;
   result.detail = problem;
-  // A warning is shown to the client (kubectl prints it); at most 120 characters are kept by the
-  // apiserver for each, so say what happened and what it costs.
+  // A warning is shown to the client (kubectl prints it). Kubernetes asks admission webhooks to
+  // keep each within 120 characters, so: what happened, the start of why (the whole reason is in
+  // the log line), and what it costs: 34 + at most 42 + 44 characters.
   review["response"]["warnings"] = json::array(
-      {"restarter webhook: annotations not set (" + core::truncateUtf8(problem, 60) +
-       "); the controller will add them, restarting pods once"});
+      {"restarter webhook: not annotated (" + core::truncateUtf8(problem, 42) +
+       "); the controller will, restarting pods once"});
   return answer(std::move(result), review);
 }
 

@@ -156,6 +156,18 @@ TEST_CASE("admission: an unknown reference means allowed without a patch and wit
   CHECK(result.detail.find("app-secret") != std::string::npos);
 }
 
+TEST_CASE("admission: the failure warning stays within 120 characters whatever the reason", "[admission]") {
+  auto f = bothPresent();
+  f.table["app-secret"] = core::ObjectState::unknown(std::string(500, 'x'));
+  const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::Failed);
+  const std::string warning = responseOf(result)["warnings"][0];
+  CHECK(warning.size() <= 120);
+  CHECK(warning.rfind("restarter webhook: not annotated (", 0) == 0);
+  CHECK(warning.find("); the controller will, restarting pods once") != std::string::npos);
+  CHECK(result.detail.find(std::string(500, 'x')) != std::string::npos);  // the log line keeps it all
+}
+
 TEST_CASE("admission: requests that are not ours pass unchanged without a lookup", "[admission]") {
   struct Case {
     const char* name;
