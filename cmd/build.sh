@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds restarter the way CI does; the one build recipe shared by tests/run.sh (all
-# three of its builds) and the Dockerfile, so the image is built by commands CI runs on every change.
+# four of its builds: warnings as errors, ASan+UBSan, TSan, fuzz) and the Dockerfile, so the image
+# is built by commands CI runs on every change.
 #
 # Usage: cmd/build.sh BUILD_DIR [CMAKE_ARGS...] [-- BUILD_ARGS...]
 #   Configures BUILD_DIR with Ninja and warnings as errors (-DRESTARTER_WERROR=ON) plus
@@ -19,7 +20,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[[ $# -ge 1 && $1 != -* ]] || { sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[[ $# -ge 1 && $1 != -* ]] || { sed -n '5,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 dir=$1
 shift
 cmake_args=()

@@ -26,7 +26,7 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
-# The cluster the stage-6 tests use (the demo test starts its own, "<this>-demo").
+# The cluster the stage-7 tests use (the demo test starts its own, "<this>-demo").
 export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
 
 with_cluster=1
@@ -112,7 +112,7 @@ build_and_fuzz() {
 
 # The control plane starts in the background while stages 2-6 compile: on a new machine its Go
 # build is the longest single step, and on a warm one its start (readiness waits) costs a minute
-# of mostly idle cores. Its output goes to a log; stage 6 waits for it and shows the log on failure.
+# of mostly idle cores. Its output goes to a log; stage 7 waits for it and shows the log on failure.
 cluster_log=$repo/build/logs/cluster-up.log
 cluster_pid=""
 cluster_started=0
