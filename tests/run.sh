@@ -218,6 +218,7 @@ cluster_down() {
 mkdir -p build
 stage "install dependencies" tests/install-deps.sh
 if [ "$with_cluster" -eq 1 ]; then start_cluster_in_background; fi
+stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
 stage "build (warnings as errors) and unit tests" \
   build_and_unit_test build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # Only what its stages run: the unit tests and the binary the kuttl suites run a second time.

@@ -79,6 +79,7 @@ start() {
   # setsid + closed stdio: kuttl's script step must not wait for the background process. The
   # session's shell records the watchdog's PID (signals go to it; it forwards TERM) and, once it
   # ends, the exit status, for `exit-code`.
+  # shellcheck disable=SC2016  # the inner bash expands these, not this one
   RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc \
     setsid bash -c 'timeout -s TERM "$0" "$@" & echo $! >"$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \

@@ -136,11 +136,13 @@ start() {
   mkdir -p "$state"
   pid_alive && die "webhook $name is already running"
   kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
-  local attempt port managed=1 arg identity=()
+  local port managed=1 arg identity=() install_args=()
+  # Split on blanks, as the unquoted expansion did (and never globbed).
+  read -ra install_args <<<"${WEBHOOK_INSTALL_ARGS:-}"
   for arg in "$@"; do [[ $arg == --cert-dir ]] && managed=0; done
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
   grant_names
-  for attempt in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
     port=$((20000 + RANDOM % 12000))
     local settings=(--only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}")
@@ -148,7 +150,7 @@ start() {
       settings=(--manage-configuration "${settings[@]}")
     else
       "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
-        "${settings[@]}" ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 ||
+        "${settings[@]}" "${install_args[@]}" >"$state/install.log" 2>&1 ||
         die "install-mwc failed: $(cat "$state/install.log")"
       settings=()
     fi
