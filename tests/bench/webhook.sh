@@ -27,6 +27,12 @@
 #      apiserver around the HTTPS call and the patch it applies: what the histogram measures) is
 #      received by otlp-sink (built by otlp-sink/build.sh; run that once outside the namespace) and
 #      each run prints nearest-rank p50/p90/p99/max and the share <= 5 ms (spans.py);
+#      While the end-to-end runs go on, $HOSTILE_IDLE idle TLS connections (default 200) and
+#      $HOSTILE_SLOW slow-header ones (default 32, a byte every 2 s) are held open against the
+#      webhook by tests/tools/hostile_client.py, as the hardening's attacker would; the report says
+#      how many were open on average during the runs (the server keeps at most 128 connections and
+#      evicts the oldest idle one for a newcomer, so the idle ones cannot all be held at once).
+#      HOSTILE_IDLE=0 HOSTILE_SLOW=0 measures without them;
 #   3. the webhook's resident memory (VmRSS, and the peak VmHWM) after each part.
 # SKIP_SERVER_ALONE=1 skips part 1.
 # Needs: wrk (Debian package wrk), curl, jq, kubectl (the cluster's), python3.
@@ -45,6 +51,8 @@ E2E_SECONDS=${E2E_SECONDS:-20}
 # "norefs" (nothing to look up) shows what the apiserver and the transport alone cost.
 E2E_BODIES=${E2E_BODIES:-refs norefs}
 SKIP_SERVER_ALONE=${SKIP_SERVER_ALONE:-0}
+HOSTILE_IDLE=${HOSTILE_IDLE:-200}
+HOSTILE_SLOW=${HOSTILE_SLOW:-32}
 PORT=${PORT:-18443}
 METRICS_PORT=${METRICS_PORT:-18080}
 PROXY_PORT=${PROXY_PORT:-18001}
@@ -55,10 +63,10 @@ for tool in wrk curl jq kubectl python3; do command -v "$tool" >/dev/null || { e
 [[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
 
 work=$(mktemp -d)
-webhook_pid="" proxy_pid="" sink_pid=""
+webhook_pid="" proxy_pid="" sink_pid="" holder_pid=""
 cleanup() {
   local pid
-  for pid in "$sink_pid" "$webhook_pid" "$proxy_pid"; do
+  for pid in "$holder_pid" "$sink_pid" "$webhook_pid" "$proxy_pid"; do
     if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null || true; fi
   done
   "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
@@ -215,6 +223,26 @@ print(f"n={int(total)} p50={q(0.5) * 1000:.2f} ms p99={q(0.99) * 1000:.2f} ms{sh
 PY
 quantiles() { python3 "$work/histogram.py" quantiles "$1" "$2"; }
 p99_bound() { python3 "$work/histogram.py" bound "$1" "$2"; }
+# The hostile connections, held through every end-to-end run; a bounded wait until each has been
+# open once (at most 128 at a time are: see the header).
+if ((HOSTILE_IDLE + HOSTILE_SLOW > 0)); then
+  holds=()
+  ((HOSTILE_SLOW > 0)) && holds+=(--hold "slow,https://127.0.0.1:$PORT/mutate,$HOSTILE_SLOW")
+  ((HOSTILE_IDLE > 0)) && holds+=(--hold "idle,https://127.0.0.1:$PORT/mutate,$HOSTILE_IDLE")
+  python3 "$repo/tests/tools/hostile_client.py" hold "${holds[@]}" --duration 3600 \
+    --status "$work/hold.json" >"$work/hold.out" 2>&1 &
+  holder_pid=$!
+  for _ in $(seq 300); do
+    jq -e '.all_reached' "$work/hold.json" >/dev/null 2>&1 && break
+    kill -0 "$holder_pid" 2>/dev/null || { cat "$work/hold.out"; echo "hostile_client.py hold exited" >&2; exit 1; }
+    sleep 0.2
+  done
+  kill -USR1 "$holder_pid"
+  echo "hostile connections held: $HOSTILE_SLOW slow-header, $HOSTILE_IDLE idle (ever open / open now:" \
+       "$(jq -r '[.groups[] | "\(.reached)/\(.open)"] | join(", ")' "$work/hold.json" 2>/dev/null || echo unknown))"
+else
+  echo "hostile connections: none (HOSTILE_IDLE=0 HOSTILE_SLOW=0)"
+fi
 for body in $E2E_BODIES; do
 echo "-- $body: $(case $body in refs) echo "a ConfigMap and a Secret looked up per admission" ;;
   norefs) echo "no reference: no lookup, the apiserver's and the transport's own share" ;; esac)"
@@ -254,4 +282,9 @@ echo "$body, end to end over $RUNS runs: share in le=0.005 (%) $(stats <"$work/s
      "p99 bound per run (ms): $(paste -sd' ' "$work/bound")"
 [[ -s $work/span_p99 ]] && echo "$body, end to end over $RUNS runs, apiserver trace spans: p99 ms $(stats <"$work/span_p99")"
 done
+if [[ -n $holder_pid ]]; then
+  kill -USR2 "$holder_pid"; kill "$holder_pid"; wait "$holder_pid" 2>/dev/null || true; holder_pid=
+  echo "hostile connections during the end-to-end runs (mean open / held, closed by the server):" \
+       "$(jq -r '[.groups[] | "\(.hold): \(.window.mean_open // "?") of \(.count // "?"), \(.window.closed_by_server // "?") closed"] | join("; ")' "$work/hold.json" 2>/dev/null || echo unknown)"
+fi
 rss

@@ -255,7 +255,13 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     std::string resourceVersion;
     if (exists) {
       material = decodeSecret(*secret);
-      resourceVersion = secret->value("/metadata/resourceVersion"_json_pointer, std::string());
+      // Read without value(): a resourceVersion that is not a string would throw from it; such an
+      // answer is treated as one without a version (the update then fails its precondition).
+      const auto metadata = secret->find("metadata");
+      if (metadata != secret->end() && metadata->is_object()) {
+        const auto version = metadata->find("resourceVersion");
+        if (version != metadata->end() && version->is_string()) resourceVersion = version->get<std::string>();
+      }
     } else {
       material.clear();
     }
