@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Configures and builds restarter the way CI does; the one build recipe shared by tests/run.sh (all
-# three of its builds) and the Dockerfile, so the image is built by commands CI runs on every change.
+# four of its builds: warnings as errors, ASan+UBSan, TSan, fuzz) and the Dockerfile, so the image
+# is built by commands CI runs on every change.
 #
 # Usage: cmd/build.sh BUILD_DIR [CMAKE_ARGS...] [-- BUILD_ARGS...]
 #   Configures BUILD_DIR with Ninja and warnings as errors (-DRESTARTER_WERROR=ON) plus
-#   CMAKE_ARGS (e.g. -DCMAKE_BUILD_TYPE=Release -DRESTARTER_BUILD_TESTS=OFF), then builds every
+#   CMAKE_ARGS (e.g. -DCMAKE_BUILD_TYPE=Release -DRESTARTER_BUILD_TESTS=OFF, or --preset NAME of
+#   CMakePresets.json: dev, asan, tsan, fuzz; BUILD_DIR wins over its binaryDir), then builds every
 #   target with $RESTARTER_BUILD_JOBS (default: nproc) jobs; BUILD_ARGS go to `cmake --build`
 #   (e.g. --target restarter). The configure output goes to BUILD_DIR.configure.log and is shown
 #   only when configuring fails. Run from anywhere; the dependencies come from
@@ -19,7 +21,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[[ $# -ge 1 && $1 != -* ]] || { sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[[ $# -ge 1 && $1 != -* ]] || { sed -n '6,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 dir=$1
 shift
 cmake_args=()

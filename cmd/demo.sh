@@ -16,8 +16,9 @@
 #   --keep-cluster     leave the control plane running at the end (the controller and the webhook
 #                      always stop; its webhook configuration is deleted)
 #
-# With --kubeconfig FILE (a real cluster): installs restarter there with `kubectl apply -k
-# manifests/` instead. It shows the objects and `kubectl diff`, then asks before writing.
+# With --kubeconfig FILE (a real cluster): runs cmd/install.sh with the same flags instead, which
+# installs restarter there with `kubectl apply -k manifests/`: it shows the objects and `kubectl
+# diff`, then asks before writing (cmd/install.sh --help).
 #   --kubeconfig FILE  the cluster to install into (required for this mode)
 #   --context NAME     kubeconfig context (default: its current context)
 #   --image REF        the restarter image to run (required: no image is published; build one
@@ -35,6 +36,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cluster_sh=$repo/tests/cluster/cluster.sh
+# shellcheck source=SCRIPTDIR/../tests/lib/process.sh
+source "$repo/tests/lib/process.sh"
 
 usage() { sed -n '/^# Usage:/,/^# Exit status:/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 usage_error() {
@@ -46,6 +49,7 @@ die() { printf '\ndemo.sh: error: %s\n' "$*" >&2; exit 1; }
 
 # --- command line ---------------------------------------------------------------------------------
 
+args=("$@")
 no_wait=0 keep_cluster=0 kubeconfig="" context="" image="" yes=0 dry_run=0 controller_only=0
 while (($#)); do
   case $1 in
@@ -73,13 +77,10 @@ done
 
 if [[ -n $kubeconfig ]]; then
   ((no_wait == 0 && keep_cluster == 0)) || usage_error "--no-wait and --keep-cluster belong to the local demo, not to --kubeconfig"
-  [[ -n $image ]] || usage_error "--image is required with --kubeconfig: no restarter image is published; build one with the Dockerfile, push it, and pass --image <registry>/restarter:<tag> (README \"Install in a cluster\")"
-  [[ $image =~ ^[a-z0-9][^[:space:]@]*(@sha256:[0-9a-f]{64})?$ ]] || usage_error "--image '$image' is not an image reference such as registry.example.com/restarter:0.1.0"
-  [[ -f $kubeconfig ]] || usage_error "--kubeconfig '$kubeconfig': no such file"
-  kubeconfig=$(realpath "$kubeconfig")
-else
-  if [[ -n $image || -n $context ]] || ((yes || dry_run || controller_only)); then usage_error "--image, --context, --yes, --dry-run and --controller-only need --kubeconfig (they belong to installing into a cluster)"; fi
+  # A real cluster: the installer, which checks the rest of the command line.
+  exec "$repo/cmd/install.sh" "${args[@]}"
 fi
+if [[ -n $image || -n $context ]] || ((yes || dry_run || controller_only)); then usage_error "--image, --context, --yes, --dry-run and --controller-only need --kubeconfig (they belong to installing into a cluster)"; fi
 
 # --- output ---------------------------------------------------------------------------------------
 
@@ -92,125 +93,7 @@ say() { printf '  %s\n' "$*"; }
 # Indent a command's output under its step.
 indent() { sed 's/^/    /'; }
 
-# ==================================================================================================
-# A real cluster: kubectl apply -k manifests/
-# ==================================================================================================
-
-# Split an image reference into kustomize's images fields: name, and tag or digest.
-image_fields() {
-  local ref=$1 name tag="" digest=""
-  if [[ $ref == *@* ]]; then digest=${ref#*@}; ref=${ref%%@*}; fi
-  name=$ref
-  # A tag is a ':' after the last '/', so a registry port (host:5000/x) is not mistaken for one.
-  if [[ ${ref##*/} == *:* ]]; then tag=${ref##*:}; name=${ref%:*}; fi
-  # Without a tag or digest the reference means :latest; saying so replaces the manifests' own tag.
-  [[ -n $tag || -n $digest ]] || tag=latest
-  printf '    newName: %s\n' "$name"
-  [[ -z $tag ]] || printf '    newTag: "%s"\n' "$tag"
-  [[ -z $digest ]] || printf '    digest: %s\n' "$digest"
-}
-
-install_into_cluster() {
-  step_total=4
-  local src=$repo/manifests kubectl=(kubectl --kubeconfig "$kubeconfig")
-  ((controller_only)) && src=$repo/manifests/overlays/controller-only
-  [[ -n $context ]] && kubectl+=(--context "$context")
-  command -v kubectl >/dev/null || die "kubectl is not on PATH; install it (https://kubernetes.io/docs/tasks/tools/) and run again"
-  [[ -f $src/kustomization.yaml ]] || die "$src/kustomization.yaml is missing: this checkout has no in-cluster manifests"
-
-  step "Rendering $(realpath --relative-to="$repo" "$src") with image $image"
-  # A throw-away overlay over the manifests that only sets the image (kustomize wants the base as a
-  # relative path). Removed at exit.
-  overlay=$(mktemp -d "${TMPDIR:-/tmp}/restarter-install.XXXXXX")
-  trap 'rm -rf "$overlay"' EXIT
-  {
-    echo "apiVersion: kustomize.config.k8s.io/v1beta1"
-    echo "kind: Kustomization"
-    echo "resources:"
-    echo "  - $(realpath --relative-to="$overlay" "$src")"
-    echo "images:"
-    echo "  - name: restarter"
-    image_fields "$image"
-  } >"$overlay/kustomization.yaml"
-  "${kubectl[@]}" kustomize "$overlay" >"$overlay/rendered.yaml" || die "kustomize failed on $src"
-  local server current_context objects namespace
-  server=$("${kubectl[@]}" config view --minify -o jsonpath='{.clusters[0].cluster.server}') ||
-    die "cannot read the cluster from $kubeconfig${context:+ (context $context)}"
-  current_context=${context:-$("${kubectl[@]}" config current-context)}
-  say "cluster: $server (context $current_context, kubeconfig $kubeconfig)"
-
-  step "What will be applied"
-  objects=$("${kubectl[@]}" apply --dry-run=client -o name -f "$overlay/rendered.yaml" 2>/dev/null) ||
-    die "kubectl cannot read the rendered manifests (is the cluster reachable?)"
-  indent <<<"$objects"
-  namespace=$(sed -n 's|^namespace/||p' <<<"$objects" | head -1)
-  say "image: $image"
-  # kubectl diff: 0 no differences, 1 differences, >1 an error. The full diff goes to a file that is
-  # kept; the summary says per object whether it is new or changed (a first install is all new).
-  local diff_file rc=0
-  diff_file=$(mktemp "${TMPDIR:-/tmp}/restarter-install-diff.XXXXXX")
-  "${kubectl[@]}" diff -f "$overlay/rendered.yaml" >"$diff_file" 2>&1 || rc=$?
-  case $rc in
-    0) say "kubectl diff: the cluster already has exactly these objects; applying changes nothing" ;;
-    1) say "kubectl diff (full diff: $diff_file):"
-       # Each object's section starts "diff -u -N .../LIVE-x/<id> .../MERGED-x/<id>"; a new object's
-       # hunk starts "@@ -0,0".
-       awk '/^diff -u -N / { if (id != "") printf "    %-8s %s\n", state, id; n = split($NF, p, "/"); id = p[n]; state = "changed"; next }
-            /^@@ -0,0 / { state = "new" }
-            END { if (id != "") printf "    %-8s %s\n", state, id }' "$diff_file" ;;
-    *) if [[ -n $namespace ]] && ! "${kubectl[@]}" get namespace "$namespace" >/dev/null 2>&1; then
-         say "kubectl diff: namespace $namespace does not exist yet, so every object above is new"
-       else
-         say "kubectl diff failed (showing the objects only):"; indent <"$diff_file"
-       fi ;;
-  esac
-  ((rc == 1)) || rm -f "$diff_file"
-  if ((dry_run)); then
-    say "the rendered manifests (--dry-run):"
-    indent <"$overlay/rendered.yaml"
-    step "Dry run: nothing was applied"
-    step "Done"
-    return 0
-  fi
-
-  step "Applying to $server"
-  if ((yes == 0)); then
-    local answer=""
-    printf '  Apply these objects to %s (context %s)? [y/N] ' "$server" "$current_context"
-    read -r answer || answer=""
-    [[ -t 0 ]] || echo
-    case $answer in
-      y | Y | yes | YES) ;;
-      *) echo "demo.sh: not applied (answer was '${answer}'; --yes skips the question)" >&2; exit 1 ;;
-    esac
-  fi
-  "${kubectl[@]}" apply -f "$overlay/rendered.yaml" 2>&1 | indent
-  local deployment
-  grep '^deployment' <<<"$objects" | while read -r deployment; do
-    "${kubectl[@]}" -n "$namespace" rollout status "$deployment" --timeout=300s | indent ||
-      die "$deployment did not become available; see: kubectl -n $namespace describe $deployment"
-  done
-
-  step "Installed"
-  cat <<TXT
-  restarter runs in namespace $namespace. Label a workload to have it restarted on config changes:
-    kubectl label statefulset <name> restarter.stackable.tech/enabled=true
-  Why did it restart? (kubectl plugin, README "kubectl plugin (Krew)")
-    kubectl restarter explain-restart sts/<name> -n <namespace>
-  Logs:      kubectl -n $namespace logs deployment/restarter-controller
-  Uninstall: kubectl delete -k $src
-             kubectl delete mutatingwebhookconfiguration restarter-webhook.stackable.tech  (the webhook made it)
-TXT
-}
-
-if [[ -n $kubeconfig ]]; then
-  install_into_cluster
-  exit 0
-fi
-
-# ==================================================================================================
-# The local demo
-# ==================================================================================================
+# --- the local demo -------------------------------------------------------------------------------
 
 [[ -n ${KUBECONFIG:-} ]] && echo "demo.sh: KUBECONFIG is set but not used: the demo runs on its own local control plane (pass --kubeconfig to install into a cluster)"
 
@@ -232,19 +115,18 @@ r() { "$cluster_sh" exec -- "$bin" "$@"; }
 # --- stopping everything ----------------------------------------------------------------------------
 
 cluster_started=0 webhook_pid="" controller_pid="" cleaned=0
+# How long a server may take after SIGTERM before SIGKILL (serve-controller finishes its in-flight
+# writes and releases its Lease first).
+stop_grace_seconds=30
+proc_log=(demo_log)
+demo_log() { echo "demo: $1"; }
 
-# Stop one process we started: SIGTERM, SIGKILL after 30 s (serve-controller finishes its in-flight
-# writes first). Reaps it.
+# Stop one process we started (recorded in $state/NAME.pid, tests/lib/process.sh): SIGTERM, SIGKILL
+# after stop_grace_seconds. Reaps it.
 stop_process() {
-  local name=$1 pid=$2 deadline
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  deadline=$((SECONDS + 30))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "demo: $name (pid $pid) ignored SIGTERM for 30 s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null
-  fi
+  local name=$1 pid=$2
+  proc_stop "$stop_grace_seconds" "$state/$name.pid"
+  rm -f "$state/$name.pid"
   wait "$pid" 2>/dev/null
   echo "demo: stopped $name (pid $pid)"
 }
@@ -289,21 +171,21 @@ trap on_exit EXIT
 trap 'on_signal SIGINT 130' INT
 trap 'on_signal SIGTERM 143' TERM
 
-# Poll "$@" every 0.5 s until it succeeds; fail after wait_seconds, or at once when the process of
-# pid $2 (named $3 in the message; "" for none) has exited.
-#   wait_until DESCRIPTION PID NAME CMD...
+# Poll "$@" until it succeeds; fail after wait_seconds, or at once when the process NAME we started
+# has exited.
+#   wait_until DESCRIPTION NAME CMD...
 wait_until() {
-  local what=$1 pid=$2 name=$3 deadline=$((SECONDS + wait_seconds))
-  shift 3
-  until "$@" >/dev/null 2>&1; do
-    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 20 "$state/$name.log" | indent >&2
-      die "$name exited while waiting for $what (log: $state/$name.log)"
-    fi
-    ((SECONDS < deadline)) || die "timed out after ${wait_seconds}s waiting for $what"
-    sleep 0.5
-  done
+  local what=$1 name=$2 rc=0
+  shift 2
+  proc_wait_until "$wait_seconds" "$state/$name.pid" quietly "$@" || rc=$?
+  case $rc in
+    0) ;;
+    1) tail -n 20 "$state/$name.log" | indent >&2
+       die "$name exited while waiting for $what (log: $state/$name.log)" ;;
+    *) die "timed out after ${wait_seconds}s waiting for $what" ;;
+  esac
 }
+quietly() { "$@" >/dev/null 2>&1; }
 ready() { "$cluster_sh" exec -- curl -fsS "http://$1/readyz"; }
 
 # --- the tour ---------------------------------------------------------------------------------------
@@ -353,8 +235,9 @@ k create namespace restarter-system >/dev/null
   --metrics-bind-address "$webhook_metrics" --health-probe-bind-address "$webhook_health" \
   >"$state/serve-webhook.log" 2>&1 </dev/null 3>&- 4>&- &
 webhook_pid=$!
+proc_record "$webhook_pid" "$state/serve-webhook.pid"
 say "pid $webhook_pid, log $state/serve-webhook.log"
-wait_until "serve-webhook /readyz" "$webhook_pid" serve-webhook ready "$webhook_health"
+wait_until "serve-webhook /readyz" serve-webhook ready "$webhook_health"
 say "ready: http://$webhook_health/readyz answers ok; MutatingWebhookConfiguration $mwc applied with its CA bundle"
 
 step "Starting serve-controller (watches labeled StatefulSets, Deployments, DaemonSets)"
@@ -362,8 +245,9 @@ step "Starting serve-controller (watches labeled StatefulSets, Deployments, Daem
 "$cluster_sh" exec -- "$bin" serve-controller --metrics-bind-address "$controller_metrics" \
   --health-bind-address "$controller_health" >"$state/serve-controller.log" 2>&1 </dev/null 3>&- 4>&- &
 controller_pid=$!
+proc_record "$controller_pid" "$state/serve-controller.pid"
 say "pid $controller_pid, log $state/serve-controller.log"
-wait_until "serve-controller /readyz" "$controller_pid" serve-controller ready "$controller_health"
+wait_until "serve-controller /readyz" serve-controller ready "$controller_health"
 say "ready: http://$controller_health/readyz answers ok (every cache has synced)"
 
 step "Creating namespace $ns with ConfigMap web-config, Secret web-secret and the labeled StatefulSet web"
@@ -405,7 +289,7 @@ webhook_called() {
   sample | k -n "$ns" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - |
     grep -F configmap.restarter.stackable.tech/web-config
 }
-wait_until "the apiserver to call the webhook" "$webhook_pid" serve-webhook webhook_called
+wait_until "the apiserver to call the webhook" serve-webhook webhook_called
 sample | k -n "$ns" create -f - | indent
 k -n "$ns" rollout status statefulset/web --timeout="${wait_seconds}s" | indent
 
@@ -444,7 +328,7 @@ k -n "$ns" get pods -l app=web -L controller-revision-hash | indent
 step "Why did it restart? restarter explain-restart sts/web, and the Event"
 r explain-restart sts/web -n "$ns" --no-color | indent
 restarted_event() { [[ -n $(k -n "$ns" get events --field-selector reason=Restarted,involvedObject.name=web -o name) ]]; }
-wait_until "the Restarted Event" "$controller_pid" serve-controller restarted_event
+wait_until "the Restarted Event" serve-controller restarted_event
 say "kubectl describe statefulset web (its Events):"
 k -n "$ns" describe statefulset web | sed -n '/^Events:/,$p' | indent
 
@@ -474,6 +358,6 @@ set +e
 wait -n "$webhook_pid" "$controller_pid"
 rc=$?
 set -e
-kill -0 "$webhook_pid" 2>/dev/null || { tail -n 20 "$state/serve-webhook.log" | indent >&2; die "serve-webhook exited (status $rc)"; }
+proc_alive "$state/serve-webhook.pid" || { tail -n 20 "$state/serve-webhook.log" | indent >&2; die "serve-webhook exited (status $rc)"; }
 tail -n 20 "$state/serve-controller.log" | indent >&2
 die "serve-controller exited (status $rc)"

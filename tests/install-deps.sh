@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages restarter needs to build and test: compilers and CMake, libcurl
 # (OpenSSL flavour), OpenSSL 3, Boost 1.81 headers (Asio, Beast), cxxopts, nlohmann/json, yaml-cpp,
-# Catch2, and the tools the tests
-# use; clang with libclang-rt-14-dev (which holds libFuzzer, libclang_rt.fuzzer-x86_64.a, on
-# Debian 12) builds the fuzz targets. Idempotent and quick when everything is there: apt-get runs
-# only for missing packages. Uses sudo only when not root.
+# Catch2, and the tools the tests use; clang with libclang-rt-14-dev (which holds libFuzzer,
+# libclang_rt.fuzzer-x86_64.a, on Debian 12) builds the fuzz targets; shellcheck and python3-yaml
+# (for the kuttl steps' scripts) run tests/check-shell.sh, clang-format tests/check-format.sh.
+# Idempotent and quick when everything is there: apt-get runs only for missing packages. Uses sudo
+# only when not root.
 set -euo pipefail
 
 packages=(
@@ -13,7 +14,7 @@ packages=(
   libcpp-httplib-dev python3-jsonschema jq
   clang libclang-rt-14-dev
   iproute2 openssl util-linux procps
-  ccache shellcheck
+  ccache shellcheck python3-yaml clang-format
 )
 
 missing=()

@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # The one command that runs every test (README "Set up"; .ci/run calls exactly this):
 #   1. installs the Debian packages it needs (tests/install-deps.sh);
-#   2. builds with warnings as errors and runs the unit tests;
-#   3. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
-#   4. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
-#   5. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
+#   2. lints: shellcheck over every script (tests/check-shell.sh) and clang-format over the C++
+#      sources (tests/check-format.sh), each a stage of its own;
+#   3. builds with warnings as errors and runs the unit tests;
+#   4. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
+#   5. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
+#   6. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
 #      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage;
-#   6. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
+#      (the builds of 3-6 are CMakePresets.json's dev, asan, tsan and fuzz, through cmd/build.sh;)
+#   7. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
 #      packages the binary links (tests/check-dockerfile.sh);
-#   7. builds the local control plane if not cached (tests/cluster), brings it up, runs the
-#      integration tests (with the build of stage 2, then with the TSan build), the kuttl suites
+#   8. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#      integration tests (with the build of stage 3, then with the TSan build), the kuttl suites
 #      (serve-controller and serve-webhook authenticated as the manifests' ServiceAccounts), the
-#      kuttl suites again with the ASan+UBSan build of stage 3, the suites of the threaded paths
+#      kuttl suites again with the ASan+UBSan build of stage 4, the suites of the threaded paths
 #      with the TSan build (any sanitizer report fails) and the Krew plugin test
 #      (krew/test-install.sh) inside its network namespace, and brings it down, also when a test
 #      fails; then proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
-# Time: stages 2-6 compile on both cores while the control plane of stage 7 builds (first run on a
-# machine) and starts in the background; stage 7 waits for it. Every compilation goes through the
+# Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
+# machine) and starts in the background; stage 8 waits for it. Every compilation goes through the
 # ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little. A
 # table of stage times is printed at the end, also when a stage fails or the run is interrupted.
-# Flags: --no-cluster skips stage 7 (for a quick local loop; CI always runs everything).
+# Flags: --no-cluster skips stage 8 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
-# The cluster the stage-6 tests use (the demo test starts its own, "<this>-demo").
+# The cluster the stage-8 tests use (the demo test starts its own, "<this>-demo").
 export RESTARTER_CLUSTER=${RESTARTER_CLUSTER:-ci}
 
 with_cluster=1
@@ -93,7 +96,7 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
 # reports under $reports, checked after the suites like the ASan ones).
 tsan_options="halt_on_error=1:second_deadlock_stack=1"
 build_and_unit_test_tsan() {
-  TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_TSAN=ON
+  TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan --preset tsan
 }
 # The kuttl suites whose servers run many threads at once: leader election, the controller's
 # workers and reflectors, certificate rotation under load, the webhook's lookup pool, two webhook
@@ -105,14 +108,13 @@ fuzz_runs=40000
 build_and_fuzz() {
   local dir=build/fuzz
   # The same build recipe again, with clang (libFuzzer) and only the fuzz targets.
-  RESTARTER_BUILD_JOBS=$jobs cmd/build.sh "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_FUZZ=ON \
-    -DRESTARTER_BUILD_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++ -- --target fuzz_targets || return 1
+  RESTARTER_BUILD_JOBS=$jobs cmd/build.sh "$dir" --preset fuzz -- --target fuzz_targets || return 1
   tests/fuzz/run.sh "$dir" "$fuzz_runs"
 }
 
-# The control plane starts in the background while stages 2-6 compile: on a new machine its Go
+# The control plane starts in the background while stages 2-7 run: on a new machine its Go
 # build is the longest single step, and on a warm one its start (readiness waits) costs a minute
-# of mostly idle cores. Its output goes to a log; stage 6 waits for it and shows the log on failure.
+# of mostly idle cores. Its output goes to a log; stage 8 waits for it and shows the log on failure.
 cluster_log=$repo/build/logs/cluster-up.log
 cluster_pid=""
 cluster_started=0
@@ -138,7 +140,7 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Stage 7, split into steps so the table shows where the time goes. Each step fails (rather than
+# Stage 8, split into steps so the table shows where the time goes. Each step fails (rather than
 # being skipped) when the control plane is not up, so a broken start cannot pass for a green run.
 cluster=tests/cluster/cluster.sh
 cluster_ready=0
@@ -218,12 +220,14 @@ cluster_down() {
 mkdir -p build
 stage "install dependencies" tests/install-deps.sh
 if [ "$with_cluster" -eq 1 ]; then start_cluster_in_background; fi
-stage "build (warnings as errors) and unit tests" \
-  build_and_unit_test build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
-# Only what its stages run: the unit tests and the binary the kuttl suites run a second time.
-stage "build with ASan+UBSan and unit tests" \
-  build_and_unit_test build/asan -DCMAKE_BUILD_TYPE=Debug -DRESTARTER_SANITIZE=ON \
-  -DRESTARTER_BUILD_INTEGRATION=OFF
+stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
+stage "C++ formatting (tests/check-format.sh)" tests/check-format.sh
+# The four builds are CMakePresets.json's dev, asan, tsan and fuzz (a developer's `cmake --preset
+# NAME` configures exactly what CI builds, in the same directory), through cmd/build.sh's ccache.
+stage "build (warnings as errors) and unit tests" build_and_unit_test build/ci --preset dev
+# Only what its stages run: the unit tests and the binary the kuttl suites run a second time (the
+# asan preset leaves the integration tests out).
+stage "build with ASan+UBSan and unit tests" build_and_unit_test build/asan --preset asan
 stage "build with TSan and unit tests" build_and_unit_test_tsan
 stage "fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each" build_and_fuzz
 stage "Dockerfile: build recipe and runtime packages" \

@@ -29,20 +29,29 @@
 # (RESTARTER_CONTROLLER_WATCHDOG seconds, default 600), and `start` first stops the instances left
 # behind by earlier tests whose namespace kuttl has deleted since. State lives per cluster
 # ($RESTARTER_CLUSTER, as cluster.sh names it): a kuttl run against another cluster on the same
-# machine must never take this cluster's namespaces for deleted ones.
+# machine must never take this cluster's namespaces for deleted ones. PID files hold the PID and
+# start time of each instance's watchdog (tests/lib/process.sh), so a recycled PID is never
+# signalled.
 set -euo pipefail
 
 die() { printf 'controller.sh: %s\n' "$*" >&2; exit 1; }
 
 : "${NAMESPACE:?NAMESPACE must be set (kuttl sets it)}"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=SCRIPTDIR/../../tests/lib/process.sh
+source "$repo/tests/lib/process.sh"
+# `stop`: how long serve-controller may take to finish its in-flight writes and release its Lease
+# after SIGTERM before SIGKILL (and a failed step).
+stop_grace=60
 bin=${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}
 watchdog=${RESTARTER_CONTROLLER_WATCHDOG:-600}
 root=${TMPDIR:-/tmp}/restarter-kuttl/${RESTARTER_CLUSTER:-default}
 dir=$root/$NAMESPACE
 mkdir -p "$dir"
 
-# Instances of namespaces that no longer exist (a failed test's leftovers): SIGTERM by recorded PID.
+# Instances of namespaces that no longer exist (a failed test's leftovers): SIGTERM by recorded PID
+# (only if it is still that namespace's watchdog: PIDs are recycled, possibly into another test's
+# serve-controller, which must be left alone).
 reap_leftovers() {
   local pidfile ns
   for pidfile in "$root"/*/*.pid; do
@@ -50,13 +59,7 @@ reap_leftovers() {
     ns=$(basename "$(dirname "$pidfile")")
     [[ $ns == "$NAMESPACE" ]] && continue
     if ! kubectl get namespace "$ns" >/dev/null 2>&1; then
-      # Only if the PID is still that namespace's watchdog: PIDs are recycled (pid_max may be
-      # 32768), possibly into another test's serve-controller, which must be left alone.
-      local cmdline
-      cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$(cat "$pidfile")/cmdline" || true)
-      if [[ $cmdline =~ serve-controller\ (--kubeconfig\ [^ ]+\ )?--namespace\ ${ns}\  ]]; then
-        kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
-      fi
+      proc_signal "$pidfile" TERM || true
       rm -f "$pidfile"
     fi
   done
@@ -68,19 +71,18 @@ start() {
   [[ ${1:-} == -- ]] && shift
   [[ -x $bin ]] || die "no restarter binary at $bin (build it, or set RESTARTER_BIN)"
   local log=$dir/$name.log
-  if [[ -f $dir/$name.pid ]] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
-    die "$name is already running"
-  fi
+  if proc_alive "$dir/$name.pid"; then die "$name is already running"; fi
   reap_leftovers
   : >"$log"
   rm -f "$dir/$name.pid" "$dir/$name.rc"
   local identity=()
   [[ -n ${RESTARTER_CONTROLLER_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_CONTROLLER_KUBECONFIG")
   # setsid + closed stdio: kuttl's script step must not wait for the background process. The
-  # session's shell records the watchdog's PID (signals go to it; it forwards TERM) and, once it
-  # ends, the exit status, for `exit-code`.
-  RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc \
-    setsid bash -c 'timeout -s TERM "$0" "$@" & echo $! >"$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
+  # session's shell records the watchdog's PID and start time (signals go to it; it forwards TERM)
+  # and, once it ends, the exit status, for `exit-code`.
+  # shellcheck disable=SC2016  # the inner bash expands these, not this one
+  RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc RESTARTER_PROCESS_LIB=$repo/tests/lib/process.sh \
+    setsid bash -c 'source "$RESTARTER_PROCESS_LIB"; timeout -s TERM "$0" "$@" & proc_record $! "$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms --min-rollout-interval 0 \
     --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
@@ -95,19 +97,13 @@ start() {
 }
 
 pid_of() {
-  [[ -f $dir/$1.pid ]] || die "no instance $1 was started"
-  cat "$dir/$1.pid"
+  proc_pid "$dir/$1.pid" || die "no instance $1 was started"
 }
 
 stop() {
-  local name=${1:-controller} pid deadline
-  pid=$(pid_of "$name")
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$((SECONDS + 60))
-  while kill -0 "$pid" 2>/dev/null; do
-    ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null; die "$name did not stop within 60s"; }
-    sleep 0.2
-  done
+  local name=${1:-controller}
+  pid_of "$name" >/dev/null
+  proc_stop "$stop_grace" "$dir/$name.pid" || die "$name did not stop within ${stop_grace}s"
   grep -q 'INFO stopped' "$dir/$name.log" || { tail -20 "$dir/$name.log" >&2; die "$name did not stop cleanly"; }
   echo "$name stopped"
 }
@@ -116,8 +112,8 @@ kill_now() {
   local name=${1:-controller} pid
   pid=$(pid_of "$name")
   # The watchdog `timeout` forwards TERM but not KILL: kill its child first, then it.
-  pkill -KILL -P "$pid" 2>/dev/null || true
-  kill -KILL "$pid" 2>/dev/null || true
+  if proc_alive "$dir/$name.pid"; then pkill -KILL -P "$pid" 2>/dev/null || true; fi
+  proc_signal "$dir/$name.pid" KILL || true
   echo "$name killed"
 }
 
@@ -136,7 +132,7 @@ wait_log() {
   local log=$dir/$name.log
   deadline=$((SECONDS + seconds))
   until grep -Eq -- "$pattern" "$log" 2>/dev/null; do
-    if [[ -f $dir/$name.pid ]] && ! kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+    if [[ -f $dir/$name.pid ]] && ! proc_alive "$dir/$name.pid"; then
       tail -30 "$log" >&2
       die "$name exited before logging /$pattern/"
     fi

@@ -33,13 +33,17 @@
 #
 # Nothing is left behind when a test fails: start also launches a watchdog that stops the process
 # and deletes the configuration once the test namespace is gone or terminating (kuttl deletes it
-# after every test, passed or failed), or after $WEBHOOK_MAX_SECONDS (default 1200).
+# after every test, passed or failed), or after $WEBHOOK_MAX_SECONDS (default 1200). The PID file
+# holds the process's PID and start time (tests/lib/process.sh), so a recycled PID is never
+# signalled.
 set -euo pipefail
 
 die() { printf 'webhook.sh: %s\n' "$*" >&2; exit 1; }
 
 : "${NAMESPACE:?NAMESPACE must be set (kuttl sets it)}"
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/../../tests/lib/process.sh
+source "$here/../../tests/lib/process.sh"
 bin=${RESTARTER_BIN:-$here/../../build/ci/cmd/restarter/restarter}
 [[ -x $bin ]] || die "no restarter binary at $bin (build it, or set RESTARTER_BIN)"
 kubeconfig=$(cd "$(dirname "${KUBECONFIG:?KUBECONFIG must be set}")" && pwd)/$(basename "$KUBECONFIG")
@@ -55,18 +59,15 @@ secret=${WEBHOOK_SECRET:-$name-certs}
 secret_namespace=${WEBHOOK_SECRET_NAMESPACE:-$NAMESPACE}
 # Upper bound of each wait in this script (2 busy cores: generous, and returns as soon as it holds).
 WAIT_SECONDS=90
+# How long serve-webhook may take to drain after SIGTERM before SIGKILL (also when frozen: it gets
+# SIGCONT with the SIGTERM).
+STOP_GRACE_SECONDS=15
 
-pid_alive() { [[ -f $state/pid ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null; }
+pid_alive() { proc_alive "$state/pid"; }
 
 stop_process() {
   [[ -f $state/pid ]] || return 0
-  local pid deadline
-  pid=$(cat "$state/pid")
-  kill -CONT "$pid" 2>/dev/null || true
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$((SECONDS + 15))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
+  proc_stop "$STOP_GRACE_SECONDS" "$state/pid" || true
   rm -f "$state/pid"
 }
 
@@ -136,11 +137,13 @@ start() {
   mkdir -p "$state"
   pid_alive && die "webhook $name is already running"
   kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
-  local attempt port managed=1 arg identity=()
+  local port managed=1 arg identity=() install_args=()
+  # Split on blanks, as the unquoted expansion did (and never globbed).
+  read -ra install_args <<<"${WEBHOOK_INSTALL_ARGS:-}"
   for arg in "$@"; do [[ $arg == --cert-dir ]] && managed=0; done
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
   grant_names
-  for attempt in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
     port=$((20000 + RANDOM % 12000))
     local settings=(--only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}")
@@ -148,7 +151,7 @@ start() {
       settings=(--manage-configuration "${settings[@]}")
     else
       "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
-        "${settings[@]}" ${WEBHOOK_INSTALL_ARGS:-} >"$state/install.log" 2>&1 ||
+        "${settings[@]}" "${install_args[@]}" >"$state/install.log" 2>&1 ||
         die "install-mwc failed: $(cat "$state/install.log")"
       settings=()
     fi
@@ -158,7 +161,7 @@ start() {
       --configuration-name "$configuration" "${settings[@]}" \
       --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" "$@" \
       >"$state/log" 2>&1 </dev/null &
-    echo $! >"$state/pid"
+    proc_record $! "$state/pid"
     echo "$port" >"$state/port"
     local deadline=$((SECONDS + WAIT_SECONDS))
     until grep -q 'webhook serving' "$state/log"; do
@@ -209,11 +212,11 @@ health() {
 case ${1:-} in
   start) start "$@" ;;
   stop) rm -f "$state/active"; stop_process; delete_configuration; echo "webhook $name stopped" ;;
-  freeze) pid_alive || die "webhook $name is not running"; kill -STOP "$(cat "$state/pid")" ;;
-  kill) pid_alive || die "webhook $name is not running"; kill -KILL "$(cat "$state/pid")"; rm -f "$state/pid" ;;
+  freeze) proc_signal "$state/pid" STOP || die "webhook $name is not running" ;;
+  kill) proc_signal "$state/pid" KILL || die "webhook $name is not running"; rm -f "$state/pid" ;;
   metrics) metrics ;;
   health) health ;;
-  pid) pid_alive || die "webhook $name is not running"; cat "$state/pid" ;;
+  pid) pid_alive || die "webhook $name is not running"; proc_pid "$state/pid" ;;
   apiserver-count) apiserver_count "${3:-}" ;;
   log) cat "$state/log" ;;
   dir) echo "$state" ;;

@@ -63,12 +63,12 @@ for tool in wrk curl jq kubectl python3; do command -v "$tool" >/dev/null || { e
 [[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
 
 work=$(mktemp -d)
-webhook_pid= proxy_pid= sink_pid= holder_pid=
+webhook_pid="" proxy_pid="" sink_pid="" holder_pid=""
 cleanup() {
-  [[ -n $holder_pid ]] && kill "$holder_pid" 2>/dev/null && wait "$holder_pid" 2>/dev/null || true
-  [[ -n $sink_pid ]] && kill "$sink_pid" 2>/dev/null && wait "$sink_pid" 2>/dev/null || true
-  [[ -n $webhook_pid ]] && kill "$webhook_pid" 2>/dev/null && wait "$webhook_pid" 2>/dev/null || true
-  [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null || true
+  local pid
+  for pid in "$holder_pid" "$sink_pid" "$webhook_pid" "$proxy_pid"; do
+    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null || true; fi
+  done
   "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
   kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"

@@ -91,6 +91,7 @@ for round in $(seq "$ROUNDS"); do
   configurations+=("$configuration")
   # Two ports below the ephemeral range (32768-60999), where outgoing connections take theirs.
   port_a=$((20000 + RANDOM % 6000))
+  # shellcheck disable=SC2034  # read through ${!port} below, like port_a
   port_b=$((26000 + RANDOM % 6000))
   grant_names "$secret" "$configuration"
   ! kubectl -n "$NAMESPACE" get secret "$secret" >/dev/null 2>&1 || fail "Secret $secret exists before the start"

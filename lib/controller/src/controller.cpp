@@ -52,8 +52,7 @@ Metrics::Metrics(obs::Registry& registry)
 
 namespace {
 
-// Keeps only `keep` fields of object[field] (an object), plus the annotations/labels whose key
-// starts with one of `prefixes` when `prefixed` names such a map.
+// Keeps only the fields of `object` (when it is an object) named in `keep`; drops every other.
 void keepFields(json& object, const std::vector<const char*>& keep) {
   if (!object.is_object()) return;
   json kept = json::object();

@@ -30,7 +30,7 @@ idle=${3:-60}
 sts=${BENCH_STATEFULSETS:-1000}
 cms=${BENCH_CONFIGMAPS:-10000}
 secrets=${BENCH_SECRETS:-10000}
-ns=restarter-controller-bench
+ns="restarter-controller-bench"
 cluster="$repo/tests/cluster/cluster.sh"
 
 if [[ ! -f $build/build.ninja ]]; then
@@ -88,6 +88,6 @@ t3=$(cpu_ticks)
 echo "writes during the updates (apiserver_request_total delta; $updates changes):"
 join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w2" | sort) \
   <(awk '{print $1":"$2, $3}' "$work/w3" | sort) | awk -v n="$updates" '{d = $3 - $2; printf "  %s %d (%.2f per change)\n", $1, d, d / n}'
-echo "RSS after the updates: $(rss); CPU during the updates: $(( (t3 - t2) )) ticks of 1/$hz s"
+echo "RSS after the updates: $(rss); CPU during the updates: $((t3 - t2)) ticks of 1/$hz s"
 echo "controller restarts logged: $(grep -c 'restart triggered' "$work/controller.log")"
 echo "(namespace $ns is left in place; delete it with kubectl delete namespace $ns; log: $work/controller.log)"

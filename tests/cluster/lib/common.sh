@@ -10,7 +10,7 @@ as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
 }
 
-# shellcheck source=versions.env
+# shellcheck source=SCRIPTDIR/../versions.env
 source "$CLUSTER_DIR/versions.env"
 
 # The tools module of tool $1 (k8s, etcd, kwok, kuttl) with the pinned versions filled in.

@@ -63,25 +63,19 @@ kctl() { in_netns "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" --request-t
 
 # --- processes --------------------------------------------------------------------------------
 
-# Start time of a live process in clock ticks since boot (field 22 of /proc/PID/stat); nothing
-# when there is no such process or it is a zombie (dead, but not yet reaped by its parent).
-# Recorded with the PID so that `down` never signals a recycled PID.
-proc_start_time() {
-  local stat fields
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-  stat=${stat##*) }               # drop "pid (comm) ", comm may contain spaces
-  read -ra fields <<<"$stat"
-  [[ ${fields[0]} == Z ]] && return 0   # field 3: state
-  echo "${fields[19]}"            # field 22 overall is the 20th after comm
-}
+# The PID files hold "<pid> <start time>" (tests/lib/process.sh), so that `down` never signals a
+# recycled PID. The components run as root (sudo when we are not).
+# shellcheck source=SCRIPTDIR/../../lib/process.sh
+source "$CLUSTER_DIR/../lib/process.sh"
+proc_kill=(as_root kill)
+proc_log=(log)
+# Grace periods of `down` before SIGKILL: the apiserver's clients and the apiserver may take a while
+# to close their connections; etcd has only to flush.
+STOP_GRACE_SECONDS=20
+ETCD_STOP_GRACE_SECONDS=10
 
 # Is the recorded process of <component> still the one we started, and alive?
-component_alive() {
-  local file="$RUN_DIR/$1.pid" pid start
-  [[ -f $file ]] || return 1
-  read -r pid start <"$file"
-  [[ -n $pid && -n $start && $(proc_start_time "$pid") == "$start" ]]
-}
+component_alive() { proc_alive "$RUN_DIR/$1.pid"; }
 
 # Start <component> detached (own session, survives the script) inside the namespace.
 #   start_component <component> <args...>     the binary is $BIN_DIR/<component>
@@ -99,51 +93,19 @@ start_component() {
     setsid sudo ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
   fi
   pid=$!
-  echo "$pid $(proc_start_time "$pid")" >"$RUN_DIR/$name.pid"
+  proc_record "$pid" "$RUN_DIR/$name.pid"
   log "started $name (pid $pid, log $LOG_DIR/$name.log)"
 }
 
 # Stop the given components by their recorded PIDs: SIGTERM, SIGKILL after <grace> seconds, and
-# give up (with a warning) if a process survives SIGKILL for 5 s more. Never signals a PID whose
-# start time differs from the recorded one.
+# give up (with a warning) if a process survives SIGKILL for 5 s more (proc_stop).
 #   stop_components <grace seconds> <component...>
 stop_components() {
-  local grace=$1 name pid start entry deadline killed=0
+  local grace=$1 name files=()
   shift
-  local pids=() alive=()
-  for name in "$@"; do
-    if component_alive "$name"; then
-      read -r pid start <"$RUN_DIR/$name.pid"
-      as_root kill -TERM "$pid" 2>/dev/null || true
-      pids+=("$name:$pid:$start")
-    fi
-  done
-  deadline=$((SECONDS + grace + 1))   # +1: SECONDS counts whole seconds
-  while ((${#pids[@]})); do
-    alive=()
-    for entry in "${pids[@]}"; do
-      IFS=: read -r name pid start <<<"$entry"
-      [[ $(proc_start_time "$pid") == "$start" ]] && alive+=("$entry")
-    done
-    pids=("${alive[@]}")
-    ((${#pids[@]})) || break
-    if ((SECONDS >= deadline)); then
-      for entry in "${pids[@]}"; do
-        IFS=: read -r name pid start <<<"$entry"
-        if ((killed)); then
-          log "warning: $name (pid $pid) survived SIGKILL; leaving it"
-        else
-          log "$name (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
-          as_root kill -KILL "$pid" 2>/dev/null || true
-        fi
-      done
-      ((killed)) && break
-      killed=1
-      deadline=$((SECONDS + 5))
-    fi
-    sleep 0.2
-  done
-  for name in "$@"; do rm -f "$RUN_DIR/$name.pid"; done
+  for name in "$@"; do files+=("$RUN_DIR/$name.pid"); done
+  proc_stop "$grace" "${files[@]}" || true
+  rm -f "${files[@]}"
 }
 
 # Print the last lines of a component's log to stderr.
@@ -324,8 +286,8 @@ cluster_healthy() {
 # Stop what `up` started (by PID only) and delete the namespace. Safe when nothing runs.
 stop_cluster() {
   # Clients first, then the apiserver (so it can close its etcd connections), then etcd.
-  stop_components 20 kwok kube-scheduler kube-controller-manager kube-apiserver
-  stop_components 10 etcd
+  stop_components "$STOP_GRACE_SECONDS" kwok kube-scheduler kube-controller-manager kube-apiserver
+  stop_components "$ETCD_STOP_GRACE_SECONDS" etcd
   if netns_exists; then as_root ip netns delete "$NETNS"; fi
 }
 
@@ -400,7 +362,7 @@ cmd_down() {
 
 # Exit 0 when the cluster is up and ready, 1 otherwise.
 cmd_status() {
-  local name ok=0 pid start
+  local name ok=0 pid
   echo "cluster:    $CLUSTER_NAME"
   echo "netns:      $NETNS ($(netns_exists && echo present || echo absent))"
   echo "state:      $STATE_DIR"
@@ -408,7 +370,7 @@ cmd_status() {
   echo "versions:   $( [[ -f $STATE_DIR/versions ]] && cat "$STATE_DIR/versions" || echo none) (current: $VERSIONS_KEY)"
   for name in "${COMPONENTS[@]}"; do
     if component_alive "$name"; then
-      read -r pid start <"$RUN_DIR/$name.pid"
+      pid=$(proc_pid "$RUN_DIR/$name.pid")
       printf '%-24s running (pid %s)\n' "$name:" "$pid"
     else
       printf '%-24s not running\n' "$name:"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs shellcheck (Debian's package, tests/install-deps.sh) over every shell script of the repository;
+# tests/run.sh runs it as a stage of its own. Checked:
+#   - every file of the work tree (tracked, or new and not ignored) named *.sh or whose first line is
+#     a sh or bash shebang (.ci/run has no extension), following the files they source (-x);
+#   - the inline scripts of the kuttl TestSteps (`script:` in kuttl/tests/*/*.yaml), which kuttl
+#     runs with `sh -c`: checked as POSIX sh, reported as YAML-FILE (script N) at the YAML's own
+#     line numbers.
+# Every finding fails, of any severity. A finding that is right as it stands is disabled on its line
+# with its reason: `# shellcheck disable=SCxxxx  # why` (in a YAML script too).
+# Usage: tests/check-shell.sh. Exit status: 0 no findings, 1 findings, 2 shellcheck or PyYAML missing.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+command -v shellcheck >/dev/null || { echo "check-shell: shellcheck is not installed (tests/install-deps.sh)" >&2; exit 2; }
+
+scripts=()
+while IFS= read -r -d '' file; do
+  [[ -f $file ]] || continue  # deleted but not yet committed
+  if [[ $file == *.sh ]] || head -n 1 "$file" | grep -Eq '^#! *(/usr)?/bin/(env +)?(ba)?sh( |$)'; then
+    scripts+=("$file")
+  fi
+done < <(git ls-files -z --cached --others --exclude-standard)
+
+# The kuttl scripts, one file each under $work mirroring the YAML's path; blank lines in front put
+# each script's lines at the YAML's line numbers.
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-shell.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 - "$work" kuttl/tests/*/*.yaml <<'PY' || exit 2
+import os, sys
+try:
+    import yaml
+except ImportError:
+    sys.exit("check-shell: PyYAML is missing (Debian python3-yaml, tests/install-deps.sh)")
+work = sys.argv[1]
+for path in sys.argv[2:]:
+    n = 0
+    with open(path) as f:
+        for doc in yaml.compose_all(f):
+            if not isinstance(doc, yaml.MappingNode):
+                continue
+            for key, value in doc.value:
+                if key.value != "commands" or not isinstance(value, yaml.SequenceNode):
+                    continue
+                for command in value.value:
+                    if not isinstance(command, yaml.MappingNode):
+                        continue
+                    for k, v in command.value:
+                        if k.value != "script" or not isinstance(v, yaml.ScalarNode):
+                            continue
+                        n += 1
+                        # A block scalar (|) starts on the line after its indicator.
+                        first = v.start_mark.line + (1 if v.style in ("|", ">") else 0)
+                        out = os.path.join(work, path, f"{n}.sh")
+                        os.makedirs(os.path.dirname(out), exist_ok=True)
+                        with open(out, "w") as o:
+                            o.write("\n" * first + v.value)
+PY
+mapfile -d '' kuttl_scripts < <(find "$work" -name '*.sh' -print0 | sort -z)
+
+rc=0
+shellcheck -x "${scripts[@]}" || rc=1
+if ((${#kuttl_scripts[@]})); then
+  shellcheck --shell=sh "${kuttl_scripts[@]}" | sed -E "s|$work/(.*)/([0-9]+)\.sh|\1 (script \2)|" || rc=1
+fi
+if ((rc)); then
+  echo "check-shell: findings above; fix each, or disable it on its line with the reason" >&2
+else
+  echo "check-shell: ${#scripts[@]} scripts and ${#kuttl_scripts[@]} kuttl step scripts, no findings"
+fi
+exit "$rc"
