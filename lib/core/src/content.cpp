@@ -187,7 +187,9 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
   // Same object, another version, content known: keep the template's version when the content
   // recorded for exactly that version is the content now.
   const std::string& held = *templateValue;
-  const bool sameUid = held.size() > uid.size() && held.compare(0, uid.size(), uid) == 0 && held[uid.size()] == '/';
+  // "<uid>/<rv>" of the same uid, with a non-empty rv that has no further slash.
+  const bool sameUid = held.size() > uid.size() + 1 && held.compare(0, uid.size(), uid) == 0 &&
+                       held[uid.size()] == '/' && held.find('/', uid.size() + 1) == std::string::npos;
   if (!sameUid || recorded->version != held || recorded->digest != *digest) return out;
   out.value = held;
   out.metadataOnly = true;
