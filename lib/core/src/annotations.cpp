@@ -53,6 +53,16 @@ Result<ObjectState> objectStateFromMetadata(const json& metadata) {
   return ObjectState::present(std::move(uid->value()), std::move(rv->value()), ignored);
 }
 
+Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool readContent) {
+  if (!object.is_object()) return d::wrongType("object", "an object", object);
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end()) return makeError(ErrorKind::InvalidInput, "the object has no metadata");
+  auto state = objectStateFromMetadata(*metadata);
+  if (!state || !readContent) return state;
+  if (auto digest = contentDigest(object, kind)) state->contentDigest = *digest;
+  return state;
+}
+
 const char* dispositionName(Disposition disposition) noexcept {
   switch (disposition) {
     case Disposition::Tracked: return "tracked";

@@ -84,6 +84,28 @@ Status hashMap(Hasher& hasher, const json& object, const char* field) {
 
 }  // namespace
 
+Result<ContentAwareness> parseContentAwareness(std::string_view text) {
+  if (text == "off") return ContentAwareness::Off;
+  if (text == "configmaps") return ContentAwareness::ConfigMaps;
+  if (text == "all") return ContentAwareness::All;
+  return makeError(ErrorKind::InvalidInput,
+                   "\"" + std::string(text) + "\" is not one of configmaps, all, off");
+}
+
+const char* contentAwarenessName(ContentAwareness awareness) noexcept {
+  switch (awareness) {
+    case ContentAwareness::Off: return "off";
+    case ContentAwareness::ConfigMaps: return "configmaps";
+    case ContentAwareness::All: return "all";
+  }
+  return "configmaps";
+}
+
+bool readsContent(ContentAwareness awareness, RefKind kind) noexcept {
+  return awareness == ContentAwareness::All ||
+         (awareness == ContentAwareness::ConfigMaps && kind == RefKind::ConfigMap);
+}
+
 std::string formatDigest(const ContentDigest& digest) {
   std::string out;
   out.reserve(digest.size() * 2);

@@ -285,3 +285,35 @@ TEST_CASE("recordedContentDigests reads only a string annotation") {
   CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
             .size() == 1);
 }
+
+TEST_CASE("content awareness parses its three names and says which kinds are read") {
+  for (auto awareness : {ContentAwareness::Off, ContentAwareness::ConfigMaps, ContentAwareness::All}) {
+    auto parsed = parseContentAwareness(contentAwarenessName(awareness));
+    REQUIRE(parsed);
+    CHECK(*parsed == awareness);
+  }
+  CHECK_FALSE(parseContentAwareness("secrets"));
+  CHECK_FALSE(parseContentAwareness(""));
+  CHECK_FALSE(readsContent(ContentAwareness::Off, RefKind::ConfigMap));
+  CHECK_FALSE(readsContent(ContentAwareness::Off, RefKind::Secret));
+  CHECK(readsContent(ContentAwareness::ConfigMaps, RefKind::ConfigMap));
+  CHECK_FALSE(readsContent(ContentAwareness::ConfigMaps, RefKind::Secret));
+  CHECK(readsContent(ContentAwareness::All, RefKind::ConfigMap));
+  CHECK(readsContent(ContentAwareness::All, RefKind::Secret));
+}
+
+TEST_CASE("objectStateFromObject reads the digest only when asked") {
+  json cm = configMap({{"k", "v"}});
+  auto without = objectStateFromObject(cm, RefKind::ConfigMap, false);
+  REQUIRE(without);
+  CHECK(without->uid == "u1");
+  CHECK_FALSE(without->contentDigest);
+  auto with = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  REQUIRE(with);
+  CHECK(with->contentDigest == digestOf(cm));
+  cm["data"] = 5;
+  auto unhashable = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  REQUIRE(unhashable);
+  CHECK_FALSE(unhashable->contentDigest);
+  CHECK_FALSE(objectStateFromObject(json::object(), RefKind::ConfigMap, true));
+}

@@ -58,6 +58,10 @@ struct ObjectState {
 // Reads an object's `metadata` (of a full object or a PartialObjectMetadata): uid,
 // resourceVersion and the ignore label. InvalidInput when uid or resourceVersion is missing.
 Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
+// The same from a whole ConfigMap or Secret, with its content digest when `readContent` (a
+// content that cannot be hashed leaves the digest out: the object then rolls at every version, as
+// commons-operator). The content is not kept.
+Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind kind, bool readContent);
 
 // Answers for one referenced object of the workload's namespace. Must not throw.
 using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& name)>;

@@ -33,6 +33,15 @@
 
 namespace restarter::core {
 
+// Which kinds' content is read (serve-controller and serve-webhook --content-aware): ConfigMaps by
+// default; Secrets only when asked (All), because reading them brings Secret data to the process;
+// Off reads nothing but metadata (every new resourceVersion rolls, as commons-operator).
+enum class ContentAwareness { Off, ConfigMaps, All };
+// "off", "configmaps", "all"; InvalidInput otherwise (the message lists the choices).
+Result<ContentAwareness> parseContentAwareness(std::string_view text);
+const char* contentAwarenessName(ContentAwareness awareness) noexcept;
+bool readsContent(ContentAwareness awareness, RefKind kind) noexcept;
+
 // The first 128 bits of the SHA-256 of an object's content (see contentDigest). Fixed size, so a
 // cache of 10,000 objects holds 160 KB of digests whatever their content.
 using ContentDigest = std::array<std::uint8_t, 16>;
