@@ -119,7 +119,7 @@ TEST_CASE("entries of a content record that do not parse are skipped") {
 // of the same object, a version of another uid, a foreign value), what is recorded (nothing, the
 // template's version with the current digest, with another digest, another version), and whether
 // the content is known.
-TEST_CASE("decideTrackedValue over every combination of uid, version and content change") {
+TEST_CASE("decideTrackedValue over every combination of uid and version and content change") {
   const std::string uid = "u1";
   const std::string rv = "57";
   const std::string now = "u1/57";

@@ -108,7 +108,7 @@ TEST_CASE("malformed workloads are patch errors", "[patch]") {
   }
 }
 
-TEST_CASE("contentRecordPatch sets, replaces and removes the record under metadata.annotations") {
+TEST_CASE("contentRecordPatch sets or replaces or removes the record under metadata.annotations") {
   const std::string key = "restarter.stackable.tech~1content-digests";
   json bare = {{"spec", {{"template", json::object()}}}};
   auto noMetadata = contentRecordPatch(bare, "r1");
