@@ -166,7 +166,8 @@ ordered_json causesDocument(const core::RevisionCause& cause) {
 }
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
-                                            const std::string& namespace_, const std::string& name) {
+                                            const std::string& namespace_, const std::string& name,
+                                            core::ContentAwareness contentAware) {
   ExplainInput input;
   input.kind = kind;
   auto workload = client.get(workloadResource(kind), namespace_, name);
@@ -208,17 +209,19 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     input.currentRevision = input.revisions.back().name;
   }
 
-  // Pending: the live template against the live objects, read fresh (metadata only).
+  // Pending: the live template against the live objects, read fresh (metadata only but for the
+  // kinds whose content is read: hashed, then dropped).
   input.desired = core::desiredAnnotations(input.workload, [&](core::RefKind refKind, const std::string& refName) {
+    const bool readContent = core::readsContent(contentAware, refKind);
     kube::GetOptions options;
-    options.metadataOnly = true;
+    options.metadataOnly = !readContent;
     const auto ref = refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
     auto object = client.get(ref, namespace_, refName, options);
     if (!object) {
       return object.error().kind == core::ErrorKind::NotFound ? core::ObjectState::absent()
                                                               : core::ObjectState::unknown(object.error().describe());
     }
-    auto state = core::objectStateFromMetadata(field(*object, "metadata"));
+    auto state = core::objectStateFromObject(*object, refKind, readContent);
     return state ? *state : core::ObjectState::unknown(state.error().describe());
   });
 
@@ -290,7 +293,11 @@ ordered_json explanationDocument(const ExplainInput& input) {
                             {"name", ref.ref.name},
                             {"optional", ref.ref.optional},
                             {"disposition", core::dispositionName(ref.disposition)},
-                            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)}});
+                            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
+                            // The object has a newer version than `value` with the same content.
+                            {"metadataOnlyChange",
+                             ref.metadataOnly ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
+                                              : ordered_json(nullptr)}});
     }
     pending["references"] = std::move(references);
   }

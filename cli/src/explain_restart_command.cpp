@@ -76,6 +76,10 @@ cxxopts::Options makeOptions(const Io& io) {
   options.add_options()
       ("o,output", "output format: text, json or yaml", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("watch", "after the explanation, print one line per new revision with its cause, until interrupted")
+      ("content-aware", "read the content of these referenced kinds, as serve-controller --content-aware "
+                        "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
+                        "all (also Secrets) or off",
+       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
       ("no-color", "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")
       ("h,help", "show this help")
       ("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
@@ -181,7 +185,11 @@ std::string renderText(const ordered_json& doc, bool color) {
       const std::string name = str(ref["kind"]) + "/" + str(ref["name"]);
       out << "    " << pad(name, width) << "  " << pad(str(ref["disposition"]), 21)
           << (ref["value"].is_null() ? "" : "  " + str(ref["value"]))
-          << (ref["optional"].get<bool>() ? "  (optional)" : "") << "\n";
+          << (ref["optional"].get<bool>() ? "  (optional)" : "")
+          << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
+                  ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
+                  : "")
+          << "\n";
     }
   }
   return out.str();
@@ -340,7 +348,9 @@ Subcommand explainRestartCommand() {
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        auto input = readExplainInput(**client, *kind, namespace_, name);
+        auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
+        if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
+        auto input = readExplainInput(**client, *kind, namespace_, name, *contentAware);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {

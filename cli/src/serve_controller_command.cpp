@@ -53,6 +53,12 @@ cxxopts::Options makeOptions(const Io& io) {
        "DURATION")
       ("dry-run", "log and announce (Event reason WouldRestart) what would be done; write nothing "
                   "to workloads or pods")
+      ("content-aware", "whose content is read so that a change of metadata alone (a label, an "
+                        "annotation, kubectl apply's last-applied) restarts nothing: configmaps, all "
+                        "(also Secrets: their data then reaches the controller, hashed and dropped "
+                        "as it arrives) or off (metadata only; every new resourceVersion restarts, "
+                        "as commons-operator)",
+       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
       ("leader-elect", "run only while holding the Lease (default: true in a cluster, false "
                        "otherwise)",
        cxxopts::value<std::string>()->implicit_value("true"), "true|false")
@@ -146,6 +152,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   if (!interval) return reportUsageError(io, kName, "--min-rollout-interval: " + interval.error().message);
   out.minRolloutInterval = *interval;
   out.dryRun = flags.count("dry-run") > 0;
+  auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
+  if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
+  out.contentAware = *contentAware;
   if (flags.count("leader-elect") > 0) {
     const std::string value = flags["leader-elect"].as<std::string>();
     if (value == "true") {
@@ -207,6 +216,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.debounce = options.debounce;
   controllerOptions.minRolloutInterval = options.minRolloutInterval;
   controllerOptions.dryRun = options.dryRun;
+  controllerOptions.contentAware = options.contentAware;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;
   controllerOptions.identity = replicaIdentity();

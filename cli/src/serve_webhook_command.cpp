@@ -84,6 +84,11 @@ cxxopts::Options makeOptions(const Io& io) {
       ("lookup-timeout", "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
                          "the configuration's timeoutSeconds",
        cxxopts::value<std::string>()->default_value("3s"), "DURATION")
+      ("content-aware", "whose content the lookups read, to write at admission the content record "
+                        "serve-controller --content-aware keeps (set both alike): configmaps, all "
+                        "(also Secrets: their data reaches the webhook, hashed and dropped at once) "
+                        "or off (metadata only)",
+       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
       ("threads", "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
                   "503 beyond); as many more look up references (a fixed pool)",
        cxxopts::value<int>()->default_value("16"), "N")
@@ -198,6 +203,9 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     auto lookup = positiveDuration(flags, "lookup-timeout");
     if (!lookup) return reportUsageError(io, kName, lookup.error().message);
     out.lookupTimeout = *lookup;
+    auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
+    if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
+    out.contentAware = *contentAware;
     // Only managed certificates are rotated; with --cert-dir these durations are unused.
     if (out.certDir.empty()) {
       const std::vector<std::string> problems = core::checkRotationTimings(
@@ -386,7 +394,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   constexpr std::size_t kMaxQueuedLookups = 1024;
   webhook::LookupPool lookups(options.threads, kMaxQueuedLookups);
   const webhook::ReferenceFetcher fetcher =
-      webhook::makeFetcher(webhook::apiGetter(**lookupClient), lookups, options.lookupTimeout);
+      webhook::makeFetcher(webhook::apiGetter(**lookupClient, options.contentAware), lookups, options.lookupTimeout);
   auto handle = [&](const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
     const webhook::AdmissionResult result = webhook::handleAdmissionReview(body, fetcher);

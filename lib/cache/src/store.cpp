@@ -92,6 +92,9 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
     }
   }
   meta.labels.shrink_to_fit();
+  if (const nlohmann::json* digest = member(object, kContentDigestField); digest != nullptr && digest->is_string()) {
+    meta.contentDigest = core::parseDigest(digest->get_ref<const std::string&>());
+  }
   return meta;
 }
 

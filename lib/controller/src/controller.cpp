@@ -1,6 +1,8 @@
 #include "restarter/controller/controller.hpp"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "restarter/cache/reflector.hpp"
@@ -32,6 +34,11 @@ Metrics::Metrics(obs::Registry& registry)
                                     "Workload rollouts held back by --min-rollout-interval (one per "
                                     "hold, however many changes it merges), by kind.",
                                     {"kind"})),
+      contentUnchanged(registry.counter("restarter_controller_content_unchanged_total",
+                                        "Updates of a ConfigMap or Secret whose content did not "
+                                        "change (metadata-only), by resource; only for the kinds "
+                                        "whose content is read (--content-aware).",
+                                        {"resource"})),
       evictions(registry.counter("restarter_controller_evictions_total",
                                  "Pod evictions for expired credentials, by result "
                                  "(evicted, refused, dry_run).",
@@ -86,6 +93,14 @@ void slimMetadata(json& object, const std::vector<const char*>& keep) {
 
 }  // namespace
 
+void slimReferencedObjectWithDigest(json& object, core::RefKind kind) {
+  if (!object.is_object()) return;
+  std::optional<std::string> digest;
+  if (auto hashed = core::contentDigest(object, kind)) digest = core::formatDigest(*hashed);
+  slimReferencedObject(object);  // drops data, binaryData, type
+  if (digest) object[cache::kContentDigestField] = std::move(*digest);
+}
+
 void slimReferencedObject(json& object) {
   if (!object.is_object()) return;
   keepFields(object, {"apiVersion", "kind", "metadata"});
@@ -104,7 +119,7 @@ void slimWorkload(json& object) {
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
       keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                                  core::kLastRolloutAnnotation});
+                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) keepFields(*spec, {"template"});
@@ -129,6 +144,10 @@ constexpr const char* kPodKind = "pod";
 // entries, and the entries made meanwhile sit between the page's freed nodes: a smaller page
 // leaves smaller holes behind the initial sync (client-go's 500 is tuned for fewer requests).
 constexpr std::int64_t kListPageSize = 100;
+// Objects per page where ConfigMaps or Secrets are listed whole (--content-aware): a page is held
+// whole before its objects are hashed and slimmed, and one object may be ~1 MiB (etcd's limit),
+// so a page costs at most ~25 MiB, not ~100.
+constexpr std::int64_t kContentListPageSize = 25;
 
 // The caches of one namespace (or of all, with an empty name).
 struct NamespaceCaches {
@@ -217,6 +236,24 @@ struct Controller::Impl {
     }
   }
 
+  // Counts and logs (debug) an update that changed no content: same uid, new resourceVersion, the
+  // same digest. Nothing is written for it; whether a workload still rolls (no digest recorded
+  // yet: migration) is the reconcile's decision, which it logs itself.
+  void noteContentUnchanged(const char* index, const cache::ObjectMeta& before, const cache::ObjectMeta& after) {
+    if (!before.contentDigest || !after.contentDigest || *before.contentDigest != *after.contentDigest ||
+        before.uid != after.uid || before.resourceVersion == after.resourceVersion) {
+      return;
+    }
+    const std::string resource = std::string(index) + "s";  // "configmaps", "secrets"
+    metrics.contentUnchanged.with({resource}).inc();
+    logger.debug("metadata-only change",
+                 {{"resource", resource},
+                  {"object", cache::objectKey(after)},
+                  {"uid", after.uid},
+                  {"resourceVersionBefore", before.resourceVersion},
+                  {"resourceVersion", after.resourceVersion}});
+  }
+
   void setUp() {
     std::vector<std::string> namespaces = options.namespaces;
     if (namespaces.empty()) namespaces.push_back("");
@@ -242,7 +279,8 @@ struct Controller::Impl {
         NamespaceCaches* owner = &c;
         store->addHandlers(cache::MetaStore::Handlers{
             [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); },
-            [this, owner, indexName](const cache::MetaPtr&, const cache::MetaPtr& after) {
+            [this, owner, indexName](const cache::MetaPtr& before, const cache::MetaPtr& after) {
+              noteContentUnchanged(indexName, *before, *after);
               enqueueReferencing(*owner, indexName, after);
             },
             [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); }});
@@ -284,25 +322,37 @@ struct Controller::Impl {
         addReflector(kind.resource, c.namespace_, std::string(core::kEnabledSelector), false,
                      *c.workloads.at(kind.name), slimWorkload);
       }
-      addReflector(kube::resources::configMaps(), c.namespace_, "", true, c.configMaps, slimReferencedObject);
-      addReflector(kube::resources::secrets(), c.namespace_, "", true, c.secrets, slimReferencedObject);
+      addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_, c.configMaps);
+      addReferencedReflector(kube::resources::secrets(), core::RefKind::Secret, c.namespace_, c.secrets);
       addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods,
                    slimPod);
     }
   }
 
+  // ConfigMaps or Secrets: metadata-only unless --content-aware reads the kind (then whole objects,
+  // hashed and slimmed as they arrive).
+  void addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind, const std::string& ns,
+                              cache::StoreBase& store) {
+    if (!core::readsContent(options.contentAware, kind)) {
+      addReflector(resource, ns, "", true, store, slimReferencedObject);
+      return;
+    }
+    addReflector(resource, ns, "", false, store,
+                 [kind](json& object) { slimReferencedObjectWithDigest(object, kind); }, kContentListPageSize);
+  }
+
   void addReflector(const kube::ResourceRef& resource, const std::string& ns,
                     const std::string& selector, bool metadataOnly, cache::StoreBase& store,
-                    void (*slim)(json&)) {
+                    std::function<void(json&)> slim, std::int64_t pageSize = kListPageSize) {
     cache::ReflectorOptions ro;
     ro.resource = resource;
     ro.namespace_ = ns;
     ro.labelSelector = selector;
     ro.metadataOnly = metadataOnly;
-    ro.pageSize = kListPageSize;
+    ro.pageSize = pageSize;
     // Only what the reconcilers read is kept (see slimReferencedObject): managedFields and
     // last-applied-configuration are most of an object's size.
-    ro.transform = slim;
+    ro.transform = std::move(slim);
     const std::string plural = resource.plural;
     ro.onError = [this, plural, ns](const core::Error& error) {
       metrics.watchRestarts.with({plural}).inc();
@@ -424,6 +474,7 @@ core::Status Controller::run(std::stop_token stop) {
   s.logger.info("starting workers",
                 obs::Fields{{"workers", std::to_string(s.options.workers)},
                             {"dryRun", s.options.dryRun ? "true" : "false"},
+                            {"contentAware", core::contentAwarenessName(s.options.contentAware)},
                             {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
                             {"minRolloutInterval", core::formatInterval(s.options.minRolloutInterval)}});
   std::stop_source workStop;

@@ -86,21 +86,25 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
       return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
     const std::string* ignore = meta.label(core::kIgnoreLabel);
     return core::ObjectState::present(meta.uid, meta.resourceVersion,
-                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue);
+                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
   };
 }
 
 json applyBody(const WorkloadKind& kind, const json& workload, const core::AnnotationMap& desired,
-               core::TimePoint rolledAt) {
+               core::TimePoint rolledAt, const std::string& contentDigests) {
   json annotations = json::object();
   for (const auto& [key, value] : desired) annotations[key] = value;
+  json metadataAnnotations = {{std::string(core::kLastRolloutAnnotation), core::formatRfc3339(rolledAt)}};
+  // Not sent when empty: the apply then removes a record this manager wrote before (nothing is
+  // tracked whose content is read).
+  if (!contentDigests.empty()) metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = contentDigests;
   return {{"apiVersion", kind.resource.apiVersion()},
           {"kind", kind.resource.kind},
           {"metadata",
            {{"name", metadataString(workload, "name")},
             {"namespace", metadataString(workload, "namespace")},
             {"uid", metadataString(workload, "uid")},
-            {"annotations", {{std::string(core::kLastRolloutAnnotation), core::formatRfc3339(rolledAt)}}}}},
+            {"annotations", std::move(metadataAnnotations)}}},
           {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
 }
 
@@ -132,6 +136,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     lastAnnounced_.erase(key);
     held_.erase(key);
     tooLargeWarned_.erase(key);
+    metadataOnlyLogged_.erase(key);
     return Action::awaitChange();
   }
   json workload = (*cached)->unpack();
@@ -140,10 +145,6 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   }
   const std::string uid = metadataString(workload, "uid");
   const std::string resourceVersion = metadataString(workload, "resourceVersion");
-
-  auto desired = core::desiredAnnotations(
-      workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
-  if (!desired) return withContext(std::move(desired).error(), kind_.name + " " + key);
 
   // The cache may not show our last write yet (the watch event is on its way): plan against what
   // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
@@ -160,19 +161,31 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
           it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
         }
         for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
-        // The interval counts from that write too.
+        // The interval counts from that write too, and the content record is the one written.
         json& stamped = workload["metadata"]["annotations"];
         if (!stamped.is_object()) stamped = json::object();
         stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
+        if (last->second.contentDigests.empty()) {
+          stamped.erase(std::string(core::kContentDigestsAnnotation));
+        } else {
+          stamped[std::string(core::kContentDigestsAnnotation)] = last->second.contentDigests;
+        }
       } else {
         lastWrites_.erase(last);
       }
     }
   }
 
+  // After the overlay above: which version a reference keeps depends on the template and content
+  // record as we wrote them (core::decideTrackedValue).
+  auto desired = core::desiredAnnotations(
+      workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
+  if (!desired) return withContext(std::move(desired).error(), kind_.name + " " + key);
+
   auto changes = core::planAnnotationChanges(workload, *desired);
   if (!changes) return withContext(std::move(changes).error(), kind_.name + " " + key);
   if (changes->empty()) {
+    logMetadataOnly(key, *desired);
     std::lock_guard lock(mutex_);
     lastAnnounced_.erase(key);
     held_.erase(key);
@@ -217,13 +230,15 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   auto applied = context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
-                                       applyBody(kind_, workload, desired->annotations, rolledAt),
+                                       applyBody(kind_, workload, desired->annotations, rolledAt,
+                                                 desired->contentDigests),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
   if (!applied) return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
-    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt)};
+    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt),
+                                 desired->contentDigests};
   }
   if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
     return withContext(std::move(s).error(), "removing annotations of " + kind_.name + " " + key);
@@ -236,6 +251,28 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
                          {{"kind", kind_.name}, {"workload", key}, {"error", s.error().describe()}});
   }
   return Action::awaitChange();
+}
+
+void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired) {
+  std::string kept;
+  for (const core::ReferenceStatus& status : desired.references) {
+    if (!status.metadataOnly) continue;
+    if (!kept.empty()) kept += "; ";
+    kept += std::string(core::refKindName(status.ref.kind)) + "/" + status.ref.name + ": " +
+            status.value.value_or("none") + " kept, now " + status.state.uid + "/" + status.state.resourceVersion;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (kept.empty()) {
+      metadataOnlyLogged_.erase(key);
+      return;
+    }
+    auto [it, inserted] = metadataOnlyLogged_.emplace(key, kept);
+    if (!inserted && it->second == kept) return;  // this state is logged already
+    it->second = kept;
+  }
+  context_.logger.debug("metadata-only change, no restart",
+                        {{"kind", kind_.name}, {"workload", key}, {"references", kept}});
 }
 
 Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::string& key,

@@ -14,8 +14,10 @@ namespace restarter::core {
 using nlohmann::json;
 namespace d = detail;
 
-ObjectState ObjectState::present(std::string uid, std::string resourceVersion, bool ignoreLabel) {
+ObjectState ObjectState::present(std::string uid, std::string resourceVersion, bool ignoreLabel,
+                                 std::optional<ContentDigest> contentDigest) {
   ObjectState s;
+  s.contentDigest = contentDigest;
   s.presence = Presence::Present;
   s.uid = std::move(uid);
   s.resourceVersion = std::move(resourceVersion);
@@ -49,6 +51,16 @@ Result<ObjectState> objectStateFromMetadata(const json& metadata) {
   if (!labels) return std::move(labels).error();
   const bool ignored = *labels != nullptr && hasIgnoreLabel(**labels);
   return ObjectState::present(std::move(uid->value()), std::move(rv->value()), ignored);
+}
+
+Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool readContent) {
+  if (!object.is_object()) return d::wrongType("object", "an object", object);
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end()) return makeError(ErrorKind::InvalidInput, "the object has no metadata");
+  auto state = objectStateFromMetadata(*metadata);
+  if (!state || !readContent) return state;
+  if (auto digest = contentDigest(object, kind)) state->contentDigest = *digest;
+  return state;
 }
 
 const char* dispositionName(Disposition disposition) noexcept {
@@ -115,6 +127,17 @@ Result<AnnotationMap> templateAnnotations(const json& workload) {
   return stringMap(**annotations, "spec.template.metadata.annotations");
 }
 
+ContentRecords recordedContentDigests(const json& workload) {
+  if (!workload.is_object()) return {};
+  const json::json_pointer pointer("/metadata/annotations");
+  if (!workload.contains(pointer)) return {};
+  const json& annotations = workload.at(pointer);
+  if (!annotations.is_object()) return {};
+  const auto it = annotations.find(std::string(kContentDigestsAnnotation));
+  if (it == annotations.end() || !it->is_string()) return {};
+  return parseContentRecords(it->get_ref<const std::string&>());
+}
+
 Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup) {
   if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
   auto workloadAnnotations = nestedObject(workload, {"metadata", "annotations"});
@@ -130,6 +153,9 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   if (!refs) return std::move(refs).error();
   auto current = templateAnnotations(workload);
   if (!current) return std::move(current).error();
+
+  const ContentRecords recorded = recordedContentDigests(workload);
+  ContentRecords records;
 
   DesiredAnnotations out;
   for (Reference& ref : *refs) {
@@ -159,7 +185,14 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             status.value = frozen;
           } else {
             status.disposition = Disposition::Tracked;
-            status.value = status.state.uid + "/" + status.state.resourceVersion;
+            const std::string recordKey = contentRecordKey(ref.kind, ref.name);
+            const auto entry = recorded.find(recordKey);
+            TrackedValue tracked = decideTrackedValue(
+                frozen, entry == recorded.end() ? std::nullopt : std::optional<ContentRecord>(entry->second),
+                status.state.uid, status.state.resourceVersion, status.state.contentDigest);
+            status.value = std::move(tracked.value);
+            status.metadataOnly = tracked.metadataOnly;
+            if (tracked.record) records.insert_or_assign(recordKey, std::move(*tracked.record));
           }
           break;
       }
@@ -168,6 +201,7 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
     status.ref = std::move(ref);
     out.references.push_back(std::move(status));
   }
+  out.contentDigests = formatContentRecords(records);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_access.hpp"
+#include "restarter/core/constants.hpp"
 
 namespace restarter::core {
 
@@ -73,6 +74,40 @@ Result<json> annotationPatch(const json& workload, const std::vector<AnnotationC
       patch.push_back({{"op", "remove"}, {"path", path}});
     }
   }
+  return patch;
+}
+
+Result<json> contentRecordPatch(const json& workload, const std::string& record) {
+  json patch = json::array();
+  if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
+  auto metadata = d::optionalObject(workload, "metadata", "");
+  if (!metadata) return std::move(metadata).error();
+  const json* annotations = nullptr;
+  if (*metadata != nullptr) {
+    auto found = d::optionalObject(**metadata, "annotations", "metadata");
+    if (!found) return std::move(found).error();
+    annotations = *found;
+  }
+  const std::string key(kContentDigestsAnnotation);
+  if (annotations == nullptr) {
+    if (record.empty()) return patch;
+    if (*metadata == nullptr) {
+      patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", {{"annotations", {{key, record}}}}}});
+    } else {
+      patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{key, record}}}});
+    }
+    return patch;
+  }
+  const std::string path = "/metadata/annotations/" + escapeJsonPointerToken(key);
+  const auto current = annotations->find(key);
+  if (record.empty()) {
+    if (current != annotations->end()) patch.push_back({{"op", "remove"}, {"path", path}});
+    return patch;
+  }
+  if (current != annotations->end() && current->is_string() && current->get_ref<const std::string&>() == record) {
+    return patch;
+  }
+  patch.push_back({{"op", "add"}, {"path", path}, {"value", record}});
   return patch;
 }
 

@@ -197,6 +197,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   }
   auto patch = core::annotationPatch(*object, *changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());
+  // The content record goes with the template change it describes, never alone
+  // (docs/architecture.md, "Content-aware restarts").
+  auto record = core::contentRecordPatch(*object, desired->contentDigests);
+  if (!record) return failed(std::move(result), out, record.error().describe());
+  for (json& op : *record) patch->push_back(std::move(op));
   out["response"]["patchType"] = "JSONPatch";
   out["response"]["patch"] = certs::base64Encode(patch->dump());
   result.outcome = Outcome::Patched;

@@ -147,18 +147,17 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
   return states;
 }
 
-ObjectGetter apiGetter(kube::Client& client) {
-  return [&client](core::RefKind kind, const std::string& ns, const std::string& name) {
+ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware) {
+  return [&client, contentAware](core::RefKind kind, const std::string& ns, const std::string& name) {
     const kube::ResourceRef ref =
         kind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
-    auto object = client.get(ref, ns, name, kube::GetOptions{/*metadataOnly=*/true});
+    const bool readContent = core::readsContent(contentAware, kind);
+    auto object = client.get(ref, ns, name, kube::GetOptions{/*metadataOnly=*/!readContent});
     if (!object) {
       if (object.error().kind == core::ErrorKind::NotFound) return core::ObjectState::absent();
       return core::ObjectState::unknown(object.error().describe());
     }
-    const auto meta = object->find("metadata");
-    if (meta == object->end()) return core::ObjectState::unknown("the answer has no metadata");
-    auto state = core::objectStateFromMetadata(*meta);
+    auto state = core::objectStateFromObject(*object, kind, readContent);
     if (!state) return core::ObjectState::unknown(state.error().describe());
     return std::move(state).value();
   };

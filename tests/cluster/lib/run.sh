@@ -9,6 +9,7 @@
 #   run/<component>.pid    "<pid> <start time>" of each process `up` started
 #   versions               the VERSIONS_KEY the running components were built for
 #   logs/<component>.log   component output; the previous run's logs move to logs.prev/
+#   logs/audit.log         kube-apiserver audit log: lists and watches of ConfigMaps and Secrets only
 #
 # Every component listens on 127.0.0.1 inside the cluster's own network namespace, which has only
 # `lo` up, so fixed ports are fine: two clusters never share a loopback.
@@ -188,9 +189,27 @@ EOF
   echo "--tracing-config-file=$RUN_DIR/apiserver-tracing.yaml"
 }
 
+# The audit policy: only lists and watches of ConfigMaps and Secrets, at RequestResponse, so a
+# test can read what a client was answered (a LIST's responseObject kind says whether it asked
+# for PartialObjectMetadataList; kuttl controller-content-default). Nothing else is audited. The
+# log is logs/audit.log, capped at 20 MB (one backup).
+write_audit_policy() {
+  cat >"$RUN_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: RequestResponse
+    verbs: [list, watch]
+    resources: [{group: "", resources: [configmaps, secrets]}]
+  - level: None
+EOF
+}
+
 start_apiserver() {
   local tracing
   tracing=$(apiserver_tracing_flag)
+  write_audit_policy
   # Admission: the default plugin set (it includes ServiceAccount, NamespaceLifecycle,
   # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled.
   # --endpoint-reconciler-type=none: with --advertise-address=127.0.0.1 the default (lease)
@@ -216,6 +235,8 @@ start_apiserver() {
     --service-account-signing-key-file="$PKI_DIR/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --allow-privileged=true \
+    --audit-policy-file="$RUN_DIR/audit-policy.yaml" --audit-log-path="$LOG_DIR/audit.log" \
+    --audit-log-maxsize=20 --audit-log-maxbackup=1 --audit-log-format=json \
     --profiling=false ${tracing:+"$tracing"}
 }
 
@@ -395,6 +416,7 @@ cmd_env() {
   printf 'export RESTARTER_CLUSTER=%q\n' "$CLUSTER_NAME"
   printf 'export RESTARTER_CLUSTER_NETNS=%q\n' "$NETNS"
   printf 'export RESTARTER_CLUSTER_STATE_DIR=%q\n' "$STATE_DIR"
+  printf 'export RESTARTER_CLUSTER_AUDIT_LOG=%q\n' "$LOG_DIR/audit.log"
   printf '# Clients must run inside the network namespace: ip netns exec %s CMD, or cluster.sh exec -- CMD\n' "$NETNS"
 }
 
@@ -405,7 +427,8 @@ cmd_exec() {
   netns_exists || die "cluster '$CLUSTER_NAME' is not up (no network namespace $NETNS); run: cluster.sh up"
   [[ -f $KUBECONFIG_FILE ]] || die "cluster '$CLUSTER_NAME' has no kubeconfig; run: cluster.sh up"
   export KUBECONFIG="$KUBECONFIG_FILE" PATH="$BIN_DIR:$PATH" RESTARTER_CLUSTER="$CLUSTER_NAME" \
-    RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR"
+    RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR" \
+    RESTARTER_CLUSTER_AUDIT_LOG="$LOG_DIR/audit.log"
   netns_argv
   exec "${NETNS_ARGV[@]}" "$@"
 }

@@ -60,7 +60,23 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
   CHECK(doc["pending"]["status"] == "restart-due");
   CHECK(doc["pending"]["changes"][0]["after"] == "u/3");
   CHECK(plain(doc["pending"]["references"][0]) == json{{"kind", "configmap"}, {"name", "cfg"}, {"optional", false},
-                                                {"disposition", "tracked"}, {"value", "u/3"}});
+                                                {"disposition", "tracked"}, {"value", "u/3"},
+                                                {"metadataOnlyChange", nullptr}});
+}
+
+TEST_CASE("a reference kept at an older version is shown as a metadata-only change", "[cli][explain][content]") {
+  ExplainInput input = sampleInput();
+  input.workload["metadata"]["annotations"] = {
+      {"restarter.stackable.tech/content-digests", "configmap/cfg=u/2/00112233445566778899aabbccddeeff"}};
+  input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
+    return core::ObjectState::present("u", "3", false, core::parseDigest("00112233445566778899aabbccddeeff"));
+  });
+  const auto doc = explanationDocument(input);
+  CHECK(doc["pending"]["status"] == "up-to-date");
+  CHECK(doc["pending"]["references"][0]["value"] == "u/2");
+  CHECK(doc["pending"]["references"][0]["metadataOnlyChange"] == "u/3");
+  CHECK_THAT(renderText(doc, false), Catch::Contains("Pending: up to date") &&
+                                         Catch::Contains("metadata-only change, no restart (now u/3)"));
 }
 
 TEST_CASE("the text names every cause and colours only when asked", "[cli][explain]") {

@@ -27,6 +27,7 @@ class FakeApi final : public kube::Transport {
     const std::string path = request.path.substr(0, request.path.find('?'));
     std::unique_lock lock(mutex_);
     record(request.method + " " + path);
+    if (asksMetadataOnly(request)) record("META " + request.method + " " + path);
     if (path.find("/leases") != std::string::npos) return lease(request, path);
     if (request.method == "GET") return list(request, path);
     if (request.method == "POST" && path.find("/events") != std::string::npos) {
@@ -48,6 +49,7 @@ class FakeApi final : public kube::Transport {
                                       std::stop_token stop) override {
     std::unique_lock lock(mutex_);
     record("WATCH " + request.path.substr(0, request.path.find('?')));
+    if (asksMetadataOnly(request)) record("META WATCH " + request.path.substr(0, request.path.find('?')));
     cv_.wait(lock, stop, [] { return false; });
     return kube::Response{200, {}, {}};
   }
@@ -108,6 +110,13 @@ class FakeApi final : public kube::Transport {
   }
 
  private:
+  static bool asksMetadataOnly(const kube::Request& request) {
+    for (const auto& [name, value] : request.headers) {
+      if (name == "Accept" && value.find("as=PartialObjectMetadata") != std::string::npos) return true;
+    }
+    return false;
+  }
+
   core::Result<kube::Response> list(const kube::Request& request, const std::string& path) {
     bool metadata = false;
     for (const auto& [name, value] : request.headers) {
@@ -274,4 +283,35 @@ TEST_CASE("the Lease is read and written with the lease client only", "[controll
   CHECK(std::none_of(main.begin(), main.end(), isLease));
   CHECK(std::count_if(lease.begin(), lease.end(), isLease) >= 3);  // read, create, release
   CHECK(std::all_of(lease.begin(), lease.end(), isLease));
+}
+
+TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][content]") {
+  struct Mode {
+    core::ContentAwareness awareness;
+    bool configMapsMetadataOnly;
+    bool secretsMetadataOnly;
+  };
+  for (const Mode mode : {Mode{core::ContentAwareness::Off, true, true},
+                          Mode{core::ContentAwareness::ConfigMaps, false, true},
+                          Mode{core::ContentAwareness::All, false, false}}) {
+    INFO(core::contentAwarenessName(mode.awareness));
+    Fixture f;
+    f.api->release();  // applies answer at once
+    ControllerOptions options = f.options(false);
+    options.contentAware = mode.awareness;
+    Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
+    std::stop_source stop;
+    std::thread runner([&] { (void)controller.run(stop.get_token()); });
+    f.api->waitFor("WATCH /api/v1/namespaces/ns/configmaps");
+    f.api->waitFor("WATCH /api/v1/namespaces/ns/secrets");
+    stop.request_stop();
+    runner.join();
+    const std::vector<std::string> log = f.api->log();
+    auto has = [&](const std::string& line) { return std::find(log.begin(), log.end(), line) != log.end(); };
+    for (const char* verb : {"GET", "WATCH"}) {
+      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/configmaps") == mode.configMapsMetadataOnly);
+      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/secrets") == mode.secretsMetadataOnly);
+      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/pods"));
+    }
+  }
 }

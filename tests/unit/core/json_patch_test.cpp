@@ -107,3 +107,31 @@ TEST_CASE("malformed workloads are patch errors", "[patch]") {
     CHECK(patch.error().kind == ErrorKind::InvalidInput);
   }
 }
+
+TEST_CASE("contentRecordPatch sets or replaces or removes the record under metadata.annotations") {
+  const std::string key = "restarter.stackable.tech~1content-digests";
+  json bare = {{"spec", {{"template", json::object()}}}};
+  auto noMetadata = contentRecordPatch(bare, "r1");
+  REQUIRE(noMetadata);
+  CHECK(*noMetadata == json::array({{{"op", "add"}, {"path", "/metadata"},
+                                     {"value", {{"annotations", {{"restarter.stackable.tech/content-digests", "r1"}}}}}}}));
+  json named = {{"metadata", {{"name", "web"}}}};
+  auto noAnnotations = contentRecordPatch(named, "r1");
+  REQUIRE(noAnnotations);
+  CHECK((*noAnnotations)[0]["path"] == "/metadata/annotations");
+  named["metadata"]["annotations"] = {{"restarter.stackable.tech/content-digests", "r0"}, {"x", "y"}};
+  auto replaced = contentRecordPatch(named, "r1");
+  REQUIRE(replaced);
+  CHECK(*replaced == json::array({{{"op", "add"}, {"path", "/metadata/annotations/" + key}, {"value", "r1"}}}));
+  auto same = contentRecordPatch(named, "r0");
+  REQUIRE(same);
+  CHECK(same->empty());
+  auto removed = contentRecordPatch(named, "");
+  REQUIRE(removed);
+  CHECK(*removed == json::array({{{"op", "remove"}, {"path", "/metadata/annotations/" + key}}}));
+  auto nothing = contentRecordPatch(bare, "");
+  REQUIRE(nothing);
+  CHECK(nothing->empty());
+  CHECK_FALSE(contentRecordPatch(json{{"metadata", 5}}, "r1"));
+  CHECK_FALSE(contentRecordPatch(json{{"metadata", {{"annotations", "x"}}}}, "r1"));
+}

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/core/annotation_size.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/webhook/certificates.hpp"
 
 using namespace restarter;
@@ -486,4 +487,33 @@ TEST_CASE("admission: parts of the review the handler does not read change nothi
   REQUIRE(patch.size() == 1);
   CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
   CHECK(patch[0]["value"] == "uid-cm/11");
+}
+
+TEST_CASE("admission: a CREATE also records the content digests it read on the workload's metadata", "[admission][content]") {
+  const core::ContentDigest digest = *core::parseDigest("00112233445566778899aabbccddeeff");
+  TableFetcher f;
+  f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false, digest);
+  f.table["app-secret"] = core::ObjectState::present("uid-s", "12", false);  // content not read
+  const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 2);
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations");
+  CHECK(patch[1]["op"] == "add");
+  CHECK(patch[1]["path"] == "/metadata/annotations");
+  CHECK(patch[1]["value"] == json{{"restarter.stackable.tech/content-digests",
+                                   "configmap/app-config=uid-cm/11/00112233445566778899aabbccddeeff"}});
+}
+
+TEST_CASE("admission: an UPDATE after a metadata-only change keeps the recorded version and patches nothing", "[admission][content]") {
+  const core::ContentDigest digest = *core::parseDigest("00112233445566778899aabbccddeeff");
+  json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}});
+  current["metadata"]["annotations"] = {
+      {"restarter.stackable.tech/content-digests", "configmap/app-config=uid-cm/10/00112233445566778899aabbccddeeff"}};
+  TableFetcher f;
+  f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false, digest);
+  f.table["app-secret"] = core::ObjectState::present("uid-s", "12", false);
+  const auto result = handleAdmissionReview(review(current, "UPDATE").dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::Unchanged);
+  CHECK_FALSE(responseOf(result).contains("patch"));
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/cli/subcommand.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/core/explain.hpp"
 #include "restarter/kube/client.hpp"
 
@@ -71,9 +72,12 @@ std::optional<core::HeldRollout> heldRolloutFromEvent(const nlohmann::json& even
 // The JSON causes of a revision (the "causes" array of the schema).
 nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 
-// Reads an ExplainInput from the API.
+// Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
+// are read whole and hashed (their content is dropped at once), the others metadata only, as
+// serve-controller --content-aware does, so Pending says what that controller would do.
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
-                                            const std::string& namespace_, const std::string& name);
+                                            const std::string& namespace_, const std::string& name,
+                                            core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
 
 Subcommand explainRestartCommand();
 

@@ -23,6 +23,7 @@ struct ServeControllerOptions {
   std::chrono::milliseconds debounce{1000};
   std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
   bool dryRun = false;
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   std::optional<bool> leaderElect;  // nullopt: on when running in a cluster
   std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
   std::string leaderElectionId = "restarter-controller";

@@ -20,6 +20,7 @@
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/cli/subcommand.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
@@ -54,6 +55,7 @@ struct ServeWebhookOptions {
   std::chrono::seconds certCheckInterval{std::chrono::seconds(10)};
 
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   std::size_t threads = 16;
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;

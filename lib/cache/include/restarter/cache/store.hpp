@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 
 namespace restarter::cache {
@@ -63,6 +64,9 @@ struct ObjectIdentity {
 struct ObjectMeta : ObjectIdentity {
   std::string uid;
   std::vector<std::pair<std::string, std::string>> labels;  // string-valued labels, by key
+  // The content digest a reflector transform put in kContentDigestField (16 bytes, inline);
+  // nullopt when the content was not read (docs/architecture.md, "Content-aware restarts").
+  std::optional<core::ContentDigest> contentDigest;
 
   // The value of label `key`, or nullptr.
   const std::string* label(std::string_view key) const;
@@ -76,10 +80,16 @@ struct PackedObject : ObjectIdentity {
   nlohmann::json unpack() const;
 };
 
+// A top-level field a reflector transform may set on a ConfigMap or Secret, after hashing its
+// content and before dropping it: the digest as core::formatDigest writes it. objectMetaOf keeps
+// it in ObjectMeta::contentDigest. No API object has a top-level field of this name.
+inline constexpr const char* kContentDigestField = "restarterContentDigest";
+
 // `object` packed; nullopt when metadata.name is missing or not a non-empty string.
 std::optional<PackedObject> packObject(const nlohmann::json& object);
 
-// metadata.{namespace, name, uid, resourceVersion, labels} of `object`; nullopt when
+// metadata.{namespace, name, uid, resourceVersion, labels} and kContentDigestField (when it
+// parses) of `object`; nullopt when
 // metadata.name is missing or not a non-empty string. Fields of another type read as empty (and
 // non-string labels are left out): the reader decides whether an empty uid is a problem.
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object);

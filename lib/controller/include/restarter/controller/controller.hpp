@@ -16,7 +16,10 @@
 //     references;
 //   - ConfigMaps and Secrets, metadata-only (docs/architecture.md, "Metadata only"), kept as compact
 //     cache::ObjectMeta entries (uid, resourceVersion, the ignore label): the bulk of the objects
-//     and so of the memory;
+//     and so of the memory. The kinds ControllerOptions::contentAware reads (ConfigMaps by
+//     default) are listed and watched whole instead; each object's content is hashed as it
+//     arrives and dropped, and the entry keeps the 16-byte digest (docs/architecture.md,
+//     "Content-aware restarts");
 //   - Pods labeled restarter.stackable.tech/enabled=true, metadata-only.
 // ConfigMap/Secret events queue only indexed workloads (docs/architecture.md, "Idempotent reconcile"); a workload
 // event queues that workload; every workload key waits out the debounce window. Nothing is
@@ -34,6 +37,7 @@
 #include "restarter/controller/leader_election.hpp"
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/work_queue.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/log.hpp"
@@ -52,6 +56,8 @@ struct ControllerOptions {
   // At most one rollout per workload per this interval (core::decideRollout); 0: no limit.
   milliseconds minRolloutInterval = kDefaultMinRolloutInterval;
   bool dryRun = false;
+  // Whose content is read to tell a metadata-only change from a real one (core/content.hpp).
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
   double writesPerSecond = 10.0;  // global write limit (token bucket)
   double writeBurst = 50.0;
   int workers = 2;
@@ -69,11 +75,17 @@ struct ControllerOptions {
 //   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
 //     ignore label (then stored as cache::ObjectMeta);
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
-//     ignore-configmap./ignore-secret. annotations and the last-rollout annotation, and
+//     ignore-configmap./ignore-secret. annotations, the last-rollout and content-digests
+//     annotations, and
 //     spec.template;
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
+//   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the
+//     digest of its content (core::contentDigest; left out when the content cannot be hashed,
+//     which then rolls at every version). The content itself is dropped here, on the reflector's
+//     thread, before the object reaches the store.
 void slimReferencedObject(nlohmann::json& object);
+void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind);
 void slimWorkload(nlohmann::json& object);
 void slimPod(nlohmann::json& object);
 

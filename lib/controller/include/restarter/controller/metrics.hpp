@@ -24,6 +24,10 @@ struct Metrics {
   // restarter_controller_rollouts_held_total{kind}: rollouts held back by --min-rollout-interval,
   // one per hold (however many changes it merges), each announced by a RolloutHeld Event.
   obs::Family<obs::Counter>& rolloutsHeld;
+  // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
+  // (resource: configmaps, secrets) whose content digest did not change (same uid, new
+  // resourceVersion): metadata-only changes. Counted only for the kinds whose content is read.
+  obs::Family<obs::Counter>& contentUnchanged;
   // restarter_controller_evictions_total{result}: evicted | refused (PodDisruptionBudget) |
   // dry_run.
   obs::Family<obs::Counter>& evictions;

@@ -7,7 +7,9 @@
 //   1. the workload from the cache (absent: nothing to do);
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
-//      whose annotations are identical, sees zero writes);
+//      whose annotations are identical, sees zero writes; a reference whose new version has the
+//      content its template's version had keeps that version, core::decideTrackedValue: a
+//      metadata-only change, logged once at debug level per state, no Event);
 //      a change that would make the pod template's annotations longer than the apiserver accepts
 //      (core/annotation_size.hpp) is not applied: the apiserver would refuse it, and the same
 //      state would be refused on every retry. One log line and one Warning Event (reason
@@ -24,8 +26,9 @@
 //      Not in dry-run (no rollout is made, so there is nothing to space out);
 //   4. otherwise one server-side apply with the kind's field manager and force, whose body holds
 //      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
-//      deleted workload, as commons-operator does), the metadata annotation last-rollout (now)
-//      and spec.template.metadata.annotations with the desired restarter-owned keys. Owned keys
+//      deleted workload, as commons-operator does), the metadata annotations last-rollout (now)
+//      and content-digests (the record of core::DesiredAnnotations::contentDigests; left out when
+//      empty) and spec.template.metadata.annotations with the desired restarter-owned keys. Owned keys
 //      no longer sent are removed by the server.
 //      A restarter key that another manager owns (e.g. written by the webhook during CREATE, which
 //      is attributed to the creator's manager) survives an apply; it is then removed by a JSON
@@ -90,9 +93,10 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
                                std::string namespace_);
 
 // The server-side apply body (see the file comment); `rolledAt` goes into the last-rollout
-// annotation.
+// annotation, `contentDigests` (when not empty) into the content-digests annotation.
 nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
-                         const core::AnnotationMap& desired, core::TimePoint rolledAt);
+                         const core::AnnotationMap& desired, core::TimePoint rolledAt,
+                         const std::string& contentDigests = {});
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
@@ -113,6 +117,7 @@ class WorkloadReconciler {
     std::string resourceVersionBefore;  // the cached resourceVersion the write was planned on
     core::AnnotationMap annotations;    // what was written
     std::string rolledAt;               // the last-rollout annotation written
+    std::string contentDigests;         // the content-digests annotation written ("" none)
   };
 
   core::Status announce(const nlohmann::json& workload, const std::string& key,
@@ -125,6 +130,8 @@ class WorkloadReconciler {
   Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
                         const core::AnnotationsSize& size,
                         const std::vector<core::AnnotationChange>& changes);
+  // Step 3's debug line for references kept at an older version, once per state.
+  void logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired);
   core::Status removeForeignLeftovers(const nlohmann::json& applied,
                                       const core::DesiredAnnotations& desired);
 
@@ -136,6 +143,7 @@ class WorkloadReconciler {
   std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
   std::map<std::string, core::TimePoint> held_;         // key -> end of the hold announced
   std::map<std::string, std::string> tooLargeWarned_;  // key -> the refused state warned about
+  std::map<std::string, std::string> metadataOnlyLogged_;  // key -> the kept references logged
 };
 
 }  // namespace restarter::controller

@@ -3,7 +3,9 @@
 // and explain-restart all call (docs/architecture.md, "Data flow"), and the diff of two annotation sets.
 //
 // For each reference of the pod template (references.hpp), keyed as annotation_keys.hpp says:
-//   - a present object that is not ignored: `<uid>/<resourceVersion>`;
+//   - a present object that is not ignored: `<uid>/<resourceVersion>` of now, except that an
+//     older version of the same object is kept when the workload's record says its content equals
+//     the content now (a metadata-only change; core::decideTrackedValue in content.hpp);
 //   - an absent object (the caller confirmed it does not exist): no annotation. This is what
 //     commons-operator 26.3 writes, and it still restarts the workload when the object appears
 //     (the annotation is added) or disappears (it is removed). Exception: where the template
@@ -26,6 +28,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "restarter/core/content.hpp"
 #include "restarter/core/references.hpp"
 #include "restarter/core/result.hpp"
 
@@ -41,9 +44,13 @@ struct ObjectState {
   std::string uid;              // Present only
   std::string resourceVersion;  // Present only
   bool ignoreLabel = false;     // Present only: carries restarter.stackable.tech/ignore=true
+  // Present only: the content digest (content.hpp); nullopt when the content was not read
+  // (content-aware off for the kind), which makes every new version a change, as commons-operator.
+  std::optional<ContentDigest> contentDigest;
   std::string problem;          // Unknown only: why the state is not known
 
-  static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel);
+  static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel,
+                             std::optional<ContentDigest> contentDigest = std::nullopt);
   static ObjectState absent();
   static ObjectState unknown(std::string problem);
 };
@@ -51,6 +58,10 @@ struct ObjectState {
 // Reads an object's `metadata` (of a full object or a PartialObjectMetadata): uid,
 // resourceVersion and the ignore label. InvalidInput when uid or resourceVersion is missing.
 Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
+// The same from a whole ConfigMap or Secret, with its content digest when `readContent` (a
+// content that cannot be hashed leaves the digest out: the object then rolls at every version, as
+// commons-operator). The content is not kept.
+Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind kind, bool readContent);
 
 // Answers for one referenced object of the workload's namespace. Must not throw.
 using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& name)>;
@@ -65,12 +76,23 @@ struct ReferenceStatus {
   Disposition disposition = Disposition::Tracked;
   ObjectState state;
   std::optional<std::string> value;  // the desired annotation value, if any
+  // Tracked only: the object has a newer version than `value` whose content is the same, so the
+  // template keeps `value` (a metadata-only change, no restart).
+  bool metadataOnly = false;
 };
 
 struct DesiredAnnotations {
   AnnotationMap annotations;               // restarter-owned keys only
   std::vector<ReferenceStatus> references; // one per reference, sorted by (kind, name)
+  // The content record the workload's metadata annotation kContentDigestsAnnotation should hold:
+  // one entry per tracked reference whose content is known (formatContentRecords). Written only
+  // together with a template change, never alone (docs/architecture.md, "Content-aware restarts").
+  std::string contentDigests;
 };
+
+// The workload's recorded content digests (metadata annotation kContentDigestsAnnotation), parsed;
+// empty when absent or not a string.
+ContentRecords recordedContentDigests(const nlohmann::json& workload);
 
 // The pod template's annotations (`spec.template.metadata.annotations`) of a workload as a map;
 // empty when absent. InvalidInput when they are not an object of strings.

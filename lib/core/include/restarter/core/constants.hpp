@@ -40,6 +40,11 @@ inline constexpr std::string_view kExpiresAtAnnotationPrefix = "restarter.stacka
 // rollout, so a migrated cluster still sees no write, and commons-operator ignores it.
 inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.tech/last-rollout";
 
+// Workload metadata annotation (not pod template: writing it restarts nothing): the content digest
+// of each tracked reference at the version its template annotation holds (content.hpp). restarter's
+// own: written only together with a template change, so a migrated cluster still sees no write.
+inline constexpr std::string_view kContentDigestsAnnotation = "restarter.stackable.tech/content-digests";
+
 // Field managers for the server-side applies restarter makes, one per workload kind. The
 // StatefulSet one is commons-operator's own: taking over its manager name means that after a
 // migration we own the annotation fields it owned, so a key we stop sending is really removed

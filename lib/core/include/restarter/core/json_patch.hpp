@@ -28,4 +28,10 @@ std::string escapeJsonPointerToken(std::string_view token);
 Result<nlohmann::json> annotationPatch(const nlohmann::json& workload,
                                        const std::vector<AnnotationChange>& changes);
 
+// The operations that make the workload's metadata annotation kContentDigestsAnnotation hold
+// `record` (empty: not there), under `/metadata/annotations`; empty when it holds it already. The
+// webhook adds them to a patch only together with template changes ("Content-aware restarts").
+// InvalidInput when `metadata` or its annotations have the wrong JSON type.
+Result<nlohmann::json> contentRecordPatch(const nlohmann::json& workload, const std::string& record);
+
 }  // namespace restarter::core

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "restarter/core/annotations.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/webhook/admission.hpp"
 
@@ -69,9 +70,12 @@ class LookupPool {
 ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const std::string& namespace_,
                                 const std::vector<core::Reference>& refs, std::chrono::milliseconds timeout);
 
-// The production getter: a metadata-only GET through `client` (which must outlive every call,
-// including those still running after their deadline).
-ObjectGetter apiGetter(kube::Client& client);
+// The production getter: a GET through `client` (which must outlive every call, including those
+// still running after their deadline): metadata-only, except for the kinds `contentAware` reads,
+// which are read whole, hashed (core::objectStateFromObject) and dropped before the getter
+// returns.
+ObjectGetter apiGetter(kube::Client& client,
+                       core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
 
 // A ReferenceFetcher for handleAdmissionReview over `get` with `timeout`; `pool` must outlive it.
 ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout);

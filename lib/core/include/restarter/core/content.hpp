@@ -1,0 +1,103 @@
+#pragma once
+// Content-aware restarts (docs/architecture.md, "Content-aware restarts"): what a ConfigMap's or
+// Secret's content is, its fixed-size digest, the record of digests a workload carries on its own
+// metadata, and the one decision of which `<uid>/<resourceVersion>` a tracked reference's template
+// annotation holds.
+//
+// Content: `data` and `binaryData` (every key and value), and for a Secret its `type`. Nothing in
+// `metadata` counts: a label, an annotation, managedFields or last-applied-configuration changes
+// the resourceVersion but not what a pod sees.
+//
+// The record: the workload metadata annotation `restarter.stackable.tech/content-digests` (not the
+// pod template, so writing it restarts nothing), value a comma-separated list, sorted, of
+//   <kind>/<name>=<uid>/<resourceVersion>/<digest>
+// e.g. `configmap/app=0b0e...-uid/41/6c2f...`: "the object <kind>/<name> at <uid>/<resourceVersion>
+// had content <digest>". An entry only counts while the template still holds exactly that
+// `<uid>/<resourceVersion>`, so a record someone else left stale never hides a change. An entry
+// that does not parse is no entry: a broken record can cost a restart, never hide one.
+//
+// Pure: no I/O. The content is hashed and dropped; no function here puts content into an error
+// message (they name fields and JSON types only).
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "restarter/core/references.hpp"
+#include "restarter/core/result.hpp"
+
+namespace restarter::core {
+
+// Which kinds' content is read (serve-controller and serve-webhook --content-aware): ConfigMaps by
+// default; Secrets only when asked (All), because reading them brings Secret data to the process;
+// Off reads nothing but metadata (every new resourceVersion rolls, as commons-operator).
+enum class ContentAwareness { Off, ConfigMaps, All };
+// "off", "configmaps", "all"; InvalidInput otherwise (the message lists the choices).
+Result<ContentAwareness> parseContentAwareness(std::string_view text);
+const char* contentAwarenessName(ContentAwareness awareness) noexcept;
+bool readsContent(ContentAwareness awareness, RefKind kind) noexcept;
+
+// The first 128 bits of the SHA-256 of an object's content (see contentDigest). Fixed size, so a
+// cache of 10,000 objects holds 160 KB of digests whatever their content.
+using ContentDigest = std::array<std::uint8_t, 16>;
+
+// 32 lower-case hex digits.
+std::string formatDigest(const ContentDigest& digest);
+// The inverse; nullopt for anything but exactly 32 hex digits (either case).
+std::optional<ContentDigest> parseDigest(std::string_view text);
+
+// The digest of a ConfigMap's or Secret's content (`object` is the whole object as the API returns
+// it): length-prefixed `data` entries, then `binaryData` entries, each in key order, then (Secrets
+// only) `type`. Absent or null fields are empty. InvalidInput when a field has the wrong type
+// (the message names the field and the JSON type, never a value).
+Result<ContentDigest> contentDigest(const nlohmann::json& object, RefKind kind);
+
+// One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`).
+struct ContentRecord {
+  std::string version;
+  ContentDigest digest{};
+  bool operator==(const ContentRecord&) const = default;
+};
+// By "<kind>/<name>" (refKindName, the object's name).
+using ContentRecords = std::map<std::string, ContentRecord>;
+
+std::string contentRecordKey(RefKind kind, std::string_view name);
+// Entries that do not parse are skipped (see the file comment). Never fails.
+ContentRecords parseContentRecords(std::string_view value);
+// The annotation value: entries sorted by key, joined by ",". Empty for no entries.
+std::string formatContentRecords(const ContentRecords& records);
+
+// The decision for a present, tracked (not ignored) object.
+struct TrackedValue {
+  std::string value;  // the template annotation value to hold: "<uid>/<resourceVersion>"
+  // The template keeps an older version of the same object because the content at that version
+  // (recorded) equals the content now: a metadata-only change, no restart.
+  bool metadataOnly = false;
+  // The entry the record should hold for this reference: nullopt when the content is not known
+  // (content-aware off for the kind, or a digest that could not be computed).
+  std::optional<ContentRecord> record;
+};
+
+// `templateValue`: what the pod template holds for the reference now (nullopt: nothing).
+// `recorded`: the record's entry for the reference, if any. `uid`, `resourceVersion`: the object
+// now. `digest`: its content now, nullopt when not read.
+//
+//   the template holds <uid>/<rv> of now           -> keep it
+//   no template value, another uid, not "<uid>/<rv>" -> now (added, recreated: always a restart)
+//   same uid, other rv, content not read            -> now (as commons-operator: every version rolls)
+//   same uid, other rv, no entry for the template's
+//     exact version (migration, stale record)       -> now (as commons-operator; records it)
+//   same uid, other rv, entry for the template's
+//     version with the same digest as now           -> keep the template's (metadata-only)
+//   same uid, other rv, entry with another digest   -> now (the content changed)
+TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
+                                const std::optional<ContentRecord>& recorded, const std::string& uid,
+                                const std::string& resourceVersion,
+                                const std::optional<ContentDigest>& digest);
+
+}  // namespace restarter::core

@@ -1,0 +1,222 @@
+#include "restarter/core/content.hpp"
+
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+namespace restarter::core {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Feeds a SHA-256 context with length-prefixed fields, so that no two different contents give
+// the same byte stream ("ab"+"c" and "a"+"bc" differ by their prefixes).
+class Hasher {
+ public:
+  Hasher() : ctx_(EVP_MD_CTX_new()) {
+    ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
+  }
+  ~Hasher() { EVP_MD_CTX_free(ctx_); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+
+  void field(std::string_view bytes) {
+    std::uint64_t length = bytes.size();
+    unsigned char prefix[8];
+    for (int i = 7; i >= 0; --i) {
+      prefix[i] = static_cast<unsigned char>(length & 0xff);
+      length >>= 8;
+    }
+    ok_ = ok_ && EVP_DigestUpdate(ctx_, prefix, sizeof prefix) == 1 &&
+          EVP_DigestUpdate(ctx_, bytes.data(), bytes.size()) == 1;
+  }
+
+  std::optional<ContentDigest> finish() {
+    unsigned char full[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (!ok_ || EVP_DigestFinal_ex(ctx_, full, &length) != 1 || length < 16) return std::nullopt;
+    ContentDigest out{};
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = full[i];
+    return out;
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+  bool ok_ = false;
+};
+
+// Hashes the string map object[field] (absent or null: empty) as its name, its size and each entry.
+Status hashMap(Hasher& hasher, const json& object, const char* field) {
+  hasher.field(field);
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) {
+    hasher.field("0");
+    return okStatus();
+  }
+  if (!it->is_object()) {
+    return makeError(ErrorKind::InvalidInput,
+                     std::string(field) + ": expected an object, got " + it->type_name());
+  }
+  hasher.field(std::to_string(it->size()));
+  for (const auto& [key, value] : it->items()) {  // nlohmann's object is ordered by key
+    if (!value.is_string()) {
+      // The key is a name, not content, but still say nothing about it beyond the type.
+      return makeError(ErrorKind::InvalidInput,
+                       std::string(field) + ": expected string values, got " + value.type_name());
+    }
+    hasher.field(key);
+    hasher.field(value.get_ref<const std::string&>());
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+Result<ContentAwareness> parseContentAwareness(std::string_view text) {
+  if (text == "off") return ContentAwareness::Off;
+  if (text == "configmaps") return ContentAwareness::ConfigMaps;
+  if (text == "all") return ContentAwareness::All;
+  return makeError(ErrorKind::InvalidInput,
+                   "\"" + std::string(text) + "\" is not one of configmaps, all, off");
+}
+
+const char* contentAwarenessName(ContentAwareness awareness) noexcept {
+  switch (awareness) {
+    case ContentAwareness::Off: return "off";
+    case ContentAwareness::ConfigMaps: return "configmaps";
+    case ContentAwareness::All: return "all";
+  }
+  return "configmaps";
+}
+
+bool readsContent(ContentAwareness awareness, RefKind kind) noexcept {
+  return awareness == ContentAwareness::All ||
+         (awareness == ContentAwareness::ConfigMaps && kind == RefKind::ConfigMap);
+}
+
+std::string formatDigest(const ContentDigest& digest) {
+  std::string out;
+  out.reserve(digest.size() * 2);
+  for (std::uint8_t byte : digest) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0x0f]);
+  }
+  return out;
+}
+
+std::optional<ContentDigest> parseDigest(std::string_view text) {
+  ContentDigest out{};
+  if (text.size() != out.size() * 2) return std::nullopt;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int high = hexValue(text[2 * i]);
+    const int low = hexValue(text[2 * i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  return out;
+}
+
+Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
+  if (!object.is_object()) {
+    return makeError(ErrorKind::InvalidInput, std::string("object: expected an object, got ") + object.type_name());
+  }
+  Hasher hasher;
+  if (Status s = hashMap(hasher, object, "data"); !s) return std::move(s).error();
+  if (Status s = hashMap(hasher, object, "binaryData"); !s) return std::move(s).error();
+  if (kind == RefKind::Secret) {
+    hasher.field("type");
+    const auto type = object.find("type");
+    if (type != object.end() && !type->is_null() && !type->is_string()) {
+      return makeError(ErrorKind::InvalidInput, std::string("type: expected a string, got ") + type->type_name());
+    }
+    hasher.field(type == object.end() || type->is_null() ? std::string_view() : type->get_ref<const std::string&>());
+  }
+  auto digest = hasher.finish();
+  if (!digest) return makeError(ErrorKind::Internal, "SHA-256 failed");
+  return *digest;
+}
+
+std::string contentRecordKey(RefKind kind, std::string_view name) {
+  std::string key(refKindName(kind));
+  key += '/';
+  key += name;
+  return key;
+}
+
+ContentRecords parseContentRecords(std::string_view value) {
+  ContentRecords out;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    const std::string_view entry = value.substr(0, comma);
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+    // <kind>/<name>=<uid>/<rv>/<digest>
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string_view key = entry.substr(0, equals);
+    const std::string_view rest = entry.substr(equals + 1);
+    const std::size_t kindSlash = key.find('/');
+    if (kindSlash == std::string_view::npos || kindSlash + 1 == key.size()) continue;
+    const std::string_view kind = key.substr(0, kindSlash);
+    if (kind != refKindName(RefKind::ConfigMap) && kind != refKindName(RefKind::Secret)) continue;
+    const std::size_t lastSlash = rest.rfind('/');
+    if (lastSlash == std::string_view::npos) continue;
+    const std::string_view version = rest.substr(0, lastSlash);
+    const std::size_t uidSlash = version.find('/');
+    if (uidSlash == std::string_view::npos || uidSlash == 0 || uidSlash + 1 == version.size() ||
+        version.find('/', uidSlash + 1) != std::string_view::npos) {
+      continue;
+    }
+    const auto digest = parseDigest(rest.substr(lastSlash + 1));
+    if (!digest) continue;
+    out.insert_or_assign(std::string(key), ContentRecord{std::string(version), *digest});
+  }
+  return out;
+}
+
+std::string formatContentRecords(const ContentRecords& records) {
+  std::string out;
+  for (const auto& [key, record] : records) {
+    if (!out.empty()) out += ',';
+    out += key;
+    out += '=';
+    out += record.version;
+    out += '/';
+    out += formatDigest(record.digest);
+  }
+  return out;
+}
+
+TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
+                                const std::optional<ContentRecord>& recorded, const std::string& uid,
+                                const std::string& resourceVersion,
+                                const std::optional<ContentDigest>& digest) {
+  TrackedValue out;
+  out.value = uid + "/" + resourceVersion;
+  if (digest) out.record = ContentRecord{out.value, *digest};
+  if (!templateValue || *templateValue == out.value || !digest || !recorded) return out;
+  // Same object, another version, content known: keep the template's version when the content
+  // recorded for exactly that version is the content now.
+  const std::string& held = *templateValue;
+  // "<uid>/<rv>" of the same uid, with a non-empty rv that has no further slash.
+  const bool sameUid = held.size() > uid.size() + 1 && held.compare(0, uid.size(), uid) == 0 &&
+                       held[uid.size()] == '/' && held.find('/', uid.size() + 1) == std::string::npos;
+  if (!sameUid || recorded->version != held || recorded->digest != *digest) return out;
+  out.value = held;
+  out.metadataOnly = true;
+  out.record = recorded;
+  return out;
+}
+
+}  // namespace restarter::core

@@ -1,0 +1,180 @@
+// The workload reconciler with content-aware caches (docs/architecture.md, "Content-aware
+// restarts"): a metadata-only change writes nothing, a content change writes the template and
+// the content record, migration writes nothing.
+#include <catch2/catch.hpp>
+
+#include "restarter/controller/controller.hpp"
+#include "restarter/controller/workload.hpp"
+#include "restarter/core/constants.hpp"
+#include "restarter/core/content.hpp"
+#include "support.hpp"
+
+using namespace restarter::controller;
+using restarter::kube::testing::ok;
+using nlohmann::json;
+
+namespace {
+
+const char* kCm = "configmap.restarter.stackable.tech/app-config";
+const std::string kRecord(restarter::core::kContentDigestsAnnotation);
+
+json statefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
+                        {"generation", 1}, {"annotations", workloadAnnotations}}},
+          {"spec", {{"template", {{"metadata", {{"annotations", templateAnnotations}}},
+                                  {"spec", {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "app-config"}}}}}},
+                                            {"containers", {{{"name", "app"}, {"image", "x"}}}}}}}}}}};
+}
+
+// A whole ConfigMap as the API sends it, slimmed as the content-aware cache does.
+json cachedConfigMap(const std::string& rv, const std::string& value, json labels = json::object()) {
+  json object = {{"apiVersion", "v1"},
+                 {"kind", "ConfigMap"},
+                 {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", rv},
+                               {"labels", labels},
+                               {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
+                 {"data", {{"key", value}}}};
+  slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap);
+  return object;
+}
+
+std::string digestOf(const std::string& value) {
+  json object = {{"data", {{"key", value}}}};
+  return restarter::core::formatDigest(*restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
+}
+
+json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+
+struct Fixture {
+  Fixture() {
+    reconciler = std::make_unique<WorkloadReconciler>(
+        workloadKinds().front(),
+        [this](std::string_view) { return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets}); },
+        *harness.context);
+    secrets.replace({}, "1");
+  }
+  restarter::controller::testing::Harness harness;
+  restarter::cache::PackedStore workloads;
+  restarter::cache::MetaStore configMaps;
+  restarter::cache::MetaStore secrets;
+  std::unique_ptr<WorkloadReconciler> reconciler;
+};
+
+}  // namespace
+
+TEST_CASE("the content-aware slim keeps a digest and drops the content", "[controller][content]") {
+  json object = cachedConfigMap("5", "s3cr3t");
+  CHECK_FALSE(object.contains("data"));
+  CHECK(object.dump().find("s3cr3t") == std::string::npos);
+  CHECK(object[restarter::cache::kContentDigestField] == digestOf("s3cr3t"));
+  CHECK(object["metadata"].contains("annotations") == false);
+  auto meta = restarter::cache::objectMetaOf(object);
+  REQUIRE(meta);
+  CHECK(meta->contentDigest == restarter::core::parseDigest(digestOf("s3cr3t")));
+
+  json unhashable = {{"metadata", {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "1"}}}, {"data", "s3cr3t"}};
+  slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret);
+  CHECK_FALSE(unhashable.contains(restarter::cache::kContentDigestField));
+  CHECK(unhashable.dump().find("s3cr3t") == std::string::npos);
+  auto noDigest = restarter::cache::objectMetaOf(unhashable);
+  REQUIRE(noDigest);
+  CHECK_FALSE(noDigest->contentDigest);
+}
+
+TEST_CASE("a metadata-only change with a recorded digest sends no request", "[controller][content]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
+  f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
+  auto action = f.reconciler->reconcile("ns/web");
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().empty());
+  const std::string logs = f.harness.logs.str();
+  CHECK(logs.find("metadata-only change, no restart") != std::string::npos);
+  CHECK(logs.find("configmap/app-config: cm-uid/1 kept, now cm-uid/2") != std::string::npos);
+  // The same state again logs nothing more.
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  const std::string again = f.harness.logs.str();
+  CHECK(again.find("metadata-only change, no restart", logs.size()) == std::string::npos);
+}
+
+TEST_CASE("a content change applies the new version and records its digest", "[controller][content]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
+  f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  json body = json::parse(requests[0].body);
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/3"}});
+  CHECK(body["metadata"]["annotations"][kRecord] == "configmap/app-config=cm-uid/3/" + digestOf("v2"));
+  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/3 (updated)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a migrated workload is not written and its first metadata-only change rolls and records", "[controller][content]") {
+  Fixture f;
+  // As commons-operator leaves it: the current version, no record.
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({cachedConfigMap("1", "v1")}, "20");
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  CHECK(f.harness.transport->requests().empty());
+
+  // Nothing recorded yet: a new version rolls, as commons-operator, and the write records it.
+  f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "21");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kRecord] ==
+        "configmap/app-config=cm-uid/2/" + digestOf("v1"));
+
+  // Before the cache shows that write: a further metadata-only change is judged against what we
+  // wrote (template and record) and writes nothing.
+  f.configMaps.replace({cachedConfigMap("3", "v1", {{"team", "y"}})}, "22");
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  CHECK(f.harness.transport->requests().size() == 2);
+}
+
+TEST_CASE("a recreated object rolls even with the same content", "[controller][content]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "old-uid/1"}}, {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}})},
+                      "10");
+  f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/9"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.harness.transport->requests().size() == 2);
+  CHECK(json::parse(f.harness.transport->requests()[1].body)["note"].get<std::string>().find("(recreated)") !=
+        std::string::npos);
+}
+
+TEST_CASE("without content in the cache every new version rolls and no record is sent", "[controller][content]") {
+  Fixture f;
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
+  // --content-aware=off: metadata-only entries, no digest.
+  f.configMaps.replace({json{{"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"},
+                                           {"resourceVersion", "2"}}}}},
+                       "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  json body = json::parse(requests[0].body);
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK_FALSE(body["metadata"]["annotations"].contains(kRecord));
+}
+
+TEST_CASE("the workload slim keeps the content record", "[controller][content]") {
+  json sts = statefulSet(json::object(), {{kRecord, "configmap/a=u/1/" + digestOf("x")}, {"other", "y"}});
+  slimWorkload(sts);
+  CHECK(sts["metadata"]["annotations"] == json{{kRecord, "configmap/a=u/1/" + digestOf("x")}});
+}

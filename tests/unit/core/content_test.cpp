@@ -1,0 +1,319 @@
+#include "restarter/core/content.hpp"
+
+#include <optional>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "restarter/core/annotations.hpp"
+#include "restarter/core/constants.hpp"
+
+using namespace restarter::core;
+using nlohmann::json;
+
+namespace {
+
+json configMap(const json& data, const json& labels = json::object()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", "app"}, {"uid", "u1"}, {"resourceVersion", "1"}, {"labels", labels}}},
+          {"data", data}};
+}
+
+ContentDigest digestOf(const json& object, RefKind kind = RefKind::ConfigMap) {
+  auto digest = contentDigest(object, kind);
+  REQUIRE(digest);
+  return *digest;
+}
+
+const ContentDigest kA = *parseDigest("00112233445566778899aabbccddeeff");
+const ContentDigest kB = *parseDigest("ffeeddccbbaa99887766554433221100");
+
+}  // namespace
+
+TEST_CASE("the content digest ignores metadata and changes with every data byte") {
+  const ContentDigest base = digestOf(configMap({{"k", "v"}}));
+  json relabeled = configMap({{"k", "v"}}, {{"team", "x"}});
+  relabeled["metadata"]["resourceVersion"] = "2";
+  relabeled["metadata"]["annotations"] = {{"kubectl.kubernetes.io/last-applied-configuration", "{}"}};
+  relabeled["metadata"]["managedFields"] = json::array({{{"manager", "helm"}}});
+  CHECK(digestOf(relabeled) == base);
+  CHECK(digestOf(configMap({{"k", "w"}})) != base);
+  CHECK(digestOf(configMap({{"K", "v"}})) != base);
+  CHECK(digestOf(configMap({{"k", "v"}, {"l", ""}})) != base);
+  // Length prefixes: moving a byte between key and value, or between entries, is a change.
+  CHECK(digestOf(configMap({{"ab", "c"}})) != digestOf(configMap({{"a", "bc"}})));
+  CHECK(digestOf(configMap({{"a", "b"}, {"c", "d"}})) != digestOf(configMap({{"a", "bcd"}})));
+}
+
+TEST_CASE("data and binaryData are distinct and absent equals empty") {
+  json inData = configMap({{"k", "dg=="}});
+  json inBinary = configMap(nullptr);
+  inBinary["binaryData"] = {{"k", "dg=="}};
+  CHECK(digestOf(inData) != digestOf(inBinary));
+  json none = configMap(nullptr);
+  none.erase("data");
+  CHECK(digestOf(none) == digestOf(configMap(json::object())));
+}
+
+TEST_CASE("a Secret's type is content and a ConfigMap has none") {
+  json secret = {{"kind", "Secret"}, {"metadata", {{"name", "s"}}}, {"data", {{"k", "dg=="}}}, {"type", "Opaque"}};
+  json other = secret;
+  other["type"] = "kubernetes.io/tls";
+  CHECK(digestOf(secret, RefKind::Secret) != digestOf(other, RefKind::Secret));
+  CHECK(digestOf(secret, RefKind::ConfigMap) == digestOf(other, RefKind::ConfigMap));
+}
+
+TEST_CASE("malformed content is an error that names no content") {
+  auto badValue = contentDigest(configMap({{"secretkey", 42}}), RefKind::ConfigMap);
+  REQUIRE_FALSE(badValue);
+  CHECK(badValue.error().kind == ErrorKind::InvalidInput);
+  CHECK(badValue.error().describe().find("secretkey") == std::string::npos);
+  json badData = configMap(nullptr);
+  badData["data"] = "s3cr3t";
+  auto notObject = contentDigest(badData, RefKind::Secret);
+  REQUIRE_FALSE(notObject);
+  CHECK(notObject.error().describe().find("s3cr3t") == std::string::npos);
+  json badType = configMap(nullptr);
+  badType["type"] = json::array();
+  CHECK_FALSE(contentDigest(badType, RefKind::Secret));
+  CHECK_FALSE(contentDigest(json::array(), RefKind::ConfigMap));
+}
+
+TEST_CASE("digests format as 32 hex digits and parse back") {
+  CHECK(formatDigest(kA) == "00112233445566778899aabbccddeeff");
+  CHECK(parseDigest("00112233445566778899AABBCCDDEEFF") == kA);
+  CHECK_FALSE(parseDigest(""));
+  CHECK_FALSE(parseDigest("00112233445566778899aabbccddeef"));
+  CHECK_FALSE(parseDigest("00112233445566778899aabbccddeeff0"));
+  CHECK_FALSE(parseDigest("g0112233445566778899aabbccddeeff"));
+}
+
+TEST_CASE("content records round trip sorted") {
+  ContentRecords records;
+  records["secret/b"] = {"u2/7", kB};
+  records["configmap/a"] = {"u1/41", kA};
+  const std::string text = formatContentRecords(records);
+  CHECK(text == "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
+  CHECK(parseContentRecords(text) == records);
+  CHECK(formatContentRecords({}).empty());
+  CHECK(parseContentRecords("").empty());
+}
+
+TEST_CASE("entries of a content record that do not parse are skipped") {
+  const std::string good = "configmap/a=u1/41/00112233445566778899aabbccddeeff";
+  for (const std::string bad :
+       {"x", "=", "configmap/a", "configmap/=u1/41/00112233445566778899aabbccddeeff",
+        "pod/a=u1/41/00112233445566778899aabbccddeeff", "configmap/a=u1/00112233445566778899aabbccddeeff",
+        "configmap/a=/41/00112233445566778899aabbccddeeff", "configmap/a=u1//00112233445566778899aabbccddeeff",
+        "configmap/a=u1/4/1/00112233445566778899aabbccddeeff", "configmap/a=u1/41/short", ",,,"}) {
+    INFO(bad);
+    const ContentRecords parsed = parseContentRecords(bad + "," + good);
+    REQUIRE(parsed.size() == 1);
+    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA});
+  }
+}
+
+// Every combination of: what the template holds (nothing, the current version, an older version
+// of the same object, a version of another uid, a foreign value), what is recorded (nothing, the
+// template's version with the current digest, with another digest, another version), and whether
+// the content is known.
+TEST_CASE("decideTrackedValue over every combination of uid and version and content change") {
+  const std::string uid = "u1";
+  const std::string rv = "57";
+  const std::string now = "u1/57";
+  const std::optional<ContentDigest> known = kA;
+  const std::optional<ContentDigest> unread;
+
+  SECTION("nothing in the template: the current version, recorded when known") {
+    for (const auto& recorded : {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA})}) {
+      TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known);
+      CHECK(v.value == now);
+      CHECK_FALSE(v.metadataOnly);
+      CHECK(v.record == ContentRecord{now, kA});
+      TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread);
+      CHECK(u.value == now);
+      CHECK_FALSE(u.record);
+    }
+  }
+  SECTION("the template holds the current version: unchanged, recorded lazily") {
+    TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known);
+    CHECK(v.value == now);
+    CHECK_FALSE(v.metadataOnly);
+    CHECK(v.record == ContentRecord{now, kA});
+    CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread).record);
+  }
+  SECTION("same uid, older version, same content recorded for exactly that version: kept") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, known);
+    CHECK(v.value == "u1/41");
+    CHECK(v.metadataOnly);
+    CHECK(v.record == ContentRecord{"u1/41", kA});
+  }
+  SECTION("same uid, older version, another digest recorded: the content changed") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB}, uid, rv, known);
+    CHECK(v.value == now);
+    CHECK_FALSE(v.metadataOnly);
+    CHECK(v.record == ContentRecord{now, kA});
+  }
+  SECTION("same uid, older version, the record is for another version: as commons-operator") {
+    for (const std::string other : {"u1/40", "u1/57", "u0/41", "u1/410"}) {
+      INFO(other);
+      TrackedValue v = decideTrackedValue("u1/41", ContentRecord{other, kA}, uid, rv, known);
+      CHECK(v.value == now);
+      CHECK_FALSE(v.metadataOnly);
+      CHECK(v.record == ContentRecord{now, kA});
+    }
+  }
+  SECTION("same uid, older version, nothing recorded (migration): as commons-operator") {
+    TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known);
+    CHECK(v.value == now);
+    CHECK_FALSE(v.metadataOnly);
+    CHECK(v.record == ContentRecord{now, kA});
+  }
+  SECTION("same uid, older version, content not read (content-aware off): every version rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, unread);
+    CHECK(v.value == now);
+    CHECK_FALSE(v.metadataOnly);
+    CHECK_FALSE(v.record);
+  }
+  SECTION("another uid (recreated) always rolls, even with identical content recorded") {
+    for (const auto& digest : {known, unread}) {
+      TrackedValue v = decideTrackedValue("u0/41", ContentRecord{"u0/41", kA}, uid, rv, digest);
+      CHECK(v.value == now);
+      CHECK_FALSE(v.metadataOnly);
+    }
+    // A uid that merely starts with the current one is another uid.
+    TrackedValue prefix = decideTrackedValue("u1x/41", ContentRecord{"u1x/41", kA}, uid, rv, known);
+    CHECK(prefix.value == now);
+    CHECK_FALSE(prefix.metadataOnly);
+  }
+  SECTION("a value that is not <uid>/<rv> (legacy marker, garbage) is replaced") {
+    for (const std::string odd : {"changes-ignored", "", "u1", "u1/"}) {
+      INFO(odd);
+      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA}, uid, rv, known);
+      CHECK(v.value == now);
+      CHECK_FALSE(v.metadataOnly);
+    }
+  }
+}
+
+namespace {
+
+json statefulSet(const json& templateAnnotations, const json& workloadAnnotations = nullptr) {
+  json sts = {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
+              {"spec",
+               {{"template",
+                 {{"metadata", {{"annotations", templateAnnotations}}},
+                  {"spec",
+                   {{"volumes",
+                     {{{"name", "a"}, {"configMap", {{"name", "cm"}}}}, {{"name", "b"}, {"secret", {{"secretName", "s"}}}}}},
+                    {"containers", {{{"name", "c"}}}}}}}}}}};
+  if (!workloadAnnotations.is_null()) sts["metadata"]["annotations"] = workloadAnnotations;
+  return sts;
+}
+
+const std::string kCm = "configmap.restarter.stackable.tech/cm";
+const std::string kSecret = "secret.restarter.stackable.tech/s";
+const std::string kRecord(kContentDigestsAnnotation);
+
+}  // namespace
+
+TEST_CASE("desiredAnnotations keeps a version whose content is unchanged and records digests") {
+  const json recorded = {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA) + ",secret/s=su/5/" + formatDigest(kB)}};
+  const json sts = statefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}}, recorded);
+
+  SECTION("metadata-only changes of both: nothing to change") {
+    auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
+      return kind == RefKind::ConfigMap ? ObjectState::present("cu", "2", false, kA)
+                                        : ObjectState::present("su", "9", false, kB);
+    });
+    REQUIRE(desired);
+    CHECK(desired->annotations == AnnotationMap{{kCm, "cu/1"}, {kSecret, "su/5"}});
+    CHECK(desired->references.at(0).metadataOnly);
+    CHECK(desired->references.at(1).metadataOnly);
+    CHECK(desired->contentDigests == recorded[kRecord]);
+    auto changes = planAnnotationChanges(sts, *desired);
+    REQUIRE(changes);
+    CHECK(changes->empty());
+  }
+  SECTION("the ConfigMap's content changed, the Secret's was not read (content-aware configmaps)") {
+    auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
+      return kind == RefKind::ConfigMap ? ObjectState::present("cu", "2", false, kB)
+                                        : ObjectState::present("su", "9", false);
+    });
+    REQUIRE(desired);
+    CHECK(desired->annotations == AnnotationMap{{kCm, "cu/2"}, {kSecret, "su/9"}});
+    CHECK_FALSE(desired->references.at(0).metadataOnly);
+    CHECK_FALSE(desired->references.at(1).metadataOnly);
+    CHECK(desired->contentDigests == "configmap/cm=cu/2/" + formatDigest(kB));
+  }
+  SECTION("ignored and absent references are not recorded") {
+    auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
+      return kind == RefKind::ConfigMap ? ObjectState::present("cu", "2", true, kA) : ObjectState::absent();
+    });
+    REQUIRE(desired);
+    CHECK(desired->annotations == AnnotationMap{{kCm, "cu/1"}});
+    CHECK(desired->contentDigests.empty());
+  }
+}
+
+TEST_CASE("a workload as commons-operator leaves it plans no change and records lazily") {
+  const json sts = statefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}});
+  auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
+    return kind == RefKind::ConfigMap ? ObjectState::present("cu", "1", false, kA)
+                                      : ObjectState::present("su", "5", false);
+  });
+  REQUIRE(desired);
+  auto changes = planAnnotationChanges(sts, *desired);
+  REQUIRE(changes);
+  CHECK(changes->empty());
+  CHECK(desired->contentDigests == "configmap/cm=cu/1/" + formatDigest(kA));
+  // Then a metadata-only edit: nothing recorded yet, so it rolls once, as commons-operator would.
+  auto next = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
+    return kind == RefKind::ConfigMap ? ObjectState::present("cu", "2", false, kA)
+                                      : ObjectState::present("su", "5", false);
+  });
+  REQUIRE(next);
+  CHECK(next->annotations.at(kCm) == "cu/2");
+}
+
+TEST_CASE("recordedContentDigests reads only a string annotation") {
+  CHECK(recordedContentDigests(json::array()).empty());
+  CHECK(recordedContentDigests(statefulSet(json::object())).empty());
+  CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, 7}})).empty());
+  CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
+            .size() == 1);
+}
+
+TEST_CASE("content awareness parses its three names and says which kinds are read") {
+  for (auto awareness : {ContentAwareness::Off, ContentAwareness::ConfigMaps, ContentAwareness::All}) {
+    auto parsed = parseContentAwareness(contentAwarenessName(awareness));
+    REQUIRE(parsed);
+    CHECK(*parsed == awareness);
+  }
+  CHECK_FALSE(parseContentAwareness("secrets"));
+  CHECK_FALSE(parseContentAwareness(""));
+  CHECK_FALSE(readsContent(ContentAwareness::Off, RefKind::ConfigMap));
+  CHECK_FALSE(readsContent(ContentAwareness::Off, RefKind::Secret));
+  CHECK(readsContent(ContentAwareness::ConfigMaps, RefKind::ConfigMap));
+  CHECK_FALSE(readsContent(ContentAwareness::ConfigMaps, RefKind::Secret));
+  CHECK(readsContent(ContentAwareness::All, RefKind::ConfigMap));
+  CHECK(readsContent(ContentAwareness::All, RefKind::Secret));
+}
+
+TEST_CASE("objectStateFromObject reads the digest only when asked") {
+  json cm = configMap({{"k", "v"}});
+  auto without = objectStateFromObject(cm, RefKind::ConfigMap, false);
+  REQUIRE(without);
+  CHECK(without->uid == "u1");
+  CHECK_FALSE(without->contentDigest);
+  auto with = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  REQUIRE(with);
+  CHECK(with->contentDigest == digestOf(cm));
+  cm["data"] = 5;
+  auto unhashable = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  REQUIRE(unhashable);
+  CHECK_FALSE(unhashable->contentDigest);
+  CHECK_FALSE(objectStateFromObject(json::object(), RefKind::ConfigMap, true));
+}
