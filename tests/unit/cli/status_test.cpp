@@ -101,7 +101,7 @@ TEST_CASE("status: a held rollout shows until when", "[cli][status]") {
   CHECK(renderStatusTable({r}, false, false, "").find("held until 2026-11-29T18:07:00Z") != std::string::npos);
 }
 
-TEST_CASE("status: DaemonSets count scheduled pods; any JSON shape is tolerated", "[cli][status]") {
+TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[cli][status]") {
   nlohmann::ordered_json explanation = {{"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
                                         {"revisions", 7},
                                         {"pending", {{"status", 1}}}};
@@ -130,7 +130,7 @@ TEST_CASE("status: what needs attention comes first", "[cli][status]") {
   CHECK(pendingOrUnknown(rows[0]));
 }
 
-TEST_CASE("status: the table, wide, and the document", "[cli][status]") {
+TEST_CASE("status: the table and the wide table and the document", "[cli][status]") {
   WorkloadStatus r = row(input("3"));
   const std::string table = renderStatusTable({r}, true, false, "");
   CHECK(table.rfind("NAMESPACE   WORKLOAD", 0) == 0);
