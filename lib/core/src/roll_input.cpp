@@ -170,6 +170,19 @@ Result<RollPod> rollPodFromJson(const json& pod, WorkloadKind kind) {
   return out;
 }
 
+std::string podSelector(const json& workload) {
+  std::string out;
+  const json::json_pointer pointer("/spec/selector/matchLabels");
+  if (!workload.is_object() || !workload.contains(pointer)) return out;
+  const json& matchLabels = workload.at(pointer);
+  if (!matchLabels.is_object()) return out;
+  for (const auto& [key, value] : matchLabels.items()) {
+    if (!value.is_string()) continue;
+    out += (out.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  }
+  return out;
+}
+
 bool controlledBy(const json& object, std::string_view uid) {
   if (uid.empty() || !object.is_object()) return false;
   const json::json_pointer pointer("/metadata/ownerReferences");

@@ -148,3 +148,10 @@ TEST_CASE("a pod's roll inputs", "[roll]") {
     CHECK_FALSE(rollPodFromJson(json::array(), WorkloadKind::StatefulSet));
   }
 }
+
+TEST_CASE("the pod selector comes from matchLabels", "[roll]") {
+  CHECK(podSelector(json::parse(R"({"spec": {"selector": {"matchLabels": {"a": "1", "b": "2", "n": 3}}}})")) == "a=1,b=2");
+  CHECK(podSelector(json::parse(R"({"spec": {"selector": {"matchExpressions": []}}})")).empty());
+  CHECK(podSelector(json::parse(R"({"spec": {"selector": "x"}})")).empty());
+  CHECK(podSelector(json::array()).empty());
+}

@@ -27,6 +27,10 @@ Result<RollWorkload> rollWorkloadFromJson(const nlohmann::json& workload, Worklo
 // A pod; `kind` decides whether the name's numeric suffix is an ordinal.
 Result<RollPod> rollPodFromJson(const nlohmann::json& pod, WorkloadKind kind);
 
+// The label selector of the workload's pods, "k1=v1,k2=v2" from spec.selector.matchLabels ("" when
+// there are none: list all pods of the namespace and keep those controlledBy the workload).
+std::string podSelector(const nlohmann::json& workload);
+
 // Whether metadata.ownerReferences names `uid` as controller.
 bool controlledBy(const nlohmann::json& object, std::string_view uid);
 
