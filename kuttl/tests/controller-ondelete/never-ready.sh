@@ -26,3 +26,7 @@ test "$(../../lib/controller.sh count 'roll paused' second)" = "$seen" || { echo
 test "$(kubectl -n "$NAMESPACE" get events.events.k8s.io -o json | jq '[.items[] | select(.reason == "RollPaused")] | length')" = 1 \
   || { echo "FAIL: more than one RollPaused Event"; exit 1; }
 echo "paused on web-2; web-0 and web-1 untouched"
+../../lib/restarter.sh explain-restart -n "$NAMESPACE" --ondelete-ready-timeout 15s statefulset/web
+../../lib/restarter.sh explain-restart -n "$NAMESPACE" --ondelete-ready-timeout 15s statefulset/web -o json |
+  jq -e '.roll.state == "paused" and .roll.blockingPod == "web-2" and (.roll.outdatedPods | sort) == ["web-0", "web-1"]' >/dev/null \
+  || { echo "FAIL: explain-restart does not show the roll paused on web-2"; exit 1; }
