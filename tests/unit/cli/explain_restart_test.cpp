@@ -193,7 +193,7 @@ ExplainInput onDeleteInput() {
 
 }  // namespace
 
-TEST_CASE("the roll section says rolling, paused with the pod, manual and partitioned", "[cli][explain]") {
+TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned", "[cli][explain]") {
   SECTION("rolling: the next pod and the outdated ones") {
     ExplainInput input = onDeleteInput();
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),

@@ -130,7 +130,7 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
   CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 3);
 }
 
-TEST_CASE("the roll waits while a replacement is on its way, with one list and no eviction", "[controller][ondelete]") {
+TEST_CASE("the roll waits while a replacement is on its way with one list and no eviction", "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({statefulSet()}, "1");
   const auto now = f.harness.clock.now();
@@ -250,7 +250,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   }
 }
 
-TEST_CASE("a DaemonSet rolls from its newest ControllerRevision, first node first", "[controller][ondelete]") {
+TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node first", "[controller][ondelete]") {
   Fixture f(false, "daemonset");
   json ds = {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"},
              {"metadata", {{"name", "agent"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"generation", 2}}},

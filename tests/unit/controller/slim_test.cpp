@@ -17,7 +17,7 @@ TEST_CASE("a cached ConfigMap keeps identity and the ignore label only", "[contr
                                  {"labels", {{"restarter.stackable.tech/ignore", "true"}}}}}});
 }
 
-TEST_CASE("a cached workload keeps its template, ignore annotations and roll inputs", "[controller][cache]") {
+TEST_CASE("a cached workload keeps its template and ignore annotations and roll inputs", "[controller][cache]") {
   json sts = {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"},
               {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
                             {"generation", 3}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}},

@@ -44,7 +44,7 @@ RollWorkload onDelete(WorkloadKind kind = WorkloadKind::StatefulSet, int desired
 
 }  // namespace
 
-TEST_CASE("a StatefulSet rolls from the highest ordinal down, one pod at a time", "[roll]") {
+TEST_CASE("a StatefulSet rolls from the highest ordinal down and one pod at a time", "[roll]") {
   const RollWorkload w = onDelete();
   SECTION("all old: the highest ordinal goes first, whatever the list order") {
     const auto d = decideRoll(w, {sts(0, "old"), sts(2, "old"), sts(1, "old")}, kNow, kTimeout);
