@@ -1,12 +1,17 @@
 // explain-restart: reading the API and building the explanation document (see explain_restart.hpp).
 #include "restarter/cli/explain_restart.hpp"
 
+#include "restarter/core/roll.hpp"
+#include "restarter/core/roll_input.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <sstream>
 
 #include "restarter/core/constants.hpp"
+#include "restarter/core/roll.hpp"
+#include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
 
 namespace restarter::cli {
@@ -165,6 +170,48 @@ ordered_json causesDocument(const core::RevisionCause& cause) {
   return causes;
 }
 
+namespace {
+
+// The "roll" section: the same core::decideRoll the controller's OnDelete roll makes, over the
+// pods read here. A workload or pod the API describes oddly gives state "unknown" and the reason.
+ordered_json rollDocument(const ExplainInput& input) {
+  ordered_json roll;
+  auto workload = core::rollWorkloadFromJson(input.workload, input.kind, input.daemonSetRevision);
+  std::vector<core::RollPod> pods;
+  core::Status read = core::okStatus();
+  if (workload) {
+    for (const json& item : input.pods) {
+      auto pod = core::rollPodFromJson(item, input.kind);
+      if (!pod) {
+        read = std::move(pod).error();
+        break;
+      }
+      pods.push_back(std::move(*pod));
+    }
+  }
+  roll["updateStrategy"] = workload && workload->strategy == core::UpdateStrategy::OnDelete ? "OnDelete" : "RollingUpdate";
+  roll["readyTimeout"] = core::formatDuration(input.readyTimeout);
+  if (!workload || !read) {
+    roll["state"] = "unknown";
+    roll["reason"] = !workload ? workload.error().describe() : read.error().describe();
+    roll["outdatedPods"] = ordered_json::array();
+    roll["keptPods"] = ordered_json::array();
+    roll["blockingPod"] = "";
+    return roll;
+  }
+  const core::RollDecision decision = core::decideRoll(*workload, std::move(pods), input.now, input.readyTimeout);
+  roll["state"] = core::rollStateName(decision.state);
+  std::string reason = decision.reason;
+  if (decision.evict) reason = "the next pod to evict is " + *decision.evict;
+  roll["reason"] = reason;
+  roll["outdatedPods"] = decision.outdated;
+  roll["keptPods"] = decision.kept;
+  roll["blockingPod"] = decision.blockingPod;
+  return roll;
+}
+
+}  // namespace
+
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
                                             core::ContentAwareness contentAware) {
@@ -189,17 +236,22 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   for (RevisionShape& shape : shapes) byHash[shape.podHash] = &shape;
 
   kube::ListOptions pods = byLabels;
-  pods.metadataOnly = true;
+  // Deployments: metadata only (docs/architecture.md, "Metadata only"); StatefulSets and
+  // DaemonSets in full, for the roll's Ready conditions ("Rolls from the cluster").
+  pods.metadataOnly = deployment;
   auto podList = client.list(kube::resources::pods(), namespace_, pods);
   if (!podList) return std::move(podList).error();
   const char* hashLabel = deployment ? "pod-template-hash" : "controller-revision-hash";
   for (const json& pod : podList->items) {
     if (!ownedBy(pod, uid) && !deployment) continue;  // Deployment pods are owned by ReplicaSets
+    if (!deployment && core::controlledBy(pod, uid)) input.pods.push_back(pod);
     if (field(field(pod, "metadata"), "deletionTimestamp").is_string()) continue;  // terminating
     const auto it = byHash.find(label(pod, hashLabel));
     if (it != byHash.end()) ++it->second->revision.pods;
   }
 
+  if (kind == core::WorkloadKind::DaemonSet) input.daemonSetRevision = core::daemonSetRevisionHash(owned->items, uid);
+  input.now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   for (RevisionShape& shape : shapes) input.revisions.push_back(std::move(shape.revision));
   std::sort(input.revisions.begin(), input.revisions.end(),
             [](const core::Revision& a, const core::Revision& b) { return a.number < b.number; });
@@ -316,6 +368,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
   hold["lastRollout"] = lastRollout ? ordered_json(core::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
   pending["rolloutHold"] = std::move(hold);
   doc["pending"] = std::move(pending);
+  if (input.kind != core::WorkloadKind::Deployment) doc["roll"] = rollDocument(input);
   return doc;
 }
 

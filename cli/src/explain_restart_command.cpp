@@ -11,6 +11,7 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/yaml_output.hpp"
+#include "restarter/controller/ondelete.hpp"
 
 namespace restarter::cli {
 
@@ -80,6 +81,10 @@ cxxopts::Options makeOptions(const Io& io) {
                         "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
                         "all (also Secrets) or off",
        cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
+      ("ondelete-ready-timeout", "judge an OnDelete roll paused when a replacement pod is not Ready this "
+                                 "long (give serve-controller's --ondelete-ready-timeout)",
+       cxxopts::value<std::string>()->default_value(core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
+       "DURATION")
       ("no-color", "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")
       ("h,help", "show this help")
       ("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
@@ -190,6 +195,25 @@ std::string renderText(const ordered_json& doc, bool color) {
                   ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
                   : "")
           << "\n";
+    }
+  }
+  if (doc.contains("roll")) {
+    const auto& roll = doc["roll"];
+    const std::string state = str(roll["state"]);
+    out << "\n" << style.bold("Roll") << " (" << str(roll["updateStrategy"]) << "): "
+        << (state == "done" ? style.green(state) : state == "paused" ? style.yellow(state) : state);
+    if (!str(roll["reason"]).empty()) out << "\n  " << str(roll["reason"]);
+    out << "\n";
+    auto names = [](const ordered_json& list) {
+      std::string joined;
+      for (const auto& name : list) joined += (joined.empty() ? "" : ", ") + str(name);
+      return joined;
+    };
+    if (!roll["outdatedPods"].empty()) {
+      out << "  " << roll["outdatedPods"].size() << " pods still run an outdated revision: " << names(roll["outdatedPods"]) << "\n";
+    }
+    if (!roll["keptPods"].empty()) {
+      out << "  kept by the partition: " << names(roll["keptPods"]) << "\n";
     }
   }
   return out.str();
@@ -341,6 +365,10 @@ Subcommand explainRestartCommand() {
         const bool color = flags.count("no-color") == 0 && std::getenv("NO_COLOR") == nullptr &&
                            &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
 
+        auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
+        if (!readyTimeout) {
+          return reportUsageError(io, kName, "--ondelete-ready-timeout: " + readyTimeout.error().message);
+        }
         const std::string prefix = io.programName + " " + kName + ": ";
         auto client = kube::Client::connect(kubeLoadOptions(flags));
         if (!client) {
@@ -362,6 +390,7 @@ Subcommand explainRestartCommand() {
           }
           return exitFor(error);
         }
+        input->readyTimeout = *readyTimeout;
         const ordered_json document = explanationDocument(*input);
         switch (format) {
           case OutputFormat::Text: io.out << renderText(document, color); break;

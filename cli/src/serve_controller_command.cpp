@@ -14,6 +14,7 @@
 #include "restarter/cli/flags.hpp"
 #include "serve_process.hpp"
 #include "restarter/controller/controller.hpp"
+#include "restarter/controller/ondelete.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/client.hpp"
@@ -51,8 +52,15 @@ cxxopts::Options makeOptions(const Io& io) {
                                "restarter.stackable.tech/last-rollout annotation; 0 disables",
        cxxopts::value<std::string>()->default_value(core::formatInterval(controller::kDefaultMinRolloutInterval)),
        "DURATION")
-      ("dry-run", "log and announce (Event reason WouldRestart) what would be done; write nothing "
-                  "to workloads or pods")
+      ("ondelete-ready-timeout", "OnDelete StatefulSets and DaemonSets are rolled pod by pod by "
+                                 "restarter; a replacement pod not Ready this long after it became "
+                                 "not Ready pauses its workload's roll (Warning Event RollPaused) "
+                                 "until it is Ready or the template changes again",
+       cxxopts::value<std::string>()->default_value(
+           core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
+       "DURATION")
+      ("dry-run", "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; "
+                  "write nothing to workloads or pods")
       ("content-aware", "whose content is read so that a change of metadata alone (a label, an "
                         "annotation, kubectl apply's last-applied) restarts nothing: configmaps, all "
                         "(also Secrets: their data then reaches the controller, hashed and dropped "
@@ -151,6 +159,13 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   auto interval = parseMinRolloutInterval(flags["min-rollout-interval"].as<std::string>());
   if (!interval) return reportUsageError(io, kName, "--min-rollout-interval: " + interval.error().message);
   out.minRolloutInterval = *interval;
+  auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
+  if (!readyTimeout || readyTimeout->count() == 0) {
+    return reportUsageError(io, kName, "--ondelete-ready-timeout: " +
+                                           (readyTimeout ? std::string("must be more than 0")
+                                                         : readyTimeout.error().message));
+  }
+  out.onDeleteReadyTimeout = *readyTimeout;
   out.dryRun = flags.count("dry-run") > 0;
   auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
@@ -215,6 +230,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.namespaces = options.namespaces;
   controllerOptions.debounce = options.debounce;
   controllerOptions.minRolloutInterval = options.minRolloutInterval;
+  controllerOptions.onDeleteReadyTimeout = options.onDeleteReadyTimeout;
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;

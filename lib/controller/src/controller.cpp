@@ -7,6 +7,7 @@
 
 #include "restarter/cache/reflector.hpp"
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/ondelete.hpp"
 #include "restarter/controller/pod_expiry.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
@@ -43,6 +44,13 @@ Metrics::Metrics(obs::Registry& registry)
                                  "Pod evictions for expired credentials, by result "
                                  "(evicted, refused, dry_run).",
                                  {"result"})),
+      rollEvictions(registry.counter("restarter_controller_roll_evictions_total",
+                                     "Evictions of the OnDelete roll, by workload kind and result "
+                                     "(evicted, refused, gone, dry_run).",
+                                     {"kind", "result"})),
+      outdatedPods(registry.gauge("restarter_controller_outdated_pods",
+                                  "Pods of labeled OnDelete workloads on an outdated revision, by kind.",
+                                  {"kind"})),
       queueDepth(registry.gauge("restarter_controller_queue_depth",
                                 "Keys waiting in the work queue or being processed.")),
       watchRestarts(registry.counter("restarter_controller_watch_restarts_total",
@@ -114,15 +122,25 @@ void slimReferencedObject(json& object) {
 
 void slimWorkload(json& object) {
   if (!object.is_object()) return;
-  keepFields(object, {"apiVersion", "kind", "metadata", "spec"});
+  keepFields(object, {"apiVersion", "kind", "metadata", "spec", "status"});
   slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
+  if (auto status = object.find("status"); status != object.end()) {
+    // The OnDelete roll's inputs and triggers (ondelete.hpp): pods becoming Ready change these.
+    keepFields(*status, {"observedGeneration", "updateRevision", "currentRevision", "replicas", "readyReplicas",
+                         "availableReplicas", "updatedReplicas", "currentReplicas", "desiredNumberScheduled",
+                         "currentNumberScheduled", "numberReady", "numberAvailable", "numberUnavailable",
+                         "updatedNumberScheduled"});
+  }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
       keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation});
+                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation,
+                                  core::kOnDeleteAnnotation});
     }
   }
-  if (auto spec = object.find("spec"); spec != object.end()) keepFields(*spec, {"template"});
+  if (auto spec = object.find("spec"); spec != object.end()) {
+    keepFields(*spec, {"template", "replicas", "selector", "updateStrategy", "minReadySeconds"});
+  }
 }
 
 void slimPod(json& object) {
@@ -139,6 +157,8 @@ void slimPod(json& object) {
 namespace {
 
 constexpr const char* kPodKind = "pod";
+// Queue keys of the OnDelete roll: "ondelete-<kind>/<namespace>/<name>".
+constexpr std::string_view kRollPrefix = "ondelete-";
 
 // Objects per list page. Each page is parsed whole before its objects become compact cache
 // entries, and the entries made meanwhile sit between the page's freed nodes: a smaller page
@@ -184,6 +204,20 @@ bool workloadChanged(const cache::PackedPtr& beforePacked, const cache::PackedPt
          templateAnnotationsOf(before) != templateAnnotationsOf(after);
 }
 
+// A workload update worth a look by the OnDelete roll: anything but its resourceVersion (the
+// slimmed object keeps only what the roll and the restarter read; status changes as pods come
+// and go and become Ready).
+bool rollInputChanged(const cache::PackedPtr& beforePacked, const cache::PackedPtr& afterPacked) {
+  json before = beforePacked->unpack();
+  json after = afterPacked->unpack();
+  for (json* object : {&before, &after}) {
+    if (object->is_object() && object->contains("metadata") && (*object)["metadata"].is_object()) {
+      (*object)["metadata"].erase("resourceVersion");
+    }
+  }
+  return before != after;
+}
+
 }  // namespace
 
 struct Controller::Impl {
@@ -207,6 +241,8 @@ struct Controller::Impl {
   std::vector<std::unique_ptr<NamespaceCaches>> caches;
   std::map<std::string, std::unique_ptr<WorkloadReconciler>> workloadReconcilers;
   std::unique_ptr<PodExpiryReconciler> podReconciler;
+  std::unique_ptr<Evictor> rollEvictor;
+  std::map<std::string, std::unique_ptr<OnDeleteRoller>> rollers;  // by queue kind "ondelete-<kind>"
   struct ReflectorEntry {
     std::unique_ptr<cache::Reflector> reflector;
     const cache::StoreBase* store;
@@ -214,6 +250,11 @@ struct Controller::Impl {
   };
   std::vector<ReflectorEntry> reflectors;
   std::atomic<bool> synced{false};
+
+  // StatefulSets and DaemonSets have an OnDelete strategy; Deployments do not.
+  static bool rollsKind(const WorkloadKind& kind) {
+    return kind.resource.kind == "StatefulSet" || kind.resource.kind == "DaemonSet";
+  }
 
   NamespaceCaches* cachesFor(std::string_view ns) const {
     for (const auto& entry : caches) {
@@ -266,12 +307,22 @@ struct Controller::Impl {
         store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap));
         store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret));
         const std::string name = kind.name;
+        const std::string roll = rollsKind(kind) ? std::string(kRollPrefix) + kind.name : std::string();
         store->addHandlers(cache::PackedStore::Handlers{
-            [this, name](const cache::PackedPtr& o) { enqueueWorkload(name, cache::objectKey(*o), options.debounce); },
-            [this, name](const cache::PackedPtr& before, const cache::PackedPtr& after) {
-              if (workloadChanged(before, after)) enqueueWorkload(name, cache::objectKey(*after), options.debounce);
+            [this, name, roll](const cache::PackedPtr& o) {
+              enqueueWorkload(name, cache::objectKey(*o), options.debounce);
+              if (!roll.empty()) enqueueWorkload(roll, cache::objectKey(*o), milliseconds(0));
             },
-            [this, name](const cache::PackedPtr& o) { enqueueWorkload(name, cache::objectKey(*o), milliseconds(0)); }});
+            [this, name, roll](const cache::PackedPtr& before, const cache::PackedPtr& after) {
+              if (workloadChanged(before, after)) enqueueWorkload(name, cache::objectKey(*after), options.debounce);
+              if (!roll.empty() && rollInputChanged(before, after)) {
+                enqueueWorkload(roll, cache::objectKey(*after), milliseconds(0));
+              }
+            },
+            [this, name, roll](const cache::PackedPtr& o) {
+              enqueueWorkload(name, cache::objectKey(*o), milliseconds(0));
+              if (!roll.empty()) enqueueWorkload(roll, cache::objectKey(*o), milliseconds(0));
+            }});
         c.workloads.emplace(kind.name, std::move(store));
       }
       for (auto [store, index] : {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
@@ -308,6 +359,19 @@ struct Controller::Impl {
                            return WorkloadCaches{c->workloads.at(name).get(), &c->configMaps, &c->secrets};
                          },
                          context));
+    }
+    rollEvictor = std::make_unique<Evictor>(context);
+    for (const WorkloadKind& kind : workloadKinds()) {
+      if (!rollsKind(kind)) continue;
+      const std::string name = kind.name;
+      rollers.emplace(std::string(kRollPrefix) + kind.name,
+                      std::make_unique<OnDeleteRoller>(
+                          kind,
+                          [this, name](std::string_view ns) -> const cache::PackedStore* {
+                            NamespaceCaches* c = cachesFor(ns);
+                            return c == nullptr ? nullptr : c->workloads.at(name).get();
+                          },
+                          context, *rollEvictor, options.onDeleteReadyTimeout));
     }
     podReconciler = std::make_unique<PodExpiryReconciler>(
         [this](std::string_view ns) -> const cache::Store* {
@@ -375,6 +439,8 @@ struct Controller::Impl {
       result = podReconciler->reconcile(key, stop);
     } else if (auto it = workloadReconcilers.find(kind); it != workloadReconcilers.end()) {
       result = it->second->reconcile(key, stop);
+    } else if (auto roller = rollers.find(kind); roller != rollers.end()) {
+      result = roller->second->reconcile(key, stop);
     }
     const std::string controller = kind == kPodKind ? "pod-expiry" : kind;
     metrics.reconcileDuration.with({controller})

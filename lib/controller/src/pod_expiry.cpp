@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "restarter/controller/events.hpp"
 #include "restarter/core/expiry.hpp"
 
 namespace restarter::controller {
@@ -22,7 +23,7 @@ std::string metadataString(const json& pod, const char* field) {
 }  // namespace
 
 PodExpiryReconciler::PodExpiryReconciler(PodsFor pods, ReconcileContext& context)
-    : pods_(std::move(pods)), context_(context) {}
+    : pods_(std::move(pods)), context_(context), evictor_(context) {}
 
 bool PodExpiryReconciler::firstTime(const std::string& what) {
   std::lock_guard lock(mutex_);
@@ -32,38 +33,9 @@ bool PodExpiryReconciler::firstTime(const std::string& what) {
   return reported_.insert(what).second;
 }
 
-bool PodExpiryReconciler::blockedEventDue(const std::string& uid) {
-  const TimePoint now = context_.clock.now();
-  std::lock_guard lock(mutex_);
-  // Bounded like reported_: forgetting only means one more Event.
-  constexpr std::size_t kMaxRemembered = 10000;
-  if (blockedEvents_.size() >= kMaxRemembered) blockedEvents_.clear();
-  auto [it, inserted] = blockedEvents_.emplace(uid, now);
-  if (inserted) return true;
-  if (now - it->second < kEvictionBlockedEventInterval) return false;
-  it->second = now;
-  return true;
-}
-
-void PodExpiryReconciler::recordEvent(const json& pod, const std::string& type,
-                                      const std::string& reason, const std::string& note) {
-  kube::EventRecord event;
-  event.namespace_ = metadataString(pod, "namespace");
-  event.regarding = kube::ObjectReference{"v1", "Pod", event.namespace_, metadataString(pod, "name"),
-                                          metadataString(pod, "uid")};
-  event.type = type;
-  event.reason = reason;
-  event.action = "Evict";
-  event.note = note;
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
-  if (!created) {
-    context_.logger.warn("cannot record pod eviction event",
-                         {{"pod", event.namespace_ + "/" + event.regarding.name}, {"reason", reason},
-                          {"error", created.error().describe()}});
-  }
+void PodExpiryReconciler::recordPodEvent(const json& pod, const std::string& type,
+                                         const std::string& reason, const std::string& note) {
+  (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), type, reason, "Evict", note);
 }
 
 core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std::stop_token stop) {
@@ -114,47 +86,27 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
       context_.logger.info("pod eviction planned (dry run, nothing written)",
                            {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
       context_.metrics.evictions.with({"dry_run"}).inc();
-      recordEvent(pod, "Normal", "WouldEvict", "Would evict the pod (dry run): " + cause);
+      recordPodEvent(pod, "Normal", "WouldEvict", "Would evict the pod (dry run): " + cause);
     }
     return Action::awaitChange();
   }
-  if (!context_.writeLimiter.acquire(stop)) {
-    return core::makeError(core::ErrorKind::Unavailable, "stopping before the eviction");
+  auto eviction = evictor_.evict(pod, cause, stop);
+  if (!eviction) return std::move(eviction).error();
+  switch (eviction->outcome) {
+    case Eviction::Outcome::Evicted:
+      context_.metrics.evictions.with({"evicted"}).inc();
+      context_.logger.info("pod evicted: credentials expired",
+                           {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
+      recordPodEvent(pod, "Normal", "Expired", "Evicted the pod: " + cause);
+      return Action::awaitChange();
+    case Eviction::Outcome::Gone:
+      // Gone already, or replaced by a new pod of the same name: its own events queue it again.
+      return Action::awaitChange();
+    case Eviction::Outcome::Refused:
+      context_.metrics.evictions.with({"refused"}).inc();
+      return Action::requeue(eviction->retryAfter);
   }
-  kube::DeleteOptions options;
-  if (!uid.empty()) options.uid = uid;
-  core::Status evicted = context_.client.evict(ns, name, options);
-  context_.metrics.writes.with({"pods", "evict"}).inc();
-  if (evicted) {
-    context_.metrics.evictions.with({"evicted"}).inc();
-    context_.logger.info("pod evicted: credentials expired",
-                         {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
-    recordEvent(pod, "Normal", "Expired", "Evicted the pod: " + cause);
-    return Action::awaitChange();
-  }
-  const core::Error& error = evicted.error();
-  if (error.kind == core::ErrorKind::NotFound || error.kind == core::ErrorKind::Conflict) {
-    // Gone already, or replaced by a new pod of the same name (uid precondition): its own events
-    // queue it again if needed.
-    return Action::awaitChange();
-  }
-  if (error.kind == core::ErrorKind::TooManyRequests) {
-    milliseconds retry = kEvictionRefusedRetry;
-    if (auto after = kube::retryAfter(error)) retry = std::max(retry, std::chrono::duration_cast<milliseconds>(*after));
-    context_.metrics.evictions.with({"refused"}).inc();
-    context_.logger.info("pod eviction refused (PodDisruptionBudget); will retry",
-                         {{"pod", key}, {"retryIn", std::to_string(retry.count()) + "ms"},
-                          {"reason", error.message}});
-    if (blockedEventDue(uid)) {
-      recordEvent(pod, "Warning", "EvictionBlocked",
-                  "Cannot evict the pod yet (" + error.message + "): " + cause +
-                      "; retrying every " + std::to_string(retry.count() / 1000) + "s");
-    }
-    return Action::requeue(retry);
-  }
-  core::Error failed = error;
-  failed.context.push_back("evicting pod " + key);
-  return failed;
+  return Action::awaitChange();
 }
 
 }  // namespace restarter::controller

@@ -186,3 +186,81 @@ TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][expla
   CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "RolloutHeld"}, {"message", note}}));
   CHECK_FALSE(heldRolloutFromEvent(json::array()));
 }
+
+namespace {
+
+json rollPod(const std::string& name, const std::string& revision, bool ready, const std::string& since) {
+  return {{"metadata", {{"name", name}, {"creationTimestamp", since},
+                        {"labels", {{"controller-revision-hash", revision}}},
+                        {"ownerReferences", json::array({{{"uid", "w-uid"}, {"controller", true}}})}}},
+          {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"},
+                                                   {"lastTransitionTime", since}}})}}}};
+}
+
+ExplainInput onDeleteInput() {
+  ExplainInput input = sampleInput();
+  input.workload["spec"]["replicas"] = 3;
+  input.workload["spec"]["updateStrategy"] = {{"type", "OnDelete"}};
+  input.workload["status"] = {{"observedGeneration", 3}, {"updateRevision", "web-3"}};
+  input.now = core::parseRfc3339("2026-11-29T19:00:00Z").value();
+  input.readyTimeout = std::chrono::seconds(600);
+  return input;
+}
+
+}  // namespace
+
+TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned", "[cli][explain]") {
+  SECTION("rolling: the next pod and the outdated ones") {
+    ExplainInput input = onDeleteInput();
+    input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-1", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-2", "web-3", true, "2026-11-29T18:00:00Z")};
+    const auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "rolling");
+    CHECK(doc["roll"]["updateStrategy"] == "OnDelete");
+    CHECK(plain(doc["roll"]["outdatedPods"]) == json{"web-1", "web-0"});
+    CHECK(doc["roll"]["reason"] == "the next pod to evict is web-1");
+    CHECK_THAT(renderText(doc, false), Catch::Contains("2 pods still run an outdated revision: web-1, web-0"));
+  }
+  SECTION("paused, naming the pod") {
+    ExplainInput input = onDeleteInput();
+    input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-1", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-2", "web-3", false, "2026-11-29T18:30:00Z")};
+    const auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "paused");
+    CHECK(doc["roll"]["blockingPod"] == "web-2");
+    CHECK_THAT(renderText(doc, false), Catch::Contains("Roll (OnDelete): paused") && Catch::Contains("web-2"));
+  }
+  SECTION("opted out: the pods still on the old configuration are listed") {
+    ExplainInput input = onDeleteInput();
+    input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
+    input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-1", "web-3", true, "2026-11-29T18:00:00Z")};
+    const auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "manual");
+    CHECK(plain(doc["roll"]["outdatedPods"]) == json{"web-0"});
+  }
+  SECTION("partitioned: the kept pods and why") {
+    ExplainInput input = onDeleteInput();
+    input.workload["spec"]["updateStrategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}};
+    input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-1", "web-3", true, "2026-11-29T18:00:00Z")};
+    const auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "partitioned");
+    CHECK(plain(doc["roll"]["keptPods"]) == json{"web-0"});
+    CHECK_THAT(renderText(doc, false), Catch::Contains("kept by the partition: web-0") && Catch::Contains("partition 1"));
+  }
+  SECTION("a pod the API describes oddly makes the roll unknown, the rest stands") {
+    ExplainInput input = onDeleteInput();
+    input.pods = {json{{"metadata", {{"name", 7}}}}};
+    const auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "unknown");
+    CHECK(doc["pending"]["status"] == "restart-due");
+  }
+  SECTION("a Deployment has no roll section") {
+    ExplainInput input = sampleInput();
+    input.kind = core::WorkloadKind::Deployment;
+    CHECK_FALSE(explanationDocument(input).contains("roll"));
+  }
+}

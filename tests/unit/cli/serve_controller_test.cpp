@@ -91,3 +91,17 @@ TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a
   CHECK(help.exit == std::optional<int>(0));
   CHECK_THAT(help.out.str(), Catch::Contains("--min-rollout-interval") && Catch::Contains("(default: 5m)"));
 }
+
+TEST_CASE("serve-controller --ondelete-ready-timeout takes a positive duration", "[cli][serve-controller]") {
+  CHECK(Run({}).options.onDeleteReadyTimeout == 10min);
+  CHECK(Run({"--ondelete-ready-timeout", "20s"}).options.onDeleteReadyTimeout == 20s);
+  CHECK(Run({"--ondelete-ready-timeout=1h"}).options.onDeleteReadyTimeout == 1h);
+  for (const char* bad : {"0", "0s", "soon", "-1s"}) {
+    INFO(bad);
+    Run run({"--ondelete-ready-timeout", bad});
+    REQUIRE(run.exit);
+    CHECK(*run.exit == 2);
+    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --ondelete-ready-timeout: "));
+  }
+  CHECK_THAT(Run({"--help"}).out.str(), Catch::Contains("--ondelete-ready-timeout"));
+}

@@ -82,7 +82,7 @@ TEST_CASE("an eviction whose Event cannot be written is still done and not retri
   auto action = f.reconciler.reconcile("ns/p");
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
-  CHECK(f.harness.logs.str().find("WARN cannot record pod eviction event") != std::string::npos);
+  CHECK(f.harness.logs.str().find("WARN cannot record event") != std::string::npos);
 }
 
 TEST_CASE("the earliest expiry in the future is waited for", "[controller][expiry]") {

@@ -12,6 +12,7 @@
 // wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
 // workload has no revisions yet.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,13 @@ struct ExplainInput {
   // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
   // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
   core::Result<std::vector<core::HeldRollout>> heldRollouts = std::vector<core::HeldRollout>{};
+  // StatefulSets and DaemonSets: their pods in full (the roll needs the Ready condition; pods
+  // hold no Secret contents) and a DaemonSet's current revision hash, for the "roll" section
+  // (core::decideRoll, judged at `now` with `readyTimeout`).
+  std::vector<nlohmann::json> pods;
+  std::string daemonSetRevision;
+  core::TimePoint now{};
+  std::chrono::seconds readyTimeout{10 * 60};
 };
 
 // The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart

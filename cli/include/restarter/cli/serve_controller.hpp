@@ -11,6 +11,7 @@
 
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/controller/controller.hpp"
+#include "restarter/controller/ondelete.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
 
@@ -22,6 +23,7 @@ struct ServeControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::chrono::milliseconds debounce{1000};
   std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
+  std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
   bool dryRun = false;
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   std::optional<bool> leaderElect;  // nullopt: on when running in a cluster

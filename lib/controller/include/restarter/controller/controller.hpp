@@ -6,6 +6,9 @@
 //   reconcile.hpp        Action, the error policy, the reconcilers' shared context
 //   workload.hpp         the workload restarter (StatefulSet, Deployment, DaemonSet)
 //   pod_expiry.hpp       the pod expiry restarter
+//   ondelete.hpp         the pod-by-pod roll of OnDelete StatefulSets and DaemonSets
+//   eviction.hpp         the Eviction API with PodDisruptionBudget backoff (expiry and roll)
+//   events.hpp           recording Events
 //   leader_election.hpp  Lease-based leader election
 //   metrics.hpp          Prometheus metrics
 //   controller.hpp       this file: the manager wiring caches, handlers, queue and workers
@@ -67,6 +70,9 @@ struct ControllerOptions {
   // gives it timeouts of leaseRequestTimeout(): a renewal stuck in a hung request must not keep
   // a leader working past the point where a standby may take over (leader_election.hpp).
   kube::Client* leaseClient = nullptr;
+  // How long a replacement pod of the OnDelete roll may take to become Ready before the roll of
+  // its workload pauses (ondelete.hpp).
+  std::chrono::seconds onDeleteReadyTimeout{10 * 60};
 };
 
 // What the caches keep of each object (everything else is dropped as it arrives, so memory scales
@@ -75,9 +81,9 @@ struct ControllerOptions {
 //   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
 //     ignore label (then stored as cache::ObjectMeta);
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
-//     ignore-configmap./ignore-secret. annotations, the last-rollout and content-digests
-//     annotations, and
-//     spec.template;
+//     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests and ondelete
+//     annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
+//     (a few numbers and names; the OnDelete roll reads them and is queued by their changes);
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 //   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the

@@ -31,6 +31,13 @@ struct Metrics {
   // restarter_controller_evictions_total{result}: evicted | refused (PodDisruptionBudget) |
   // dry_run.
   obs::Family<obs::Counter>& evictions;
+  // restarter_controller_roll_evictions_total{kind, result}: evictions of the OnDelete roll
+  // (ondelete.hpp), kind = statefulset | daemonset, result = evicted | refused
+  // (PodDisruptionBudget) | gone | dry_run.
+  obs::Family<obs::Counter>& rollEvictions;
+  // restarter_controller_outdated_pods{kind}: pods of labeled OnDelete workloads on an outdated
+  // revision, as the roll last saw them (kind = statefulset | daemonset).
+  obs::Family<obs::Gauge>& outdatedPods;
   // restarter_controller_queue_depth: keys waiting or being processed.
   obs::Family<obs::Gauge>& queueDepth;
   // restarter_controller_watch_restarts_total{resource}: list/watch failures after which a

@@ -11,12 +11,10 @@
 //   - expiry passed: evict (with the pod's uid as precondition, so a new pod of the same name is
 //     never evicted by mistake), log it and record an Event on the pod (Normal, reason Expired,
 //     naming the annotation and its time), so `kubectl describe pod` and `kubectl get events`
-//     say why the pod went. A PodDisruptionBudget refusal (429) is logged at info level and
-//     retried after max(5 s, Retry-After) (commons-operator's delay); the first refusal of a pod
-//     also records a Warning Event (reason EvictionBlocked), and then at most one per
-//     kEvictionBlockedEventInterval while it keeps being refused: a budget that blocks for an
-//     hour is worth a few Events, not 720. In dry-run: logged once and recorded once as an Event
-//     with reason WouldEvict.
+//     say why the pod went. The eviction, and a PodDisruptionBudget refusal (429: retried after
+//     max(5 s, Retry-After), commons-operator's delay, with at most one Warning EvictionBlocked
+//     per pod per kEvictionBlockedEventInterval), are eviction.hpp's Evictor, shared with the
+//     OnDelete roll. In dry-run: logged once and recorded once as an Event with reason WouldEvict.
 //   An Event that cannot be written is logged, never retried (the eviction itself is done).
 //
 // Thread-safety: as WorkloadReconciler.
@@ -31,16 +29,12 @@
 #include <string_view>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/eviction.hpp"
 #include "restarter/controller/reconcile.hpp"
 
 namespace restarter::controller {
 
 using PodsFor = std::function<const cache::Store*(std::string_view namespace_)>;
-
-// The delay before asking again after a PodDisruptionBudget refused an eviction.
-inline constexpr milliseconds kEvictionRefusedRetry{5000};
-// The least time between two EvictionBlocked Events for one pod.
-inline constexpr milliseconds kEvictionBlockedEventInterval{10 * 60 * 1000};
 
 class PodExpiryReconciler {
  public:
@@ -50,15 +44,14 @@ class PodExpiryReconciler {
 
  private:
   bool firstTime(const std::string& what);
-  bool blockedEventDue(const std::string& uid);
-  void recordEvent(const nlohmann::json& pod, const std::string& type, const std::string& reason,
-                   const std::string& note);
+  void recordPodEvent(const nlohmann::json& pod, const std::string& type, const std::string& reason,
+                      const std::string& note);
 
   PodsFor pods_;
   ReconcileContext& context_;
   std::mutex mutex_;
   std::set<std::string> reported_;  // problems and dry-run evictions already logged
-  std::map<std::string, TimePoint> blockedEvents_;  // pod uid -> last EvictionBlocked Event
+  Evictor evictor_;
 };
 
 }  // namespace restarter::controller

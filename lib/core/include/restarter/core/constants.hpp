@@ -45,6 +45,12 @@ inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.
 // own: written only together with a template change, so a migrated cluster still sees no write.
 inline constexpr std::string_view kContentDigestsAnnotation = "restarter.stackable.tech/content-digests";
 
+// Workload metadata annotation: `manual` opts an OnDelete StatefulSet or DaemonSet out of the
+// pod-by-pod roll (ondelete.hpp): restarter then only annotates the template, and explain-restart
+// lists the pods still on the old revision. Any other value, or none, lets restarter roll.
+inline constexpr std::string_view kOnDeleteAnnotation = "restarter.stackable.tech/ondelete";
+inline constexpr std::string_view kOnDeleteManualValue = "manual";
+
 // Field managers for the server-side applies restarter makes, one per workload kind. The
 // StatefulSet one is commons-operator's own: taking over its manager name means that after a
 // migration we own the annotation fields it owned, so a key we stop sending is really removed

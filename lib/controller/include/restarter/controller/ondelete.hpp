@@ -1,0 +1,79 @@
+#pragma once
+// The OnDelete roll: for a labeled StatefulSet or DaemonSet with `updateStrategy: OnDelete`, whose
+// template change Kubernetes does not roll, restarter replaces the outdated pods itself, one at a
+// time (docs/architecture.md, "Rolls from the cluster"). core::decideRoll decides; this file reads
+// the cluster and acts.
+//
+// reconcile(key), key "<namespace>/<name>" of the roller's kind:
+//   1. the workload from the cache (absent: forget it). Not OnDelete: nothing to do, no request;
+//   2. fresh from the API, never from memory or a cache: the workload's pods (by its selector,
+//      controlled by its uid; full objects, for their Ready condition) and, for a DaemonSet, its
+//      ControllerRevisions (the newest is the update revision). So a restarted controller or a
+//      new leader resumes where the cluster stands and never evicts a pod twice: an evicted pod
+//      is terminating, missing, or replaced on the update revision;
+//   3. core::decideRoll; the gauge of outdated pods is set for the workload;
+//   4. evict: through the shared Evictor (uid precondition, PDB refusals retried with backoff,
+//      one EvictionBlocked Warning per pod per interval), then a Normal Event `Evicted` on the pod
+//      naming the revision change and a log line. In dry-run: a Normal Event `WouldEvict` and a
+//      log line once per pod and revision, no eviction;
+//      paused: one Warning Event `RollPaused` on the workload naming the pod, once per pod and
+//      update revision; nothing is evicted;
+//      waiting: look again at the decision's recheck time, and at most after kRollPoll (the
+//      workload's status updates, which queue it, are the usual trigger; the poll covers a
+//      status that does not change, e.g. a DaemonSet pod becoming Ready for minReadySeconds).
+//
+// Thread-safety: as WorkloadReconciler (one lock guards the announcement and gauge records).
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "restarter/cache/store.hpp"
+#include "restarter/controller/eviction.hpp"
+#include "restarter/controller/reconcile.hpp"
+#include "restarter/controller/workload.hpp"
+#include "restarter/core/explain.hpp"
+
+namespace restarter::controller {
+
+// serve-controller --ondelete-ready-timeout's default: how long a replacement may take to become
+// Ready before the roll pauses. Generous: a database pod replaying its log may take minutes.
+inline constexpr std::chrono::seconds kDefaultOnDeleteReadyTimeout{10 * 60};
+// The longest wait between two looks at a rolling workload.
+inline constexpr milliseconds kRollPoll{10'000};
+
+// The workloads of the roller's kind in a namespace (nullptr: not watched).
+using WorkloadStoreFor = std::function<const cache::PackedStore*(std::string_view namespace_)>;
+
+class OnDeleteRoller {
+ public:
+  // `kind`: the StatefulSet or DaemonSet WorkloadKind (queue keys, metrics, Events).
+  OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context,
+                 Evictor& evictor, std::chrono::seconds readyTimeout);
+
+  core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
+
+ private:
+  // The DaemonSet's revisions carry its pods' labels, so its selector finds them.
+  core::Result<std::string> daemonSetRevision(const std::string& ns, const std::string& selector,
+                                              const std::string& uid);
+  void setOutdated(const std::string& key, std::size_t count);
+  bool firstTime(const std::string& what);
+
+  WorkloadKind kind_;
+  core::WorkloadKind coreKind_;
+  WorkloadStoreFor workloads_;
+  ReconcileContext& context_;
+  Evictor& evictor_;
+  std::chrono::seconds readyTimeout_;
+  std::mutex mutex_;
+  std::map<std::string, std::size_t> outdated_;  // key -> outdated pods (the gauge is their sum)
+  std::set<std::string> announced_;  // RollPaused and WouldEvict already recorded (bounded)
+};
+
+}  // namespace restarter::controller
