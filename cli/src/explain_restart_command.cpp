@@ -366,7 +366,8 @@ Subcommand explainRestartCommand() {
         }
         if (flags.count("watch") > 0) return watchRevisions(**client, *input, namespace_, format, io);
         return kExitOk;
-      }};
+      },
+      [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -8,10 +8,12 @@
 #include <random>
 #include <sstream>
 #include <stop_token>
+#include <tuple>
 
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
 #include "serve_process.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/core/rollout.hpp"
@@ -36,9 +38,6 @@ cxxopts::Options makeOptions(const Io& io) {
       "writes, release the Lease, exit 0.\n");
   options.custom_help("[flags]");
   options.add_options()
-      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster)",
-       cxxopts::value<std::string>(), "FILE")
-      ("context", "kubeconfig context to use", cxxopts::value<std::string>(), "NAME")
       ("n,namespace", "namespace to watch; repeat or separate with commas for several "
                       "(default: all namespaces)",
        cxxopts::value<std::vector<std::string>>(), "NS")
@@ -53,9 +52,9 @@ cxxopts::Options makeOptions(const Io& io) {
        "DURATION")
       ("dry-run", "log and announce (Event reason WouldRestart) what would be done; write nothing "
                   "to workloads or pods")
-      ("leader-elect", "run only while holding the Lease (default: true in a cluster, false "
-                       "otherwise)",
-       cxxopts::value<std::string>()->implicit_value("true"), "true|false")
+      ("leader-elect", "run only while holding the Lease: --leader-elect or --leader-elect=false "
+                       "(default: true in a cluster, false otherwise)",
+       cxxopts::value<bool>())
       ("leader-election-namespace", "namespace of the Lease (default: the only --namespace, else "
                                     "the kubeconfig's or service account's namespace)",
        cxxopts::value<std::string>(), "NS")
@@ -63,7 +62,7 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value("restarter-controller"), "NAME")
       ("metrics-bind-address", "address of /metrics (\"0\" disables)",
        cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
-      ("health-bind-address", "address of /healthz and /readyz (\"0\" disables)",
+      ("health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)",
        cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
       ("max-writes-per-second", "global limit on workload writes and evictions per second",
        cxxopts::value<double>()->default_value("10"), "N")
@@ -73,6 +72,8 @@ cxxopts::Options makeOptions(const Io& io) {
       ("log-level", "debug, info, warn or error",
        cxxopts::value<std::string>()->default_value("info"), "LEVEL")
       ("h,help", "show this help");
+  addConnectionFlags(options);
+  addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
   return options;
 }
 
@@ -123,8 +124,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   ParsedFlags parsed = parseFlags(options, args, io, kName);
   if (parsed.exitNow) return parsed.exitNow;
   const cxxopts::ParseResult& flags = *parsed.result;
-  if (flags.count("kubeconfig") > 0) out.kubeconfig = flags["kubeconfig"].as<std::string>();
-  if (flags.count("context") > 0) out.context = flags["context"].as<std::string>();
+  const kube::LoadOptions connection = connectionLoadOptions(flags);
+  out.kubeconfig = connection.kubeconfigPath;
+  out.context = connection.context;
   if (flags.count("namespace") > 0) {
     for (const std::string& value : flags["namespace"].as<std::vector<std::string>>()) {
       std::stringstream parts(value);
@@ -146,23 +148,19 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   if (!interval) return reportUsageError(io, kName, "--min-rollout-interval: " + interval.error().message);
   out.minRolloutInterval = *interval;
   out.dryRun = flags.count("dry-run") > 0;
-  if (flags.count("leader-elect") > 0) {
-    const std::string value = flags["leader-elect"].as<std::string>();
-    if (value == "true") {
-      out.leaderElect = true;
-    } else if (value == "false") {
-      out.leaderElect = false;
-    } else {
-      return reportUsageError(io, kName, "--leader-elect: expected true or false, got \"" + value + "\"");
-    }
-  }
+  if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
   if (flags.count("leader-election-namespace") > 0)
     out.leaderElectionNamespace = flags["leader-election-namespace"].as<std::string>();
   out.leaderElectionId = flags["leader-election-id"].as<std::string>();
   if (out.leaderElectionId.empty()) return reportUsageError(io, kName, "--leader-election-id: empty");
-  for (const auto& [flag, target] : {std::pair{"metrics-bind-address", &out.metricsBind},
-                                     std::pair{"health-bind-address", &out.healthBind}}) {
-    auto address = obs::parseBindAddress(flags[flag].as<std::string>());
+  std::string healthAddress;
+  if (auto error = readRenamedFlag(flags, io, "health-probe-bind-address", "health-bind-address", healthAddress)) {
+    return reportUsageError(io, kName, *error);
+  }
+  for (const auto& [flag, text, target] :
+       {std::tuple{"metrics-bind-address", flags["metrics-bind-address"].as<std::string>(), &out.metricsBind},
+        std::tuple{"health-probe-bind-address", healthAddress, &out.healthBind}}) {
+    auto address = obs::parseBindAddress(text);
     if (!address) return reportUsageError(io, kName, std::string("--") + flag + ": " + address.error().message);
     *target = *address;
   }
@@ -289,7 +287,8 @@ Subcommand serveControllerCommand() {
                       ServeControllerOptions options;
                       if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
                       return runServeController(options, io);
-                    }};
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -10,6 +10,7 @@
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
@@ -45,16 +46,11 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
       ("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
        cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
-      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)",
-       cxxopts::value<std::string>()->default_value(""), "FILE")
-      ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("cert-dir", "serve tls.crt and tls.key from this directory (reloaded when they change) "
                    "instead of managing certificates",
        cxxopts::value<std::string>()->default_value(""), "DIR")
       ("service", "webhook Service name (in cluster): the certificate's DNS names",
        cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
-      ("namespace", "webhook Service namespace; also the Secret's unless --secret-namespace",
-       cxxopts::value<std::string>()->default_value("restarter"), "NS")
       ("cluster-domain", "cluster DNS domain for the Service's DNS names",
        cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
       ("webhook-url", "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
@@ -62,13 +58,14 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value(""), "URL")
       ("secret-name", "Secret holding the managed certificates",
        cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")
-      ("secret-namespace", "namespace of that Secret (default: --namespace)",
+      ("secret-namespace", "namespace of that Secret (default: --service-namespace)",
        cxxopts::value<std::string>()->default_value(""), "NS")
       ("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
        cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
       ("manage-configuration", "create the MutatingWebhookConfiguration --configuration-name and keep "
                                "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
                                "would build it; not with --cert-dir");
+  addServiceNamespaceFlag(options, "webhook Service namespace; also the Secret's unless --secret-namespace");
   addMwcShapeFlags(options, "with --manage-configuration: ");
   options.add_options()
       ("validity", "serving certificate lifetime; renewed at 2/3 of it",
@@ -90,6 +87,7 @@ cxxopts::Options makeOptions(const Io& io) {
       ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
       ("h,help", "show this help");
+  addConnectionFlags(options);
   return options;
 }
 
@@ -176,11 +174,12 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
       if (!address) return reportUsageError(io, kName, address.error().message);
       *target = *address;
     }
-    out.kubeconfig = flags["kubeconfig"].as<std::string>();
-    out.context = flags["context"].as<std::string>();
+    const kube::LoadOptions connection = connectionLoadOptions(flags);
+    out.kubeconfig = connection.kubeconfigPath;
+    out.context = connection.context;
     out.certDir = flags["cert-dir"].as<std::string>();
     out.service = flags["service"].as<std::string>();
-    out.serviceNamespace = flags["namespace"].as<std::string>();
+    if (auto error = readServiceNamespace(flags, io, out.serviceNamespace)) return reportUsageError(io, kName, *error);
     out.clusterDomain = flags["cluster-domain"].as<std::string>();
     out.webhookUrl = flags["webhook-url"].as<std::string>();
     out.secretName = flags["secret-name"].as<std::string>();
@@ -450,7 +449,8 @@ Subcommand serveWebhookCommand() {
                       ServeWebhookOptions options;
                       if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
                       return runServeWebhook(options, io);
-                    }};
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

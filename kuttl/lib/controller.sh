@@ -83,7 +83,7 @@ start() {
     setsid bash -c 'timeout -s TERM "$0" "$@" & echo $! >"$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms --min-rollout-interval 0 \
-    --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
+    --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &
   local deadline=$((SECONDS + 10))
   until [[ -s $dir/$name.pid ]]; do
