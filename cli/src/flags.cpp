@@ -69,6 +69,17 @@ std::string joinProblems(const std::vector<std::string>& problems) {
   return text;
 }
 
+std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
+                                         obs::LogLevel& level) {
+  auto parsedFormat = obs::parseLogFormat(flags["log-format"].as<std::string>());
+  if (!parsedFormat) return "--log-format: " + parsedFormat.error().message;
+  auto parsedLevel = obs::parseLogLevel(flags["log-level"].as<std::string>());
+  if (!parsedLevel) return "--log-level: " + parsedLevel.error().message;
+  format = *parsedFormat;
+  level = *parsedLevel;
+  return std::nullopt;
+}
+
 std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
   std::vector<FlagInfo> flags;
   for (const std::string& group : options.groups()) {

@@ -14,13 +14,13 @@
 
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
-#include "serve_process.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/obs/metrics.hpp"
+#include "restarter/runtime/manager.hpp"
 
 namespace restarter::cli {
 
@@ -235,14 +235,17 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   obs::Registry registry;
   controller::Controller controller(**client, controllerOptions, logger, registry,
                                     kube::systemClock());
-  // Signals are taken by one thread: blocked here, before any other thread starts (the
+  // Signals are taken by the manager's thread: blocked here, before any other thread starts (the
   // controller starts its threads in run()). That thread also returns free pages to the system,
   // once after the initial sync and then every minute. Declared after the controller, so it is
   // gone before the controller is.
-  std::stop_source stop;
   bool trimmedAfterSync = false;
   auto lastTrim = std::chrono::steady_clock::now();
-  SignalWaiter signals(stop, logger, [&] {
+  runtime::ManagerOptions process;
+  process.healthBind = options.healthBind;
+  process.metricsBind = options.metricsBind;
+  process.metricsPrefix = "restarter_controller";
+  process.tick = [&] {
     const bool synced = controller.synced();
     const auto now = std::chrono::steady_clock::now();
     if ((!trimmedAfterSync && synced) || now - lastTrim > std::chrono::minutes(1)) {
@@ -250,33 +253,29 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       malloc_trim(0);
       lastTrim = now;
     }
-  });
-  obs::HttpMetrics http(registry, "restarter_controller");
-  Endpoints endpoints(http);
-  if (!startEndpoints(options.healthBind, options.metricsBind, [&controller] { return controller.synced(); },
-                      registry, logger, endpoints)) {
-    return kExitFailure;
-  }
+  };
+  runtime::Manager manager(std::move(process), logger, registry);
 
   std::string namespaces;
   for (const std::string& ns : options.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
-  logger.info("starting controller",
-              {{"server", config->server},
-               {"namespaces", namespaces.empty() ? "*" : namespaces},
-               {"identity", controllerOptions.identity},
-               {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
-                                                    controllerOptions.leaderElection->name
-                                              : "off"},
-               {"dryRun", options.dryRun ? "true" : "false"}});
-  core::Status status = controller.run(stop.get_token());
-
-  endpoints.metrics.stop();
-  endpoints.health.stop();
-  if (!status) {
-    logger.error("controller stopped", {{"error", status.error().describe()}});
-    return kExitFailure;
-  }
-  return kExitOk;
+  const obs::Fields starting = {
+      {"server", config->server},
+      {"namespaces", namespaces.empty() ? "*" : namespaces},
+      {"identity", controllerOptions.identity},
+      {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
+                                           controllerOptions.leaderElection->name
+                                     : "off"},
+      {"dryRun", options.dryRun ? "true" : "false"}};
+  runtime::Runnable runnable;
+  runnable.ready = [&controller] { return controller.synced(); };
+  runnable.run = [&](std::stop_token stop) {
+    logger.info("starting controller", starting);
+    core::Status ran = controller.run(stop);
+    if (!ran) logger.error("controller stopped", {{"error", ran.error().describe()}});
+    return ran;
+  };
+  const core::Status status = manager.run(runnable);
+  return status ? kExitOk : kExitFailure;
 }
 
 Subcommand serveControllerCommand() {

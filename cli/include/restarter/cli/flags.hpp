@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "restarter/cli/app.hpp"
+#include "restarter/obs/log.hpp"
 
 namespace cxxopts {
 class Options;
@@ -40,6 +41,11 @@ std::string describeFlagError(const cxxopts::exceptions::exception& error, const
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);
 // Several problems as the one message reportUsageError takes: "a; b; c".
 std::string joinProblems(const std::vector<std::string>& problems);
+
+// Reads --log-format and --log-level (the serve commands'); the usage error ("--log-level: ...")
+// when one is invalid.
+std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
+                                         obs::LogLevel& level);
 
 // A flag as a subcommand declares it: long name, one-letter name ("" when none), help text and
 // whether it takes a value. The flag test (tests/unit/cli/flags_test.cpp) walks these.
