@@ -229,7 +229,7 @@ k create namespace restarter-system >/dev/null
 # certificate in Secret restarter-system/restarter-webhook-certs, and the MutatingWebhookConfiguration,
 # here by URL with an IP SAN for 127.0.0.1 (the apiserver runs on this machine, not in a pod).
 : >"$state/serve-webhook.log"
-"$cluster_sh" exec -- "$bin" serve-webhook --namespace restarter-system \
+"$cluster_sh" exec -- "$bin" serve-webhook --service-namespace restarter-system \
   --webhook-url "https://127.0.0.1:$webhook_port/mutate" --bind-address 127.0.0.1 --port "$webhook_port" \
   --manage-configuration --configuration-name "$mwc" --exclude-namespace kube-system \
   --metrics-bind-address "$webhook_metrics" --health-probe-bind-address "$webhook_health" \
@@ -243,7 +243,7 @@ say "ready: http://$webhook_health/readyz answers ok; MutatingWebhookConfigurati
 step "Starting serve-controller (watches labeled StatefulSets, Deployments, DaemonSets)"
 : >"$state/serve-controller.log"
 "$cluster_sh" exec -- "$bin" serve-controller --metrics-bind-address "$controller_metrics" \
-  --health-bind-address "$controller_health" >"$state/serve-controller.log" 2>&1 </dev/null 3>&- 4>&- &
+  --health-probe-bind-address "$controller_health" >"$state/serve-controller.log" 2>&1 </dev/null 3>&- 4>&- &
 controller_pid=$!
 proc_record "$controller_pid" "$state/serve-controller.pid"
 say "pid $controller_pid, log $state/serve-controller.log"

@@ -77,17 +77,10 @@ cxxopts::Options makeOptions(const Io& io) {
   options.add_options()
       ("o,output", "output format: text, json or yaml", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("watch", "after the explanation, print one line per new revision with its cause, until interrupted")
-      ("content-aware", "read the content of these referenced kinds, as serve-controller --content-aware "
-                        "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
-                        "all (also Secrets) or off",
-       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
-      ("ondelete-ready-timeout", "judge an OnDelete roll paused when a replacement pod is not Ready this "
-                                 "long (give serve-controller's --ondelete-ready-timeout)",
-       cxxopts::value<std::string>()->default_value(core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-       "DURATION")
       ("no-color", "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")
       ("h,help", "show this help")
       ("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
+  addJudgementFlags(options);
   addKubeFlags(options);
   options.parse_positional({"target"});
   return options;
@@ -329,6 +322,33 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
 
 }  // namespace
 
+void addJudgementFlags(cxxopts::Options& options) {
+  options.add_options()
+      ("content-aware", "read the content of these referenced kinds, as serve-controller --content-aware "
+                        "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
+                        "all (also Secrets) or off",
+       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
+      ("ondelete-ready-timeout", "judge an OnDelete roll paused when a replacement pod is not Ready this "
+                                 "long (give serve-controller's --ondelete-ready-timeout)",
+       cxxopts::value<std::string>()->default_value(core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
+       "DURATION");
+}
+
+core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
+  JudgementOptions out;
+  auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
+  if (!contentAware) {
+    return core::makeError(core::ErrorKind::InvalidInput, "--content-aware: " + contentAware.error().message);
+  }
+  out.contentAware = *contentAware;
+  auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
+  if (!readyTimeout) {
+    return core::makeError(core::ErrorKind::InvalidInput, "--ondelete-ready-timeout: " + readyTimeout.error().message);
+  }
+  out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
+  return out;
+}
+
 Subcommand explainRestartCommand() {
   return Subcommand{
       kName, "explain why a workload restarted, and whether it will",
@@ -365,10 +385,8 @@ Subcommand explainRestartCommand() {
         const bool color = flags.count("no-color") == 0 && std::getenv("NO_COLOR") == nullptr &&
                            &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
 
-        auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
-        if (!readyTimeout) {
-          return reportUsageError(io, kName, "--ondelete-ready-timeout: " + readyTimeout.error().message);
-        }
+        auto judgement = judgementOptions(flags);
+        if (!judgement) return reportUsageError(io, kName, judgement.error().message);
         const std::string prefix = io.programName + " " + kName + ": ";
         auto client = kube::Client::connect(kubeLoadOptions(flags));
         if (!client) {
@@ -376,9 +394,7 @@ Subcommand explainRestartCommand() {
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
-        if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
-        auto input = readExplainInput(**client, *kind, namespace_, name, *contentAware);
+        auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {
@@ -390,7 +406,7 @@ Subcommand explainRestartCommand() {
           }
           return exitFor(error);
         }
-        input->readyTimeout = *readyTimeout;
+        input->readyTimeout = judgement->readyTimeout;
         const ordered_json document = explanationDocument(*input);
         switch (format) {
           case OutputFormat::Text: io.out << renderText(document, color); break;
@@ -405,7 +421,8 @@ Subcommand explainRestartCommand() {
         }
         if (flags.count("watch") > 0) return watchRevisions(**client, *input, namespace_, format, io);
         return kExitOk;
-      }};
+      },
+      [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -69,6 +69,50 @@ std::string joinProblems(const std::vector<std::string>& problems) {
   return text;
 }
 
+std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
+                                         obs::LogLevel& level) {
+  auto parsedFormat = obs::parseLogFormat(flags["log-format"].as<std::string>());
+  if (!parsedFormat) return "--log-format: " + parsedFormat.error().message;
+  auto parsedLevel = obs::parseLogLevel(flags["log-level"].as<std::string>());
+  if (!parsedLevel) return "--log-level: " + parsedLevel.error().message;
+  format = *parsedFormat;
+  level = *parsedLevel;
+  return std::nullopt;
+}
+
+std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
+  std::vector<FlagInfo> flags;
+  for (const std::string& group : options.groups()) {
+    for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
+      std::string name;
+      for (const std::string& candidate : option.l) {
+        if (name.empty() || candidate.size() > name.size()) name = candidate;
+      }
+      flags.push_back(FlagInfo{name, option.s, option.desc, !option.is_boolean});
+    }
+  }
+  return flags;
+}
+
+std::string deprecatedHelp(const std::string& name) { return "deprecated: use --" + name; }
+
+void addDeprecatedAlias(cxxopts::Options& options, const std::string& oldName, const std::string& name,
+                        const std::string& argHelp) {
+  options.add_options("Deprecated")(oldName, deprecatedHelp(name), cxxopts::value<std::string>(), argHelp);
+}
+
+std::optional<std::string> readRenamedFlag(const cxxopts::ParseResult& flags, Io& io, const std::string& name,
+                                           const std::string& oldName, std::string& value) {
+  if (flags.count(oldName) == 0) {
+    value = flags[name].as<std::string>();
+    return std::nullopt;
+  }
+  if (flags.count(name) > 0) return "give --" + name + " only (--" + oldName + " is its deprecated spelling)";
+  io.err << "Flag --" << oldName << " has been deprecated, use --" << name << " instead\n";
+  value = flags[oldName].as<std::string>();
+  return std::nullopt;
+}
+
 ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>& args, Io& io,
                        const std::string& subcommand, bool allowPositional) {
   ParsedFlags parsed;

@@ -8,6 +8,8 @@
 
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
+#include "restarter/cli/mwc_flags.hpp"
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/config.hpp"
 
@@ -29,8 +31,6 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value("."), "DIR")
       ("service", "webhook Service name, for the default DNS names",
        cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
-      ("namespace", "webhook Service namespace, for the default DNS names",
-       cxxopts::value<std::string>()->default_value("restarter"), "NS")
       ("cluster-domain", "cluster DNS domain, for the default DNS names",
        cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
       ("dns", "DNS name for the certificate (repeatable); replaces the defaults "
@@ -49,11 +49,12 @@ cxxopts::Options makeOptions(const Io& io) {
       ("print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")
       ("secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
        cxxopts::value<std::string>()->default_value(""), "NAME")
-      ("secret-namespace", "namespace of --secret (default: --namespace)",
+      ("secret-namespace", "namespace of --secret (default: --service-namespace)",
        cxxopts::value<std::string>()->default_value(""), "NS")
-      ("kubeconfig", "kubeconfig file, with --secret", cxxopts::value<std::string>()->default_value(""), "FILE")
-      ("context", "kubeconfig context, with --secret", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("h,help", "show this help");
+  addServiceNamespaceFlag(options, "webhook Service namespace, for the default DNS names");
+  // Used only with --secret.
+  addConnectionFlags(options);
   return options;
 }
 
@@ -61,7 +62,7 @@ cxxopts::Options makeOptions(const Io& io) {
 std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOptions& out, Io& io) {
   out.outDir = flags["out-dir"].as<std::string>();
   out.service = flags["service"].as<std::string>();
-  out.serviceNamespace = flags["namespace"].as<std::string>();
+  if (auto error = readServiceNamespace(flags, io, out.serviceNamespace)) return reportUsageError(io, kName, *error);
   out.clusterDomain = flags["cluster-domain"].as<std::string>();
   if (flags.count("dns") > 0) out.dnsNames = flags["dns"].as<std::vector<std::string>>();
   if (flags.count("ip") > 0) out.ipAddresses = flags["ip"].as<std::vector<std::string>>();
@@ -69,8 +70,9 @@ std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOption
   out.printCaBundle = flags.count("print-ca-bundle") > 0;
   out.secretName = flags["secret"].as<std::string>();
   out.secretNamespace = flags["secret-namespace"].as<std::string>();
-  out.kubeconfig = flags["kubeconfig"].as<std::string>();
-  out.context = flags["context"].as<std::string>();
+  const kube::LoadOptions connection = connectionLoadOptions(flags);
+  out.kubeconfig = connection.kubeconfigPath;
+  out.context = connection.context;
   if (out.secretName.empty() && (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
     return reportUsageError(io, kName, "--secret-namespace, --kubeconfig and --context need --secret");
   }
@@ -257,7 +259,8 @@ Subcommand genCertsCommand() {
           return kExitFailure;
         }
         return runGenCertsToSecret(genOptions, io, now, **client);
-      }};
+      },
+      [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

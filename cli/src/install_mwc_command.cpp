@@ -5,6 +5,7 @@
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
@@ -29,19 +30,18 @@ cxxopts::Options makeOptions(const Io& io) {
   options.add_options()
       ("name", "configuration name", cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName), "NAME")
       ("service", "webhook Service name (in cluster)", cxxopts::value<std::string>()->default_value(""), "NAME")
-      ("namespace", "webhook Service namespace", cxxopts::value<std::string>()->default_value("restarter"), "NS")
       ("webhook-url", "out of cluster: https://HOST[:PORT]/mutate", cxxopts::value<std::string>()->default_value(""), "URL")
       ("ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
        cxxopts::value<std::string>()->default_value(""), "FILE")
       ("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
        cxxopts::value<std::string>()->default_value(""), "NS/NAME");
+  addServiceNamespaceFlag(options, "webhook Service namespace");
   addMwcShapeFlags(options, "");
   options.add_options()
       ("dry-run", "print the configuration as YAML instead of applying it")
       ("delete", "delete the configuration")
-      ("kubeconfig", "kubeconfig file", cxxopts::value<std::string>()->default_value(""), "FILE")
-      ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("h,help", "show this help");
+  addConnectionFlags(options);
   return options;
 }
 
@@ -62,15 +62,16 @@ std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io
   try {
     out.mwc.name = flags["name"].as<std::string>();
     out.mwc.serviceName = flags["service"].as<std::string>();
-    out.mwc.serviceNamespace = flags["namespace"].as<std::string>();
+    if (auto error = readServiceNamespace(flags, io, out.mwc.serviceNamespace)) return reportUsageError(io, kName, *error);
     out.mwc.url = flags["webhook-url"].as<std::string>();
     if (auto error = readMwcShapeFlags(flags, out.mwc)) return reportUsageError(io, kName, *error);
     out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
     out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
     out.dryRun = flags.count("dry-run") > 0;
     out.remove = flags.count("delete") > 0;
-    out.kubeconfig = flags["kubeconfig"].as<std::string>();
-    out.context = flags["context"].as<std::string>();
+    const kube::LoadOptions connection = connectionLoadOptions(flags);
+    out.kubeconfig = connection.kubeconfigPath;
+    out.context = connection.context;
   } catch (const cxxopts::exceptions::exception& e) {
     return reportUsageError(io, kName, e.what());
   }
@@ -157,7 +158,8 @@ Subcommand installMwcCommand() {
                       InstallMwcOptions options;
                       if (auto exit = parseInstallMwcFlags(args, io, options)) return *exit;
                       return runInstallMwc(std::move(options), io);
-                    }};
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -9,6 +9,8 @@
 #endif
 #include <cxxopts.hpp>
 
+#include "restarter/cli/flags.hpp"
+
 namespace restarter::cli {
 
 void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix) {
@@ -23,6 +25,16 @@ void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix) 
        cxxopts::value<std::vector<std::string>>(), "NS")
       ("only-namespace", help("send only these namespaces (repeatable; not with --exclude-namespace)"),
        cxxopts::value<std::vector<std::string>>(), "NS");
+}
+
+void addServiceNamespaceFlag(cxxopts::Options& options, const std::string& help) {
+  options.add_options()("service-namespace", help,
+                        cxxopts::value<std::string>()->default_value(webhook::kDefaultServiceNamespace), "NS");
+  addDeprecatedAlias(options, "namespace", "service-namespace", "NS");
+}
+
+std::optional<std::string> readServiceNamespace(const cxxopts::ParseResult& flags, Io& io, std::string& out) {
+  return readRenamedFlag(flags, io, "service-namespace", "namespace", out);
 }
 
 std::optional<std::string> readMwcShapeFlags(const cxxopts::ParseResult& flags, webhook::MwcOptions& out) {

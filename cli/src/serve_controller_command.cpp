@@ -8,11 +8,12 @@
 #include <random>
 #include <sstream>
 #include <stop_token>
+#include <tuple>
 
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
-#include "serve_process.hpp"
+#include "restarter/cli/kube_flags.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/rollout.hpp"
@@ -20,6 +21,7 @@
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/obs/metrics.hpp"
+#include "restarter/runtime/manager.hpp"
 
 namespace restarter::cli {
 
@@ -37,9 +39,6 @@ cxxopts::Options makeOptions(const Io& io) {
       "writes, release the Lease, exit 0.\n");
   options.custom_help("[flags]");
   options.add_options()
-      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster)",
-       cxxopts::value<std::string>(), "FILE")
-      ("context", "kubeconfig context to use", cxxopts::value<std::string>(), "NAME")
       ("n,namespace", "namespace to watch; repeat or separate with commas for several "
                       "(default: all namespaces)",
        cxxopts::value<std::vector<std::string>>(), "NS")
@@ -67,9 +66,9 @@ cxxopts::Options makeOptions(const Io& io) {
                         "as it arrives) or off (metadata only; every new resourceVersion restarts, "
                         "as commons-operator)",
        cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
-      ("leader-elect", "run only while holding the Lease (default: true in a cluster, false "
-                       "otherwise)",
-       cxxopts::value<std::string>()->implicit_value("true"), "true|false")
+      ("leader-elect", "run only while holding the Lease: --leader-elect or --leader-elect=false "
+                       "(default: true in a cluster, false otherwise)",
+       cxxopts::value<bool>())
       ("leader-election-namespace", "namespace of the Lease (default: the only --namespace, else "
                                     "the kubeconfig's or service account's namespace)",
        cxxopts::value<std::string>(), "NS")
@@ -77,7 +76,7 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value("restarter-controller"), "NAME")
       ("metrics-bind-address", "address of /metrics (\"0\" disables)",
        cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
-      ("health-bind-address", "address of /healthz and /readyz (\"0\" disables)",
+      ("health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)",
        cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
       ("max-writes-per-second", "global limit on workload writes and evictions per second",
        cxxopts::value<double>()->default_value("10"), "N")
@@ -87,6 +86,8 @@ cxxopts::Options makeOptions(const Io& io) {
       ("log-level", "debug, info, warn or error",
        cxxopts::value<std::string>()->default_value("info"), "LEVEL")
       ("h,help", "show this help");
+  addConnectionFlags(options);
+  addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
   return options;
 }
 
@@ -137,8 +138,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   ParsedFlags parsed = parseFlags(options, args, io, kName);
   if (parsed.exitNow) return parsed.exitNow;
   const cxxopts::ParseResult& flags = *parsed.result;
-  if (flags.count("kubeconfig") > 0) out.kubeconfig = flags["kubeconfig"].as<std::string>();
-  if (flags.count("context") > 0) out.context = flags["context"].as<std::string>();
+  const kube::LoadOptions connection = connectionLoadOptions(flags);
+  out.kubeconfig = connection.kubeconfigPath;
+  out.context = connection.context;
   if (flags.count("namespace") > 0) {
     for (const std::string& value : flags["namespace"].as<std::vector<std::string>>()) {
       std::stringstream parts(value);
@@ -170,23 +172,19 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
   out.contentAware = *contentAware;
-  if (flags.count("leader-elect") > 0) {
-    const std::string value = flags["leader-elect"].as<std::string>();
-    if (value == "true") {
-      out.leaderElect = true;
-    } else if (value == "false") {
-      out.leaderElect = false;
-    } else {
-      return reportUsageError(io, kName, "--leader-elect: expected true or false, got \"" + value + "\"");
-    }
-  }
+  if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
   if (flags.count("leader-election-namespace") > 0)
     out.leaderElectionNamespace = flags["leader-election-namespace"].as<std::string>();
   out.leaderElectionId = flags["leader-election-id"].as<std::string>();
   if (out.leaderElectionId.empty()) return reportUsageError(io, kName, "--leader-election-id: empty");
-  for (const auto& [flag, target] : {std::pair{"metrics-bind-address", &out.metricsBind},
-                                     std::pair{"health-bind-address", &out.healthBind}}) {
-    auto address = obs::parseBindAddress(flags[flag].as<std::string>());
+  std::string healthAddress;
+  if (auto error = readRenamedFlag(flags, io, "health-probe-bind-address", "health-bind-address", healthAddress)) {
+    return reportUsageError(io, kName, *error);
+  }
+  for (const auto& [flag, text, target] :
+       {std::tuple{"metrics-bind-address", flags["metrics-bind-address"].as<std::string>(), &out.metricsBind},
+        std::tuple{"health-probe-bind-address", healthAddress, &out.healthBind}}) {
+    auto address = obs::parseBindAddress(text);
     if (!address) return reportUsageError(io, kName, std::string("--") + flag + ": " + address.error().message);
     *target = *address;
   }
@@ -263,14 +261,17 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   obs::Registry registry;
   controller::Controller controller(**client, controllerOptions, logger, registry,
                                     kube::systemClock());
-  // Signals are taken by one thread: blocked here, before any other thread starts (the
+  // Signals are taken by the manager's thread: blocked here, before any other thread starts (the
   // controller starts its threads in run()). That thread also returns free pages to the system,
   // once after the initial sync and then every minute. Declared after the controller, so it is
   // gone before the controller is.
-  std::stop_source stop;
   bool trimmedAfterSync = false;
   auto lastTrim = std::chrono::steady_clock::now();
-  SignalWaiter signals(stop, logger, [&] {
+  runtime::ManagerOptions process;
+  process.healthBind = options.healthBind;
+  process.metricsBind = options.metricsBind;
+  process.metricsPrefix = "restarter_controller";
+  process.tick = [&] {
     const bool synced = controller.synced();
     const auto now = std::chrono::steady_clock::now();
     if ((!trimmedAfterSync && synced) || now - lastTrim > std::chrono::minutes(1)) {
@@ -278,33 +279,29 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       malloc_trim(0);
       lastTrim = now;
     }
-  });
-  obs::HttpMetrics http(registry, "restarter_controller");
-  Endpoints endpoints(http);
-  if (!startEndpoints(options.healthBind, options.metricsBind, [&controller] { return controller.synced(); },
-                      registry, logger, endpoints)) {
-    return kExitFailure;
-  }
+  };
+  runtime::Manager manager(std::move(process), logger, registry);
 
   std::string namespaces;
   for (const std::string& ns : options.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
-  logger.info("starting controller",
-              {{"server", config->server},
-               {"namespaces", namespaces.empty() ? "*" : namespaces},
-               {"identity", controllerOptions.identity},
-               {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
-                                                    controllerOptions.leaderElection->name
-                                              : "off"},
-               {"dryRun", options.dryRun ? "true" : "false"}});
-  core::Status status = controller.run(stop.get_token());
-
-  endpoints.metrics.stop();
-  endpoints.health.stop();
-  if (!status) {
-    logger.error("controller stopped", {{"error", status.error().describe()}});
-    return kExitFailure;
-  }
-  return kExitOk;
+  const obs::Fields starting = {
+      {"server", config->server},
+      {"namespaces", namespaces.empty() ? "*" : namespaces},
+      {"identity", controllerOptions.identity},
+      {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
+                                           controllerOptions.leaderElection->name
+                                     : "off"},
+      {"dryRun", options.dryRun ? "true" : "false"}};
+  runtime::Runnable runnable;
+  runnable.ready = [&controller] { return controller.synced(); };
+  runnable.run = [&](std::stop_token stop) {
+    logger.info("starting controller", starting);
+    core::Status ran = controller.run(stop);
+    if (!ran) logger.error("controller stopped", {{"error", ran.error().describe()}});
+    return ran;
+  };
+  const core::Status status = manager.run(runnable);
+  return status ? kExitOk : kExitFailure;
 }
 
 Subcommand serveControllerCommand() {
@@ -315,7 +312,8 @@ Subcommand serveControllerCommand() {
                       ServeControllerOptions options;
                       if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
                       return runServeController(options, io);
-                    }};
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

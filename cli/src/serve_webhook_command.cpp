@@ -2,25 +2,20 @@
 
 #include <arpa/inet.h>
 
-#include <atomic>
-#include <iostream>
 #include <ostream>
-#include <stop_token>
 
 #include <cxxopts.hpp>
 
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
-#include "restarter/obs/metrics.hpp"
+#include "restarter/runtime/manager.hpp"
 #include "restarter/webhook/admission.hpp"
-#include "restarter/webhook/certificates.hpp"
-#include "restarter/webhook/fetch.hpp"
 #include "restarter/webhook/mwc.hpp"
-#include "restarter/webhook/server.hpp"
-#include "serve_process.hpp"
+#include "restarter/webhook/service.hpp"
 
 namespace restarter::cli {
 
@@ -45,16 +40,11 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
       ("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
        cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
-      ("kubeconfig", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)",
-       cxxopts::value<std::string>()->default_value(""), "FILE")
-      ("context", "kubeconfig context", cxxopts::value<std::string>()->default_value(""), "NAME")
       ("cert-dir", "serve tls.crt and tls.key from this directory (reloaded when they change) "
                    "instead of managing certificates",
        cxxopts::value<std::string>()->default_value(""), "DIR")
       ("service", "webhook Service name (in cluster): the certificate's DNS names",
        cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
-      ("namespace", "webhook Service namespace; also the Secret's unless --secret-namespace",
-       cxxopts::value<std::string>()->default_value("restarter"), "NS")
       ("cluster-domain", "cluster DNS domain for the Service's DNS names",
        cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
       ("webhook-url", "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
@@ -62,13 +52,14 @@ cxxopts::Options makeOptions(const Io& io) {
        cxxopts::value<std::string>()->default_value(""), "URL")
       ("secret-name", "Secret holding the managed certificates",
        cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")
-      ("secret-namespace", "namespace of that Secret (default: --namespace)",
+      ("secret-namespace", "namespace of that Secret (default: --service-namespace)",
        cxxopts::value<std::string>()->default_value(""), "NS")
       ("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
        cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
       ("manage-configuration", "create the MutatingWebhookConfiguration --configuration-name and keep "
                                "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
                                "would build it; not with --cert-dir");
+  addServiceNamespaceFlag(options, "webhook Service namespace; also the Secret's unless --secret-namespace");
   addMwcShapeFlags(options, "with --manage-configuration: ");
   options.add_options()
       ("validity", "serving certificate lifetime; renewed at 2/3 of it",
@@ -95,6 +86,7 @@ cxxopts::Options makeOptions(const Io& io) {
       ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
       ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
       ("h,help", "show this help");
+  addConnectionFlags(options);
   return options;
 }
 
@@ -181,11 +173,12 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
       if (!address) return reportUsageError(io, kName, address.error().message);
       *target = *address;
     }
-    out.kubeconfig = flags["kubeconfig"].as<std::string>();
-    out.context = flags["context"].as<std::string>();
+    const kube::LoadOptions connection = connectionLoadOptions(flags);
+    out.kubeconfig = connection.kubeconfigPath;
+    out.context = connection.context;
     out.certDir = flags["cert-dir"].as<std::string>();
     out.service = flags["service"].as<std::string>();
-    out.serviceNamespace = flags["namespace"].as<std::string>();
+    if (auto error = readServiceNamespace(flags, io, out.serviceNamespace)) return reportUsageError(io, kName, *error);
     out.clusterDomain = flags["cluster-domain"].as<std::string>();
     out.webhookUrl = flags["webhook-url"].as<std::string>();
     out.secretName = flags["secret-name"].as<std::string>();
@@ -236,39 +229,15 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
   return std::nullopt;
 }
 
-namespace {
-
-core::TimePoint wallNow() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
-}
-
-double secondsSinceEpoch(core::TimePoint t) {
-  return static_cast<double>(t.time_since_epoch().count()) / 1e6;
-}
-
-}  // namespace
-
 int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   obs::Logger log(io.err, options.logFormat, options.logLevel);
-  std::stop_source stopSource;
-  SignalWaiter signals(stopSource, log);
-  const std::stop_token stop = stopSource.get_token();
-  kube::Clock& clock = kube::systemClock();
-
-  // Metrics.
   obs::Registry registry;
-  auto& admissions = registry.counter("restarter_webhook_admissions_total",
-                                      "AdmissionReviews answered, by kind, operation and outcome "
-                                      "(patched, unchanged, skipped, skipped-too-large, failed, malformed).",
-                                      {"kind", "operation", "outcome"});
-  auto& duration = registry.histogram("restarter_webhook_admission_duration_seconds",
-                                      "Time to answer an AdmissionReview, lookups included.", {"outcome"});
-  auto& certificateExpiry = registry.gauge("restarter_webhook_certificate_expiry_timestamp_seconds",
-                                           "When the serving certificate in use expires (Unix time).");
-  auto& certificateChecks = registry.counter("restarter_webhook_certificate_checks_total",
-                                             "Certificate checks, by result (ok, error).", {"result"});
-  auto& rotations = registry.counter("restarter_webhook_certificate_rotations_total",
-                                     "Certificate rotation steps taken, by action.", {"action"});
+  // First: blocks the signals before any other thread starts.
+  runtime::ManagerOptions process;
+  process.healthBind = options.healthAddress;
+  process.metricsBind = options.metricsAddress;
+  process.metricsPrefix = "restarter_webhook";
+  runtime::Manager manager(std::move(process), log, registry);
 
   // API clients: one for certificates, one for lookups whose requests end at the lookup deadline.
   kube::LoadOptions load;
@@ -290,17 +259,20 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     return kExitFailure;
   }
 
-  // Certificates.
-  webhook::CertificateStore store;
-  webhook::ManagedOptions managed;
-  webhook::FileState files;
-  const bool fileMode = !options.certDir.empty();
-  if (!fileMode) {
+  webhook::ServiceOptions service;
+  service.address = options.address;
+  service.certDir = options.certDir;
+  service.certCheckInterval = options.certCheckInterval;
+  service.lookupTimeout = options.lookupTimeout;
+  service.threads = options.threads;
+  service.contentAware = options.contentAware;
+  if (options.certDir.empty()) {
     auto names = servingNames(options);
     if (!names) {
       log.error("bad webhook names", {{"error", names.error().describe()}});
       return kExitUsage;
     }
+    webhook::ManagedOptions& managed = service.managed;
     managed.secretNamespace = options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
     managed.secretName = options.secretName;
     managed.configurationName = options.configurationName;
@@ -320,136 +292,14 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
       managed.configuration = std::move(configuration).value();
     }
   }
-  // One certificate check (logged, counted). Returns whether the store holds a certificate.
-  auto checkOnce = [&]() -> bool {
-    if (fileMode) {
-      auto reloaded = webhook::reloadCertificateFiles(options.certDir, store, files);
-      if (!reloaded) {
-        certificateChecks.with({"error"}).inc();
-        log.warn("cannot load the certificate files; keeping the current certificate",
-                 {{"dir", options.certDir}, {"error", reloaded.error().describe()}});
-      } else {
-        certificateChecks.with({"ok"}).inc();
-        if (*reloaded) {
-          auto info = certs::inspect(files.certPem);
-          if (info) certificateExpiry.with().set(secondsSinceEpoch(info->front().notAfter));
-          log.info("serving certificate loaded", {{"dir", options.certDir}, {"sha256", store.fingerprint()},
-                                                  {"notAfter", info ? core::formatRfc3339(info->front().notAfter) : "?"}});
-        }
-      }
-      return store.ready();
-    }
-    auto report = webhook::checkManagedCertificates(**client, managed, store, wallNow());
-    if (!report) {
-      certificateChecks.with({"error"}).inc();
-      log.warn("certificate check failed; keeping the current certificate",
-               {{"secret", managed.secretNamespace + "/" + managed.secretName}, {"error", report.error().describe()}});
-      return store.ready();
-    }
-    certificateChecks.with({"ok"}).inc();
-    certificateExpiry.with().set(secondsSinceEpoch(report->leafNotAfter));
-    for (const auto& action : report->actions) {
-      rotations.with({action.substr(0, action.find(':'))}).inc();
-      log.info("certificate rotation", {{"secret", managed.secretNamespace + "/" + managed.secretName}, {"step", action}});
-    }
-    if (report->secretWritten) {
-      log.info("certificates stored", {{"secret", managed.secretNamespace + "/" + managed.secretName},
-                                       {"sha256", report->fingerprint},
-                                       {"notAfter", core::formatRfc3339(report->leafNotAfter)}});
-    }
-    if (report->bundlePublished) {
-      log.info("CA bundle published", {{"configuration", managed.configurationName}});
-    }
-    if (report->configurationApplied) {
-      log.info("webhook configuration applied", {{"configuration", managed.configurationName}});
-    }
-    if (!report->publishProblem.empty()) {
-      log.warn("cannot publish the CA bundle", {{"configuration", managed.configurationName},
-                                                 {"error", report->publishProblem}});
-    }
-    return true;
-  };
-  // Says when the serving certificate changed and how many handshakes the old one served, so that
-  // a rotation can be seen to have been used.
-  auto checkCertificates = [&]() -> bool {
-    const std::string before = store.fingerprint();
-    const bool ready = checkOnce();
-    if (!before.empty() && store.fingerprint() != before) {
-      log.info("serving certificate replaced", {{"previous", store.previousFingerprint()},
-                                                {"previousHandshakes", std::to_string(store.previousHandshakes())},
-                                                {"sha256", store.fingerprint()}});
-    }
-    return ready;
-  };
-  // The first check must give a certificate; retry (bounded only by a signal) until it does.
-  while (!checkCertificates()) {
-    if (!clock.waitFor(std::chrono::seconds(2), stop)) return kExitOk;
-  }
 
-  // The admission handler.
-  // Lookups beyond each review's first run on a pool as large as the HTTPS worker pool (so at most
-  // 2 x --threads lookups at once, never a thread per reference); kMaxQueuedLookups more may wait,
-  // each only until its review's deadline. A lookup refused when even the queue is full is
-  // unknown: no patch, a warning, a log line, a "failed" count (docs/architecture.md, "Fail open").
-  constexpr std::size_t kMaxQueuedLookups = 1024;
-  webhook::LookupPool lookups(options.threads, kMaxQueuedLookups);
-  const webhook::ReferenceFetcher fetcher =
-      webhook::makeFetcher(webhook::apiGetter(**lookupClient, options.contentAware), lookups, options.lookupTimeout);
-  auto handle = [&](const std::string& body) {
-    const auto started = std::chrono::steady_clock::now();
-    const webhook::AdmissionResult result = webhook::handleAdmissionReview(body, fetcher);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const std::string outcome = webhook::outcomeName(result.outcome);
-    admissions.with({webhook::kindLabel(result), webhook::operationLabel(result), outcome}).inc();
-    duration.with({outcome}).observe(seconds);
-    const obs::Fields fields = {{"kind", result.kind}, {"namespace", result.namespace_}, {"name", result.name},
-                                {"operation", result.operation}, {"outcome", outcome},
-                                {"ms", std::to_string(static_cast<long>(seconds * 1000))}, {"detail", result.detail}};
-    switch (result.outcome) {
-      case webhook::Outcome::Patched: log.info("admission patched", fields); break;
-      case webhook::Outcome::Failed: log.warn("admission not patched", fields); break;
-      case webhook::Outcome::SkippedTooLarge:
-        log.warn("admission not patched: the annotations would be too large", fields);
-        break;
-      case webhook::Outcome::Malformed: log.warn("malformed admission request", fields); break;
-      default: log.debug("admission passed", fields); break;
-    }
-    return webhook::HttpReply{result.httpStatus,
-                              result.httpStatus == 200 ? "application/json" : "text/plain; charset=utf-8",
-                              result.body};
-  };
-
-  // Connections, deadlines, evictions and refusals of the three servers (README "Metrics").
-  obs::HttpMetrics http(registry, "restarter_webhook");
-  webhook::ServerOptions serverOptions{options.address, std::string(webhook::kMutatePath), options.threads};
-  serverOptions.observer = &http.server("webhook");
-  webhook::HttpsServer server(serverOptions, store, handle);
-  auto port = server.start();
-  if (!port) {
-    log.error("cannot serve the webhook", {{"error", port.error().describe()}});
-    return kExitFailure;
-  }
-  std::atomic<bool> serving{true};
-  Endpoints endpoints(http);
-  if (!startEndpoints(options.healthAddress, options.metricsAddress,
-                      [&] { return serving.load() && store.ready(); }, registry, log, endpoints)) {
-    return kExitFailure;
-  }
-  log.info("webhook serving", {{"address", options.address.host}, {"port", std::to_string(*port)},
-                               {"path", std::string(webhook::kMutatePath)},
-                               {"certificates", fileMode ? "files " + options.certDir
-                                                         : "secret " + managed.secretNamespace + "/" + managed.secretName}});
-
-  // Periodic wall-clock checks until a signal.
-  while (clock.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options.certCheckInterval), stop)) {
-    checkCertificates();
-  }
-  serving = false;
-  log.info("stopping", {{"signal", std::to_string(signals.received())}});
-  server.stop();
-  endpoints.health.stop();
-  endpoints.metrics.stop();
-  return kExitOk;
+  webhook::Service webhook(std::move(service), **client, **lookupClient, log, registry, manager.http(),
+                           kube::systemClock());
+  runtime::Runnable runnable;
+  runnable.start = [&webhook](std::stop_token stop) { return webhook.start(stop); };
+  runnable.ready = [&webhook] { return webhook.ready(); };
+  runnable.run = [&webhook](std::stop_token stop) { return webhook.run(stop); };
+  return manager.run(runnable) ? kExitOk : kExitFailure;
 }
 
 Subcommand serveWebhookCommand() {
@@ -458,7 +308,8 @@ Subcommand serveWebhookCommand() {
                       ServeWebhookOptions options;
                       if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
                       return runServeWebhook(options, io);
-                    }};
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -42,7 +42,7 @@ std::string changeLine(const ordered_json& change) {
 
 int attentionGroup(const WorkloadStatus& row) {
   if (row.pending == "unknown") return 0;
-  if (row.pending == "restart-due") return 1;
+  if (row.pending == "restart-due" || row.roll == "paused" || row.roll == "unknown") return 1;
   if (row.firstRollout == "extra-restart") return 2;
   if (row.ready < row.desired || row.current < row.desired) return 3;
   return 4;
@@ -102,6 +102,13 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
 
   row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
   if (row.firstRollout.empty()) row.firstRollout = "unknown";
+
+  const auto& roll = member(explanation, "roll");
+  if (text(member(roll, "updateStrategy")) == "OnDelete") {
+    row.roll = text(member(roll, "state"));
+    if (row.roll.empty()) row.roll = "unknown";
+    row.rollReason = text(member(roll, "reason"));
+  }
   return row;
 }
 
@@ -132,12 +139,15 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     ordered_json pending = {{"status", row.pending}, {"changes", row.pendingChanges}};
     if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
+    ordered_json roll = nullptr;
+    if (!row.roll.empty()) roll = {{"state", row.roll}, {"reason", row.rollReason}};
     items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
                      {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
                      {"restarts", row.restarts},
                      {"pending", std::move(pending)},
                      {"firstRollout", row.firstRollout},
-                     {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)}});
+                     {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
+                     {"roll", std::move(roll)}});
   }
   return {{"apiVersion", "restarter.stackable.tech/v1alpha1"}, {"kind", "WorkloadStatusList"}, {"items", items}};
 }
@@ -145,7 +155,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
 std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allNamespaces, bool wide,
                               const std::string& scope) {
   if (rows.empty()) return "No labeled workloads found " + scope + ".\n";
-  std::vector<std::string> header = {"WORKLOAD", "READY", "CURRENT", "RESTARTS", "PENDING", "FIRST-ROLLOUT"};
+  std::vector<std::string> header = {"WORKLOAD", "READY", "CURRENT", "RESTARTS", "PENDING", "FIRST-ROLLOUT", "ROLL"};
   if (allNamespaces) header.insert(header.begin(), "NAMESPACE");
   if (wide) {
     header.push_back("LAST-ROLLOUT");
@@ -160,13 +170,17 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
                                       std::to_string(row.current) + "/" + std::to_string(row.desired),
                                       std::to_string(row.restarts),
                                       pendingText(row),
-                                      row.firstRollout};
+                                      row.firstRollout,
+                                      row.roll.empty() ? "-" : row.roll};
     if (allNamespaces) cells.insert(cells.begin(), row.namespace_);
     if (wide) {
       cells.push_back(row.lastRollout ? *row.lastRollout : "-");
       std::string changes;
       for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
       if (row.pending == "unknown" && !row.pendingReason.empty()) changes = row.pendingReason;
+      if ((row.roll == "paused" || row.roll == "unknown") && !row.rollReason.empty()) {
+        changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);
+      }
       cells.push_back(changes.empty() ? "-" : changes);
     }
     table.push_back(std::move(cells));

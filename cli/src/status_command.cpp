@@ -41,7 +41,8 @@ cxxopts::Options makeOptions(const Io& io) {
       "One line per workload labeled " + std::string(core::kEnabledLabel) + "=true: pods Ready and on the\n"
       "current revision, restarts restarter recorded (revisions caused by a ConfigMap or Secret\n"
       "change), whether a restart is pending (and held by the controller's minimum rollout\n"
-      "interval), and whether the first rollout was restart-free. What needs attention comes\n"
+      "interval), whether the first rollout was restart-free, and the state of restarter's\n"
+      "pod-by-pod roll of OnDelete workloads. What needs attention comes\n"
       "first. Each line is condensed from the workload's explain-restart explanation (same reads,\n"
       "same verdicts): `explain-restart KIND/NAME` says why.\n\n"
       "Exit codes: 0 listed; 1 the API failed, or --fail-if-pending and a restart is due (or its\n"
@@ -55,6 +56,7 @@ cxxopts::Options makeOptions(const Io& io) {
        "default: a table", cxxopts::value<std::string>(), "FORMAT")
       ("fail-if-pending", "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)")
       ("h,help", "show this help");
+  addJudgementFlags(options);
   addKubeFlags(options);
   return options;
 }
@@ -79,6 +81,8 @@ Subcommand statusCommand() {
         if (flags.count("output") > 0 && output != "wide" && output != "json" && output != "yaml") {
           return reportUsageError(io, kName, "--output must be wide, json or yaml, not \"" + output + "\"");
         }
+        auto judgement = judgementOptions(flags);
+        if (!judgement) return reportUsageError(io, kName, judgement.error().message);
         const bool allNamespaces = flags.count("all-namespaces") > 0;
         std::string selector(core::kEnabledSelector);
         if (flags.count("selector") > 0) {
@@ -106,12 +110,13 @@ Subcommand statusCommand() {
           for (const nlohmann::json& workload : workloads->items) {
             const std::string ns = metadataText(workload, "namespace");
             const std::string name = metadataText(workload, "name");
-            auto input = readExplainInput(**client, kind.kind, ns, name);
+            auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
               rows.push_back(unreadableStatus(core::workloadKindName(kind.kind), ns, name, input.error().describe()));
               continue;
             }
+            input->readyTimeout = judgement->readyTimeout;
             rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
           }
         }
@@ -132,7 +137,8 @@ Subcommand statusCommand() {
           }
         }
         return kExitOk;
-      }};
+      },
+      [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

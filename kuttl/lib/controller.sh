@@ -85,7 +85,7 @@ start() {
     setsid bash -c 'source "$RESTARTER_PROCESS_LIB"; timeout -s TERM "$0" "$@" & proc_record $! "$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms --min-rollout-interval 0 \
-    --health-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
+    --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &
   local deadline=$((SECONDS + 10))
   until [[ -s $dir/$name.pid ]]; do

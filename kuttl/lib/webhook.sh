@@ -156,7 +156,7 @@ start() {
       settings=()
     fi
     setsid "$bin" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "$port" \
-      --webhook-url "https://127.0.0.1:$port/mutate" --namespace "$NAMESPACE" \
+      --webhook-url "https://127.0.0.1:$port/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --secret-namespace "$secret_namespace" \
       --configuration-name "$configuration" "${settings[@]}" \
       --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" "$@" \

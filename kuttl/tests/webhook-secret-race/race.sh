@@ -98,7 +98,7 @@ for round in $(seq "$ROUNDS"); do
   for replica in a b; do
     port=port_$replica
     "$restarter" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "${!port}" \
-      --webhook-url "https://127.0.0.1:$port_a/mutate" --namespace "$NAMESPACE" \
+      --webhook-url "https://127.0.0.1:$port_a/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --configuration-name "$configuration" --cert-check-interval 1s \
       --manage-configuration --only-namespace "$NAMESPACE" \
       --metrics-bind-address 0 --health-probe-bind-address 0 >"$work/$round-$replica.log" 2>&1 &

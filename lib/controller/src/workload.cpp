@@ -44,11 +44,16 @@ RetryDecision retryPolicy(const core::Error& error) {
 }
 
 const std::vector<WorkloadKind>& workloadKinds() {
-  static const std::vector<WorkloadKind> kinds = {
-      {"statefulset", kube::resources::statefulSets(), std::string(core::kStatefulSetFieldManager)},
-      {"deployment", kube::resources::deployments(), std::string(core::kDeploymentFieldManager)},
-      {"daemonset", kube::resources::daemonSets(), std::string(core::kDaemonSetFieldManager)},
-  };
+  static const std::vector<WorkloadKind> kinds = [] {
+    std::vector<WorkloadKind> rows;
+    for (const core::ManagedKind& kind : core::kManagedKinds) {
+      rows.push_back({std::string(kind.id),
+                      kube::ResourceRef{std::string(kind.group), std::string(kind.version), std::string(kind.plural),
+                                        std::string(kind.name), true},
+                      std::string(kind.fieldManager)});
+    }
+    return rows;
+  }();
   return kinds;
 }
 

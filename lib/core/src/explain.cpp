@@ -32,22 +32,10 @@ Result<WorkloadKind> parseWorkloadKind(std::string_view text) {
 }
 
 const char* workloadKindName(WorkloadKind kind) noexcept {
-  switch (kind) {
-    case WorkloadKind::StatefulSet: return "StatefulSet";
-    case WorkloadKind::Deployment: return "Deployment";
-    case WorkloadKind::DaemonSet: return "DaemonSet";
-  }
-  return "StatefulSet";
+  return managedKind(kind).name.data();  // the table's literals are NUL-terminated
 }
 
-std::string_view fieldManagerFor(WorkloadKind kind) noexcept {
-  switch (kind) {
-    case WorkloadKind::StatefulSet: return kStatefulSetFieldManager;
-    case WorkloadKind::Deployment: return kDeploymentFieldManager;
-    case WorkloadKind::DaemonSet: return kDaemonSetFieldManager;
-  }
-  return kStatefulSetFieldManager;
-}
+std::string_view fieldManagerFor(WorkloadKind kind) noexcept { return managedKind(kind).fieldManager; }
 
 namespace {
 

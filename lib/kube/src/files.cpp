@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace restarter::kube {
@@ -25,9 +26,14 @@ struct Fd {
   }
 };
 
+core::Error tooLarge(const std::string& path, std::size_t maxBytes) {
+  return core::makeError(core::ErrorKind::InvalidInput,
+                         "cannot read \"" + path + "\": larger than " + std::to_string(maxBytes) + " bytes");
+}
+
 }  // namespace
 
-core::Result<std::string> readFile(const std::string& path) {
+core::Result<std::string> readFile(const std::string& path, std::size_t maxBytes) {
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) return fileError(errno, path);
   struct stat info {};
@@ -35,11 +41,16 @@ core::Result<std::string> readFile(const std::string& path) {
   // A directory opens, and only read() would say EISDIR: say it plainly.
   if (S_ISDIR(info.st_mode)) return fileError(EISDIR, path);
   std::string contents;
-  if (S_ISREG(info.st_mode) && info.st_size > 0) contents.reserve(static_cast<std::size_t>(info.st_size));
+  if (S_ISREG(info.st_mode) && info.st_size > 0) {
+    if (static_cast<std::uintmax_t>(info.st_size) > maxBytes) return tooLarge(path, maxBytes);
+    contents.reserve(static_cast<std::size_t>(info.st_size));
+  }
   char buffer[16384];
   for (;;) {
     const ssize_t n = ::read(file.fd, buffer, sizeof buffer);
     if (n > 0) {
+      // A device or pipe has no size to judge by; a file may also grow while it is read.
+      if (contents.size() + static_cast<std::size_t>(n) > maxBytes) return tooLarge(path, maxBytes);
       contents.append(buffer, static_cast<std::size_t>(n));
     } else if (n == 0) {
       return contents;

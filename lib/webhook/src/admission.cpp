@@ -10,6 +10,7 @@
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/text.hpp"
+#include "restarter/core/workload_kinds.hpp"
 
 namespace restarter::webhook {
 
@@ -74,13 +75,13 @@ std::string stringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The kinds we manage, all apps/v1 (the same set the controller reconciles). A field of another
-// type than string means "not ours" (json::value() would throw on it).
+// The kinds we manage (core::kManagedKinds, the same set the controller reconciles), by group,
+// version and kind. A field of another type than string means "not ours" (json::value() would
+// throw on it).
 bool managedKind(const json& kind) {
   if (!kind.is_object()) return false;
-  const auto name = stringAt(kind, "kind");
-  return stringAt(kind, "group") == "apps" && stringAt(kind, "version") == "v1" &&
-         (name == "StatefulSet" || name == "Deployment" || name == "DaemonSet");
+  const core::ManagedKind* row = core::findManagedKind(stringAt(kind, "kind"));
+  return row != nullptr && stringAt(kind, "group") == row->group && stringAt(kind, "version") == row->version;
 }
 
 json reviewResponse(const std::string& uid) {
@@ -215,7 +216,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
 
 std::string kindLabel(const AdmissionResult& result) {
   const std::string& k = result.kind;
-  return k.empty() || k == "StatefulSet" || k == "Deployment" || k == "DaemonSet" ? k : "other";
+  return k.empty() || core::findManagedKind(k) != nullptr ? k : "other";
 }
 
 std::string operationLabel(const AdmissionResult& result) {

@@ -4,6 +4,7 @@
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/workload_kinds.hpp"
 
 namespace restarter::webhook {
 
@@ -56,15 +57,23 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
         {{{"key", "kubernetes.io/metadata.name"}, {"operator", "In"}, {"values", o.onlyNamespaces}}});
   }
 
+  // The workload kinds the controller manages (core::kManagedKinds); the main resource only (no
+  // status/scale, whose writes never change the pod template).
+  json groups = json::array();
+  json versions = json::array();
+  json resources = json::array();
+  for (const core::ManagedKind& kind : core::kManagedKinds) {
+    if (std::find(groups.begin(), groups.end(), kind.group) == groups.end()) groups.push_back(kind.group);
+    if (std::find(versions.begin(), versions.end(), kind.version) == versions.end()) versions.push_back(kind.version);
+    resources.push_back(kind.plural);
+  }
   json rule = {
       // CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config change
       // applied together become one rollout instead of two.
       {"operations", json::array({"CREATE", "UPDATE"})},
-      {"apiGroups", json::array({"apps"})},
-      {"apiVersions", json::array({"v1"})},
-      // The workload kinds the controller manages; the main resource only (no status/scale, whose
-      // writes never change the pod template).
-      {"resources", json::array({"statefulsets", "deployments", "daemonsets"})},
+      {"apiGroups", groups},
+      {"apiVersions", versions},
+      {"resources", resources},
       // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
       {"scope", "Namespaced"}};
 

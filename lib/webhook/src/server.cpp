@@ -134,7 +134,12 @@ int selectCertificate(SSL* ssl, void* arg) {
 
 }  // namespace
 
-http::Limits webhookLimits() { return http::Limits{}; }
+http::Limits webhookLimits() {
+  http::Limits limits;
+  // One constant bounds a review, for the server (413 beyond) and the parser (admission.hpp).
+  limits.maxBodyBytes = kMaxAdmissionReviewBytes;
+  return limits;
+}
 
 namespace {
 

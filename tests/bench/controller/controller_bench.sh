@@ -52,7 +52,7 @@ fi
 
 echo "== controller: start, initial sync and annotation of every StatefulSet"
 "$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 --min-rollout-interval 0 \
-  --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-bind-address 127.0.0.1:18081 \
+  --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
   ${BENCH_CONTROLLER_FLAGS:-} >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
 wrapper=$!
 trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT

@@ -68,7 +68,7 @@ TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "
   auto info = certs::inspect(cert);
   REQUIRE(info.ok());
   CHECK(info->front().dnsNames ==
-        defaultDnsNames("restarter-webhook", "restarter", "cluster.local"));
+        defaultDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
   CHECK(info->front().ipAddresses == std::vector<std::string>{"127.0.0.1"});
 
   struct stat st {};
@@ -133,7 +133,7 @@ TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit
 TEST_CASE("gen-certs help lists every flag", "[cli][gen-certs]") {
   const Run r = runArgs({"--help"});
   CHECK(r.code == kExitOk);
-  for (const char* flag : {"--out-dir", "--service", "--namespace", "--cluster-domain", "--dns",
+  for (const char* flag : {"--out-dir", "--service", "--service-namespace", "--cluster-domain", "--dns",
                            "--ip", "--validity", "--ca-validity", "--key-type", "--force",
                            "--print-ca-bundle"}) {
     CHECK_THAT(r.out, Catch::Contains(flag));
@@ -256,6 +256,24 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   options.force = true;
   CHECK(runGenCertsToSecret(options, io2, now, client) == kExitOk);
   CHECK(decoded(api.objects.at(kSecretPath), "ca.crt") != ca);
+}
+
+TEST_CASE("gen-certs names the certificate for --service-namespace and for its deprecated --namespace with a warning",
+          "[cli][gen-certs]") {
+  for (const auto& [flag, warning] :
+       {std::pair{"--service-namespace", ""},
+        std::pair{"--namespace", "Flag --namespace has been deprecated, use --service-namespace instead\n"}}) {
+    INFO(flag);
+    TempDir dir;
+    const Run r = runArgs({"--out-dir", dir.path.string(), flag, "hooks"});
+    REQUIRE(r.code == kExitOk);
+    CHECK_THAT(r.err, Catch::StartsWith(warning));
+    CHECK_THAT(r.err, Catch::Contains("restarter-webhook.hooks.svc.cluster.local"));
+  }
+  TempDir dir;
+  const Run byDefault = runArgs({"--out-dir", dir.path.string()});
+  REQUIRE(byDefault.code == kExitOk);
+  CHECK_THAT(byDefault.err, Catch::Contains("restarter-webhook.restarter-system.svc.cluster.local"));
 }
 
 TEST_CASE("gen-certs refuses Secret flags without --secret", "[cli][gen-certs]") {

@@ -40,7 +40,7 @@ TEST_CASE("serve-controller namespaces repeat and split on commas", "[cli][serve
 
 TEST_CASE("serve-controller flags are read", "[cli][serve-controller]") {
   Run run({"--debounce", "250ms", "--dry-run", "--leader-elect=false", "--metrics-bind-address", "0",
-           "--health-bind-address", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"});
+           "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"});
   CHECK_FALSE(run.exit);
   CHECK(run.options.debounce == 250ms);
   CHECK(run.options.dryRun);
@@ -50,6 +50,33 @@ TEST_CASE("serve-controller flags are read", "[cli][serve-controller]") {
   CHECK(run.options.healthBind->host == "127.0.0.1");
   CHECK(run.options.logFormat == restarter::obs::LogFormat::Json);
   CHECK(Run({"--leader-elect"}).options.leaderElect == std::optional<bool>(true));
+}
+
+TEST_CASE("serve-controller --leader-elect is a bool as in controller-runtime", "[cli][serve-controller]") {
+  CHECK(Run({"--leader-elect=true"}).options.leaderElect == std::optional<bool>(true));
+  CHECK(Run({"--leader-elect=false"}).options.leaderElect == std::optional<bool>(false));
+  CHECK(Run({"--leader-elect=0"}).options.leaderElect == std::optional<bool>(false));
+  // A bool flag takes its value only after "=": "false" here is an argument, refused.
+  Run separate({"--leader-elect", "false"});
+  REQUIRE(separate.exit);
+  CHECK(*separate.exit == 2);
+  Run maybe({"--leader-elect=maybe"});
+  REQUIRE(maybe.exit);
+  CHECK_THAT(maybe.err.str(), Catch::Contains("invalid value \"maybe\" for --leader-elect"));
+}
+
+TEST_CASE("serve-controller --health-bind-address still works and warns", "[cli][serve-controller]") {
+  Run old({"--health-bind-address", "127.0.0.1:9"});
+  CHECK_FALSE(old.exit);
+  REQUIRE(old.options.healthBind);
+  CHECK(old.options.healthBind->port == 9);
+  CHECK(old.err.str() == "Flag --health-bind-address has been deprecated, use --health-probe-bind-address instead\n");
+  Run both({"--health-bind-address", ":9", "--health-probe-bind-address", ":10"});
+  REQUIRE(both.exit);
+  CHECK(*both.exit == 2);
+  CHECK_THAT(both.err.str(), Catch::Contains("give --health-probe-bind-address only"));
+  Run current({"--health-probe-bind-address", ":10"});
+  CHECK(current.err.str().empty());
 }
 
 TEST_CASE("serve-controller refuses bad values with exit 2", "[cli][serve-controller]") {

@@ -70,7 +70,7 @@ TEST_CASE("serve-webhook: certificate names come from the URL or the Service", "
 TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Service or URL", "[cli][serve-webhook]") {
   ServeWebhookOptions options;
   const Parsed p = parse(parseServeWebhookFlags,
-                         {"--manage-configuration", "--namespace", "restarter-system", "--service-port", "8443",
+                         {"--manage-configuration", "--service-namespace", "hooks", "--service-port", "8443",
                           "--timeout-seconds", "3", "--exclude-namespace", "kube-system"},
                          options);
   REQUIRE_FALSE(p.exit);
@@ -78,7 +78,7 @@ TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Ser
   auto byService = managedConfiguration(options);
   REQUIRE(byService.ok());
   const auto& webhook = (*byService)["webhooks"][0];
-  CHECK(webhook["clientConfig"]["service"]["namespace"] == "restarter-system");
+  CHECK(webhook["clientConfig"]["service"]["namespace"] == "hooks");
   CHECK(webhook["clientConfig"]["service"]["name"] == "restarter-webhook");
   CHECK(webhook["clientConfig"]["service"]["port"] == 8443);
   CHECK(webhook["timeoutSeconds"] == 3);
@@ -92,6 +92,38 @@ TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Ser
   auto byUrl = managedConfiguration(byUrlOptions);
   REQUIRE(byUrl.ok());
   CHECK((*byUrl)["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate");
+}
+
+TEST_CASE("serve-webhook: the Service namespace defaults to the install's and --namespace still works and warns",
+          "[cli][serve-webhook]") {
+  ServeWebhookOptions defaults;
+  REQUIRE_FALSE(parse(parseServeWebhookFlags, {}, defaults).exit);
+  CHECK(defaults.serviceNamespace == "restarter-system");
+  ServeWebhookOptions old;
+  const Parsed p = parse(parseServeWebhookFlags, {"--namespace", "hooks"}, old);
+  REQUIRE_FALSE(p.exit);
+  CHECK(old.serviceNamespace == "hooks");
+  CHECK(p.err == "Flag --namespace has been deprecated, use --service-namespace instead\n");
+  ServeWebhookOptions both;
+  const Parsed twice = parse(parseServeWebhookFlags, {"--namespace", "a", "--service-namespace", "b"}, both);
+  REQUIRE(twice.exit);
+  CHECK(*twice.exit == kExitUsage);
+}
+
+TEST_CASE("install-mwc: --namespace still works and warns", "[cli][install-mwc]") {
+  InstallMwcOptions options;
+  const Parsed p = parse(parseInstallMwcFlags, {"--service", "s", "--namespace", "hooks"}, options);
+  REQUIRE_FALSE(p.exit);
+  CHECK(options.mwc.serviceNamespace == "hooks");
+  CHECK(p.err == "Flag --namespace has been deprecated, use --service-namespace instead\n");
+  InstallMwcOptions current;
+  const Parsed q = parse(parseInstallMwcFlags, {"--service", "s", "--service-namespace", "hooks"}, current);
+  REQUIRE_FALSE(q.exit);
+  CHECK(current.mwc.serviceNamespace == "hooks");
+  CHECK(q.err.empty());
+  InstallMwcOptions defaults;
+  REQUIRE_FALSE(parse(parseInstallMwcFlags, {"--service", "s"}, defaults).exit);
+  CHECK(defaults.mwc.serviceNamespace == "restarter-system");
 }
 
 TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {

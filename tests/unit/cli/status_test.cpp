@@ -150,5 +150,28 @@ TEST_CASE("status: the table and the wide table and the document", "[cli][status
                                 {"restarts", 1},
                                 {"pending", {{"status", "restart-due"}, {"changes", {"configmap/cfg: u/2 -> u/3 (updated)"}}}},
                                 {"firstRollout", "restart-free"},
-                                {"lastRollout", nullptr}});
+                                {"lastRollout", nullptr},
+                                {"roll", nullptr}});
+}
+
+TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[cli][status]") {
+  nlohmann::ordered_json explanation = {
+      {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
+      {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
+      {"firstRollout", {{"verdict", "restart-free"}}},
+      {"roll", {{"updateStrategy", "OnDelete"}, {"state", "paused"}, {"reason", "db-2 not Ready for 10m"}}}};
+  const WorkloadStatus paused = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
+  CHECK(paused.roll == "paused");
+  explanation["roll"] = {{"updateStrategy", "RollingUpdate"}, {"state", "kubernetes-rolls"}, {"reason", ""}};
+  const WorkloadStatus rolling = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
+  CHECK(rolling.roll.empty());  // Kubernetes rolls it: nothing of restarter's to show
+  std::vector<WorkloadStatus> rows = {named("a", "ok", "up-to-date", "restart-free", 3), paused};
+  rows[0].desired = rows[0].ready = rows[0].current = 3;
+  rows[1].ready = rows[1].current = 3;
+  sortByAttention(rows);
+  CHECK(rows[0].name == "db");
+  const std::string wide = renderStatusTable(rows, false, true, "");
+  CHECK(wide.find("roll paused: db-2 not Ready for 10m") != std::string::npos);
+  CHECK(json::parse(statusDocument({paused}).dump())["items"][0]["roll"] ==
+        json{{"state", "paused"}, {"reason", "db-2 not Ready for 10m"}});
 }

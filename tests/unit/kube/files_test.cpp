@@ -31,6 +31,20 @@ TEST_CASE("readFile names a missing file and why", "[kube][files]") {
   CHECK(under.error().kind == core::ErrorKind::NotFound);
 }
 
+TEST_CASE("readFile refuses more than its bound by size or while reading", "[kube][files]") {
+  TempDir dir;
+  const std::string path = dir.write("big", std::string(100, 'x'));
+  auto bySize = readFile(path, 99);
+  REQUIRE_FALSE(bySize);
+  CHECK(bySize.error().kind == core::ErrorKind::InvalidInput);
+  CHECK(bySize.error().message.find("larger than 99 bytes") != std::string::npos);
+  CHECK(readFile(path, 100));
+  // A device has no size: /dev/zero (a --kubeconfig /dev/zero) ends at the bound, not never.
+  auto zero = readFile("/dev/zero");
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().kind == core::ErrorKind::InvalidInput);
+}
+
 TEST_CASE("readFile refuses a directory", "[kube][files]") {
   TempDir dir;
   auto read = readFile(dir.path());

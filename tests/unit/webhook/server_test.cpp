@@ -19,6 +19,7 @@
 #include <httplib.h>
 
 #include "restarter/certs/certs.hpp"
+#include "restarter/webhook/admission.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -265,4 +266,8 @@ TEST_CASE("server: a review whose parse would exceed the byte budget gets 503 an
   // An ordinary review is served, over the same connection too.
   CHECK(tiny.post(R"({"kind":"AdmissionReview","request":{"uid":"1"}})") == "ok");
   CHECK(handled == 1);
+}
+
+TEST_CASE("the webhook server and the review parser refuse the same body size", "[webhook][server]") {
+  CHECK(restarter::webhook::webhookLimits().maxBodyBytes == restarter::webhook::kMaxAdmissionReviewBytes);
 }

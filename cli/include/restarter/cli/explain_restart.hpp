@@ -24,6 +24,11 @@
 #include "restarter/core/explain.hpp"
 #include "restarter/kube/client.hpp"
 
+namespace cxxopts {
+class Options;
+class ParseResult;
+}  // namespace cxxopts
+
 namespace restarter::cli {
 
 inline constexpr int kExitNotFound = 3;
@@ -86,6 +91,17 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
                                             core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
+
+// What explain-restart and status judge by, as serve-controller was started: --content-aware
+// (which referenced kinds' content tells a metadata-only change from a real one) and
+// --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
+struct JudgementOptions {
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  std::chrono::seconds readyTimeout{10 * 60};
+};
+void addJudgementFlags(cxxopts::Options& options);
+// The parsed judgement flags; an InvalidInput error naming the flag for a bad value.
+core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags);
 
 Subcommand explainRestartCommand();
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "restarter/cli/app.hpp"
+#include "restarter/obs/log.hpp"
 
 namespace cxxopts {
 class Options;
@@ -40,5 +41,34 @@ std::string describeFlagError(const cxxopts::exceptions::exception& error, const
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);
 // Several problems as the one message reportUsageError takes: "a; b; c".
 std::string joinProblems(const std::vector<std::string>& problems);
+
+// Reads --log-format and --log-level (the serve commands'); the usage error ("--log-level: ...")
+// when one is invalid.
+std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
+                                         obs::LogLevel& level);
+
+// A flag as a subcommand declares it: long name, one-letter name ("" when none), help text and
+// whether it takes a value. The flag test (tests/unit/cli/flags_test.cpp) walks these.
+struct FlagInfo {
+  std::string name;
+  std::string shortName;
+  std::string help;
+  bool takesValue = false;
+};
+std::vector<FlagInfo> describeFlags(const cxxopts::Options& options);
+
+// The help text that marks a flag as the deprecated spelling of `name`: "deprecated: use --NAME".
+std::string deprecatedHelp(const std::string& name);
+
+// Declares `oldName`, a string flag taking `argHelp`, as the deprecated spelling of `name` (in the
+// "Deprecated" help group, with deprecatedHelp(name)). Read both with readRenamedFlag.
+void addDeprecatedAlias(cxxopts::Options& options, const std::string& oldName, const std::string& name,
+                        const std::string& argHelp);
+
+// Sets `value` to string flag `name` (its default when not given), or to its deprecated spelling
+// `oldName` when only that was given, then warning on io.err as pflag does: "Flag --OLD has been
+// deprecated, use --NAME instead". The usage problem when both were given.
+std::optional<std::string> readRenamedFlag(const cxxopts::ParseResult& flags, Io& io, const std::string& name,
+                                           const std::string& oldName, std::string& value);
 
 }  // namespace restarter::cli

@@ -15,13 +15,14 @@
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/webhook/mwc.hpp"
 
 namespace restarter::cli {
 
 struct GenCertsOptions {
   std::filesystem::path outDir = ".";
   std::string service = "restarter-webhook";
-  std::string serviceNamespace = "restarter";
+  std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
   std::vector<std::string> dnsNames;     // empty: defaultDnsNames(service, namespace, domain)
   std::vector<std::string> ipAddresses;  // e.g. 127.0.0.1 for a webhook reached by URL

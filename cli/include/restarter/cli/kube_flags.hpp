@@ -1,7 +1,9 @@
 #pragma once
-// The kubectl-style connection flags every API-talking subcommand shares: --kubeconfig, --context
-// and -n/--namespace, resolved exactly as kubectl resolves them (lib/kube/config.hpp: KUBECONFIG
-// merging, in-cluster fallback, exec credential plugins).
+// The kubectl-style connection flags, declared once here for every subcommand that talks to the
+// API: --kubeconfig and --context (addConnectionFlags), plus -n/--namespace with kubectl's meaning
+// (addKubeFlags), resolved exactly as kubectl resolves them (lib/kube/config.hpp: KUBECONFIG
+// merging, in-cluster fallback, exec credential plugins). serve-controller declares its own
+// repeatable -n/--namespace (the namespaces it works in), the same meaning for several.
 
 #include <memory>
 #include <string>
@@ -17,10 +19,16 @@ class ParseResult;
 
 namespace restarter::cli {
 
+// Adds --kubeconfig and --context to `options`, in the "Connection" help group.
+void addConnectionFlags(cxxopts::Options& options);
+
 // Adds --kubeconfig, --context and -n/--namespace to `options`.
 void addKubeFlags(cxxopts::Options& options);
 
-// The load options from parsed flags.
+// The load options from parsed addConnectionFlags: --kubeconfig and --context when given.
+kube::LoadOptions connectionLoadOptions(const cxxopts::ParseResult& flags);
+
+// The load options from parsed addKubeFlags: connectionLoadOptions and -n/--namespace.
 kube::LoadOptions kubeLoadOptions(const cxxopts::ParseResult& flags);
 
 }  // namespace restarter::cli

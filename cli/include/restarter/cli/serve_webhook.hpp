@@ -38,7 +38,7 @@ struct ServeWebhookOptions {
   std::string certDir;  // non-empty: files, not managed
 
   std::string service = "restarter-webhook";
-  std::string serviceNamespace = "restarter";
+  std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
   std::string webhookUrl;  // out of cluster: its host is the certificate's only name
   std::string secretName = "restarter-webhook-certs";

@@ -42,6 +42,10 @@ struct WorkloadStatus {
   std::string pendingReason;                // why pending is unknown
   std::string firstRollout;                 // "restart-free", "extra-restart" or "unknown"
   std::optional<std::string> lastRollout;   // RFC 3339, restarter's last rollout of it
+  // The explanation's roll.state for an OnDelete StatefulSet or DaemonSet (rolling, paused, done,
+  // manual, waiting-for-status, unknown); empty for other workloads, where Kubernetes rolls.
+  std::string roll;
+  std::string rollReason;
 };
 
 // The row of one explanation document (explanationDocument()) and the live workload object it
@@ -52,9 +56,9 @@ WorkloadStatus statusFromExplanation(const nlohmann::ordered_json& explanation, 
 WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
                                 const std::string& reason);
 
-// Sorted so that what needs attention comes first: pending unknown, then a restart due, then an
-// extra first-rollout restart, then pods not all Ready or not all on the current revision; within
-// each group by namespace, kind and name.
+// Sorted so that what needs attention comes first: pending unknown, then a restart due or a
+// paused roll, then an extra first-rollout restart, then pods not all Ready or not all on the
+// current revision; within each group by namespace, kind and name.
 void sortByAttention(std::vector<WorkloadStatus>& rows);
 
 // Whether --fail-if-pending fails on this row: a restart due (held or not) or an unknown state.
@@ -65,7 +69,8 @@ bool pendingOrUnknown(const WorkloadStatus& row);
 nlohmann::ordered_json statusDocument(const std::vector<WorkloadStatus>& rows);
 
 // The table: NAMESPACE (only with allNamespaces), WORKLOAD, READY, CURRENT, RESTARTS, PENDING,
-// FIRST-ROLLOUT; wide adds LAST-ROLLOUT and the pending changes. "No labeled workloads found ..."
+// FIRST-ROLLOUT, ROLL (OnDelete workloads; "-" for the others); wide adds LAST-ROLLOUT and the
+// pending changes (or the paused roll's reason). "No labeled workloads found ..."
 // when there are none.
 std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allNamespaces, bool wide,
                               const std::string& scope);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "restarter/cli/app.hpp"
+#include "restarter/cli/flags.hpp"
 
 namespace restarter::cli {
 
@@ -15,6 +16,8 @@ struct Subcommand {
   std::string summary;
   // Receives the arguments after the subcommand name; returns an exit code (app.hpp).
   std::function<int(const std::vector<std::string>& args, Io& io)> run;
+  // The flags it declares, as its --help lists them (for the flag test).
+  std::function<std::vector<FlagInfo>(const Io& io)> flags;
 };
 
 // Every subcommand that works in this build, in the order `--help` lists them. A subcommand is

@@ -56,6 +56,7 @@
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/time.hpp"
+#include "restarter/core/workload_kinds.hpp"
 #include "restarter/kube/resource.hpp"
 
 namespace restarter::controller {
@@ -66,7 +67,8 @@ struct WorkloadKind {
   std::string fieldManager;
 };
 
-// StatefulSet, Deployment, DaemonSet (field managers from core/constants.hpp).
+// StatefulSet, Deployment, DaemonSet: core::kManagedKinds (core/workload_kinds.hpp) as the
+// controller uses them.
 const std::vector<WorkloadKind>& workloadKinds();
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod

@@ -19,10 +19,9 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/core/time.hpp"
+#include "restarter/core/workload_kinds.hpp"
 
 namespace restarter::core {
-
-enum class WorkloadKind { StatefulSet, Deployment, DaemonSet };
 
 // Accepts what kubectl accepts for these kinds, case-insensitively: statefulset(s), sts,
 // statefulset.apps, deployment(s), deploy, deployment.apps, daemonset(s), ds, daemonset.apps.

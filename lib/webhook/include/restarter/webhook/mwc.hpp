@@ -13,6 +13,8 @@
 namespace restarter::webhook {
 
 inline constexpr const char* kDefaultConfigurationName = "restarter-webhook.stackable.tech";
+// The namespace manifests/ installs into, so the default of --service-namespace.
+inline constexpr const char* kDefaultServiceNamespace = "restarter-system";
 inline constexpr const char* kInstallFieldManager = "restarter.stackable.tech/install-mwc";
 // serve-webhook --manage-configuration applies the configuration (caBundle included) under this
 // manager, so `kubectl get -o yaml --show-managed-fields` tells it from install-mwc's.

@@ -66,7 +66,8 @@ struct HttpReply {
 };
 
 // The webhook's limits: http::Limits' defaults, which are chosen for it (each reason is given
-// there): 128 connections, 16 KiB heads, 8 MiB bodies (an AdmissionReview holds the object and,
+// there), with the body bound set from kMaxAdmissionReviewBytes (admission.hpp), so the server
+// and the parser refuse the same size: 128 connections, 16 KiB heads, 8 MiB bodies (an AdmissionReview holds the object and,
 // on UPDATE, the old one: each at most etcd's 1.5 MiB), 32 MiB in flight (one review of 8 MiB at
 // x4, or hundreds of ordinary ones; with it 16 parallel reviews of 7.9 MB keep the process under
 // 64 MiB), deadlines of 10 s, idle 120 s.

@@ -1,0 +1,48 @@
+#pragma once
+// The workload kinds restarter manages, in one table: the controller's watches, queue keys and
+// field managers (lib/controller/src/workload.cpp), the webhook's accepted kinds and metric
+// labels (lib/webhook/src/admission.cpp), its rule's resources (lib/webhook/src/mwc.cpp), and
+// explain-restart's kinds (explain.hpp) all read it. A new kind is one row here.
+
+#include <array>
+#include <string_view>
+
+#include "restarter/core/constants.hpp"
+
+namespace restarter::core {
+
+enum class WorkloadKind { StatefulSet, Deployment, DaemonSet };
+
+struct ManagedKind {
+  WorkloadKind kind;
+  std::string_view name;          // the API kind, "StatefulSet"; the webhook's metric label
+  std::string_view id;            // "statefulset": the controller's queue keys, logs and metrics
+  std::string_view group;         // "apps"
+  std::string_view version;       // "v1"
+  std::string_view plural;        // "statefulsets": the API resource, the webhook rule's resource
+  std::string_view fieldManager;  // the controller's server-side apply field manager (constants.hpp)
+};
+
+inline constexpr std::array<ManagedKind, 3> kManagedKinds = {{
+    {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets", kStatefulSetFieldManager},
+    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments", kDeploymentFieldManager},
+    {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager},
+}};
+
+// The row of `kind`.
+constexpr const ManagedKind& managedKind(WorkloadKind kind) noexcept {
+  for (const ManagedKind& row : kManagedKinds) {
+    if (row.kind == kind) return row;
+  }
+  return kManagedKinds.front();
+}
+
+// The row whose API kind is `name` ("StatefulSet"); nullptr when restarter does not manage it.
+constexpr const ManagedKind* findManagedKind(std::string_view name) noexcept {
+  for (const ManagedKind& row : kManagedKinds) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace restarter::core

@@ -1,0 +1,63 @@
+#pragma once
+// The webhook as a running service (serve-webhook), as controller::Controller is the controller:
+// the certificates (managed in a Secret, or files from a directory), their periodic checks with
+// logs and metrics, the lookup pool, and the HTTPS server answering AdmissionReviews, each answer
+// logged and counted. cli maps flags to ServiceOptions and hands start/ready/run to the shared
+// runtime (lib/runtime), which owns signals and the health and metrics endpoints.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+#include "restarter/core/content.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/clock.hpp"
+#include "restarter/obs/endpoints.hpp"
+#include "restarter/obs/http_metrics.hpp"
+#include "restarter/obs/log.hpp"
+#include "restarter/obs/metrics.hpp"
+#include "restarter/webhook/certificates.hpp"
+
+namespace restarter::webhook {
+
+struct ServiceOptions {
+  obs::BindAddress address{"0.0.0.0", 8443};
+  std::string certDir;     // non-empty: serve tls.crt and tls.key from it, reloaded when they change
+  ManagedOptions managed;  // without certDir: the managed certificates (and configuration)
+  std::chrono::seconds certCheckInterval{10};
+  std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
+  std::size_t threads = 16;  // HTTPS workers, and as many lookup threads
+  // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+};
+
+class Service {
+ public:
+  // Every reference must outlive the service. `client` reads and writes the certificates' Secret
+  // and the configuration; `lookupClient` reads the referenced ConfigMaps and Secrets (its
+  // requests should end at lookupTimeout). The HTTPS server counts its connections in `http` as
+  // server "webhook". Starts the lookup threads.
+  Service(ServiceOptions options, kube::Client& client, kube::Client& lookupClient, obs::Logger& logger,
+          obs::Registry& registry, obs::HttpMetrics& http, kube::Clock& clock);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Checks the certificates until there is one (every 2 s; ends early, OK, on stop), then binds
+  // the HTTPS server. Unavailable when it cannot bind (logged).
+  core::Status start(std::stop_token stop);
+  // Serving, with a certificate (for /readyz).
+  bool ready() const;
+  // Logs "webhook serving", checks the certificates every certCheckInterval (wall clock) until
+  // stop, then stops the HTTPS server. Returns OK.
+  core::Status run(std::stop_token stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace restarter::webhook
