@@ -93,7 +93,9 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
 # reports under $reports, checked after the suites like the ASan ones).
 tsan_options="halt_on_error=1:second_deadlock_stack=1"
 build_and_unit_test_tsan() {
-  TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_TSAN=ON
+  # The integration tests run with this build too (stage 7); the benchmarks do not.
+  TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESTARTER_TSAN=ON \
+    -DRESTARTER_BUILD_BENCH=OFF
 }
 # The kuttl suites whose servers run many threads at once: leader election, the controller's
 # workers and reflectors, certificate rotation under load, the webhook's lookup pool, two webhook
