@@ -6,14 +6,15 @@
 # One header each, shared with REUSE_FROM: every target of one build directory compiles with the
 # same global flags (build type, sanitizers, standard) and warning options, which is what GCC
 # requires of a PCH; the targets differ only in include paths and definitions that json and Catch2
-# do not read. -Winvalid-pch makes a PCH that GCC rejects a warning, so with warnings as errors the build
-# fails instead of silently compiling slower.
+# do not read. -Winvalid-pch makes a PCH that GCC rejects a warning, so with warnings as errors the
+# build fails instead of silently compiling slower.
 #
 # ccache (cmd/build.sh) caches the PCH and the objects that use it (sloppiness pch_defines,
 # time_macros), also across fresh clones: the generated header names json and Catch2 by <...>, not by
 # an absolute path. Not with clang (the fuzz build): its PCH records the time stamps of the headers
-# and ccache would need -fno-pch-timestamp; that build compiles without, which also keeps one
-# build that proves every file includes what it uses.
+# and ccache would need -fno-pch-timestamp; that build compiles without, which also keeps one build
+# proving that the files of the modules it compiles (core, certs, http, obs, kube, webhook) include
+# json themselves where they use it. RESTARTER_PCH=OFF shows it for every file.
 if(RESTARTER_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(RESTARTER_PCH_ACTIVE ON)
   add_library(restarter_pch STATIC ${CMAKE_CURRENT_LIST_DIR}/pch.cpp)
