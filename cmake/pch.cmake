@@ -6,8 +6,16 @@
 # One header each, shared with REUSE_FROM: every target of one build directory compiles with the
 # same global flags (build type, sanitizers, standard) and warning options, which is what GCC
 # requires of a PCH; the targets differ only in include paths and definitions that json and Catch2
-# do not read. -Winvalid-pch makes a PCH that GCC rejects a warning, so with warnings as errors the
-# build fails instead of silently compiling slower.
+# do not read. CMake adds -Winvalid-pch, so with warnings as errors a PCH that GCC rejects fails the
+# build instead of silently compiling slower.
+#
+# Off by default (issue 17): measured with CPU time, it saves about 20 % per translation unit
+# (lib/core/src/json_patch.cpp 12.8 -> 9.4 s, lib/obs/src/log.cpp 17.2 -> 13.8 s,
+# tests/unit/core/annotations_test.cpp 26.0 -> 19.0 s), but with GCC 12 at -O2 a file compiled with
+# the PCH (json alone is enough) gets -Warray-bounds reports from inside libstdc++'s std::string
+# (bits/char_traits.h) that the same file compiled without it does not:
+# tests/unit/core/annotation_keys_test.cpp. Switching it on needs a full -Werror build of every
+# configuration first, and no warning turned off to get there.
 #
 # ccache (cmd/build.sh) caches the PCH and the objects that use it (sloppiness pch_defines,
 # time_macros), also across fresh clones: the generated header names json and Catch2 by <...>, not by
@@ -34,7 +42,6 @@ function(restarter_use_pch target)
   if(NOT reuse)
     target_precompile_headers(${target} REUSE_FROM restarter_pch)
   endif()
-  target_compile_options(${target} PRIVATE -Winvalid-pch)
 endfunction()
 
 # restarter_use_test_pch(<target>): reuse restarter_test_pch (defined in tests/CMakeLists.txt,

@@ -18,11 +18,10 @@
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-6 compile on both cores while the control plane of stage 7 builds (first run on a
 # machine) and starts in the background; stage 7 waits for it. Every compilation goes through the
-# ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little; on a
-# new machine the three GCC builds parse nlohmann/json and Catch2 once per build directory
-# (cmake/pch.cmake), and no build compiles a target its stages do not run (ASan: no integration
-# tests, TSan: no benchmarks, fuzz: only the fuzz targets and the modules they test). A table of
-# stage times is printed at the end, also when a stage fails or the run is interrupted.
+# ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little, and
+# no build compiles a target its stages do not run (ASan: no integration tests, TSan: no
+# benchmarks, fuzz: only the fuzz targets and the modules they test). A table of stage times is
+# printed at the end, also when a stage fails or the run is interrupted.
 # Flags: --no-cluster skips stage 7 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
