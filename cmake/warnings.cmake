@@ -2,6 +2,15 @@
 # and the sanitizer flags when RESTARTER_SANITIZE is on. Applied to every target we own, never to
 # third-party code.
 function(restarter_apply_warnings target)
+  restarter_warning_options(${target})
+  # The shared precompiled header (cmake/pch.cmake); no-op when RESTARTER_PCH is off.
+  restarter_use_pch(${target})
+endfunction()
+
+# restarter_warning_options(<target>): the warning options alone. The targets that only build a
+# precompiled header take them too: -Wpedantic changes the predefined macros (__cpp_runtime_arrays),
+# and GCC rejects a PCH built with other macros.
+function(restarter_warning_options target)
   target_compile_options(${target} PRIVATE
     -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
     -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough -Wformat=2)

@@ -38,7 +38,9 @@ if [[ $ccache_dir != off ]] && command -v ccache >/dev/null; then
   # configuration, like the settings below into the launcher, so that running ninja by hand in a
   # build directory uses the same cache the same way.
   CCACHE_DIR=$ccache_dir ccache --max-size 5G >/dev/null
-  launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_DIR=$ccache_dir;CCACHE_BASEDIR=$repo;CCACHE_NOHASHDIR=1;ccache")
+  # sloppiness: the precompiled header of cmake/pch.cmake is cacheable only with pch_defines and
+  # time_macros (ccache's documented requirement for GCC's PCH); the PCH file itself is hashed.
+  launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_DIR=$ccache_dir;CCACHE_BASEDIR=$repo;CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache")
 fi
 
 mkdir -p "$(dirname "$dir")"

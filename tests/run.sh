@@ -21,8 +21,10 @@
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
 # machine) and starts in the background; stage 8 waits for it. Every compilation goes through the
-# ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little. A
-# table of stage times is printed at the end, also when a stage fails or the run is interrupted.
+# ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little, and
+# no build compiles a target its stages do not run (ASan: no integration tests, TSan: no
+# benchmarks, fuzz: only the fuzz targets and the modules they test). A table of stage times is
+# printed at the end, also when a stage fails or the run is interrupted.
 # Flags: --no-cluster skips stage 8 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
@@ -96,6 +98,7 @@ build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
 # reports under $reports, checked after the suites like the ASan ones).
 tsan_options="halt_on_error=1:second_deadlock_stack=1"
 build_and_unit_test_tsan() {
+  # The integration tests run with this build too (stage 8); the benchmarks do not (the preset).
   TSAN_OPTIONS=$tsan_options build_and_unit_test build/tsan --preset tsan
 }
 # The kuttl suites whose servers run many threads at once: leader election, the controller's
