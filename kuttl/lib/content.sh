@@ -4,6 +4,7 @@
 #   content.sh revisions STS              ControllerRevisions of StatefulSet STS (by its pods' app label)
 #   content.sh snapshot STS FILE          write STS's generation, revision count and writes line to FILE
 #   content.sh unchanged STS FILE         fail unless STS still matches the snapshot in FILE
+#   content.sh wait-revisions STS N       wait (bounded, 90 s) until STS has exactly N ControllerRevisions
 #   content.sh wait-metric PATTERN N [C]  wait (bounded, 90 s) until controller C's metric line
 #                                         matching PATTERN (grep -E, up to the value) is at least N
 #   content.sh record STS                 STS's restarter.stackable.tech/content-digests ("" if none)
@@ -48,6 +49,17 @@ wait_metric() {
   done
 }
 
+# The waits live here, in bash: kuttl runs a step's script with `sh -c` (dash on Debian), which has
+# no SECONDS, so a deadline written in the step itself would never expire or fail at once.
+wait_revisions() {
+  local deadline=$((SECONDS + 90))
+  until [[ $(revisions "$1") == "$2" ]]; do
+    ((SECONDS < deadline)) || die "statefulset $1: want $2 ControllerRevisions, have $(revisions "$1") after 90s"
+    sleep 0.2
+  done
+  echo "statefulset $1: $2 ControllerRevisions"
+}
+
 record() {
   kubectl -n "$NAMESPACE" get statefulset "$1" -o json |
     jq -r '.metadata.annotations["restarter.stackable.tech/content-digests"] // ""'
@@ -59,6 +71,7 @@ case $cmd in
   revisions) revisions "$@" ;;
   snapshot) snapshot "$@" ;;
   unchanged) unchanged "$@" ;;
+  wait-revisions) wait_revisions "$@" ;;
   wait-metric) wait_metric "$@" ;;
   record) record "$@" ;;
   *) die "usage: see the top of $0" ;;
