@@ -31,8 +31,7 @@ void printUsage(const Io& io) {
   std::size_t width = 0;
   for (const Subcommand& sub : subcommands()) width = std::max(width, sub.name.size());
   for (const Subcommand& sub : subcommands()) {
-    io.out << "  " << sub.name << std::string(width - sub.name.size() + 2, ' ') << sub.summary
-           << "\n";
+    io.out << "  " << sub.name << std::string(width - sub.name.size() + 2, ' ') << sub.summary << "\n";
   }
   io.out << "\nFlags:\n"
             "  -h, --help     show this help\n"
@@ -41,8 +40,7 @@ void printUsage(const Io& io) {
 }
 
 int usageError(const Io& io, const std::string& problem) {
-  io.err << io.programName << ": " << problem << "\nRun '" << io.programName
-         << " --help' for usage.\n";
+  io.err << io.programName << ": " << problem << "\nRun '" << io.programName << " --help' for usage.\n";
   return kExitUsage;
 }
 
@@ -58,8 +56,7 @@ int runApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   try {
     // Global flags come before the subcommand; everything after its name belongs to it.
     std::size_t commandIndex = 1;
-    while (commandIndex < args.size() && !args[commandIndex].empty() &&
-           args[commandIndex].front() == '-') {
+    while (commandIndex < args.size() && !args[commandIndex].empty() && args[commandIndex].front() == '-') {
       ++commandIndex;
     }
 

@@ -34,14 +34,10 @@ kube::ResourceRef controllerRevisions() {
   return kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
 }
 
-kube::ResourceRef replicaSets() {
-  return kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true};
-}
+kube::ResourceRef replicaSets() { return kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}; }
 
 // The core/v1 view of Events: it selects by involvedObject.uid and reason on the server.
-kube::ResourceRef coreEvents() {
-  return kube::ResourceRef{"", "v1", "events", "Event", true};
-}
+kube::ResourceRef coreEvents() { return kube::ResourceRef{"", "v1", "events", "Event", true}; }
 
 // A string field of a JSON object, "" when absent or not a string.
 std::string text(const json& object, const char* key) {
@@ -104,7 +100,8 @@ RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
   // StatefulSet pods carry the revision's name in their controller-revision-hash label; DaemonSet
   // pods carry the hash the DaemonSet controller also puts on the revision under the same label
   // (seen on kube-controller-manager 1.37; kuttl status-fleet counts a DaemonSet's pods by it).
-  out.podHash = kind == core::WorkloadKind::StatefulSet ? out.revision.name : label(cr, "controller-revision-hash");
+  out.podHash =
+      kind == core::WorkloadKind::StatefulSet ? out.revision.name : label(cr, "controller-revision-hash");
   return out;
 }
 
@@ -116,9 +113,8 @@ RevisionShape fromReplicaSet(const json& rs) {
   out.revision.number = toInt(text(field(metadata, "annotations"), "deployment.kubernetes.io/revision"));
   json podTemplate = field(field(rs, "spec"), "template");
   // The controller adds pod-template-hash to every ReplicaSet's template; it is not a change.
-  if (podTemplate.is_object() && podTemplate.contains("metadata") &&
-      podTemplate["metadata"].is_object() && podTemplate["metadata"].contains("labels") &&
-      podTemplate["metadata"]["labels"].is_object()) {
+  if (podTemplate.is_object() && podTemplate.contains("metadata") && podTemplate["metadata"].is_object() &&
+      podTemplate["metadata"].contains("labels") && podTemplate["metadata"]["labels"].is_object()) {
     podTemplate["metadata"]["labels"].erase("pod-template-hash");
   }
   out.revision.podTemplate = std::move(podTemplate);
@@ -139,9 +135,9 @@ std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
   if (text(event, "reason") != core::kRolloutHeldReason) return std::nullopt;
   const auto until = core::heldUntilFromNote(text(event, "message"));
   if (!until) return std::nullopt;
-  for (const std::string& candidate : {text(event, "eventTime"), text(event, "lastTimestamp"),
-                                       text(event, "firstTimestamp"),
-                                       text(field(event, "metadata"), "creationTimestamp")}) {
+  for (const std::string& candidate :
+       {text(event, "eventTime"), text(event, "lastTimestamp"), text(event, "firstTimestamp"),
+        text(field(event, "metadata"), "creationTimestamp")}) {
     if (candidate.empty()) continue;
     if (auto recorded = core::parseRfc3339(candidate)) return core::HeldRollout{*recorded, *until};
   }
@@ -189,7 +185,8 @@ ordered_json rollDocument(const ExplainInput& input) {
       pods.push_back(std::move(*pod));
     }
   }
-  roll["updateStrategy"] = workload && workload->strategy == core::UpdateStrategy::OnDelete ? "OnDelete" : "RollingUpdate";
+  roll["updateStrategy"] =
+      workload && workload->strategy == core::UpdateStrategy::OnDelete ? "OnDelete" : "RollingUpdate";
   roll["readyTimeout"] = core::formatDuration(input.readyTimeout);
   if (!workload || !read) {
     roll["state"] = "unknown";
@@ -199,7 +196,8 @@ ordered_json rollDocument(const ExplainInput& input) {
     roll["blockingPod"] = "";
     return roll;
   }
-  const core::RollDecision decision = core::decideRoll(*workload, std::move(pods), input.now, input.readyTimeout);
+  const core::RollDecision decision =
+      core::decideRoll(*workload, std::move(pods), input.now, input.readyTimeout);
   roll["state"] = core::rollStateName(decision.state);
   std::string reason = decision.reason;
   if (decision.evict) reason = "the next pod to evict is " + *decision.evict;
@@ -250,7 +248,8 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     if (it != byHash.end()) ++it->second->revision.pods;
   }
 
-  if (kind == core::WorkloadKind::DaemonSet) input.daemonSetRevision = core::daemonSetRevisionHash(owned->items, uid);
+  if (kind == core::WorkloadKind::DaemonSet)
+    input.daemonSetRevision = core::daemonSetRevisionHash(owned->items, uid);
   input.now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   for (RevisionShape& shape : shapes) input.revisions.push_back(std::move(shape.revision));
   std::sort(input.revisions.begin(), input.revisions.end(),
@@ -263,19 +262,22 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   // Pending: the live template against the live objects, read fresh (metadata only but for the
   // kinds whose content is read: hashed, then dropped).
-  input.desired = core::desiredAnnotations(input.workload, [&](core::RefKind refKind, const std::string& refName) {
-    const bool readContent = core::readsContent(contentAware, refKind);
-    kube::GetOptions options;
-    options.metadataOnly = !readContent;
-    const auto ref = refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
-    auto object = client.get(ref, namespace_, refName, options);
-    if (!object) {
-      return object.error().kind == core::ErrorKind::NotFound ? core::ObjectState::absent()
-                                                              : core::ObjectState::unknown(object.error().describe());
-    }
-    auto state = core::objectStateFromObject(*object, refKind, readContent);
-    return state ? *state : core::ObjectState::unknown(state.error().describe());
-  });
+  input.desired =
+      core::desiredAnnotations(input.workload, [&](core::RefKind refKind, const std::string& refName) {
+        const bool readContent = core::readsContent(contentAware, refKind);
+        kube::GetOptions options;
+        options.metadataOnly = !readContent;
+        const auto ref =
+            refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
+        auto object = client.get(ref, namespace_, refName, options);
+        if (!object) {
+          return object.error().kind == core::ErrorKind::NotFound
+                     ? core::ObjectState::absent()
+                     : core::ObjectState::unknown(object.error().describe());
+        }
+        auto state = core::objectStateFromObject(*object, refKind, readContent);
+        return state ? *state : core::ObjectState::unknown(state.error().describe());
+      });
 
   // Held rollouts: the workload's RolloutHeld Events, selected on the server.
   kube::ListOptions held;
@@ -301,7 +303,8 @@ ordered_json explanationDocument(const ExplainInput& input) {
     auto plan = core::planAnnotationChanges(input.workload, *input.desired);
     if (plan) pendingChanges = std::move(*plan);
   }
-  const core::FirstRollout first = core::judgeFirstRollout(input.workload, input.kind, explained, pendingChanges);
+  const core::FirstRollout first =
+      core::judgeFirstRollout(input.workload, input.kind, explained, pendingChanges);
 
   ordered_json doc;
   doc["apiVersion"] = "restarter.stackable.tech/v1alpha1";
@@ -358,7 +361,8 @@ ordered_json explanationDocument(const ExplainInput& input) {
   if (!input.heldRollouts) {
     hold["status"] = "unknown";
     hold["reason"] = input.heldRollouts.error().describe();
-  } else if (auto current = core::currentRolloutHold(*input.heldRollouts, lastRollout, !pendingChanges.empty())) {
+  } else if (auto current =
+                 core::currentRolloutHold(*input.heldRollouts, lastRollout, !pendingChanges.empty())) {
     hold["status"] = "held";
     hold["until"] = core::formatRfc3339(current->until);
     hold["recorded"] = core::formatRfc3339(current->recorded);

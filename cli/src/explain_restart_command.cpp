@@ -40,8 +40,8 @@ std::string str(const ordered_json& value) {
 std::string causeLine(const ordered_json& cause) {
   const std::string type = str(cause["type"]);
   if (type == "annotation") {
-    return str(cause["object"]["kind"]) + "/" + str(cause["object"]["name"]) + ": " +
-           str(cause["before"]) + " -> " + str(cause["after"]) + " (" + str(cause["change"]) + ")";
+    return str(cause["object"]["kind"]) + "/" + str(cause["object"]["name"]) + ": " + str(cause["before"]) +
+           " -> " + str(cause["after"]) + " (" + str(cause["change"]) + ")";
   }
   if (type == "template") {
     const std::string path = str(cause["path"]);
@@ -74,12 +74,12 @@ cxxopts::Options makeOptions(const Io& io) {
       "not found, 4 access denied, 5 no revisions yet.\n");
   options.custom_help("KIND/NAME [flags]");
   options.positional_help("");
-  options.add_options()
-      ("o,output", "output format: text, json or yaml", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
-      ("watch", "after the explanation, print one line per new revision with its cause, until interrupted")
-      ("no-color", "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")
-      ("h,help", "show this help")
-      ("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
+  options.add_options()("o,output", "output format: text, json or yaml",
+                        cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
+      "watch", "after the explanation, print one line per new revision with its cause, until interrupted")(
+      "no-color",
+      "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")(
+      "h,help", "show this help")("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
   addJudgementFlags(options);
   addKubeFlags(options);
   options.parse_positional({"target"});
@@ -93,9 +93,12 @@ void printRevisionTable(std::ostream& out, const ordered_json& doc, const Style&
   };
   std::vector<Row> rows;
   for (const auto& revision : doc["revisions"]) {
-    Row row{std::to_string(revision["revision"].get<std::int64_t>()) + (revision["current"].get<bool>() ? " *" : ""),
-            str(revision["name"]), str(revision["created"]),
-            std::to_string(revision["pods"].get<std::int64_t>()), {}};
+    Row row{std::to_string(revision["revision"].get<std::int64_t>()) +
+                (revision["current"].get<bool>() ? " *" : ""),
+            str(revision["name"]),
+            str(revision["created"]),
+            std::to_string(revision["pods"].get<std::int64_t>()),
+            {}};
     for (const auto& cause : revision["causes"]) row.causes.push_back(causeLine(cause));
     if (row.causes.empty()) row.causes.push_back("no template change");
     rows.push_back(std::move(row));
@@ -113,8 +116,8 @@ void printRevisionTable(std::ostream& out, const ordered_json& doc, const Style&
   for (const Row& r : rows) {
     for (std::size_t i = 0; i < r.causes.size(); ++i) {
       if (i == 0) {
-        out << "  " << pad(r.number, w0) << "  " << pad(r.name, w1) << "  " << pad(r.created, w2)
-            << "  " << pad(r.pods, w3) << "  " << r.causes[i] << "\n";
+        out << "  " << pad(r.number, w0) << "  " << pad(r.name, w1) << "  " << pad(r.created, w2) << "  "
+            << pad(r.pods, w3) << "  " << r.causes[i] << "\n";
       } else {
         out << "  " << std::string(w0 + w1 + w2 + w3 + 8, ' ') << r.causes[i] << "\n";
       }
@@ -134,7 +137,7 @@ std::string renderText(const ordered_json& doc, bool color) {
   const auto& first = doc["firstRollout"];
   const std::string verdict = str(first["verdict"]);
   out << style.bold("First rollout") << ": "
-      << (verdict == "restart-free" ? style.green("restart-free")
+      << (verdict == "restart-free"    ? style.green("restart-free")
           : verdict == "extra-restart" ? style.yellow("extra restart")
                                        : std::string("unknown"))
       << "\n  " << str(first["reason"]) << "\n";
@@ -147,8 +150,7 @@ std::string renderText(const ordered_json& doc, bool color) {
   } else if (writer == "controller") {
     // The owner of the live annotations, not of revision 1's: after any later change the
     // controller owns them even when the webhook set them at creation.
-    out << "  restarter annotations last written by the controller (" << str(first["fieldManager"])
-        << ")\n";
+    out << "  restarter annotations last written by the controller (" << str(first["fieldManager"]) << ")\n";
   }
   out << "\n";
   printRevisionTable(out, doc, style);
@@ -163,11 +165,12 @@ std::string renderText(const ordered_json& doc, bool color) {
     const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
     if (holdStatus == "held") {
       out << style.yellow("a restart is due") << ", rollout held until " << str(hold["until"])
-          << " (the controller's minimum rollout interval since the last rollout at " << str(hold["lastRollout"])
-          << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
+          << " (the controller's minimum rollout interval since the last rollout at "
+          << str(hold["lastRollout"]) << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
     } else {
       out << style.yellow("a restart is due") << " (the controller will apply it)\n";
-      if (holdStatus == "unknown") out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
+      if (holdStatus == "unknown")
+        out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
     }
     for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
   } else {
@@ -193,8 +196,11 @@ std::string renderText(const ordered_json& doc, bool color) {
   if (doc.contains("roll")) {
     const auto& roll = doc["roll"];
     const std::string state = str(roll["state"]);
-    out << "\n" << style.bold("Roll") << " (" << str(roll["updateStrategy"]) << "): "
-        << (state == "done" ? style.green(state) : state == "paused" ? style.yellow(state) : state);
+    out << "\n"
+        << style.bold("Roll") << " (" << str(roll["updateStrategy"]) << "): "
+        << (state == "done"     ? style.green(state)
+            : state == "paused" ? style.yellow(state)
+                                : state);
     if (!str(roll["reason"]).empty()) out << "\n  " << str(roll["reason"]);
     out << "\n";
     auto names = [](const ordered_json& list) {
@@ -203,7 +209,8 @@ std::string renderText(const ordered_json& doc, bool color) {
       return joined;
     };
     if (!roll["outdatedPods"].empty()) {
-      out << "  " << roll["outdatedPods"].size() << " pods still run an outdated revision: " << names(roll["outdatedPods"]) << "\n";
+      out << "  " << roll["outdatedPods"].size()
+          << " pods still run an outdated revision: " << names(roll["outdatedPods"]) << "\n";
     }
     if (!roll["keptPods"].empty()) {
       out << "  kept by the partition: " << names(roll["keptPods"]) << "\n";
@@ -219,8 +226,9 @@ namespace {
 int watchRevisions(kube::Client& client, const ExplainInput& start, const std::string& namespace_,
                    OutputFormat format, Io& io) {
   const bool deployment = start.kind == core::WorkloadKind::Deployment;
-  const auto resource = deployment ? kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}
-                                   : kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
+  const auto resource =
+      deployment ? kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}
+                 : kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
   std::string uid;
   if (start.workload.contains("metadata") && start.workload["metadata"].contains("uid") &&
       start.workload["metadata"]["uid"].is_string()) {
@@ -266,8 +274,10 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
       for (std::size_t i = 0; i < causes.size(); ++i) io.out << (i == 0 ? " " : "; ") << causeLine(causes[i]);
       io.out << std::endl;
     } else {
-      io.out << ordered_json{{"revision", revision->number}, {"name", revision->name},
-                             {"created", revision->created}, {"causes", causes}}
+      io.out << ordered_json{{"revision", revision->number},
+                             {"name", revision->name},
+                             {"created", revision->created},
+                             {"causes", causes}}
                     .dump()
              << std::endl;
     }
@@ -293,8 +303,8 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
     options.resourceVersion = resourceVersion;
     options.labelSelector = selector;
     auto ended = client.watch(resource, namespace_, options, [&](kube::WatchEvent&& event) {
-      const json* eventMetadata = event.object.is_object() && event.object.contains("metadata")
-                                      ? &event.object["metadata"] : nullptr;
+      const json* eventMetadata =
+          event.object.is_object() && event.object.contains("metadata") ? &event.object["metadata"] : nullptr;
       if (eventMetadata != nullptr && eventMetadata->is_object()) {
         const auto rv = eventMetadata->find("resourceVersion");
         if (rv != eventMetadata->end() && rv->is_string() && !rv->get_ref<const std::string&>().empty()) {
@@ -323,15 +333,17 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
 }  // namespace
 
 void addJudgementFlags(cxxopts::Options& options) {
-  options.add_options()
-      ("content-aware", "read the content of these referenced kinds, as serve-controller --content-aware "
+  options.add_options()("content-aware",
+                        "read the content of these referenced kinds, as serve-controller --content-aware "
                         "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
                         "all (also Secrets) or off",
-       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
-      ("ondelete-ready-timeout", "judge an OnDelete roll paused when a replacement pod is not Ready this "
-                                 "long (give serve-controller's --ondelete-ready-timeout)",
-       cxxopts::value<std::string>()->default_value(core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-       "DURATION");
+                        cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
+      "ondelete-ready-timeout",
+      "judge an OnDelete roll paused when a replacement pod is not Ready this "
+      "long (give serve-controller's --ondelete-ready-timeout)",
+      cxxopts::value<std::string>()->default_value(
+          core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
+      "DURATION");
 }
 
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
@@ -343,7 +355,8 @@ core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flag
   out.contentAware = *contentAware;
   auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
   if (!readyTimeout) {
-    return core::makeError(core::ErrorKind::InvalidInput, "--ondelete-ready-timeout: " + readyTimeout.error().message);
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           "--ondelete-ready-timeout: " + readyTimeout.error().message);
   }
   out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
   return out;
@@ -363,7 +376,8 @@ Subcommand explainRestartCommand() {
         if (target.size() == 2 && target[0].find('/') == std::string::npos) {
           target = {target[0] + "/" + target[1]};  // kubectl also accepts "KIND NAME"
         }
-        if (target.size() != 1) return reportUsageError(io, kName, "expected one KIND/NAME, e.g. statefulset/web");
+        if (target.size() != 1)
+          return reportUsageError(io, kName, "expected one KIND/NAME, e.g. statefulset/web");
         const auto slash = target[0].find('/');
         if (slash == std::string::npos || slash + 1 == target[0].size()) {
           return reportUsageError(io, kName, "expected KIND/NAME, got \"" + target[0] + "\"");
@@ -398,7 +412,8 @@ Subcommand explainRestartCommand() {
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {
-            io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name << " not found\n";
+            io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
+                   << " not found\n";
           } else if (error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized) {
             io.err << prefix << "access denied: " << error.describe() << "\n";
           } else {

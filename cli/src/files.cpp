@@ -16,8 +16,7 @@ core::Error ioError(const std::string& what, int err) {
 }
 }  // namespace
 
-core::Status writeFileAtomically(const std::filesystem::path& path, std::string_view content,
-                                 mode_t mode) {
+core::Status writeFileAtomically(const std::filesystem::path& path, std::string_view content, mode_t mode) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = mkstemp(tmpl.data());  // created 0600: a key is never readable by others

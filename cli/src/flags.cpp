@@ -47,7 +47,8 @@ std::string describeUnknownFlag(const std::string& what, const std::vector<std::
 
 }  // namespace
 
-std::string describeFlagError(const cxxopts::exceptions::exception& error, const std::vector<std::string>& args) {
+std::string describeFlagError(const cxxopts::exceptions::exception& error,
+                              const std::vector<std::string>& args) {
   if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&error) != nullptr) {
     return describeUnknownFlag(error.what(), args);
   }
@@ -58,8 +59,8 @@ std::string describeFlagError(const cxxopts::exceptions::exception& error, const
 }
 
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem) {
-  io.err << io.programName << " " << subcommand << ": " << problem << "\nRun '" << io.programName
-         << " " << subcommand << " --help' for usage.\n";
+  io.err << io.programName << " " << subcommand << ": " << problem << "\nRun '" << io.programName << " "
+         << subcommand << " --help' for usage.\n";
   return kExitUsage;
 }
 
@@ -121,8 +122,8 @@ ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>
   argv.push_back(name.c_str());
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   try {
-    parsed.result = std::make_unique<cxxopts::ParseResult>(
-        options.parse(static_cast<int>(argv.size()), argv.data()));
+    parsed.result =
+        std::make_unique<cxxopts::ParseResult>(options.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& e) {
     parsed.exitNow = reportUsageError(io, subcommand, describeFlagError(e, args));
     return parsed;

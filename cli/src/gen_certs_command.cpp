@@ -26,32 +26,31 @@ cxxopts::Options makeOptions(const Io& io) {
                            "renew, run again with --force and publish\nthe new ca.crt as the "
                            "caBundle (install-mwc). Informational lines go to stderr.\n");
   options.custom_help("[flags]");
-  options.add_options()
-      ("out-dir", "directory to write the files to (created if missing)",
-       cxxopts::value<std::string>()->default_value("."), "DIR")
-      ("service", "webhook Service name, for the default DNS names",
-       cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
-      ("cluster-domain", "cluster DNS domain, for the default DNS names",
-       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
-      ("dns", "DNS name for the certificate (repeatable); replaces the defaults "
-              "<svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
-       cxxopts::value<std::vector<std::string>>(), "NAME")
-      ("ip", "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook "
-             "registered by URL",
-       cxxopts::value<std::vector<std::string>>(), "ADDR")
-      ("validity", "serving certificate lifetime (s, m, h, d units)",
-       cxxopts::value<std::string>()->default_value("8760h"), "DURATION")
-      ("ca-validity", "CA lifetime (s, m, h, d units)",
-       cxxopts::value<std::string>()->default_value("87600h"), "DURATION")
-      ("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
-       cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")
-      ("force", "overwrite existing files")
-      ("print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")
-      ("secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
-       cxxopts::value<std::string>()->default_value(""), "NAME")
-      ("secret-namespace", "namespace of --secret (default: --service-namespace)",
-       cxxopts::value<std::string>()->default_value(""), "NS")
-      ("h,help", "show this help");
+  options.add_options()("out-dir", "directory to write the files to (created if missing)",
+                        cxxopts::value<std::string>()->default_value("."),
+                        "DIR")("service", "webhook Service name, for the default DNS names",
+                               cxxopts::value<std::string>()->default_value("restarter-webhook"),
+                               "NAME")("cluster-domain", "cluster DNS domain, for the default DNS names",
+                                       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")(
+      "dns",
+      "DNS name for the certificate (repeatable); replaces the defaults "
+      "<svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
+      cxxopts::value<std::vector<std::string>>(),
+      "NAME")("ip",
+              "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook "
+              "registered by URL",
+              cxxopts::value<std::vector<std::string>>(),
+              "ADDR")("validity", "serving certificate lifetime (s, m, h, d units)",
+                      cxxopts::value<std::string>()->default_value("8760h"), "DURATION")(
+      "ca-validity", "CA lifetime (s, m, h, d units)", cxxopts::value<std::string>()->default_value("87600h"),
+      "DURATION")("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
+                  cxxopts::value<std::string>()->default_value("ecdsa-p256"),
+                  "TYPE")("force", "overwrite existing files")(
+      "print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")(
+      "secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
+      cxxopts::value<std::string>()->default_value(""),
+      "NAME")("secret-namespace", "namespace of --secret (default: --service-namespace)",
+              cxxopts::value<std::string>()->default_value(""), "NS")("h,help", "show this help");
   addServiceNamespaceFlag(options, "webhook Service namespace, for the default DNS names");
   // Used only with --secret.
   addConnectionFlags(options);
@@ -62,7 +61,8 @@ cxxopts::Options makeOptions(const Io& io) {
 std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOptions& out, Io& io) {
   out.outDir = flags["out-dir"].as<std::string>();
   out.service = flags["service"].as<std::string>();
-  if (auto error = readServiceNamespace(flags, io, out.serviceNamespace)) return reportUsageError(io, kName, *error);
+  if (auto error = readServiceNamespace(flags, io, out.serviceNamespace))
+    return reportUsageError(io, kName, *error);
   out.clusterDomain = flags["cluster-domain"].as<std::string>();
   if (flags.count("dns") > 0) out.dnsNames = flags["dns"].as<std::vector<std::string>>();
   if (flags.count("ip") > 0) out.ipAddresses = flags["ip"].as<std::vector<std::string>>();
@@ -73,21 +73,24 @@ std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOption
   const kube::LoadOptions connection = connectionLoadOptions(flags);
   out.kubeconfig = connection.kubeconfigPath;
   out.context = connection.context;
-  if (out.secretName.empty() && (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
+  if (out.secretName.empty() &&
+      (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
     return reportUsageError(io, kName, "--secret-namespace, --kubeconfig and --context need --secret");
   }
   if (!out.secretName.empty() && flags.count("out-dir") > 0) {
     return reportUsageError(io, kName, "--out-dir and --secret exclude each other");
   }
-  for (const auto& [flag, target] : {std::pair{"validity", &out.validity},
-                                     std::pair{"ca-validity", &out.caValidity}}) {
+  for (const auto& [flag, target] :
+       {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity}}) {
     auto duration = core::parseDuration(flags[flag].as<std::string>());
-    if (!duration) return reportUsageError(io, kName, std::string("--") + flag + ": " + duration.error().message);
-    if (duration->count() == 0) return reportUsageError(io, kName, std::string("--") + flag + " must be positive");
+    if (!duration)
+      return reportUsageError(io, kName, std::string("--") + flag + ": " + duration.error().message);
+    if (duration->count() == 0)
+      return reportUsageError(io, kName, std::string("--") + flag + " must be positive");
     *target = *duration;
   }
-  const std::vector<std::string> problems =
-      core::checkIssueTimings(out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
+  const std::vector<std::string> problems = core::checkIssueTimings(
+      out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
   if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
   auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
   if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
@@ -132,7 +135,8 @@ void describeServing(const std::string& certPem, Io& io) {
   const auto info = certs::inspect(certPem);
   if (!info) return;
   const certs::CertificateInfo& c = info->front();
-  io.err << "serving certificate: " << c.subject << ", valid until " << core::formatRfc3339(c.notAfter) << ", DNS";
+  io.err << "serving certificate: " << c.subject << ", valid until " << core::formatRfc3339(c.notAfter)
+         << ", DNS";
   for (const auto& dns : c.dnsNames) io.err << " " << dns;
   if (!c.ipAddresses.empty()) {
     io.err << ", IP";
@@ -166,14 +170,17 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
   nlohmann::json secret = {
       {"apiVersion", "v1"},
       {"kind", "Secret"},
-      {"metadata", {{"name", options.secretName}, {"namespace", ns},
-                    {"labels", {{"app.kubernetes.io/name", "restarter"}}}}},
+      {"metadata",
+       {{"name", options.secretName},
+        {"namespace", ns},
+        {"labels", {{"app.kubernetes.io/name", "restarter"}}}}},
       // kubernetes.io/tls: tls.crt and tls.key are checked by the apiserver and the Secret mounts
       // as a --cert-dir directly; ca.crt is the conventional extra key.
       {"type", "kubernetes.io/tls"},
-      {"data", {{"ca.crt", certs::base64Encode(generated->ca.certPem)},
-                {"tls.crt", certs::base64Encode(generated->leaf.certPem)},
-                {"tls.key", certs::base64Encode(generated->leaf.keyPem)}}}};
+      {"data",
+       {{"ca.crt", certs::base64Encode(generated->ca.certPem)},
+        {"tls.crt", certs::base64Encode(generated->leaf.certPem)},
+        {"tls.key", certs::base64Encode(generated->leaf.keyPem)}}}};
   core::Result<nlohmann::json> written = existing
       ? [&] {
           secret["metadata"]["resourceVersion"] = existing->value("/metadata/resourceVersion"_json_pointer, std::string());
@@ -231,36 +238,34 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
       return kExitFailure;
     }
   }
-  io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string()
-         << "\n";
+  io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string() << "\n";
   describeServing(leaf->certPem, io);
   if (options.printCaBundle) io.out << certs::base64Encode(ca->certPem) << "\n";
   return kExitOk;
 }
 
 Subcommand genCertsCommand() {
-  return Subcommand{
-      kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
-      [](const std::vector<std::string>& args, Io& io) {
-        cxxopts::Options options = makeOptions(io);
-        ParsedFlags parsed = parseFlags(options, args, io, kName);
-        if (parsed.exitNow) return *parsed.exitNow;
-        GenCertsOptions genOptions;
-        if (auto exit = fillOptions(*parsed.result, genOptions, io)) return *exit;
-        const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
-            std::chrono::system_clock::now());
-        if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
-        kube::LoadOptions load;
-        load.kubeconfigPath = genOptions.kubeconfig;
-        load.context = genOptions.context;
-        auto client = kube::Client::connect(load);
-        if (!client) {
-          io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
-          return kExitFailure;
-        }
-        return runGenCertsToSecret(genOptions, io, now, **client);
-      },
-      [](const Io& io) { return describeFlags(makeOptions(io)); }};
+  return Subcommand{kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      cxxopts::Options options = makeOptions(io);
+                      ParsedFlags parsed = parseFlags(options, args, io, kName);
+                      if (parsed.exitNow) return *parsed.exitNow;
+                      GenCertsOptions genOptions;
+                      if (auto exit = fillOptions(*parsed.result, genOptions, io)) return *exit;
+                      const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now());
+                      if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
+                      kube::LoadOptions load;
+                      load.kubeconfigPath = genOptions.kubeconfig;
+                      load.context = genOptions.context;
+                      auto client = kube::Client::connect(load);
+                      if (!client) {
+                        io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
+                        return kExitFailure;
+                      }
+                      return runGenCertsToSecret(genOptions, io, now, **client);
+                    },
+                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
 }
 
 }  // namespace restarter::cli

@@ -27,20 +27,20 @@ cxxopts::Options makeOptions(const Io& io) {
       "on restarter.stackable.tech/enabled=true. Applied by server-side apply. Without a CA bundle\n"
       "flag, serve-webhook's managed certificates publish it.\n");
   options.custom_help("[flags]");
-  options.add_options()
-      ("name", "configuration name", cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName), "NAME")
-      ("service", "webhook Service name (in cluster)", cxxopts::value<std::string>()->default_value(""), "NAME")
-      ("webhook-url", "out of cluster: https://HOST[:PORT]/mutate", cxxopts::value<std::string>()->default_value(""), "URL")
-      ("ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
-       cxxopts::value<std::string>()->default_value(""), "FILE")
-      ("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
-       cxxopts::value<std::string>()->default_value(""), "NS/NAME");
+  options.add_options()("name", "configuration name",
+                        cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName),
+                        "NAME")("service", "webhook Service name (in cluster)",
+                                cxxopts::value<std::string>()->default_value(""),
+                                "NAME")("webhook-url", "out of cluster: https://HOST[:PORT]/mutate",
+                                        cxxopts::value<std::string>()->default_value(""), "URL")(
+      "ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
+      cxxopts::value<std::string>()->default_value(""),
+      "FILE")("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
+              cxxopts::value<std::string>()->default_value(""), "NS/NAME");
   addServiceNamespaceFlag(options, "webhook Service namespace");
   addMwcShapeFlags(options, "");
-  options.add_options()
-      ("dry-run", "print the configuration as YAML instead of applying it")
-      ("delete", "delete the configuration")
-      ("h,help", "show this help");
+  options.add_options()("dry-run", "print the configuration as YAML instead of applying it")(
+      "delete", "delete the configuration")("h,help", "show this help");
   addConnectionFlags(options);
   return options;
 }
@@ -62,7 +62,8 @@ std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io
   try {
     out.mwc.name = flags["name"].as<std::string>();
     out.mwc.serviceName = flags["service"].as<std::string>();
-    if (auto error = readServiceNamespace(flags, io, out.mwc.serviceNamespace)) return reportUsageError(io, kName, *error);
+    if (auto error = readServiceNamespace(flags, io, out.mwc.serviceNamespace))
+      return reportUsageError(io, kName, *error);
     out.mwc.url = flags["webhook-url"].as<std::string>();
     if (auto error = readMwcShapeFlags(flags, out.mwc)) return reportUsageError(io, kName, *error);
     out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
@@ -129,7 +130,8 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
         break;
       }
     }
-    if (options.mwc.caBundlePem.empty()) return fail("Secret " + options.caBundleSecret + " has no ca-bundle.crt or ca.crt");
+    if (options.mwc.caBundlePem.empty())
+      return fail("Secret " + options.caBundleSecret + " has no ca-bundle.crt or ca.crt");
   }
   if (!options.mwc.caBundlePem.empty()) {
     if (auto info = certs::inspect(options.mwc.caBundlePem); !info) {

@@ -5,18 +5,17 @@
 namespace restarter::cli {
 
 void addConnectionFlags(cxxopts::Options& options) {
-  options.add_options("Connection")
-      ("kubeconfig", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
-       cxxopts::value<std::string>(), "FILE")
-      ("context", "kubeconfig context to use (default: its current-context)",
-       cxxopts::value<std::string>(), "NAME");
+  options.add_options("Connection")(
+      "kubeconfig", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
+      cxxopts::value<std::string>(),
+      "FILE")("context", "kubeconfig context to use (default: its current-context)",
+              cxxopts::value<std::string>(), "NAME");
 }
 
 void addKubeFlags(cxxopts::Options& options) {
   addConnectionFlags(options);
-  options.add_options("Connection")
-      ("n,namespace", "namespace (default: the context's, else \"default\")",
-       cxxopts::value<std::string>(), "NS");
+  options.add_options("Connection")("n,namespace", "namespace (default: the context's, else \"default\")",
+                                    cxxopts::value<std::string>(), "NS");
 }
 
 kube::LoadOptions connectionLoadOptions(const cxxopts::ParseResult& flags) {

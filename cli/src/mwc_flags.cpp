@@ -16,15 +16,14 @@ namespace restarter::cli {
 void addMwcShapeFlags(cxxopts::Options& options, const std::string& helpPrefix) {
   const webhook::MwcOptions defaults;
   const auto help = [&helpPrefix](const char* text) { return std::string(helpPrefix).append(text); };
-  options.add_options()
-      ("service-port", help("the webhook Service's port, which the apiserver calls"),
-       cxxopts::value<int>()->default_value(std::to_string(defaults.servicePort)), "PORT")
-      ("timeout-seconds", help("how long the apiserver waits for the webhook (1-30)"),
-       cxxopts::value<int>()->default_value(std::to_string(defaults.timeoutSeconds)), "N")
-      ("exclude-namespace", help("namespace never sent to the webhook (repeatable)"),
-       cxxopts::value<std::vector<std::string>>(), "NS")
-      ("only-namespace", help("send only these namespaces (repeatable; not with --exclude-namespace)"),
-       cxxopts::value<std::vector<std::string>>(), "NS");
+  options.add_options()("service-port", help("the webhook Service's port, which the apiserver calls"),
+                        cxxopts::value<int>()->default_value(std::to_string(defaults.servicePort)), "PORT")(
+      "timeout-seconds", help("how long the apiserver waits for the webhook (1-30)"),
+      cxxopts::value<int>()->default_value(std::to_string(defaults.timeoutSeconds)),
+      "N")("exclude-namespace", help("namespace never sent to the webhook (repeatable)"),
+           cxxopts::value<std::vector<std::string>>(), "NS")(
+      "only-namespace", help("send only these namespaces (repeatable; not with --exclude-namespace)"),
+      cxxopts::value<std::vector<std::string>>(), "NS");
 }
 
 void addServiceNamespaceFlag(cxxopts::Options& options, const std::string& help) {
@@ -48,8 +47,10 @@ std::optional<std::string> readMwcShapeFlags(const cxxopts::ParseResult& flags, 
   }
   out.servicePort = port;
   out.timeoutSeconds = timeout;
-  if (flags.count("exclude-namespace") > 0) out.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
-  if (flags.count("only-namespace") > 0) out.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
+  if (flags.count("exclude-namespace") > 0)
+    out.excludeNamespaces = flags["exclude-namespace"].as<std::vector<std::string>>();
+  if (flags.count("only-namespace") > 0)
+    out.onlyNamespaces = flags["only-namespace"].as<std::vector<std::string>>();
   return std::nullopt;
 }
 

@@ -38,54 +38,58 @@ cxxopts::Options makeOptions(const Io& io) {
       "restarter.stackable.tech/expires-at.* time. Logs go to stderr. SIGTERM: finish in-flight\n"
       "writes, release the Lease, exit 0.\n");
   options.custom_help("[flags]");
-  options.add_options()
-      ("n,namespace", "namespace to watch; repeat or separate with commas for several "
-                      "(default: all namespaces)",
-       cxxopts::value<std::vector<std::string>>(), "NS")
-      ("debounce", "wait this long after the first change of a workload before acting, so a "
-                   "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
-       cxxopts::value<std::string>()->default_value("1s"), "DURATION")
-      ("min-rollout-interval", "roll one workload at most once per this long, on top of the debounce; "
-                               "changes meanwhile are merged into the next rollout, which is held until "
-                               "then (Event reason RolloutHeld); measured from the workload's "
-                               "restarter.stackable.tech/last-rollout annotation; 0 disables",
-       cxxopts::value<std::string>()->default_value(core::formatInterval(controller::kDefaultMinRolloutInterval)),
-       "DURATION")
-      ("ondelete-ready-timeout", "OnDelete StatefulSets and DaemonSets are rolled pod by pod by "
-                                 "restarter; a replacement pod not Ready this long after it became "
-                                 "not Ready pauses its workload's roll (Warning Event RollPaused) "
-                                 "until it is Ready or the template changes again",
-       cxxopts::value<std::string>()->default_value(
-           core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-       "DURATION")
-      ("dry-run", "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; "
-                  "write nothing to workloads or pods")
-      ("content-aware", "whose content is read so that a change of metadata alone (a label, an "
-                        "annotation, kubectl apply's last-applied) restarts nothing: configmaps, all "
-                        "(also Secrets: their data then reaches the controller, hashed and dropped "
-                        "as it arrives) or off (metadata only; every new resourceVersion restarts, "
-                        "as commons-operator)",
-       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
-      ("leader-elect", "run only while holding the Lease: --leader-elect or --leader-elect=false "
-                       "(default: true in a cluster, false otherwise)",
-       cxxopts::value<bool>())
-      ("leader-election-namespace", "namespace of the Lease (default: the only --namespace, else "
-                                    "the kubeconfig's or service account's namespace)",
-       cxxopts::value<std::string>(), "NS")
-      ("leader-election-id", "name of the Lease",
-       cxxopts::value<std::string>()->default_value("restarter-controller"), "NAME")
-      ("metrics-bind-address", "address of /metrics (\"0\" disables)",
-       cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
-      ("health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)",
-       cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
-      ("max-writes-per-second", "global limit on workload writes and evictions per second",
-       cxxopts::value<double>()->default_value("10"), "N")
-      ("write-burst", "writes allowed at once before --max-writes-per-second applies",
-       cxxopts::value<int>()->default_value("50"), "N")
-      ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
-      ("log-level", "debug, info, warn or error",
-       cxxopts::value<std::string>()->default_value("info"), "LEVEL")
-      ("h,help", "show this help");
+  options.add_options()("n,namespace",
+                        "namespace to watch; repeat or separate with commas for several "
+                        "(default: all namespaces)",
+                        cxxopts::value<std::vector<std::string>>(),
+                        "NS")("debounce",
+                              "wait this long after the first change of a workload before acting, so a "
+                              "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
+                              cxxopts::value<std::string>()->default_value("1s"), "DURATION")(
+      "min-rollout-interval",
+      "roll one workload at most once per this long, on top of the debounce; "
+      "changes meanwhile are merged into the next rollout, which is held until "
+      "then (Event reason RolloutHeld); measured from the workload's "
+      "restarter.stackable.tech/last-rollout annotation; 0 disables",
+      cxxopts::value<std::string>()->default_value(
+          core::formatInterval(controller::kDefaultMinRolloutInterval)),
+      "DURATION")("ondelete-ready-timeout",
+                  "OnDelete StatefulSets and DaemonSets are rolled pod by pod by "
+                  "restarter; a replacement pod not Ready this long after it became "
+                  "not Ready pauses its workload's roll (Warning Event RollPaused) "
+                  "until it is Ready or the template changes again",
+                  cxxopts::value<std::string>()->default_value(
+                      core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
+                  "DURATION")("dry-run",
+                              "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; "
+                              "write nothing to workloads or pods")(
+      "content-aware",
+      "whose content is read so that a change of metadata alone (a label, an "
+      "annotation, kubectl apply's last-applied) restarts nothing: configmaps, all "
+      "(also Secrets: their data then reaches the controller, hashed and dropped "
+      "as it arrives) or off (metadata only; every new resourceVersion restarts, "
+      "as commons-operator)",
+      cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
+      "leader-elect",
+      "run only while holding the Lease: --leader-elect or --leader-elect=false "
+      "(default: true in a cluster, false otherwise)",
+      cxxopts::value<bool>())("leader-election-namespace",
+                              "namespace of the Lease (default: the only --namespace, else "
+                              "the kubeconfig's or service account's namespace)",
+                              cxxopts::value<std::string>(),
+                              "NS")("leader-election-id", "name of the Lease",
+                                    cxxopts::value<std::string>()->default_value("restarter-controller"),
+                                    "NAME")("metrics-bind-address", "address of /metrics (\"0\" disables)",
+                                            cxxopts::value<std::string>()->default_value(":8080"), "ADDR")(
+      "health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)",
+      cxxopts::value<std::string>()->default_value(":8081"),
+      "ADDR")("max-writes-per-second", "global limit on workload writes and evictions per second",
+              cxxopts::value<double>()->default_value("10"),
+              "N")("write-burst", "writes allowed at once before --max-writes-per-second applies",
+                   cxxopts::value<int>()->default_value("50"), "N")(
+      "log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
+      "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
+      "h,help", "show this help");
   addConnectionFlags(options);
   addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
   return options;
@@ -163,9 +167,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   out.minRolloutInterval = *interval;
   auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
   if (!readyTimeout || readyTimeout->count() == 0) {
-    return reportUsageError(io, kName, "--ondelete-ready-timeout: " +
-                                           (readyTimeout ? std::string("must be more than 0")
-                                                         : readyTimeout.error().message));
+    return reportUsageError(io, kName,
+                            "--ondelete-ready-timeout: " + (readyTimeout ? std::string("must be more than 0")
+                                                                         : readyTimeout.error().message));
   }
   out.onDeleteReadyTimeout = *readyTimeout;
   out.dryRun = flags.count("dry-run") > 0;
@@ -178,7 +182,8 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   out.leaderElectionId = flags["leader-election-id"].as<std::string>();
   if (out.leaderElectionId.empty()) return reportUsageError(io, kName, "--leader-election-id: empty");
   std::string healthAddress;
-  if (auto error = readRenamedFlag(flags, io, "health-probe-bind-address", "health-bind-address", healthAddress)) {
+  if (auto error =
+          readRenamedFlag(flags, io, "health-probe-bind-address", "health-bind-address", healthAddress)) {
     return reportUsageError(io, kName, *error);
   }
   for (const auto& [flag, text, target] :
@@ -189,10 +194,12 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
     *target = *address;
   }
   out.maxWritesPerSecond = flags["max-writes-per-second"].as<double>();
-  if (!(out.maxWritesPerSecond > 0)) return reportUsageError(io, kName, "--max-writes-per-second must be positive");
+  if (!(out.maxWritesPerSecond > 0))
+    return reportUsageError(io, kName, "--max-writes-per-second must be positive");
   out.writeBurst = flags["write-burst"].as<int>();
   if (out.writeBurst < 1) return reportUsageError(io, kName, "--write-burst must be at least 1");
-  if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel)) return reportUsageError(io, kName, *error);
+  if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel))
+    return reportUsageError(io, kName, *error);
   return std::nullopt;
 }
 
@@ -240,8 +247,8 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     election.name = options.leaderElectionId;
     election.identity = controllerOptions.identity;
     election.namespace_ = !options.leaderElectionNamespace.empty() ? options.leaderElectionNamespace
-                          : options.namespaces.size() == 1     ? options.namespaces.front()
-                                                               : config->namespace_;
+                          : options.namespaces.size() == 1         ? options.namespaces.front()
+                                                                   : config->namespace_;
     controllerOptions.leaderElection = election;
   }
   std::unique_ptr<kube::Client> leaseClient;
@@ -259,8 +266,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   }
 
   obs::Registry registry;
-  controller::Controller controller(**client, controllerOptions, logger, registry,
-                                    kube::systemClock());
+  controller::Controller controller(**client, controllerOptions, logger, registry, kube::systemClock());
   // Signals are taken by the manager's thread: blocked here, before any other thread starts (the
   // controller starts its threads in run()). That thread also returns free pages to the system,
   // once after the initial sync and then every minute. Declared after the controller, so it is
@@ -288,9 +294,9 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       {"server", config->server},
       {"namespaces", namespaces.empty() ? "*" : namespaces},
       {"identity", controllerOptions.identity},
-      {"leaderElection", leaderElect ? controllerOptions.leaderElection->namespace_ + "/" +
-                                           controllerOptions.leaderElection->name
-                                     : "off"},
+      {"leaderElection",
+       leaderElect ? controllerOptions.leaderElection->namespace_ + "/" + controllerOptions.leaderElection->name
+                   : "off"},
       {"dryRun", options.dryRun ? "true" : "false"}};
   runtime::Runnable runnable;
   runnable.ready = [&controller] { return controller.synced(); };

@@ -33,73 +33,83 @@ cxxopts::Options makeOptions(const Io& io) {
       "Certificates are managed in a Secret (created, renewed, the CA rolled with overlap, the CA\n"
       "bundle published into the MutatingWebhookConfiguration) unless --cert-dir is given.\n");
   options.custom_help("[flags]");
-  options.add_options()
-      ("bind-address", "address to serve HTTPS on", cxxopts::value<std::string>()->default_value("0.0.0.0"), "HOST")
-      ("port", "port to serve HTTPS on (0: any free port, logged)", cxxopts::value<int>()->default_value("8443"), "PORT")
-      ("metrics-bind-address", "plain HTTP /metrics address, or 0 to disable",
-       cxxopts::value<std::string>()->default_value(":8080"), "ADDR")
-      ("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
-       cxxopts::value<std::string>()->default_value(":8081"), "ADDR")
-      ("cert-dir", "serve tls.crt and tls.key from this directory (reloaded when they change) "
-                   "instead of managing certificates",
-       cxxopts::value<std::string>()->default_value(""), "DIR")
-      ("service", "webhook Service name (in cluster): the certificate's DNS names",
-       cxxopts::value<std::string>()->default_value("restarter-webhook"), "NAME")
-      ("cluster-domain", "cluster DNS domain for the Service's DNS names",
-       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")
-      ("webhook-url", "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
-                      "its host is the certificate's only name (an IP SAN for an address)",
-       cxxopts::value<std::string>()->default_value(""), "URL")
-      ("secret-name", "Secret holding the managed certificates",
-       cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")
-      ("secret-namespace", "namespace of that Secret (default: --service-namespace)",
-       cxxopts::value<std::string>()->default_value(""), "NS")
-      ("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
-       cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"), "NAME")
-      ("manage-configuration", "create the MutatingWebhookConfiguration --configuration-name and keep "
-                               "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
-                               "would build it; not with --cert-dir");
+  options.add_options()("bind-address", "address to serve HTTPS on",
+                        cxxopts::value<std::string>()->default_value("0.0.0.0"), "HOST")(
+      "port", "port to serve HTTPS on (0: any free port, logged)", cxxopts::value<int>()->default_value("8443"),
+      "PORT")("metrics-bind-address", "plain HTTP /metrics address, or 0 to disable",
+              cxxopts::value<std::string>()->default_value(":8080"),
+              "ADDR")("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
+                      cxxopts::value<std::string>()->default_value(":8081"),
+                      "ADDR")("cert-dir",
+                              "serve tls.crt and tls.key from this directory (reloaded when they change) "
+                              "instead of managing certificates",
+                              cxxopts::value<std::string>()->default_value(""), "DIR")(
+      "service", "webhook Service name (in cluster): the certificate's DNS names",
+      cxxopts::value<std::string>()->default_value("restarter-webhook"),
+      "NAME")("cluster-domain", "cluster DNS domain for the Service's DNS names",
+              cxxopts::value<std::string>()->default_value("cluster.local"),
+              "DOMAIN")("webhook-url",
+                        "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
+                        "its host is the certificate's only name (an IP SAN for an address)",
+                        cxxopts::value<std::string>()->default_value(""),
+                        "URL")("secret-name", "Secret holding the managed certificates",
+                               cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")(
+      "secret-namespace", "namespace of that Secret (default: --service-namespace)",
+      cxxopts::value<std::string>()->default_value(""),
+      "NS")("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
+            cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"),
+            "NAME")("manage-configuration",
+                    "create the MutatingWebhookConfiguration --configuration-name and keep "
+                    "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
+                    "would build it; not with --cert-dir");
   addServiceNamespaceFlag(options, "webhook Service namespace; also the Secret's unless --secret-namespace");
   addMwcShapeFlags(options, "with --manage-configuration: ");
-  options.add_options()
-      ("validity", "serving certificate lifetime; renewed at 2/3 of it",
-       cxxopts::value<std::string>()->default_value("24h"), "DURATION")
-      ("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
-       cxxopts::value<std::string>()->default_value("8760h"), "DURATION")
-      ("ca-propagation", "how long a new CA is published before certificates signed by it are served",
-       cxxopts::value<std::string>()->default_value("30s"), "DURATION")
-      ("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
-       cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")
-      ("cert-check-interval", "how often the certificates (Secret or files) are checked, by wall-clock time",
-       cxxopts::value<std::string>()->default_value("10s"), "DURATION")
-      ("lookup-timeout", "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
-                         "the configuration's timeoutSeconds",
-       cxxopts::value<std::string>()->default_value("3s"), "DURATION")
-      ("content-aware", "whose content the lookups read, to write at admission the content record "
-                        "serve-controller --content-aware keeps (set both alike): configmaps, all "
-                        "(also Secrets: their data reaches the webhook, hashed and dropped at once) "
-                        "or off (metadata only)",
-       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")
-      ("threads", "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
-                  "503 beyond); as many more look up references (a fixed pool)",
-       cxxopts::value<int>()->default_value("16"), "N")
-      ("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")
-      ("log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")
-      ("h,help", "show this help");
+  options.add_options()("validity", "serving certificate lifetime; renewed at 2/3 of it",
+                        cxxopts::value<std::string>()->default_value("24h"),
+                        "DURATION")("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
+                                    cxxopts::value<std::string>()->default_value("8760h"), "DURATION")(
+      "ca-propagation", "how long a new CA is published before certificates signed by it are served",
+      cxxopts::value<std::string>()->default_value("30s"),
+      "DURATION")("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
+                  cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")(
+      "cert-check-interval", "how often the certificates (Secret or files) are checked, by wall-clock time",
+      cxxopts::value<std::string>()->default_value("10s"),
+      "DURATION")("lookup-timeout",
+                  "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
+                  "the configuration's timeoutSeconds",
+                  cxxopts::value<std::string>()->default_value("3s"),
+                  "DURATION")("content-aware",
+                              "whose content the lookups read, to write at admission the content record "
+                              "serve-controller --content-aware keeps (set both alike): configmaps, all "
+                              "(also Secrets: their data reaches the webhook, hashed and dropped at once) "
+                              "or off (metadata only)",
+                              cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
+      "threads",
+      "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
+      "503 beyond); as many more look up references (a fixed pool)",
+      cxxopts::value<int>()->default_value("16"),
+      "N")("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
+      "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
+      "h,help", "show this help");
   addConnectionFlags(options);
   return options;
 }
 
 core::Result<std::chrono::seconds> positiveDuration(const cxxopts::ParseResult& flags, const char* flag) {
   auto duration = core::parseDuration(flags[flag].as<std::string>());
-  if (!duration) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + ": " + duration.error().message);
-  if (duration->count() == 0) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + " must be positive");
+  if (!duration)
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           std::string("--") + flag + ": " + duration.error().message);
+  if (duration->count() == 0)
+    return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + " must be positive");
   return *duration;
 }
 
 core::Result<std::optional<obs::BindAddress>> bindFlag(const cxxopts::ParseResult& flags, const char* flag) {
   auto parsed = obs::parseBindAddress(flags[flag].as<std::string>());
-  if (!parsed) return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + ": " + parsed.error().message);
+  if (!parsed)
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           std::string("--") + flag + ": " + parsed.error().message);
   return *parsed;
 }
 
@@ -125,7 +135,8 @@ core::Result<ServingNames> servingNames(const ServeWebhookOptions& options) {
   const std::string scheme = "https://";
   if (url.rfind(scheme, 0) != 0) return bad("must start with https://");
   const auto slash = url.find('/', scheme.size());
-  const std::string authority = url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
+  const std::string authority =
+      url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
   const std::string path = slash == std::string::npos ? "" : url.substr(slash);
   if (path != webhook::kMutatePath) return bad("the path must be " + std::string(webhook::kMutatePath));
   std::string host = authority;
@@ -157,7 +168,8 @@ core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& opt
   return webhook::buildMutatingWebhookConfiguration(mwc);
 }
 
-std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io, ServeWebhookOptions& out) {
+std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,
+                                          ServeWebhookOptions& out) {
   cxxopts::Options options = makeOptions(io);
   ParsedFlags parsed = parseFlags(options, args, io, kName);
   if (parsed.exitNow) return *parsed.exitNow;
@@ -178,7 +190,8 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     out.context = connection.context;
     out.certDir = flags["cert-dir"].as<std::string>();
     out.service = flags["service"].as<std::string>();
-    if (auto error = readServiceNamespace(flags, io, out.serviceNamespace)) return reportUsageError(io, kName, *error);
+    if (auto error = readServiceNamespace(flags, io, out.serviceNamespace))
+      return reportUsageError(io, kName, *error);
     out.clusterDomain = flags["cluster-domain"].as<std::string>();
     out.webhookUrl = flags["webhook-url"].as<std::string>();
     out.secretName = flags["secret-name"].as<std::string>();
@@ -186,9 +199,10 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     out.configurationName = flags["configuration-name"].as<std::string>();
     out.manageConfiguration = flags.count("manage-configuration") > 0;
     if (auto error = readMwcShapeFlags(flags, out.configuration)) return reportUsageError(io, kName, *error);
-    for (const auto& [flag, target] : {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
-                                       std::pair{"ca-propagation", &out.caPropagation},
-                                       std::pair{"cert-check-interval", &out.certCheckInterval}}) {
+    for (const auto& [flag, target] :
+         {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
+          std::pair{"ca-propagation", &out.caPropagation},
+          std::pair{"cert-check-interval", &out.certCheckInterval}}) {
       auto duration = positiveDuration(flags, flag);
       if (!duration) return reportUsageError(io, kName, duration.error().message);
       *target = *duration;
@@ -202,7 +216,9 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     // Only managed certificates are rotated; with --cert-dir these durations are unused.
     if (out.certDir.empty()) {
       const std::vector<std::string> problems = core::checkRotationTimings(
-          {.validity = out.validity, .caValidity = out.caValidity, .caPropagation = out.caPropagation,
+          {.validity = out.validity,
+           .caValidity = out.caValidity,
+           .caPropagation = out.caPropagation,
            .checkInterval = out.certCheckInterval},
           {"--validity", "--ca-validity", "--ca-propagation", "--cert-check-interval"});
       if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
@@ -213,7 +229,8 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     const int threads = flags["threads"].as<int>();
     if (threads < 1 || threads > 1024) return reportUsageError(io, kName, "--threads must be 1-1024");
     out.threads = static_cast<std::size_t>(threads);
-    if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel)) return reportUsageError(io, kName, *error);
+    if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel))
+      return reportUsageError(io, kName, *error);
   } catch (const cxxopts::exceptions::exception& e) {
     return reportUsageError(io, kName, e.what());
   }
@@ -222,9 +239,12 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
   }
   if (out.manageConfiguration) {
     // The caBundle comes from the managed Secret; with --cert-dir there is none to publish.
-    if (!out.certDir.empty()) return reportUsageError(io, kName, "--manage-configuration needs managed certificates (not --cert-dir)");
-    if (out.configurationName.empty()) return reportUsageError(io, kName, "--manage-configuration needs a --configuration-name");
-    if (auto built = managedConfiguration(out); !built) return reportUsageError(io, kName, "--manage-configuration: " + built.error().message);
+    if (!out.certDir.empty())
+      return reportUsageError(io, kName, "--manage-configuration needs managed certificates (not --cert-dir)");
+    if (out.configurationName.empty())
+      return reportUsageError(io, kName, "--manage-configuration needs a --configuration-name");
+    if (auto built = managedConfiguration(out); !built)
+      return reportUsageError(io, kName, "--manage-configuration: " + built.error().message);
   }
   return std::nullopt;
 }
@@ -273,7 +293,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
       return kExitUsage;
     }
     webhook::ManagedOptions& managed = service.managed;
-    managed.secretNamespace = options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
+    managed.secretNamespace =
+        options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
     managed.secretName = options.secretName;
     managed.configurationName = options.configurationName;
     managed.serving.dnsNames = names->dnsNames;

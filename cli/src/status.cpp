@@ -35,9 +35,12 @@ std::int64_t integer(const Json& value, std::int64_t fallback = 0) {
 // "configmap/app: u/1 -> u/2 (updated)": the same words explain-restart prints for a change.
 std::string changeLine(const ordered_json& change) {
   const auto& object = member(change, "object");
-  auto version = [](const ordered_json& value) { return value.is_string() ? value.get<std::string>() : "none"; };
-  return text(member(object, "kind")) + "/" + text(member(object, "name")) + ": " + version(member(change, "before")) +
-         " -> " + version(member(change, "after")) + " (" + text(member(change, "change")) + ")";
+  auto version = [](const ordered_json& value) {
+    return value.is_string() ? value.get<std::string>() : "none";
+  };
+  return text(member(object, "kind")) + "/" + text(member(object, "name")) + ": " +
+         version(member(change, "before")) + " -> " + version(member(change, "after")) + " (" +
+         text(member(change, "change")) + ")";
 }
 
 int attentionGroup(const WorkloadStatus& row) {
@@ -149,13 +152,15 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
                      {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
                      {"roll", std::move(roll)}});
   }
-  return {{"apiVersion", "restarter.stackable.tech/v1alpha1"}, {"kind", "WorkloadStatusList"}, {"items", items}};
+  return {
+      {"apiVersion", "restarter.stackable.tech/v1alpha1"}, {"kind", "WorkloadStatusList"}, {"items", items}};
 }
 
 std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allNamespaces, bool wide,
                               const std::string& scope) {
   if (rows.empty()) return "No labeled workloads found " + scope + ".\n";
-  std::vector<std::string> header = {"WORKLOAD", "READY", "CURRENT", "RESTARTS", "PENDING", "FIRST-ROLLOUT", "ROLL"};
+  std::vector<std::string> header = {"WORKLOAD", "READY",         "CURRENT", "RESTARTS",
+                                     "PENDING",  "FIRST-ROLLOUT", "ROLL"};
   if (allNamespaces) header.insert(header.begin(), "NAMESPACE");
   if (wide) {
     header.push_back("LAST-ROLLOUT");

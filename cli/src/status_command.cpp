@@ -38,32 +38,36 @@ std::string metadataText(const nlohmann::json& object, const char* key) {
 cxxopts::Options makeOptions(const Io& io) {
   cxxopts::Options options(
       io.programName + " " + kName,
-      "One line per workload labeled " + std::string(core::kEnabledLabel) + "=true: pods Ready and on the\n"
-      "current revision, restarts restarter recorded (revisions caused by a ConfigMap or Secret\n"
-      "change), whether a restart is pending (and held by the controller's minimum rollout\n"
-      "interval), whether the first rollout was restart-free, and the state of restarter's\n"
-      "pod-by-pod roll of OnDelete workloads. What needs attention comes\n"
-      "first. Each line is condensed from the workload's explain-restart explanation (same reads,\n"
-      "same verdicts): `explain-restart KIND/NAME` says why.\n\n"
-      "Exit codes: 0 listed; 1 the API failed, or --fail-if-pending and a restart is due (or its\n"
-      "state unknown) for some workload; 2 bad command line; 4 access denied.\n");
+      "One line per workload labeled " + std::string(core::kEnabledLabel) +
+          "=true: pods Ready and on the\n"
+          "current revision, restarts restarter recorded (revisions caused by a ConfigMap or Secret\n"
+          "change), whether a restart is pending (and held by the controller's minimum rollout\n"
+          "interval), whether the first rollout was restart-free, and the state of restarter's\n"
+          "pod-by-pod roll of OnDelete workloads. What needs attention comes\n"
+          "first. Each line is condensed from the workload's explain-restart explanation (same reads,\n"
+          "same verdicts): `explain-restart KIND/NAME` says why.\n\n"
+          "Exit codes: 0 listed; 1 the API failed, or --fail-if-pending and a restart is due (or its\n"
+          "state unknown) for some workload; 2 bad command line; 4 access denied.\n");
   options.custom_help("[flags]");
-  options.add_options()
-      ("A,all-namespaces", "list across all namespaces (the context's namespace and -n are ignored)")
-      ("l,selector", "further label selector the workloads must match (e.g. app=shop)",
-       cxxopts::value<std::string>(), "SELECTOR")
-      ("o,output", "output format: wide (adds the last rollout and the pending changes), json or yaml; "
-       "default: a table", cxxopts::value<std::string>(), "FORMAT")
-      ("fail-if-pending", "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)")
-      ("h,help", "show this help");
+  options.add_options()("A,all-namespaces",
+                        "list across all namespaces (the context's namespace and -n are ignored)")(
+      "l,selector", "further label selector the workloads must match (e.g. app=shop)",
+      cxxopts::value<std::string>(),
+      "SELECTOR")("o,output",
+                  "output format: wide (adds the last rollout and the pending changes), json or yaml; "
+                  "default: a table",
+                  cxxopts::value<std::string>(), "FORMAT")(
+      "fail-if-pending", "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)")(
+      "h,help", "show this help");
   addJudgementFlags(options);
   addKubeFlags(options);
   return options;
 }
 
 int exitFor(const core::Error& error) {
-  return error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized ? kExitForbidden
-                                                                                                  : kExitFailure;
+  return error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized
+             ? kExitForbidden
+             : kExitFailure;
 }
 
 }  // namespace
@@ -104,7 +108,8 @@ Subcommand statusCommand() {
           list.labelSelector = selector;
           auto workloads = (*client)->list(kind.resource, namespace_, list);
           if (!workloads) {
-            io.err << prefix << "listing " << kind.resource.plural << ": " << workloads.error().describe() << "\n";
+            io.err << prefix << "listing " << kind.resource.plural << ": " << workloads.error().describe()
+                   << "\n";
             return exitFor(workloads.error());
           }
           for (const nlohmann::json& workload : workloads->items) {
@@ -113,7 +118,8 @@ Subcommand statusCommand() {
             auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
-              rows.push_back(unreadableStatus(core::workloadKindName(kind.kind), ns, name, input.error().describe()));
+              rows.push_back(
+                  unreadableStatus(core::workloadKindName(kind.kind), ns, name, input.error().describe()));
               continue;
             }
             input->readyTimeout = judgement->readyTimeout;

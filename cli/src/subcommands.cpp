@@ -12,12 +12,8 @@ namespace restarter::cli {
 const std::vector<Subcommand>& subcommands() {
   // A subcommand joins this list once it does everything its help says.
   static const std::vector<Subcommand> all = {
-      genCertsCommand(),
-      explainRestartCommand(),
-      statusCommand(),
-      serveControllerCommand(),
-      serveWebhookCommand(),
-      installMwcCommand(),
+      genCertsCommand(),        explainRestartCommand(), statusCommand(),
+      serveControllerCommand(), serveWebhookCommand(),   installMwcCommand(),
   };
   return all;
 }

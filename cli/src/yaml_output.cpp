@@ -10,9 +10,9 @@ namespace {
 // (YAML 1.1 booleans and nulls, numbers, timestamps), so it must be quoted. yaml-cpp quotes
 // strings with special characters itself but not these.
 bool readsAsNonString(const std::string& s) {
-  static const char* const kWords[] = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-                                       "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
-                                       "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~", ""};
+  static const char* const kWords[] = {"y",  "Y",    "yes",  "Yes",  "YES",   "n",     "N",     "no", "No",
+                                       "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
+                                       "ON", "off",  "Off",  "OFF",  "null",  "Null",  "NULL",  "~",  ""};
   for (const char* word : kWords) {
     if (s == word) return true;
   }
@@ -41,21 +41,11 @@ void emit(YAML::Emitter& out, const nlohmann::ordered_json& value) {
       if (readsAsNonString(value.get_ref<const std::string&>())) out << YAML::DoubleQuoted;
       out << value.get<std::string>();
       break;
-    case nlohmann::json::value_t::boolean:
-      out << value.get<bool>();
-      break;
-    case nlohmann::json::value_t::number_integer:
-      out << value.get<std::int64_t>();
-      break;
-    case nlohmann::json::value_t::number_unsigned:
-      out << value.get<std::uint64_t>();
-      break;
-    case nlohmann::json::value_t::number_float:
-      out << value.get<double>();
-      break;
-    default:
-      out << YAML::Null;
-      break;
+    case nlohmann::json::value_t::boolean: out << value.get<bool>(); break;
+    case nlohmann::json::value_t::number_integer: out << value.get<std::int64_t>(); break;
+    case nlohmann::json::value_t::number_unsigned: out << value.get<std::uint64_t>(); break;
+    case nlohmann::json::value_t::number_float: out << value.get<double>(); break;
+    default: out << YAML::Null; break;
   }
 }
 

@@ -48,8 +48,14 @@ int populate(const std::string& ns, int count) {
     pool.emplace_back([&] {
       for (int i = next++; i < count; i = next++) {
         std::string name = "bench-" + std::to_string(i);
-        json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"payload", payload}}}};
-        json secret = {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", name}}}, {"stringData", {{"payload", payload}}}};
+        json cm = {{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", {{"name", name}}},
+                   {"data", {{"payload", payload}}}};
+        json secret = {{"apiVersion", "v1"},
+                       {"kind", "Secret"},
+                       {"metadata", {{"name", name}}},
+                       {"stringData", {{"payload", payload}}}};
         auto a = client->create(kube::resources::configMaps(), ns, cm);
         auto b = client->create(kube::resources::secrets(), ns, secret);
         if ((!a && a.error().kind != core::ErrorKind::AlreadyExists) ||
@@ -59,7 +65,8 @@ int populate(const std::string& ns, int count) {
     });
   }
   for (auto& thread : pool) thread.join();
-  std::cout << "populated " << ns << " with " << count << " ConfigMaps and Secrets, failures=" << failures << "\n";
+  std::cout << "populated " << ns << " with " << count << " ConfigMaps and Secrets, failures=" << failures
+            << "\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -85,7 +92,8 @@ int sync(const std::string& ns, const std::string& which, bool lean) {
     options.metadataOnly = true;
     options.onError = [](const core::Error& e) { std::cerr << "bench: " << e.describe() << "\n"; };
     if (lean) options.transform = cache::dropManagedFields;
-    reflectors.push_back(std::make_unique<cache::Reflector>(*client, *stores.back(), options, kube::systemClock()));
+    reflectors.push_back(
+        std::make_unique<cache::Reflector>(*client, *stores.back(), options, kube::systemClock()));
   }
   std::vector<std::jthread> threads;
   for (auto& reflector : reflectors)
@@ -123,7 +131,8 @@ int run(std::vector<std::string> command) {
   rusage usage{};
   wait4(pid, &status, 0, &usage);
   auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  std::cout << "wall_ms=" << wall.count() << " maxrss_kb=" << usage.ru_maxrss << " exit=" << WEXITSTATUS(status) << "\n";
+  std::cout << "wall_ms=" << wall.count() << " maxrss_kb=" << usage.ru_maxrss << " exit=" << WEXITSTATUS(status)
+            << "\n";
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
@@ -136,6 +145,7 @@ int main(int argc, char** argv) {
   if (args.size() == 3 && args[0] == "sync-lean") return sync(args[1], args[2], true);
   if (args.size() >= 3 && args[0] == "run" && args[1] == "--")
     return run(std::vector<std::string>(args.begin() + 2, args.end()));
-  std::cerr << "usage: initial_sync_bench populate NS COUNT | sync|sync-lean NS configmaps|secrets|both | run -- CMD...\n";
+  std::cerr
+      << "usage: initial_sync_bench populate NS COUNT | sync|sync-lean NS configmaps|secrets|both | run -- CMD...\n";
   return 2;
 }

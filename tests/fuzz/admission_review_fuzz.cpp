@@ -45,7 +45,8 @@ restarter::core::ObjectState stateOf(const std::string& name) {
   }
 }
 
-restarter::webhook::ReferenceStates fetch(const std::string&, const std::vector<restarter::core::Reference>& refs) {
+restarter::webhook::ReferenceStates fetch(const std::string&,
+                                          const std::vector<restarter::core::Reference>& refs) {
   restarter::webhook::ReferenceStates states;
   for (const auto& ref : refs) states.emplace(std::pair{ref.kind, ref.name}, stateOf(ref.name));
   return states;
@@ -55,9 +56,7 @@ restarter::webhook::ReferenceStates fetch(const std::string&, const std::vector<
   restarter::fuzz::fail("admission_review_fuzz", what, detail);
 }
 
-std::string requestUid(const json& review) {
-  return review["request"]["uid"].get<std::string>();
-}
+std::string requestUid(const json& review) { return review["request"]["uid"].get<std::string>(); }
 
 }  // namespace
 
@@ -116,8 +115,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   again["request"]["object"] = patched;
   const auto second = restarter::webhook::handleAdmissionReview(again.dump(), fetch);
   if (second.outcome != Outcome::Unchanged) {
-    fail("the patched object is not final", std::string(outcomeName(second.outcome)) + " " + second.detail +
-                                                 " after " + *patchText);
+    fail("the patched object is not final",
+         std::string(outcomeName(second.outcome)) + " " + second.detail + " after " + *patchText);
   }
   return 0;
 }

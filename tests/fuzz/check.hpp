@@ -18,7 +18,8 @@ namespace restarter::fuzz {
 // Every error must say what went wrong: callers log and return its message.
 template <typename T>
 void expectMessage(const char* target, const core::Result<T>& result) {
-  if (!result && result.error().message.empty()) fail(target, "an error without a message", result.error().describe());
+  if (!result && result.error().message.empty())
+    fail(target, "an error without a message", result.error().describe());
 }
 
 }  // namespace restarter::fuzz

@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   while (files.size() < 3) {
     const std::size_t end = files.size() == 2 ? std::string_view::npos : input.find('\0', start);
     const std::string name = "/nonexistent-restarter-fuzz/" + std::to_string(files.size()) + "/config";
-    files.emplace_back(name, std::string(input.substr(start, end == std::string_view::npos ? end : end - start)));
+    files.emplace_back(name,
+                       std::string(input.substr(start, end == std::string_view::npos ? end : end - start)));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -47,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fail("a server that is not an http(s) URL", config->server);
   }
   if (config->namespace_.empty()) fail("no namespace", config->source);
-  if (config->clientCertPem.empty() != config->clientKeyPem.empty()) fail("a certificate without its key", config->source);
+  if (config->clientCertPem.empty() != config->clientKeyPem.empty())
+    fail("a certificate without its key", config->source);
   return 0;
 }

@@ -5,8 +5,8 @@
 // merged bundle parses again and holds each certificate once; an installed serving certificate
 // has a fingerprint; an error has a message.
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <set>
 #include <string>

@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   testing::FakeProcessRunner runner;
   auto transport = std::make_unique<testing::FakeTransport>();
   std::vector<std::string> chunks;
-  for (std::size_t at = 0; at < stream.size(); at += chunkSize) chunks.emplace_back(stream.substr(at, chunkSize));
+  for (std::size_t at = 0; at < stream.size(); at += chunkSize)
+    chunks.emplace_back(stream.substr(at, chunkSize));
   transport->push(testing::stream(std::move(chunks)));
   Client client(std::move(transport), makeAuthenticator(ConnectionConfig{}, clock, runner), "n", clock);
   WatchOptions options;

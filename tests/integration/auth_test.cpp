@@ -37,15 +37,17 @@ std::unique_ptr<kube::Client> clientFor(const std::string& kubeconfigPath) {
 
 // A ServiceAccount with admin rights in `ns` and a one-hour token for it (TokenRequest).
 std::string serviceAccountToken(kube::Client& admin, const std::string& ns) {
-  REQUIRE(admin.create(kube::resources::serviceAccounts(), ns,
-                       {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "tester"}}}})
+  REQUIRE(admin
+              .create(kube::resources::serviceAccounts(), ns,
+                      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "tester"}}}})
               .ok());
   kube::ResourceRef roleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true};
-  json binding = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                  {"kind", "RoleBinding"},
-                  {"metadata", {{"name", "tester-admin"}}},
-                  {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "admin"}}},
-                  {"subjects", json::array({{{"kind", "ServiceAccount"}, {"name", "tester"}, {"namespace", ns}}})}};
+  json binding = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "RoleBinding"},
+      {"metadata", {{"name", "tester-admin"}}},
+      {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "admin"}}},
+      {"subjects", json::array({{{"kind", "ServiceAccount"}, {"name", "tester"}, {"namespace", ns}}})}};
   auto bound = admin.create(roleBindings, ns, binding);
   REQUIRE(bound.ok());
   json request = {{"apiVersion", "authentication.k8s.io/v1"},
@@ -71,11 +73,14 @@ TEST_CASE("a kubeconfig with a client certificate works", "[integration][auth]")
   std::string dir = makeTempDir();
   writeFile(dir + "/admin.crt", admin.clientCertPem);
   writeFile(dir + "/admin.key", admin.clientKeyPem);
-  writeFile(dir + "/config", clusterStanza(admin, dir) +
-                                 "users:\n- name: admin\n  user:\n    client-certificate: admin.crt\n"
-                                 "    client-key: " + dir + "/admin.key\n"
-                                 "contexts:\n- name: c\n  context: {cluster: local, user: admin, namespace: kube-system}\n"
-                                 "current-context: c\n");
+  writeFile(dir + "/config",
+            clusterStanza(admin, dir) +
+                "users:\n- name: admin\n  user:\n    client-certificate: admin.crt\n"
+                "    client-key: " +
+                dir +
+                "/admin.key\n"
+                "contexts:\n- name: c\n  context: {cluster: local, user: admin, namespace: kube-system}\n"
+                "current-context: c\n");
   auto client = clientFor(dir + "/config");
   CHECK(client->defaultNamespace() == "kube-system");
   auto namespaces = client->list(kube::resources::namespaces(), "");
@@ -99,8 +104,9 @@ TEST_CASE("a kubeconfig with a token user works and a bad token is Unauthorized"
   };
 
   auto inlineToken = write("{token: " + token + "}");
-  auto created = inlineToken->create(kube::resources::configMaps(), ns.name(),
-                                     {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "from-token"}}}});
+  auto created = inlineToken->create(
+      kube::resources::configMaps(), ns.name(),
+      {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "from-token"}}}});
   REQUIRE(created.ok());
   auto forbidden = inlineToken->list(kube::resources::configMaps(), "kube-system");
   REQUIRE_FALSE(forbidden.ok());
@@ -141,7 +147,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
                                  "      command: ./plugin.sh\n"
                                  "      interactiveMode: Never\n"
                                  "      provideClusterInfo: true\n"
-                                 "      env: [{name: PLUGIN_DIR, value: " + dir + "}]\n"
+                                 "      env: [{name: PLUGIN_DIR, value: " +
+                                 dir +
+                                 "}]\n"
                                  "contexts:\n- name: c\n  context: {cluster: local, user: u, namespace: " +
                                  ns.name() + "}\ncurrent-context: c\n");
   auto client = clientFor(dir + "/config");

@@ -38,11 +38,15 @@ TEST_CASE("thousands of ConfigMaps are listed and watched metadata-only", "[inte
   auto client = adminClient();
   TestNamespace ns(*client, "it-meta");
   auto cm = [&](int i) {
-    return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"},
-                {"metadata", {{"name", "cm-" + std::to_string(i)}, {"labels", {{"group", std::to_string(i % 10)}}}}},
-                {"data", {{"payload", std::string(200, 'x')}}}};
+    return json{
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", {{"name", "cm-" + std::to_string(i)}, {"labels", {{"group", std::to_string(i % 10)}}}}},
+        {"data", {{"payload", std::string(200, 'x')}}}};
   };
-  REQUIRE(parallel(kCount, 4, [&](int i) { return client->create(kube::resources::configMaps(), ns.name(), cm(i)).ok(); }) == 0);
+  REQUIRE(parallel(kCount, 4, [&](int i) {
+            return client->create(kube::resources::configMaps(), ns.name(), cm(i)).ok();
+          }) == 0);
 
   cache::Store store;
   store.addIndex("group", [](const json& o) {
@@ -53,7 +57,8 @@ TEST_CASE("thousands of ConfigMaps are listed and watched metadata-only", "[inte
   });
   std::atomic<int> updates{0};
   std::atomic<int> deletes{0};
-  store.addHandlers({{}, [&](const cache::ObjectPtr&, const cache::ObjectPtr&) { ++updates; },
+  store.addHandlers({{},
+                     [&](const cache::ObjectPtr&, const cache::ObjectPtr&) { ++updates; },
                      [&](const cache::ObjectPtr&) { ++deletes; }});
   cache::ReflectorOptions options;
   options.resource = kube::resources::configMaps();
@@ -74,12 +79,16 @@ TEST_CASE("thousands of ConfigMaps are listed and watched metadata-only", "[inte
 
   // Changes after the list arrive through the watch.
   REQUIRE(parallel(300, 4, [&](int i) {
-    return client->mergePatch(kube::resources::configMaps(), ns.name(), "cm-" + std::to_string(i),
-                              {{"metadata", {{"labels", {{"changed", "yes"}}}}}}).ok();
-  }) == 0);
+            return client
+                ->mergePatch(kube::resources::configMaps(), ns.name(), "cm-" + std::to_string(i),
+                             {{"metadata", {{"labels", {{"changed", "yes"}}}}}})
+                .ok();
+          }) == 0);
   REQUIRE(parallel(100, 4, [&](int i) {
-    return client->remove(kube::resources::configMaps(), ns.name(), "cm-" + std::to_string(kCount - 1 - i)).ok();
-  }) == 0);
+            return client
+                ->remove(kube::resources::configMaps(), ns.name(), "cm-" + std::to_string(kCount - 1 - i))
+                .ok();
+          }) == 0);
   CHECK(waitUntil(60s, [&] { return updates >= 300 && deletes >= 100; }));
   CHECK(store.size() == kCount - 100);
   auto changed = store.get(cache::objectKey(ns.name(), "cm-7"));
@@ -94,8 +103,10 @@ TEST_CASE("Secrets listed and watched metadata-only carry no data", "[integratio
   TestNamespace ns(*client, "it-secret");
   const std::string secretValue = "c3VwZXItc2VjcmV0LXZhbHVl";  // "super-secret-value"
   for (int i = 0; i < 20; ++i) {
-    json secret = {{"apiVersion", "v1"}, {"kind", "Secret"},
-                   {"metadata", {{"name", "s-" + std::to_string(i)}}}, {"data", {{"password", secretValue}}}};
+    json secret = {{"apiVersion", "v1"},
+                   {"kind", "Secret"},
+                   {"metadata", {{"name", "s-" + std::to_string(i)}}},
+                   {"data", {{"password", secretValue}}}};
     REQUIRE(client->create(kube::resources::secrets(), ns.name(), secret).ok());
   }
   kube::ListOptions options;

@@ -60,7 +60,9 @@ TEST_CASE("server-side apply field ownership behaves as documented", "[integrati
   CHECK_FALSE((*bobDrops)["data"].contains("a"));
   CHECK((*bobDrops)["data"]["b"] == "1");
   // dry run changes nothing.
-  REQUIRE(client->apply(cms, ns.name(), "x", applyCm("x", {{"b", "9"}}), kube::ApplyOptions{"alice", false, true}).ok());
+  REQUIRE(
+      client->apply(cms, ns.name(), "x", applyCm("x", {{"b", "9"}}), kube::ApplyOptions{"alice", false, true})
+          .ok());
   CHECK((*client->get(cms, ns.name(), "x"))["data"]["b"] == "1");
 }
 
@@ -74,11 +76,13 @@ TEST_CASE("patches and deletes with preconditions", "[integration][operations]")
   REQUIRE_FALSE(again.ok());
   CHECK(again.error().kind == core::ErrorKind::AlreadyExists);
 
-  auto patched = client->jsonPatch(cms, ns.name(), "p",
-                                   json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"a/b", "1"}}}}}));
+  auto patched = client->jsonPatch(
+      cms, ns.name(), "p",
+      json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"a/b", "1"}}}}}));
   REQUIRE(patched.ok());
   CHECK((*patched)["metadata"]["annotations"]["a/b"] == "1");
-  auto testFails = client->jsonPatch(cms, ns.name(), "p", json::array({{{"op", "test"}, {"path", "/data/k"}, {"value", "other"}}}));
+  auto testFails = client->jsonPatch(cms, ns.name(), "p",
+                                     json::array({{{"op", "test"}, {"path", "/data/k"}, {"value", "other"}}}));
   REQUIRE_FALSE(testFails.ok());
   auto merged = client->mergePatch(cms, ns.name(), "p", {{"data", {{"k", nullptr}, {"n", "2"}}}});
   REQUIRE(merged.ok());
@@ -107,14 +111,20 @@ TEST_CASE("patches and deletes with preconditions", "[integration][operations]")
 TEST_CASE("eviction honours a PodDisruptionBudget", "[integration][operations]") {
   auto client = adminClient();
   TestNamespace ns(*client, "it-evict");
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
               {"metadata", {{"name", "p"}, {"labels", {{"app", "evict"}}}}},
-              {"spec", {{"nodeName", "kwok-node-0"}, {"automountServiceAccountToken", false},
-                        {"containers", json::array({{{"name", "c"}, {"image", "example.invalid/none"}}})}}}};
+              {"spec",
+               {{"nodeName", "kwok-node-0"},
+                {"automountServiceAccountToken", false},
+                {"containers", json::array({{{"name", "c"}, {"image", "example.invalid/none"}}})}}}};
   // The ServiceAccount admission plugin waits for the namespace's default ServiceAccount.
-  REQUIRE(waitUntil(60s, [&] { return client->create(kube::resources::pods(), ns.name(), pod).ok(); }, 200ms));
+  REQUIRE(waitUntil(
+      60s, [&] { return client->create(kube::resources::pods(), ns.name(), pod).ok(); }, 200ms));
   kube::ResourceRef pdbs{"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true};
-  json pdb = {{"apiVersion", "policy/v1"}, {"kind", "PodDisruptionBudget"}, {"metadata", {{"name", "keep"}}},
+  json pdb = {{"apiVersion", "policy/v1"},
+              {"kind", "PodDisruptionBudget"},
+              {"metadata", {{"name", "keep"}}},
               {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "evict"}}}}}}}};
   REQUIRE(client->create(pdbs, ns.name(), pdb).ok());
   // The Eviction API skips the budget for a pod that is not Running yet, and refuses only once the
@@ -127,7 +137,8 @@ TEST_CASE("eviction honours a PodDisruptionBudget", "[integration][operations]")
     auto b = client->get(pdbs, ns.name(), "keep");
     if (!b.ok() || !b->contains("status") || !(*b)["status"].is_object()) return false;
     const json& status = (*b)["status"];
-    return status.value("observedGeneration", std::int64_t{0}) >= (*b)["metadata"].value("generation", std::int64_t{1}) &&
+    return status.value("observedGeneration", std::int64_t{0}) >=
+               (*b)["metadata"].value("generation", std::int64_t{1}) &&
            status.value("currentHealthy", std::int64_t{0}) >= 1;
   }));
   auto refused = client->evict(ns.name(), "p");

@@ -39,10 +39,12 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
   auto client = adminClient();
   TestNamespace ns(*client, "it-restart");
   auto cm = [](const std::string& name, const std::string& value) {
-    return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
+    return json{
+        {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
   };
   for (int i = 0; i < 50; ++i)
-    REQUIRE(client->create(kube::resources::configMaps(), ns.name(), cm("before-" + std::to_string(i), "0")).ok());
+    REQUIRE(
+        client->create(kube::resources::configMaps(), ns.name(), cm("before-" + std::to_string(i), "0")).ok());
 
   cache::Store store;
   std::vector<std::string> errors;
@@ -64,8 +66,10 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
 
   // Changes right before the restart may still be in flight when the apiserver stops.
   for (int i = 0; i < 10; ++i)
-    REQUIRE(client->mergePatch(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i),
-                               {{"data", {{"v", "1"}}}}).ok());
+    REQUIRE(client
+                ->mergePatch(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i),
+                             {{"data", {{"v", "1"}}}})
+                .ok());
 
   std::string restarted = restartApiserver(*client, 180s);
   REQUIRE(restarted.empty());
@@ -73,13 +77,20 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
   // Changes after the restart: updates, deletes and creates.
   for (int i = 10; i < 20; ++i)
     REQUIRE(eventually([&] {
-      return client->mergePatch(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i),
-                                {{"data", {{"v", "2"}}}}).ok();
+      return client
+          ->mergePatch(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i),
+                       {{"data", {{"v", "2"}}}})
+          .ok();
     }));
   for (int i = 40; i < 50; ++i)
-    REQUIRE(eventually([&] { return client->remove(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i)).ok(); }));
+    REQUIRE(eventually([&] {
+      return client->remove(kube::resources::configMaps(), ns.name(), "before-" + std::to_string(i)).ok();
+    }));
   for (int i = 0; i < 10; ++i)
-    REQUIRE(eventually([&] { return client->create(kube::resources::configMaps(), ns.name(), cm("after-" + std::to_string(i), "x")).ok(); }));
+    REQUIRE(eventually([&] {
+      return client->create(kube::resources::configMaps(), ns.name(), cm("after-" + std::to_string(i), "x"))
+          .ok();
+    }));
 
   kube::ListOptions listOptions;
   listOptions.metadataOnly = true;

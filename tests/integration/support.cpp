@@ -1,9 +1,9 @@
 #include "support.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -129,7 +129,10 @@ std::string restartApiserver(kube::Client& client, std::chrono::seconds readyTim
   });
   if (!gone) {
     ::kill(static_cast<pid_t>(pid), SIGKILL);
-    waitUntil(std::chrono::seconds(10), [&] { auto [now, state] = procStart(pid); return now != start || state == 'Z'; });
+    waitUntil(std::chrono::seconds(10), [&] {
+      auto [now, state] = procStart(pid);
+      return now != start || state == 'Z';
+    });
   }
 
   // Start it again as cluster.sh does: own session, stdin from /dev/null, output appended to its log.
@@ -155,15 +158,24 @@ std::string restartApiserver(kube::Client& client, std::chrono::seconds readyTim
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) return "cannot start kube-apiserver again: " + std::string(std::strerror(rc));
   std::string childStart;
-  waitUntil(std::chrono::seconds(5), [&] { childStart = procStart(child).first; return !childStart.empty(); }, std::chrono::milliseconds(10));
+  waitUntil(
+      std::chrono::seconds(5),
+      [&] {
+        childStart = procStart(child).first;
+        return !childStart.empty();
+      },
+      std::chrono::milliseconds(10));
   {
     std::ofstream out(pidFile, std::ios::trunc);
     out << child << " " << childStart << "\n";
   }
-  bool ready = waitUntil(readyTimeout, [&] {
-    auto body = client.getRaw("/readyz");
-    return body.ok() && *body == "ok";
-  }, std::chrono::milliseconds(250));
+  bool ready = waitUntil(
+      readyTimeout,
+      [&] {
+        auto body = client.getRaw("/readyz");
+        return body.ok() && *body == "ok";
+      },
+      std::chrono::milliseconds(250));
   return ready ? "" : "kube-apiserver did not become ready again (log: " + log + ")";
 }
 

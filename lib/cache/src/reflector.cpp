@@ -50,8 +50,8 @@ std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures
   return std::chrono::milliseconds(static_cast<std::int64_t>(delay));
 }
 
-Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options,
-                     kube::Clock& clock, kube::Random& random)
+Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, kube::Clock& clock,
+                     kube::Random& random)
     : client_(client), store_(store), options_(std::move(options)), clock_(clock), random_(random) {}
 
 void Reflector::report(const core::Error& error) {
@@ -102,9 +102,9 @@ bool Reflector::list(std::stop_token stop) {
   resourceVersion_ = resourceVersion;
   store_.commitList(std::move(resourceVersion));
   if (skipped > 0) {
-    report(core::makeError(core::ErrorKind::InvalidInput,
-                           std::to_string(skipped) + " listed " + options_.resource.plural +
-                               " without a name were skipped"));
+    report(core::makeError(
+        core::ErrorKind::InvalidInput,
+        std::to_string(skipped) + " listed " + options_.resource.plural + " without a name were skipped"));
   }
   failures_ = 0;
   return true;

@@ -92,7 +92,8 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
     }
   }
   meta.labels.shrink_to_fit();
-  if (const nlohmann::json* digest = member(object, kContentDigestField); digest != nullptr && digest->is_string()) {
+  if (const nlohmann::json* digest = member(object, kContentDigestField);
+      digest != nullptr && digest->is_string()) {
     meta.contentDigest = core::parseDigest(digest->get_ref<const std::string&>());
   }
   return meta;
@@ -176,9 +177,7 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
     resourceVersion_ = std::move(resourceVersion);
     synced_ = true;
   }
-  {
-    std::lock_guard lock(syncMutex_);
-  }
+  { std::lock_guard lock(syncMutex_); }
   syncCv_.notify_all();
   if (handlers_.empty()) return;
   for (const auto& [key, now] : fresh) {
@@ -264,8 +263,7 @@ void BasicStore<T>::setResourceVersion(std::string resourceVersion) {
 template <typename T>
 core::Status BasicStore<T>::checkSynced() const {
   if (!synced_) {
-    return core::makeError(core::ErrorKind::Unavailable,
-                           "cache not synced: the initial list is not complete");
+    return core::makeError(core::ErrorKind::Unavailable, "cache not synced: the initial list is not complete");
   }
   return core::okStatus();
 }
@@ -290,7 +288,7 @@ core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::list() con
 
 template <typename T>
 core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::byIndex(const std::string& index,
-                                                                             const std::string& value) const {
+                                                                              const std::string& value) const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
   if (indexFunctions_.count(index) == 0)

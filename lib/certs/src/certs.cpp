@@ -35,9 +35,8 @@ Result<KeyType> parseKeyType(std::string_view name) {
   for (KeyType type : {KeyType::EcdsaP256, KeyType::EcdsaP384, KeyType::Rsa2048, KeyType::Rsa4096}) {
     if (name == keyTypeName(type)) return type;
   }
-  return makeError(ErrorKind::InvalidInput,
-                   "unknown key type \"" + std::string(name) +
-                       "\" (use ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096)");
+  return makeError(ErrorKind::InvalidInput, "unknown key type \"" + std::string(name) +
+                                                "\" (use ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096)");
 }
 
 namespace {
@@ -101,8 +100,8 @@ core::Status addExtension(X509* cert, X509* issuer, int nid, const std::string& 
   X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
   ExtensionPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
   if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
-    return opensslError(ErrorKind::Internal, "adding extension " + std::string(OBJ_nid2sn(nid)) +
-                                                 " = " + value);
+    return opensslError(ErrorKind::Internal,
+                        "adding extension " + std::string(OBJ_nid2sn(nid)) + " = " + value);
   }
   return core::okStatus();
 }
@@ -125,8 +124,7 @@ Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& commonName, Tim
       ASN1_TIME_set(X509_getm_notBefore(cert.get()), toTimeT(notBefore)) == nullptr ||
       ASN1_TIME_set(X509_getm_notAfter(cert.get()), toTimeT(notAfter)) == nullptr ||
       X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                                 reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1,
-                                 0) != 1 ||
+                                 reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1, 0) != 1 ||
       X509_set_pubkey(cert.get(), key) != 1) {
     return opensslError(ErrorKind::Internal, "filling in a certificate for " + commonName);
   }
@@ -166,8 +164,8 @@ Result<std::vector<X509Ptr>> parseCertificates(std::string_view pem, const char*
     certs.emplace_back(cert);
   }
   const unsigned long last = ERR_peek_last_error();
-  const bool cleanEnd = last == 0 || (ERR_GET_LIB(last) == ERR_LIB_PEM &&
-                                      ERR_GET_REASON(last) == PEM_R_NO_START_LINE);
+  const bool cleanEnd =
+      last == 0 || (ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE);
   if (!cleanEnd || certs.empty()) {
     return opensslError(ErrorKind::InvalidInput, std::string(what) + ": no valid PEM certificate");
   }
@@ -218,8 +216,8 @@ CertificateInfo describe(X509* cert) {
   info.notBefore = fromAsn1(X509_get0_notBefore(cert));
   info.notAfter = fromAsn1(X509_get0_notAfter(cert));
   info.isCa = X509_check_ca(cert) > 0;
-  GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(
-      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  GeneralNamesPtr names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   if (names) {
     for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
       const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
@@ -258,11 +256,11 @@ Result<KeyedCertificate> createCa(const CaRequest& request, TimePoint now) {
   if (X509_set_issuer_name(x, X509_get_subject_name(x)) != 1) {
     return opensslError(ErrorKind::Internal, "setting the CA issuer");
   }
-  for (const auto& [nid, value] : std::initializer_list<std::pair<int, const char*>>{
-           {NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
-           {NID_key_usage, "critical,keyCertSign,cRLSign"},
-           {NID_subject_key_identifier, "hash"},
-           {NID_authority_key_identifier, "keyid:always"}}) {
+  for (const auto& [nid, value] :
+       std::initializer_list<std::pair<int, const char*>>{{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+                                                          {NID_key_usage, "critical,keyCertSign,cRLSign"},
+                                                          {NID_subject_key_identifier, "hash"},
+                                                          {NID_authority_key_identifier, "keyid:always"}}) {
     if (core::Status s = addExtension(x, x, nid, value); !s) return std::move(s).error();
   }
   if (X509_sign(x, key->get(), EVP_sha256()) == 0) {
@@ -285,7 +283,8 @@ Result<KeyedCertificate> issueServing(const ServingRequest& request, const Keyed
   }
   std::string san;
   for (const std::string& dns : request.dnsNames) {
-    if (!isValidDnsName(dns)) return makeError(ErrorKind::InvalidInput, "not a valid DNS name: \"" + dns + "\"");
+    if (!isValidDnsName(dns))
+      return makeError(ErrorKind::InvalidInput, "not a valid DNS name: \"" + dns + "\"");
     san += (san.empty() ? "DNS:" : ",DNS:") + dns;
   }
   for (const std::string& ip : request.ipAddresses) {
@@ -320,13 +319,13 @@ Result<KeyedCertificate> issueServing(const ServingRequest& request, const Keyed
   }
   const std::string keyUsage =
       isRsa(request.keyType) ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature";
-  for (const auto& [nid, value] : std::initializer_list<std::pair<int, std::string>>{
-           {NID_basic_constraints, "critical,CA:FALSE"},
-           {NID_key_usage, keyUsage},
-           {NID_ext_key_usage, "serverAuth"},
-           {NID_subject_key_identifier, "hash"},
-           {NID_authority_key_identifier, "keyid:always"},
-           {NID_subject_alt_name, san}}) {
+  for (const auto& [nid, value] :
+       std::initializer_list<std::pair<int, std::string>>{{NID_basic_constraints, "critical,CA:FALSE"},
+                                                          {NID_key_usage, keyUsage},
+                                                          {NID_ext_key_usage, "serverAuth"},
+                                                          {NID_subject_key_identifier, "hash"},
+                                                          {NID_authority_key_identifier, "keyid:always"},
+                                                          {NID_subject_alt_name, san}}) {
     if (core::Status s = addExtension(x, caCert, nid, value); !s) return std::move(s).error();
   }
   if (X509_sign(x, caKey->get(), EVP_sha256()) == 0) {
@@ -402,9 +401,9 @@ Result<std::string> mergeBundle(std::string_view bundlePem, std::string_view add
 
 std::string base64Encode(std::string_view data) {
   std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                      reinterpret_cast<const unsigned char*>(data.data()),
-                                      static_cast<int>(data.size()));
+  const int written =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
   out.resize(static_cast<std::size_t>(std::max(written, 0)));
   return out;
 }

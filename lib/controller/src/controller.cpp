@@ -15,8 +15,8 @@
 
 namespace restarter::controller {
 
-using nlohmann::json;
 using cache::ObjectPtr;
+using nlohmann::json;
 
 Metrics::Metrics(obs::Registry& registry)
     : reconciles(registry.counter("restarter_controller_reconciles_total",
@@ -62,8 +62,7 @@ Metrics::Metrics(obs::Registry& registry)
       leader(registry.gauge("restarter_controller_leader",
                             "1 while this replica does the work (leader, or no leader election).")),
       reconcileDuration(registry.histogram("restarter_controller_reconcile_duration_seconds",
-                                           "Time spent in one reconcile, by controller.",
-                                           {"controller"})) {}
+                                           "Time spent in one reconcile, by controller.", {"controller"})) {}
 
 namespace {
 
@@ -133,9 +132,9 @@ void slimWorkload(json& object) {
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
-      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation,
-                                  core::kOnDeleteAnnotation});
+      keepPrefixed(*annotations,
+                   {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kOnDeleteAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
@@ -221,13 +220,24 @@ bool rollInputChanged(const cache::PackedPtr& beforePacked, const cache::PackedP
 }  // namespace
 
 struct Controller::Impl {
-  Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn,
-       obs::Registry& registry, kube::Clock& clockIn)
-      : client(clientIn), options(std::move(optionsIn)), logger(loggerIn), metrics(registry),
-        clock(clockIn), limiter(clock, options.writesPerSecond, options.writeBurst),
+  Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn, obs::Registry& registry,
+       kube::Clock& clockIn)
+      : client(clientIn),
+        options(std::move(optionsIn)),
+        logger(loggerIn),
+        metrics(registry),
+        clock(clockIn),
+        limiter(clock, options.writesPerSecond, options.writeBurst),
         queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
-        context{client, logger, metrics, limiter, clock, options.dryRun,
-                "restarter.stackable.tech/controller", options.identity, options.minRolloutInterval} {}
+        context{client,
+                logger,
+                metrics,
+                limiter,
+                clock,
+                options.dryRun,
+                "restarter.stackable.tech/controller",
+                options.identity,
+                options.minRolloutInterval} {}
 
   kube::Client& client;
   ControllerOptions options;
@@ -280,19 +290,19 @@ struct Controller::Impl {
   // Counts and logs (debug) an update that changed no content: same uid, new resourceVersion, the
   // same digest. Nothing is written for it; whether a workload still rolls (no digest recorded
   // yet: migration) is the reconcile's decision, which it logs itself.
-  void noteContentUnchanged(const char* index, const cache::ObjectMeta& before, const cache::ObjectMeta& after) {
+  void noteContentUnchanged(const char* index, const cache::ObjectMeta& before,
+                            const cache::ObjectMeta& after) {
     if (!before.contentDigest || !after.contentDigest || *before.contentDigest != *after.contentDigest ||
         before.uid != after.uid || before.resourceVersion == after.resourceVersion) {
       return;
     }
     const std::string resource = std::string(index) + "s";  // "configmaps", "secrets"
     metrics.contentUnchanged.with({resource}).inc();
-    logger.debug("metadata-only change",
-                 {{"resource", resource},
-                  {"object", cache::objectKey(after)},
-                  {"uid", after.uid},
-                  {"resourceVersionBefore", before.resourceVersion},
-                  {"resourceVersion", after.resourceVersion}});
+    logger.debug("metadata-only change", {{"resource", resource},
+                                          {"object", cache::objectKey(after)},
+                                          {"uid", after.uid},
+                                          {"resourceVersionBefore", before.resourceVersion},
+                                          {"resourceVersion", after.resourceVersion}});
   }
 
   void setUp() {
@@ -314,7 +324,8 @@ struct Controller::Impl {
               if (!roll.empty()) enqueueWorkload(roll, cache::objectKey(*o), milliseconds(0));
             },
             [this, name, roll](const cache::PackedPtr& before, const cache::PackedPtr& after) {
-              if (workloadChanged(before, after)) enqueueWorkload(name, cache::objectKey(*after), options.debounce);
+              if (workloadChanged(before, after))
+                enqueueWorkload(name, cache::objectKey(*after), options.debounce);
               if (!roll.empty() && rollInputChanged(before, after)) {
                 enqueueWorkload(roll, cache::objectKey(*after), milliseconds(0));
               }
@@ -325,7 +336,8 @@ struct Controller::Impl {
             }});
         c.workloads.emplace(kind.name, std::move(store));
       }
-      for (auto [store, index] : {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
+      for (auto [store, index] :
+           {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
         const char* indexName = index;
         NamespaceCaches* owner = &c;
         store->addHandlers(cache::MetaStore::Handlers{
@@ -386,7 +398,8 @@ struct Controller::Impl {
         addReflector(kind.resource, c.namespace_, std::string(core::kEnabledSelector), false,
                      *c.workloads.at(kind.name), slimWorkload);
       }
-      addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_, c.configMaps);
+      addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_,
+                             c.configMaps);
       addReferencedReflector(kube::resources::secrets(), core::RefKind::Secret, c.namespace_, c.secrets);
       addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods,
                    slimPod);
@@ -401,13 +414,14 @@ struct Controller::Impl {
       addReflector(resource, ns, "", true, store, slimReferencedObject);
       return;
     }
-    addReflector(resource, ns, "", false, store,
-                 [kind](json& object) { slimReferencedObjectWithDigest(object, kind); }, kContentListPageSize);
+    addReflector(
+        resource, ns, "", false, store, [kind](json& object) { slimReferencedObjectWithDigest(object, kind); },
+        kContentListPageSize);
   }
 
-  void addReflector(const kube::ResourceRef& resource, const std::string& ns,
-                    const std::string& selector, bool metadataOnly, cache::StoreBase& store,
-                    std::function<void(json&)> slim, std::int64_t pageSize = kListPageSize) {
+  void addReflector(const kube::ResourceRef& resource, const std::string& ns, const std::string& selector,
+                    bool metadataOnly, cache::StoreBase& store, std::function<void(json&)> slim,
+                    std::int64_t pageSize = kListPageSize) {
     cache::ReflectorOptions ro;
     ro.resource = resource;
     ro.namespace_ = ns;
@@ -425,8 +439,8 @@ struct Controller::Impl {
       logger.log(level, "list/watch failed; retrying",
                  {{"resource", plural}, {"namespace", ns.empty() ? "*" : ns}, {"error", error.describe()}});
     };
-    reflectors.push_back(ReflectorEntry{
-        std::make_unique<cache::Reflector>(client, store, std::move(ro), clock), &store, plural});
+    reflectors.push_back(ReflectorEntry{std::make_unique<cache::Reflector>(client, store, std::move(ro), clock),
+                                        &store, plural});
   }
 
   void process(const std::string& queued, std::stop_token stop) {
@@ -463,15 +477,17 @@ struct Controller::Impl {
     }
     if (stop.stop_requested()) return;
     const milliseconds delay = queue.addRateLimited(queued, decision.atLeast);
-    logger.warn("reconcile failed; retrying",
-                {{"controller", controller}, {"key", key}, {"error", error.describe()},
-                 {"retryIn", std::to_string(delay.count()) + "ms"}});
+    logger.warn("reconcile failed; retrying", {{"controller", controller},
+                                               {"key", key},
+                                               {"error", error.describe()},
+                                               {"retryIn", std::to_string(delay.count()) + "ms"}});
   }
 
   void updateGauges() {
     metrics.queueDepth.with().set(static_cast<double>(queue.depth()));
     std::map<std::string, double> sizes;
-    for (const ReflectorEntry& entry : reflectors) sizes[entry.resource] += static_cast<double>(entry.store->size());
+    for (const ReflectorEntry& entry : reflectors)
+      sizes[entry.resource] += static_cast<double>(entry.store->size());
     for (const auto& [resource, size] : sizes) metrics.cacheObjects.with({resource}).set(size);
   }
 
@@ -523,7 +539,8 @@ core::Status Controller::run(std::stop_token stop) {
   s.synced = true;
   {
     obs::Fields fields;
-    for (const auto& entry : s.reflectors) fields.push_back({entry.resource, std::to_string(entry.store->size())});
+    for (const auto& entry : s.reflectors)
+      fields.push_back({entry.resource, std::to_string(entry.store->size())});
     s.logger.info("caches synced", fields);
   }
 

@@ -23,8 +23,8 @@ kube::ObjectReference referenceTo(const json& object, std::string apiVersion, st
 }
 
 core::Status recordEvent(ReconcileContext& context, const kube::ObjectReference& regarding,
-                         const std::string& type, const std::string& reason,
-                         const std::string& action, const std::string& note) {
+                         const std::string& type, const std::string& reason, const std::string& action,
+                         const std::string& note) {
   kube::EventRecord event;
   event.namespace_ = regarding.namespace_;
   event.regarding = regarding;

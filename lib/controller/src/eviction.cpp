@@ -41,10 +41,11 @@ core::Result<Eviction> Evictor::evict(const json& pod, const std::string& cause,
   }
   if (error.kind == core::ErrorKind::TooManyRequests) {
     milliseconds retry = kEvictionRefusedRetry;
-    if (auto after = kube::retryAfter(error)) retry = std::max(retry, std::chrono::duration_cast<milliseconds>(*after));
-    context_.logger.info("pod eviction refused (PodDisruptionBudget); will retry",
-                         {{"pod", key}, {"retryIn", std::to_string(retry.count()) + "ms"},
-                          {"reason", error.message}});
+    if (auto after = kube::retryAfter(error))
+      retry = std::max(retry, std::chrono::duration_cast<milliseconds>(*after));
+    context_.logger.info(
+        "pod eviction refused (PodDisruptionBudget); will retry",
+        {{"pod", key}, {"retryIn", std::to_string(retry.count()) + "ms"}, {"reason", error.message}});
     if (blockedEventDue(ref.uid)) {
       (void)recordEvent(context_, ref, "Warning", "EvictionBlocked", "Evict",
                         "Cannot evict the pod yet (" + error.message + "): " + cause + "; retrying every " +

@@ -17,16 +17,15 @@ std::string formatMicroTime(kube::Clock::TimePoint time) {
   const std::chrono::year_month_day date{std::chrono::floor<std::chrono::days>(seconds)};
   const std::chrono::hh_mm_ss clock{seconds - std::chrono::floor<std::chrono::days>(seconds)};
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02lld.%06lldZ",
-                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-                static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
-                static_cast<int>(clock.minutes().count()),
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02lld.%06lldZ", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                static_cast<int>(clock.hours().count()), static_cast<int>(clock.minutes().count()),
                 static_cast<long long>(clock.seconds().count()), static_cast<long long>(fraction));
   return buffer;
 }
 
-LeaderElector::LeaderElector(kube::Client& client, LeaderElectionOptions options,
-                             kube::Clock& clock, obs::Logger& logger)
+LeaderElector::LeaderElector(kube::Client& client, LeaderElectionOptions options, kube::Clock& clock,
+                             obs::Logger& logger)
     : client_(client), options_(std::move(options)), clock_(clock), logger_(logger) {}
 
 bool LeaderElector::tryAcquireOrRenew() {
@@ -35,9 +34,8 @@ bool LeaderElector::tryAcquireOrRenew() {
   auto current = client_.getLease(options_.namespace_, options_.name);
   if (!current) {
     if (current.error().kind != core::ErrorKind::NotFound) {
-      logger_.warn("cannot read leader election lease",
-                   {{"lease", options_.namespace_ + "/" + options_.name},
-                    {"error", current.error().describe()}});
+      logger_.warn("cannot read leader election lease", {{"lease", options_.namespace_ + "/" + options_.name},
+                                                         {"error", current.error().describe()}});
       leader_ = false;
       return false;
     }
@@ -61,7 +59,7 @@ bool LeaderElector::tryAcquireOrRenew() {
   }
   const bool ours = lease.holderIdentity == options_.identity;
   const auto duration = std::chrono::seconds(lease.leaseDurationSeconds > 0 ? lease.leaseDurationSeconds
-                                                                           : options_.leaseDuration.count());
+                                                                            : options_.leaseDuration.count());
   const bool expired = now >= observedAt_ + duration;
   if (!ours && !lease.holderIdentity.empty() && !expired) {
     leader_ = false;
@@ -77,9 +75,8 @@ bool LeaderElector::tryAcquireOrRenew() {
   auto updated = client_.updateLease(lease);
   if (!updated) {
     if (updated.error().kind != core::ErrorKind::Conflict) {
-      logger_.warn("cannot update leader election lease",
-                   {{"lease", options_.namespace_ + "/" + options_.name},
-                    {"error", updated.error().describe()}});
+      logger_.warn("cannot update leader election lease", {{"lease", options_.namespace_ + "/" + options_.name},
+                                                           {"error", updated.error().describe()}});
     }
     leader_ = false;
     return false;
@@ -96,17 +93,18 @@ bool LeaderElector::acquire(std::stop_token stop) {
   bool announced = false;
   while (!stop.stop_requested()) {
     if (tryAcquireOrRenew()) {
-      logger_.info("became leader", {{"lease", options_.namespace_ + "/" + options_.name},
-                                     {"identity", options_.identity}});
+      logger_.info("became leader",
+                   {{"lease", options_.namespace_ + "/" + options_.name}, {"identity", options_.identity}});
       return true;
     }
     if (!announced) {
-      logger_.info("waiting for leadership",
-                   {{"lease", options_.namespace_ + "/" + options_.name},
-                    {"holder", observedHolder_}, {"identity", options_.identity}});
+      logger_.info("waiting for leadership", {{"lease", options_.namespace_ + "/" + options_.name},
+                                              {"holder", observedHolder_},
+                                              {"identity", options_.identity}});
       announced = true;
     }
-    if (!clock_.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.retryPeriod), stop)) break;
+    if (!clock_.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.retryPeriod), stop))
+      break;
   }
   return false;
 }
@@ -116,8 +114,8 @@ bool LeaderElector::hold(std::stop_token stop) {
     if (tryAcquireOrRenew()) continue;
     const bool takenOver = !observedHolder_.empty() && observedHolder_ != options_.identity;
     if (takenOver || clock_.now() >= lastRenewed_ + options_.renewDeadline) {
-      logger_.error("leadership lost", {{"lease", options_.namespace_ + "/" + options_.name},
-                                        {"holder", observedHolder_}});
+      logger_.error("leadership lost",
+                    {{"lease", options_.namespace_ + "/" + options_.name}, {"holder", observedHolder_}});
       return false;
     }
   }
@@ -134,8 +132,7 @@ void LeaderElector::release() {
   auto updated = client_.updateLease(lease);
   if (!updated) {
     logger_.warn("cannot release leader election lease",
-                 {{"lease", options_.namespace_ + "/" + options_.name},
-                  {"error", updated.error().describe()}});
+                 {{"lease", options_.namespace_ + "/" + options_.name}, {"error", updated.error().describe()}});
     return;
   }
   leader_ = false;

@@ -33,7 +33,8 @@ std::string updateStrategyOf(const json& workload) {
 OnDeleteRoller::OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context,
                                Evictor& evictor, std::chrono::seconds readyTimeout)
     : kind_(std::move(kind)),
-      coreKind_(kind_.resource.kind == "DaemonSet" ? core::WorkloadKind::DaemonSet : core::WorkloadKind::StatefulSet),
+      coreKind_(kind_.resource.kind == "DaemonSet" ? core::WorkloadKind::DaemonSet
+                                                   : core::WorkloadKind::StatefulSet),
       workloads_(std::move(workloads)),
       context_(context),
       evictor_(evictor),
@@ -72,7 +73,8 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
   const auto slash = key.find('/');
   const std::string ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
   const cache::PackedStore* store = workloads_(ns);
-  if (store == nullptr) return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
+  if (store == nullptr)
+    return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
   auto cached = store->get(key);
   if (!cached) return std::move(cached).error();
   if (*cached == nullptr) {
@@ -127,8 +129,10 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
   using State = core::RollDecision::State;
   if (decision.state == State::Paused) {
     if (firstTime("paused|" + key + "|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
-      context_.logger.warn("roll paused", {{"kind", kind_.name}, {"workload", key},
-                                           {"pod", decision.blockingPod}, {"reason", decision.reason}});
+      context_.logger.warn("roll paused", {{"kind", kind_.name},
+                                           {"workload", key},
+                                           {"pod", decision.blockingPod},
+                                           {"reason", decision.reason}});
       (void)recordEvent(context_, referenceTo(workload, kind_.resource.apiVersion(), kind_.resource.kind),
                         "Warning", "RollPaused", "Roll", "Roll paused: " + decision.reason);
     }
@@ -140,7 +144,8 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
     if (decision.recheckAt) {
       wait = std::clamp(std::chrono::ceil<milliseconds>(*decision.recheckAt - now), milliseconds(1), kRollPoll);
     }
-    context_.logger.debug("roll waiting", {{"kind", kind_.name}, {"workload", key}, {"reason", decision.reason}});
+    context_.logger.debug("roll waiting",
+                          {{"kind", kind_.name}, {"workload", key}, {"reason", decision.reason}});
     return Action::requeue(wait);
   }
 

@@ -33,8 +33,8 @@ bool PodExpiryReconciler::firstTime(const std::string& what) {
   return reported_.insert(what).second;
 }
 
-void PodExpiryReconciler::recordPodEvent(const json& pod, const std::string& type,
-                                         const std::string& reason, const std::string& note) {
+void PodExpiryReconciler::recordPodEvent(const json& pod, const std::string& type, const std::string& reason,
+                                         const std::string& note) {
   (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), type, reason, "Evict", note);
 }
 
@@ -43,7 +43,8 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
   const std::string ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
   const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
   const cache::Store* store = pods_(ns);
-  if (store == nullptr) return core::makeError(core::ErrorKind::Internal, "no pod cache for namespace \"" + ns + "\"");
+  if (store == nullptr)
+    return core::makeError(core::ErrorKind::Internal, "no pod cache for namespace \"" + ns + "\"");
   auto cached = store->get(key);
   if (!cached) return std::move(cached).error();
   if (*cached == nullptr) return Action::awaitChange();
@@ -64,20 +65,18 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
   core::ExpiryDecision decision = core::decideExpiry(annotations, now);
   for (const core::ExpiryProblem& problem : decision.problems) {
     if (firstTime("problem|" + uid + "|" + problem.key + "|" + problem.value)) {
-      context_.logger.warn("ignoring unparseable pod expiry annotation",
-                           {{"pod", key}, {"annotation", problem.key}, {"value", problem.value},
-                            {"reason", problem.reason}});
+      context_.logger.warn(
+          "ignoring unparseable pod expiry annotation",
+          {{"pod", key}, {"annotation", problem.key}, {"value", problem.value}, {"reason", problem.reason}});
     }
   }
   switch (decision.action) {
-    case core::ExpiryDecision::Action::None:
-      return Action::awaitChange();
+    case core::ExpiryDecision::Action::None: return Action::awaitChange();
     case core::ExpiryDecision::Action::CheckAt: {
       auto wait = std::chrono::ceil<milliseconds>(*decision.expiresAt - now);
       return Action::requeue(std::max(wait, milliseconds(1)));
     }
-    case core::ExpiryDecision::Action::EvictNow:
-      break;
+    case core::ExpiryDecision::Action::EvictNow: break;
   }
   const std::string expiresAt = core::formatRfc3339(*decision.expiresAt);
   const std::string cause = "its annotation " + decision.key + " says it expires at " + expiresAt;

@@ -138,7 +138,10 @@ void WorkQueue::shutDown() {
 }
 
 TokenBucket::TokenBucket(Clock& clock, double rate, double burst)
-    : clock_(clock), rate_(std::max(rate, 1e-9)), burst_(std::max(burst, 1.0)), tokens_(burst_),
+    : clock_(clock),
+      rate_(std::max(rate, 1e-9)),
+      burst_(std::max(burst, 1.0)),
+      tokens_(burst_),
       last_(clock.now()) {}
 
 milliseconds TokenBucket::reserve() {

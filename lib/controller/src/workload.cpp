@@ -48,8 +48,8 @@ const std::vector<WorkloadKind>& workloadKinds() {
     std::vector<WorkloadKind> rows;
     for (const core::ManagedKind& kind : core::kManagedKinds) {
       rows.push_back({std::string(kind.id),
-                      kube::ResourceRef{std::string(kind.group), std::string(kind.version), std::string(kind.plural),
-                                        std::string(kind.name), true},
+                      kube::ResourceRef{std::string(kind.group), std::string(kind.version),
+                                        std::string(kind.plural), std::string(kind.name), true},
                       std::string(kind.fieldManager)});
     }
     return rows;
@@ -80,8 +80,7 @@ cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind) {
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_) {
-  return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind,
-                                                            const std::string& name) {
+  return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind, const std::string& name) {
     const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
     auto object = store.get(cache::objectKey(ns, name));
     if (!object) return core::ObjectState::unknown(object.error().describe());
@@ -91,7 +90,8 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
       return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
     const std::string* ignore = meta.label(core::kIgnoreLabel);
     return core::ObjectState::present(meta.uid, meta.resourceVersion,
-                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
+                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue,
+                                      meta.contentDigest);
   };
 }
 
@@ -102,7 +102,8 @@ json applyBody(const WorkloadKind& kind, const json& workload, const core::Annot
   json metadataAnnotations = {{std::string(core::kLastRolloutAnnotation), core::formatRfc3339(rolledAt)}};
   // Not sent when empty: the apply then removes a record this manager wrote before (nothing is
   // tracked whose content is read).
-  if (!contentDigests.empty()) metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = contentDigests;
+  if (!contentDigests.empty())
+    metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = contentDigests;
   return {{"apiVersion", kind.resource.apiVersion()},
           {"kind", kind.resource.kind},
           {"metadata",
@@ -122,15 +123,13 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes) 
   return text;
 }
 
-WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches,
-                                       ReconcileContext& context)
+WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context)
     : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
 
 core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::stop_token stop) {
   const std::string ns = namespaceOf(key);
   auto caches = caches_(ns);
-  if (!caches || caches->workloads == nullptr || caches->configMaps == nullptr ||
-      caches->secrets == nullptr) {
+  if (!caches || caches->workloads == nullptr || caches->configMaps == nullptr || caches->secrets == nullptr) {
     return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
   }
   auto cached = caches->workloads->get(key);
@@ -146,7 +145,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   }
   json workload = (*cached)->unpack();
   if (!workload.is_object()) {
-    return core::makeError(core::ErrorKind::Internal, "cached " + kind_.name + " " + key + " cannot be decoded");
+    return core::makeError(core::ErrorKind::Internal,
+                           "cached " + kind_.name + " " + key + " cannot be decoded");
   }
   const std::string uid = metadataString(workload, "uid");
   const std::string resourceVersion = metadataString(workload, "resourceVersion");
@@ -183,8 +183,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
 
   // After the overlay above: which version a reference keeps depends on the template and content
   // record as we wrote them (core::decideTrackedValue).
-  auto desired = core::desiredAnnotations(
-      workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
+  auto desired = core::desiredAnnotations(workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
   if (!desired) return withContext(std::move(desired).error(), kind_.name + " " + key);
 
   auto changes = core::planAnnotationChanges(workload, *desired);
@@ -234,12 +233,13 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   // Stamped when the write limiter let the write through, not when it was decided: the limiter
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
-  auto applied = context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
-                                       applyBody(kind_, workload, desired->annotations, rolledAt,
-                                                 desired->contentDigests),
-                                       kube::ApplyOptions{kind_.fieldManager, true, false});
+  auto applied =
+      context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
+                            applyBody(kind_, workload, desired->annotations, rolledAt, desired->contentDigests),
+                            kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
-  if (!applied) return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
+  if (!applied)
+    return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
     lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt),
@@ -264,7 +264,8 @@ void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::Des
     if (!status.metadataOnly) continue;
     if (!kept.empty()) kept += "; ";
     kept += std::string(core::refKindName(status.ref.kind)) + "/" + status.ref.name + ": " +
-            status.value.value_or("none") + " kept, now " + status.state.uid + "/" + status.state.resourceVersion;
+            status.value.value_or("none") + " kept, now " + status.state.uid + "/" +
+            status.state.resourceVersion;
   }
   {
     std::lock_guard lock(mutex_);
@@ -285,10 +286,10 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
                                           const std::vector<core::AnnotationChange>& changes) {
   const std::string ns = metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
-  const std::string note =
-      "Not restarting pods: the pod template's annotations would be " + std::to_string(size.after) +
-      " bytes (now " + std::to_string(size.before) + "), over the apiserver's limit of " +
-      std::to_string(core::kMaxAnnotationsBytes) + "; not applied: " + described;
+  const std::string note = "Not restarting pods: the pod template's annotations would be " +
+                           std::to_string(size.after) + " bytes (now " + std::to_string(size.before) +
+                           "), over the apiserver's limit of " + std::to_string(core::kMaxAnnotationsBytes) +
+                           "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
   const std::string state = metadataString(workload, "uid") + "\n" + note;
   {
@@ -307,8 +308,7 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
   kube::EventRecord event;
   event.namespace_ = ns;
   event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                                          metadataString(workload, "name"),
-                                          metadataString(workload, "uid")};
+                                          metadataString(workload, "name"), metadataString(workload, "uid")};
   event.type = "Warning";
   event.reason = "AnnotationsTooLarge";
   event.action = "Restart";
@@ -345,16 +345,17 @@ core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
   // `test` first: if anyone changed the value meanwhile, the patch fails and the retry re-plans.
   json guarded = json::array();
   for (const core::AnnotationChange& change : leftovers) {
-    guarded.push_back({{"op", "test"},
-                       {"path", "/spec/template/metadata/annotations/" +
-                                    core::escapeJsonPointerToken(change.key)},
-                       {"value", *change.before}});
+    guarded.push_back(
+        {{"op", "test"},
+         {"path", "/spec/template/metadata/annotations/" + core::escapeJsonPointerToken(change.key)},
+         {"value", *change.before}});
   }
   for (const json& op : *patch) guarded.push_back(op);
-  context_.logger.info("removing restarter annotations owned by another field manager",
-                       {{"kind", kind_.name},
-                        {"workload", metadataString(applied, "namespace") + "/" + metadataString(applied, "name")},
-                        {"changes", describeChanges(leftovers)}});
+  context_.logger.info(
+      "removing restarter annotations owned by another field manager",
+      {{"kind", kind_.name},
+       {"workload", metadataString(applied, "namespace") + "/" + metadataString(applied, "name")},
+       {"changes", describeChanges(leftovers)}});
   auto patched = context_.client.jsonPatch(kind_.resource, metadataString(applied, "namespace"),
                                            metadataString(applied, "name"), guarded,
                                            kube::WriteOptions{false, kind_.fieldManager});
@@ -411,17 +412,13 @@ core::Status WorkloadReconciler::announce(const json& workload, const std::strin
   const std::string described = describeChanges(changes);
   const bool dry = context_.dryRun;
   context_.logger.info(dry ? "restart planned (dry run, nothing written)" : "restart triggered",
-                       {{"kind", kind_.name},
-                        {"workload", key},
-                        {"namespace", ns},
-                        {"changes", described}});
+                       {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"changes", described}});
   if (dry) context_.metrics.dryRunRestarts.with({kind_.name}).inc();
 
   kube::EventRecord event;
   event.namespace_ = ns;
   event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                                          metadataString(workload, "name"),
-                                          metadataString(workload, "uid")};
+                                          metadataString(workload, "name"), metadataString(workload, "uid")};
   event.type = "Normal";
   event.reason = dry ? "WouldRestart" : "Restarted";
   event.action = "Restart";

@@ -60,12 +60,10 @@ std::string annotationNameFor(std::string_view objectName) {
   for (char c : objectName.substr(0, kPrefixBudget)) {
     prefix += (isAlphanumeric(c) || c == '-' || c == '.') ? c : '-';
   }
-  const auto first = prefix.find_first_of(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+  const auto first = prefix.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
   // Nothing alphanumeric to keep: "h" stands in, so every mapped name has the '_' marker.
   if (first == std::string::npos) return "h_" + hash;
-  const auto last = prefix.find_last_of(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+  const auto last = prefix.find_last_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
   return prefix.substr(first, last - first + 1) + "_" + hash;
 }
 

@@ -172,9 +172,8 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
       status.state = lookup(ref.kind, ref.name);
       switch (status.state.presence) {
         case Presence::Unknown:
-          return makeError(ErrorKind::Unavailable,
-                           std::string(refKindName(ref.kind)) + "/" + ref.name +
-                               ": state unknown: " + status.state.problem);
+          return makeError(ErrorKind::Unavailable, std::string(refKindName(ref.kind)) + "/" + ref.name +
+                                                       ": state unknown: " + status.state.problem);
         case Presence::Absent:
           status.disposition = Disposition::Absent;
           if (frozen == kLegacyChangesIgnoredValue) status.value = frozen;
@@ -212,8 +211,7 @@ std::string AnnotationChange::describe() const {
   return out;
 }
 
-std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before,
-                                              const AnnotationMap& after,
+std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before, const AnnotationMap& after,
                                               const std::vector<Reference>& references) {
   std::map<std::string, const Reference*> byKey;
   for (const Reference& ref : references) {
@@ -246,8 +244,7 @@ std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before,
     } else {
       const auto oldUid = uidOf(*change.before);
       const auto newUid = uidOf(*change.after);
-      change.cause = oldUid && newUid && *oldUid != *newUid ? ChangeCause::Recreated
-                                                            : ChangeCause::Updated;
+      change.cause = oldUid && newUid && *oldUid != *newUid ? ChangeCause::Recreated : ChangeCause::Updated;
     }
     changes.push_back(std::move(change));
   }

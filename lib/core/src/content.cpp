@@ -3,8 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
+#include <nlohmann/json.hpp>
 
 namespace restarter::core {
 
@@ -88,8 +88,7 @@ Result<ContentAwareness> parseContentAwareness(std::string_view text) {
   if (text == "off") return ContentAwareness::Off;
   if (text == "configmaps") return ContentAwareness::ConfigMaps;
   if (text == "all") return ContentAwareness::All;
-  return makeError(ErrorKind::InvalidInput,
-                   "\"" + std::string(text) + "\" is not one of configmaps, all, off");
+  return makeError(ErrorKind::InvalidInput, "\"" + std::string(text) + "\" is not one of configmaps, all, off");
 }
 
 const char* contentAwarenessName(ContentAwareness awareness) noexcept {
@@ -130,7 +129,8 @@ std::optional<ContentDigest> parseDigest(std::string_view text) {
 
 Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
   if (!object.is_object()) {
-    return makeError(ErrorKind::InvalidInput, std::string("object: expected an object, got ") + object.type_name());
+    return makeError(ErrorKind::InvalidInput,
+                     std::string("object: expected an object, got ") + object.type_name());
   }
   Hasher hasher;
   if (Status s = hashMap(hasher, object, "data"); !s) return std::move(s).error();
@@ -139,9 +139,11 @@ Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
     hasher.field("type");
     const auto type = object.find("type");
     if (type != object.end() && !type->is_null() && !type->is_string()) {
-      return makeError(ErrorKind::InvalidInput, std::string("type: expected a string, got ") + type->type_name());
+      return makeError(ErrorKind::InvalidInput,
+                       std::string("type: expected a string, got ") + type->type_name());
     }
-    hasher.field(type == object.end() || type->is_null() ? std::string_view() : type->get_ref<const std::string&>());
+    hasher.field(type == object.end() || type->is_null() ? std::string_view()
+                                                         : type->get_ref<const std::string&>());
   }
   auto digest = hasher.finish();
   if (!digest) return makeError(ErrorKind::Internal, "SHA-256 failed");

@@ -20,8 +20,8 @@ ExpiryDecision decideExpiry(const AnnotationMap& podAnnotations, TimePoint now) 
     }
   }
   if (decision.expiresAt) {
-    decision.action = *decision.expiresAt <= now ? ExpiryDecision::Action::EvictNow
-                                                 : ExpiryDecision::Action::CheckAt;
+    decision.action =
+        *decision.expiresAt <= now ? ExpiryDecision::Action::EvictNow : ExpiryDecision::Action::CheckAt;
   }
   return decision;
 }

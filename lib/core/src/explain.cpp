@@ -15,20 +15,17 @@ using nlohmann::json;
 Result<WorkloadKind> parseWorkloadKind(std::string_view text) {
   std::string lower;
   for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "statefulset" || lower == "statefulsets" || lower == "sts" ||
-      lower == "statefulset.apps") {
+  if (lower == "statefulset" || lower == "statefulsets" || lower == "sts" || lower == "statefulset.apps") {
     return WorkloadKind::StatefulSet;
   }
-  if (lower == "deployment" || lower == "deployments" || lower == "deploy" ||
-      lower == "deployment.apps") {
+  if (lower == "deployment" || lower == "deployments" || lower == "deploy" || lower == "deployment.apps") {
     return WorkloadKind::Deployment;
   }
   if (lower == "daemonset" || lower == "daemonsets" || lower == "ds" || lower == "daemonset.apps") {
     return WorkloadKind::DaemonSet;
   }
-  return makeError(ErrorKind::InvalidInput,
-                   "unknown workload kind \"" + std::string(text) +
-                       "\" (use statefulset/sts, deployment/deploy or daemonset/ds)");
+  return makeError(ErrorKind::InvalidInput, "unknown workload kind \"" + std::string(text) +
+                                                "\" (use statefulset/sts, deployment/deploy or daemonset/ds)");
 }
 
 const char* workloadKindName(WorkloadKind kind) noexcept {
@@ -167,22 +164,23 @@ FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
                                       [](const AnnotationChange& c) { return c.cause == ChangeCause::Added; });
     if (onlyAdds && second.templatePaths.empty()) {
       first.verdict = FirstRolloutVerdict::ExtraRestart;
-      first.reason = "revision 2 only added restarter annotations: the first pods started without "
-                     "them and were restarted";
+      first.reason =
+          "revision 2 only added restarter annotations: the first pods started without "
+          "them and were restarted";
       return first;
     }
   }
   const AnnotationMap firstAnnotations = annotationsOf(revisions.front().revision.podTemplate);
-  const bool hadAnnotations =
-      std::any_of(firstAnnotations.begin(), firstAnnotations.end(),
-                  [](const auto& kv) { return parseTemplateAnnotationKey(kv.first).has_value(); });
-  const bool addsPending = std::any_of(pending.begin(), pending.end(), [](const AnnotationChange& c) {
-    return c.cause == ChangeCause::Added;
+  const bool hadAnnotations = std::any_of(firstAnnotations.begin(), firstAnnotations.end(), [](const auto& kv) {
+    return parseTemplateAnnotationKey(kv.first).has_value();
   });
+  const bool addsPending = std::any_of(pending.begin(), pending.end(),
+                                       [](const AnnotationChange& c) { return c.cause == ChangeCause::Added; });
   if (revisions.size() == 1 && !hadAnnotations && addsPending) {
     first.verdict = FirstRolloutVerdict::ExtraRestart;
-    first.reason = "revision 1 started without the restarter annotations: adding them (pending) "
-                   "restarts the pods once more";
+    first.reason =
+        "revision 1 started without the restarter annotations: adding them (pending) "
+        "restarts the pods once more";
     return first;
   }
   first.verdict = FirstRolloutVerdict::RestartFree;
@@ -192,12 +190,11 @@ FirstRollout judgeFirstRollout(const json& workload, WorkloadKind kind,
 }
 
 std::optional<HeldRollout> currentRolloutHold(const std::vector<HeldRollout>& events,
-                                              std::optional<TimePoint> lastRollout,
-                                              bool changesPending) {
+                                              std::optional<TimePoint> lastRollout, bool changesPending) {
   if (!changesPending || events.empty()) return std::nullopt;
-  const auto latest = std::max_element(events.begin(), events.end(), [](const HeldRollout& a, const HeldRollout& b) {
-    return a.recorded < b.recorded;
-  });
+  const auto latest =
+      std::max_element(events.begin(), events.end(),
+                       [](const HeldRollout& a, const HeldRollout& b) { return a.recorded < b.recorded; });
   if (lastRollout && latest->recorded <= *lastRollout) return std::nullopt;
   return *latest;
 }

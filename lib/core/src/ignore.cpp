@@ -40,8 +40,7 @@ Result<IgnoreRules> ignoreRulesFromAnnotations(const json& workloadAnnotations) 
 bool hasIgnoreLabel(const json& labels) noexcept {
   if (!labels.is_object()) return false;
   auto it = labels.find(kIgnoreLabel);
-  return it != labels.end() && it->is_string() &&
-         it->get_ref<const std::string&>() == kIgnoreLabelValue;
+  return it != labels.end() && it->is_string() && it->get_ref<const std::string&>() == kIgnoreLabelValue;
 }
 
 }  // namespace restarter::core

@@ -16,8 +16,8 @@ std::string indexPath(std::string_view path, std::size_t index) {
 }
 
 Error wrongType(std::string_view path, std::string_view expected, const json& got) {
-  return makeError(ErrorKind::InvalidInput, std::string(path) + ": expected " +
-                                                std::string(expected) + ", got " + got.type_name());
+  return makeError(ErrorKind::InvalidInput,
+                   std::string(path) + ": expected " + std::string(expected) + ", got " + got.type_name());
 }
 
 namespace {
@@ -30,8 +30,7 @@ const json* member(const json& parent, std::string_view key) {
 }
 }  // namespace
 
-Result<const json*> optionalObject(const json& parent, std::string_view key,
-                                   std::string_view path) {
+Result<const json*> optionalObject(const json& parent, std::string_view key, std::string_view path) {
   const json* value = member(parent, key);
   if (value != nullptr && !value->is_object()) {
     return wrongType(joinPath(path, key), "an object", *value);
@@ -39,8 +38,7 @@ Result<const json*> optionalObject(const json& parent, std::string_view key,
   return value;
 }
 
-Result<const json*> optionalArray(const json& parent, std::string_view key,
-                                  std::string_view path) {
+Result<const json*> optionalArray(const json& parent, std::string_view key, std::string_view path) {
   const json* value = member(parent, key);
   if (value != nullptr && !value->is_array()) {
     return wrongType(joinPath(path, key), "an array", *value);

@@ -24,11 +24,10 @@ Result<const nlohmann::json*> optionalObject(const nlohmann::json& parent, std::
 Result<const nlohmann::json*> optionalArray(const nlohmann::json& parent, std::string_view key,
                                             std::string_view path);
 // The string at parent[key], nullopt when absent or null.
-Result<std::optional<std::string>> optionalString(const nlohmann::json& parent,
-                                                  std::string_view key, std::string_view path);
+Result<std::optional<std::string>> optionalString(const nlohmann::json& parent, std::string_view key,
+                                                  std::string_view path);
 // The boolean at parent[key], false when absent or null.
-Result<bool> optionalBool(const nlohmann::json& parent, std::string_view key,
-                          std::string_view path);
+Result<bool> optionalBool(const nlohmann::json& parent, std::string_view key, std::string_view path);
 
 // Error helper: "<path>: expected <what>, got <json type>".
 Error wrongType(std::string_view path, std::string_view expected, const nlohmann::json& got);

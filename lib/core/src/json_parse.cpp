@@ -16,8 +16,8 @@ Status checkLimits(std::string_view text, const JsonLimits& limits) {
                                                   std::to_string(limits.maxBytes) + " bytes");
   }
   if (jsonNestingDepth(text, limits.maxDepth) > limits.maxDepth) {
-    return makeError(ErrorKind::InvalidInput, "JSON text nests deeper than " +
-                                                  std::to_string(limits.maxDepth) + " levels");
+    return makeError(ErrorKind::InvalidInput,
+                     "JSON text nests deeper than " + std::to_string(limits.maxDepth) + " levels");
   }
   return okStatus();
 }

@@ -52,13 +52,11 @@ Result<json> annotationPatch(const json& workload, const std::vector<AnnotationC
     }
     if (added.empty()) return patch;
     if (*metadata == nullptr) {
-      patch.push_back({{"op", "add"},
-                       {"path", "/spec/template/metadata"},
-                       {"value", {{"annotations", std::move(added)}}}});
+      patch.push_back(
+          {{"op", "add"}, {"path", "/spec/template/metadata"}, {"value", {{"annotations", std::move(added)}}}});
     } else {
-      patch.push_back({{"op", "add"},
-                       {"path", "/spec/template/metadata/annotations"},
-                       {"value", std::move(added)}});
+      patch.push_back(
+          {{"op", "add"}, {"path", "/spec/template/metadata/annotations"}, {"value", std::move(added)}});
     }
     return patch;
   }
@@ -104,7 +102,8 @@ Result<json> contentRecordPatch(const json& workload, const std::string& record)
     if (current != annotations->end()) patch.push_back({{"op", "remove"}, {"path", path}});
     return patch;
   }
-  if (current != annotations->end() && current->is_string() && current->get_ref<const std::string&>() == record) {
+  if (current != annotations->end() && current->is_string() &&
+      current->get_ref<const std::string&>() == record) {
     return patch;
   }
   patch.push_back({{"op", "add"}, {"path", path}, {"value", record}});

@@ -23,14 +23,13 @@ namespace {
 class ReferenceSet {
  public:
   // Reads `nameField` and `optional` from a reference object (e.g. a configMapKeyRef) at `path`.
-  Status addFrom(RefKind kind, const json& ref, std::string_view nameField,
-                 std::string_view path) {
+  Status addFrom(RefKind kind, const json& ref, std::string_view nameField, std::string_view path) {
     auto name = d::optionalString(ref, nameField, path);
     if (!name) return std::move(name).error();
     if (!name->has_value() || name->value().empty()) {
-      return makeError(ErrorKind::InvalidInput,
-                       d::joinPath(path, nameField) + ": a " + std::string(refKindName(kind)) +
-                           " reference needs a non-empty name");
+      return makeError(ErrorKind::InvalidInput, d::joinPath(path, nameField) + ": a " +
+                                                    std::string(refKindName(kind)) +
+                                                    " reference needs a non-empty name");
     }
     auto optional = d::optionalBool(ref, "optional", path);
     if (!optional) return std::move(optional).error();
@@ -62,8 +61,7 @@ Status addIfPresent(ReferenceSet& refs, RefKind kind, const json& parent, std::s
 
 // Applies `visit(element, elementPath)` to each element of parent[field] (an array of objects).
 template <typename Visit>
-Status forEachObject(const json& parent, std::string_view field, std::string_view path,
-                     Visit&& visit) {
+Status forEachObject(const json& parent, std::string_view field, std::string_view path, Visit&& visit) {
   auto array = d::optionalArray(parent, field, path);
   if (!array) return std::move(array).error();
   if (*array == nullptr) return okStatus();
@@ -104,8 +102,7 @@ Status walkContainer(ReferenceSet& refs, const json& container, std::string_view
     if (!valueFrom) return Status(std::move(valueFrom).error());
     if (*valueFrom == nullptr) return okStatus();
     const std::string vp = d::joinPath(ep, "valueFrom");
-    if (Status s = addIfPresent(refs, RefKind::ConfigMap, **valueFrom, "configMapKeyRef", "name", vp);
-        !s) {
+    if (Status s = addIfPresent(refs, RefKind::ConfigMap, **valueFrom, "configMapKeyRef", "name", vp); !s) {
       return s;
     }
     return addIfPresent(refs, RefKind::Secret, **valueFrom, "secretKeyRef", "name", vp);
@@ -132,9 +129,8 @@ Result<std::vector<Reference>> collectReferences(const json& podTemplate) {
   ReferenceSet refs;
   if (Status s = walkVolumes(refs, podSpec, specPath); !s) return std::move(s).error();
   for (std::string_view field : {"containers", "initContainers"}) {
-    Status s = forEachObject(podSpec, field, specPath, [&](const json& c, const std::string& cp) {
-      return walkContainer(refs, c, cp);
-    });
+    Status s = forEachObject(podSpec, field, specPath,
+                             [&](const json& c, const std::string& cp) { return walkContainer(refs, c, cp); });
     if (!s) return std::move(s).error();
   }
   return std::move(refs).take();

@@ -4,16 +4,16 @@
 #include <cstdint>
 #include <optional>
 
-#include "restarter/core/constants.hpp"
 #include "json_access.hpp"
+#include "restarter/core/constants.hpp"
 
 namespace restarter::core {
 
-using nlohmann::json;
 using detail::joinPath;
 using detail::optionalObject;
 using detail::optionalString;
 using detail::wrongType;
+using nlohmann::json;
 
 namespace {
 

@@ -38,9 +38,8 @@ std::string formatInterval(std::chrono::milliseconds interval) {
   return formatDuration(std::chrono::duration_cast<std::chrono::seconds>(interval));
 }
 
-std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout,
-                            std::chrono::milliseconds interval, std::string_view namespace_,
-                            std::string_view changes) {
+std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout, std::chrono::milliseconds interval,
+                            std::string_view namespace_, std::string_view changes) {
   std::string note(kHeldNotePrefix);
   note += formatRfc3339(until);
   note += "; at most one rollout per " + formatInterval(interval) + ", the last at ";

@@ -19,13 +19,12 @@ const char* rotationActionName(RotationAction action) noexcept {
 TimePoint renewalTime(const Validity& validity, const RotationPolicy& policy) {
   const auto lifetime = validity.notAfter - validity.notBefore;
   const auto fraction = std::clamp(policy.renewAtFraction, 0.0, 1.0);
-  const auto offset = std::chrono::microseconds(
-      static_cast<std::chrono::microseconds::rep>(std::floor(static_cast<double>(lifetime.count()) * fraction)));
+  const auto offset = std::chrono::microseconds(static_cast<std::chrono::microseconds::rep>(
+      std::floor(static_cast<double>(lifetime.count()) * fraction)));
   return validity.notBefore + offset;
 }
 
-RotationDecision decideRotation(const RotationState& state, TimePoint now,
-                                const RotationPolicy& policy) {
+RotationDecision decideRotation(const RotationState& state, TimePoint now, const RotationPolicy& policy) {
   if (!state.ca) return {RotationAction::Bootstrap, "no usable CA"};
   if (now >= state.ca->notAfter) return {RotationAction::Bootstrap, "the CA has expired"};
   if (state.nextCa) {
@@ -86,7 +85,8 @@ std::vector<std::string> checkRotationTimings(const RotationTimings& t, const Ro
   if (!usable) return problems;
   // Each is at most kMaxCertificateValidity: the sums and doubles below cannot overflow.
   if (t.caValidity < 2 * t.validity) {
-    problems.push_back(named(n.caValidity, t.caValidity) + " is less than twice " + named(n.validity, t.validity) +
+    problems.push_back(named(n.caValidity, t.caValidity) + " is less than twice " +
+                       named(n.validity, t.validity) +
                        ": serving certificates would be cut short to their CA's end (need " + n.caValidity +
                        " >= 2 x " + n.validity + ")");
   }
@@ -94,14 +94,17 @@ std::vector<std::string> checkRotationTimings(const RotationTimings& t, const Ro
     problems.push_back(named(n.checkInterval, t.checkInterval) + " is more than a third of " +
                        named(n.validity, t.validity) +
                        ": the serving certificate is renewed at 2/3 of its lifetime by the next check, which "
-                       "could come after it expired (need " + n.checkInterval + " <= " + n.validity + " / 3)");
+                       "could come after it expired (need " +
+                       n.checkInterval + " <= " + n.validity + " / 3)");
   }
   if (t.caPropagation + 2 * t.checkInterval > renewalWindow(t.caValidity, t.renewAtFraction)) {
-    problems.push_back(named(n.caPropagation, t.caPropagation) + " + 2 x " + named(n.checkInterval, t.checkInterval) +
-                       " is more than a third of " + named(n.caValidity, t.caValidity) +
+    problems.push_back(named(n.caPropagation, t.caPropagation) + " + 2 x " +
+                       named(n.checkInterval, t.checkInterval) + " is more than a third of " +
+                       named(n.caValidity, t.caValidity) +
                        ": a next CA is staged at 2/3 of the CA's lifetime and served " + n.caPropagation +
                        " later, each step up to one check late, so the CA would expire before it is replaced "
-                       "(need " + n.caPropagation + " + 2 x " + n.checkInterval + " <= " + n.caValidity + " / 3)");
+                       "(need " +
+                       n.caPropagation + " + 2 x " + n.checkInterval + " <= " + n.caValidity + " / 3)");
   }
   return problems;
 }
@@ -113,8 +116,8 @@ std::vector<std::string> checkIssueTimings(std::chrono::seconds validity, std::c
   usable = checkRange(caValidity, n.caValidity, problems) && usable;
   if (usable && validity > caValidity) {
     problems.push_back(named(n.validity, validity) + " is more than " + named(n.caValidity, caValidity) +
-                       ": a certificate cannot outlive the CA that signed it (need " + n.validity + " <= " +
-                       n.caValidity + ")");
+                       ": a certificate cannot outlive the CA that signed it (need " + n.validity +
+                       " <= " + n.caValidity + ")");
   }
   return problems;
 }

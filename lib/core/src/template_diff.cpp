@@ -16,8 +16,8 @@ namespace {
 bool isPlainKey(const std::string& key) {
   if (key.empty()) return false;
   for (char c : key) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -72,8 +72,8 @@ class Differ {
         for (const std::string& name : names) {
           const auto b = beforeByName.find(name);
           const auto a = afterByName.find(name);
-          diff(b == beforeByName.end() ? missing : *b->second,
-               a == afterByName.end() ? missing : *a->second, path + "[" + name + "]");
+          diff(b == beforeByName.end() ? missing : *b->second, a == afterByName.end() ? missing : *a->second,
+               path + "[" + name + "]");
         }
         return;
       }
@@ -90,7 +90,7 @@ class Differ {
   std::vector<std::string> take() && {
     std::vector<std::string> out;
     for (const std::string& path : paths_) {
-      out.push_back(path.rfind("spec.", 0) == 0 ? path.substr(5)
+      out.push_back(path.rfind("spec.", 0) == 0   ? path.substr(5)
                     : path.rfind("spec[", 0) == 0 ? path.substr(4)
                                                   : path);
     }

@@ -73,8 +73,7 @@ Error invalid(std::string_view text, std::string_view why) {
 Result<TimePoint> parseRfc3339(std::string_view text) {
   Scanner in(text);
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!in.digits(4, year) || !in.oneOf("-") || !in.digits(2, month) || !in.oneOf("-") ||
-      !in.digits(2, day)) {
+  if (!in.digits(4, year) || !in.oneOf("-") || !in.digits(2, month) || !in.oneOf("-") || !in.digits(2, day)) {
     return invalid(text, "expected a date YYYY-MM-DD");
   }
   if (!in.oneOf("Tt")) return invalid(text, "expected 'T' between date and time");
@@ -107,8 +106,8 @@ Result<TimePoint> parseRfc3339(std::string_view text) {
   if (hour > 23 || minute > 59 || second > 60) return invalid(text, "time of day out of range");
 
   // A leap second (:60) is read as the first second of the next minute.
-  const TimePoint local = std::chrono::sys_days{date} + hours(hour) + minutes(minute) +
-                          seconds(second) + microseconds(micros);
+  const TimePoint local =
+      std::chrono::sys_days{date} + hours(hour) + minutes(minute) + seconds(second) + microseconds(micros);
   return TimePoint{local - offset};
 }
 
@@ -119,16 +118,14 @@ std::string formatRfc3339(TimePoint time) {
   char buffer[64];
   const auto micros = clock.subseconds().count();
   if (micros != 0) {
-    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
-                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-                  static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
-                  static_cast<int>(clock.minutes().count()),
+    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ", static_cast<int>(date.year()),
+                  static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                  static_cast<int>(clock.hours().count()), static_cast<int>(clock.minutes().count()),
                   static_cast<int>(clock.seconds().count()), static_cast<long long>(micros));
   } else {
-    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ",
-                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-                  static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
-                  static_cast<int>(clock.minutes().count()),
+    std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(date.year()),
+                  static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                  static_cast<int>(clock.hours().count()), static_cast<int>(clock.minutes().count()),
                   static_cast<int>(clock.seconds().count()));
   }
   return buffer;

@@ -282,10 +282,9 @@ class Connection final : public ConnectionBase {
     const std::size_t want = state_ == State::Body ? kBodyReadBytes : kHeadReadBytes;
     const std::size_t room = buffer_.max_size() - buffer_.size();
     if (room == 0) return reject(RejectReason::HeadTooLarge);  // the parser bounds the head first
-    stream_.async_read_some(buffer_.prepare(std::min(want, room)),
-                            [self = self()](const beast::error_code& ec, std::size_t bytes) {
-                              self->onRead(ec, bytes);
-                            });
+    stream_.async_read_some(
+        buffer_.prepare(std::min(want, room)),
+        [self = self()](const beast::error_code& ec, std::size_t bytes) { self->onRead(ec, bytes); });
   }
 
   void onRead(const beast::error_code& ec, std::size_t bytes) {
@@ -349,7 +348,8 @@ class Connection final : public ConnectionBase {
       reject(RejectReason::BodyTooLarge);
       return false;
     }
-    const std::size_t cost = static_cast<std::size_t>(length.value_or(0)) * std::max<std::size_t>(route_->costFactor, 1);
+    const std::size_t cost =
+        static_cast<std::size_t>(length.value_or(0)) * std::max<std::size_t>(route_->costFactor, 1);
     if (!shared_->charge(cost)) {
       reject(RejectReason::OverBudget);
       return false;
@@ -434,7 +434,8 @@ class Connection final : public ConnectionBase {
     disarm();
     Response response;
     response.status = status;
-    response.body = std::string(bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)))) + "\n";
+    response.body =
+        std::string(bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)))) + "\n";
     response.retryAfterSeconds = status == 503 ? kRetryAfterSeconds : 0;
     response.close = closeAfter;
     if (closeAfter) {
@@ -457,7 +458,8 @@ class Connection final : public ConnectionBase {
     out_ += std::string_view(bhttp::obsolete_reason(bhttp::int_to_status(status)));
     out_ += "\r\nContent-Type: " + response.contentType;
     out_ += "\r\nContent-Length: " + std::to_string(response.body.size());
-    if (response.retryAfterSeconds > 0) out_ += "\r\nRetry-After: " + std::to_string(response.retryAfterSeconds);
+    if (response.retryAfterSeconds > 0)
+      out_ += "\r\nRetry-After: " + std::to_string(response.retryAfterSeconds);
     if (closeAfter) {
       out_ += "\r\nConnection: close";
     } else if (http10_) {
@@ -504,7 +506,8 @@ class Connection final : public ConnectionBase {
                              [self = self()](const beast::error_code& ec, std::size_t bytes) {
                                if (self->closed_) return;
                                self->lingered_ += bytes;
-                               if (ec || self->lingered_ > kMaxLingerBytes) return self->close(self->lingerReason_);
+                               if (ec || self->lingered_ > kMaxLingerBytes)
+                                 return self->close(self->lingerReason_);
                                self->drain();
                              });
   }

@@ -93,14 +93,12 @@ class TokenFileAuthenticator final : public Authenticator {
 // An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1).
 class ExecAuthenticator final : public Authenticator {
  public:
-  ExecAuthenticator(const ConnectionConfig& config, Credential base, Clock& clock,
-                    ProcessRunner& runner)
+  ExecAuthenticator(const ConnectionConfig& config, Credential base, Clock& clock, ProcessRunner& runner)
       : exec_(*config.exec), base_(std::move(base)), clock_(clock), runner_(runner) {
     clusterInfo_ = nlohmann::json{{"server", config.server}};
     if (!config.tlsServerName.empty()) clusterInfo_["tls-server-name"] = config.tlsServerName;
     if (config.insecureSkipTlsVerify) clusterInfo_["insecure-skip-tls-verify"] = true;
-    if (!config.caPem.empty())
-      clusterInfo_["certificate-authority-data"] = base64Encode(config.caPem);
+    if (!config.caPem.empty()) clusterInfo_["certificate-authority-data"] = base64Encode(config.caPem);
     if (!config.proxyUrl.empty()) clusterInfo_["proxy-url"] = config.proxyUrl;
   }
 
@@ -116,8 +114,7 @@ class ExecAuthenticator final : public Authenticator {
 
   bool invalidate(const Credential& used) override {
     std::lock_guard lock(mutex_);
-    if (cached_ && cached_->bearerToken == used.bearerToken &&
-        cached_->clientCertPem == used.clientCertPem) {
+    if (cached_ && cached_->bearerToken == used.bearerToken && cached_->clientCertPem == used.clientCertPem) {
       cached_.reset();
     }
     return true;
@@ -131,16 +128,15 @@ class ExecAuthenticator final : public Authenticator {
       case ExecConfig::InteractiveMode::IfAvailable: interactive = stdinIsTerminal(); break;
       case ExecConfig::InteractiveMode::Always:
         if (!stdinIsTerminal()) {
-          return core::makeError(ErrorKind::Unauthorized,
-                                 "exec plugin \"" + exec_.command +
-                                     "\" needs an interactive terminal (interactiveMode: Always)");
+          return core::makeError(
+              ErrorKind::Unauthorized,
+              "exec plugin \"" + exec_.command + "\" needs an interactive terminal (interactiveMode: Always)");
         }
         interactive = true;
         break;
     }
-    nlohmann::json info = {{"apiVersion", exec_.apiVersion},
-                           {"kind", "ExecCredential"},
-                           {"spec", {{"interactive", interactive}}}};
+    nlohmann::json info = {
+        {"apiVersion", exec_.apiVersion}, {"kind", "ExecCredential"}, {"spec", {{"interactive", interactive}}}};
     if (exec_.provideClusterInfo) info["spec"]["cluster"] = clusterInfo_;
     ProcessSpec spec;
     spec.command = exec_.command;
@@ -158,9 +154,9 @@ class ExecAuthenticator final : public Authenticator {
     }
     if (output->exitCode != 0) {
       std::string err = output->err.substr(0, 1000);
-      return core::makeError(ErrorKind::Unauthorized,
-                             where + " exited with " + std::to_string(output->exitCode) +
-                                 (err.empty() ? "" : ": " + trimNewlines(err)));
+      return core::makeError(ErrorKind::Unauthorized, where + " exited with " +
+                                                          std::to_string(output->exitCode) +
+                                                          (err.empty() ? "" : ": " + trimNewlines(err)));
     }
     return parse(output->out, where);
   }
@@ -195,8 +191,7 @@ class ExecAuthenticator final : public Authenticator {
     auto key = str("clientKeyData");
     auto expiration = str("expirationTimestamp");
     if (!token || !cert || !key || !expiration) return bad("a status field that is not a string");
-    if (cert->empty() != key->empty())
-      return bad("only one of clientCertificateData and clientKeyData");
+    if (cert->empty() != key->empty()) return bad("only one of clientCertificateData and clientKeyData");
     if (token->empty() && cert->empty()) return bad("neither a token nor a client certificate");
     if (!token->empty()) credential.bearerToken = *token;
     if (!cert->empty()) {
@@ -239,8 +234,7 @@ std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config,
     base.bearerToken = config.token;
     return std::make_unique<StaticAuthenticator>(base);
   }
-  if (!config.tokenFile.empty())
-    return std::make_unique<TokenFileAuthenticator>(config.tokenFile, base, clock);
+  if (!config.tokenFile.empty()) return std::make_unique<TokenFileAuthenticator>(config.tokenFile, base, clock);
   return std::make_unique<StaticAuthenticator>(base);
 }
 

@@ -11,14 +11,23 @@ std::optional<std::string> base64Decode(std::string_view text) {
   bool padding = false;
   for (char c : text) {
     int value = -1;
-    if (c >= 'A' && c <= 'Z') value = c - 'A';
-    else if (c >= 'a' && c <= 'z') value = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') value = c - '0' + 52;
-    else if (c == '+') value = 62;
-    else if (c == '/') value = 63;
-    else if (c == '=') { padding = true; continue; }
-    else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    else return std::nullopt;
+    if (c >= 'A' && c <= 'Z')
+      value = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      value = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      value = c - '0' + 52;
+    else if (c == '+')
+      value = 62;
+    else if (c == '/')
+      value = 63;
+    else if (c == '=') {
+      padding = true;
+      continue;
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+      continue;
+    else
+      return std::nullopt;
     if (padding) return std::nullopt;  // data after padding
     buffer = (buffer << 6) | static_cast<std::uint32_t>(value);
     bits += 6;
@@ -32,8 +41,7 @@ std::optional<std::string> base64Decode(std::string_view text) {
 }
 
 std::string base64Encode(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   std::size_t i = 0;
   for (; i + 2 < data.size(); i += 3) {

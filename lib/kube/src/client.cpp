@@ -15,8 +15,7 @@ using core::ErrorKind;
 // Content negotiation for metadata-only reads (docs/architecture.md, "Metadata only"). No fallback: a
 // server that cannot serve PartialObjectMetadata answers 406 instead of sending full Secrets.
 constexpr const char* kAcceptMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-constexpr const char* kAcceptMetadataList =
-    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+constexpr const char* kAcceptMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 constexpr const char* kAcceptJson = "application/json";
 
 // Extra time on the client side beyond a watch's server-side timeout before the exchange is
@@ -47,8 +46,8 @@ std::string microTime(Clock::TimePoint time) {
   gmtime_r(&t, &tm);
   char buffer[64];
   auto fraction = static_cast<long>((micros - seconds).count());
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
   return buffer;
 }
 
@@ -79,8 +78,10 @@ std::string stringAt(const json& object, const char* a, const char* b) {
 
 std::string describeTarget(const ResourceRef& ref, std::string_view ns, std::string_view name) {
   std::string text = ref.plural;
-  if (!name.empty()) text += " " + std::string(ns.empty() ? "" : std::string(ns) + "/") + std::string(name);
-  else if (!ns.empty()) text += " in " + std::string(ns);
+  if (!name.empty())
+    text += " " + std::string(ns.empty() ? "" : std::string(ns) + "/") + std::string(name);
+  else if (!ns.empty())
+    text += " in " + std::string(ns);
   return text;
 }
 
@@ -93,7 +94,8 @@ Client::Client(std::unique_ptr<Transport> transport, std::unique_ptr<Authenticat
       defaultNamespace_(std::move(defaultNamespace)),
       clock_(clock) {}
 
-core::Result<std::unique_ptr<Client>> Client::connect(const LoadOptions& load, const TransportOptions& options) {
+core::Result<std::unique_ptr<Client>> Client::connect(const LoadOptions& load,
+                                                      const TransportOptions& options) {
   auto config = loadConfig(load);
   if (!config) return std::move(config).error();
   return create(*config, options);
@@ -136,8 +138,8 @@ core::Result<json> Client::executeJson(Request request) {
   return parseBody(response->body).withContext(what);
 }
 
-core::Result<json> Client::get(const ResourceRef& ref, std::string_view namespace_,
-                               std::string_view name, const GetOptions& options) {
+core::Result<json> Client::get(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                               const GetOptions& options) {
   Request request;
   request.path = resourcePath(ref, namespace_, name);
   request.headers.emplace_back("Accept", options.metadataOnly ? kAcceptMetadata : kAcceptJson);
@@ -187,7 +189,8 @@ core::Result<ObjectList> Client::list(const ResourceRef& ref, std::string_view n
   for (;;) {
     auto page = listPage(ref, namespace_, pageOptions);
     if (!page) return std::move(page).error();
-    if (result.items.empty()) result.items = std::move(page->items);
+    if (result.items.empty())
+      result.items = std::move(page->items);
     else
       result.items.insert(result.items.end(), std::make_move_iterator(page->items.begin()),
                           std::make_move_iterator(page->items.end()));
@@ -259,10 +262,10 @@ core::Result<WatchEnd> Client::watch(const ResourceRef& ref, std::string_view na
     }
     if (response->status == 401 && attempt == 0 && auth_->invalidate(*credential)) continue;
     if (response->status < 200 || response->status > 299)
-      return core::Result<WatchEnd>(
-                 errorFromResponse(response->status, response->headers, response->body))
+      return core::Result<WatchEnd>(errorFromResponse(response->status, response->headers, response->body))
           .withContext(what);
-    if (auto cut = decoder.finish(); !cut) return core::Result<WatchEnd>(std::move(cut).error()).withContext(what);
+    if (auto cut = decoder.finish(); !cut)
+      return core::Result<WatchEnd>(std::move(cut).error()).withContext(what);
     return WatchEnd{false};
   }
 }
@@ -283,47 +286,42 @@ core::Result<json> Client::write(const std::string& method, std::string path, co
   return executeJson(std::move(request));
 }
 
-core::Result<json> Client::create(const ResourceRef& ref, std::string_view namespace_,
-                                  const json& object, const WriteOptions& options) {
+core::Result<json> Client::create(const ResourceRef& ref, std::string_view namespace_, const json& object,
+                                  const WriteOptions& options) {
   Query query;
   query.add("dryRun", options.dryRun ? "All" : "").add("fieldManager", options.fieldManager);
   return write("POST", resourcePath(ref, namespace_), object, "application/json", query.str());
 }
 
-core::Result<json> Client::replace(const ResourceRef& ref, std::string_view namespace_,
-                                   std::string_view name, const json& object,
-                                   const WriteOptions& options) {
+core::Result<json> Client::replace(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                                   const json& object, const WriteOptions& options) {
   Query query;
   query.add("dryRun", options.dryRun ? "All" : "").add("fieldManager", options.fieldManager);
   return write("PUT", resourcePath(ref, namespace_, name), object, "application/json", query.str());
 }
 
-core::Result<json> Client::apply(const ResourceRef& ref, std::string_view namespace_,
-                                 std::string_view name, const json& object,
-                                 const ApplyOptions& options) {
+core::Result<json> Client::apply(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                                 const json& object, const ApplyOptions& options) {
   if (options.fieldManager.empty())
     return core::makeError(ErrorKind::InvalidInput, "server-side apply needs a field manager");
   Query query;
   query.add("fieldManager", options.fieldManager)
       .add("force", options.force ? "true" : "")
       .add("dryRun", options.dryRun ? "All" : "");
-  return write("PATCH", resourcePath(ref, namespace_, name), object,
-               "application/apply-patch+yaml", query.str());
-}
-
-core::Result<json> Client::jsonPatch(const ResourceRef& ref, std::string_view namespace_,
-                                     std::string_view name, const json& patch,
-                                     const WriteOptions& options) {
-  if (!patch.is_array()) return core::makeError(ErrorKind::InvalidInput, "a JSON Patch is an array");
-  Query query;
-  query.add("dryRun", options.dryRun ? "All" : "").add("fieldManager", options.fieldManager);
-  return write("PATCH", resourcePath(ref, namespace_, name), patch, "application/json-patch+json",
+  return write("PATCH", resourcePath(ref, namespace_, name), object, "application/apply-patch+yaml",
                query.str());
 }
 
+core::Result<json> Client::jsonPatch(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                                     const json& patch, const WriteOptions& options) {
+  if (!patch.is_array()) return core::makeError(ErrorKind::InvalidInput, "a JSON Patch is an array");
+  Query query;
+  query.add("dryRun", options.dryRun ? "All" : "").add("fieldManager", options.fieldManager);
+  return write("PATCH", resourcePath(ref, namespace_, name), patch, "application/json-patch+json", query.str());
+}
+
 core::Result<json> Client::mergePatch(const ResourceRef& ref, std::string_view namespace_,
-                                      std::string_view name, const json& patch,
-                                      const WriteOptions& options) {
+                                      std::string_view name, const json& patch, const WriteOptions& options) {
   if (!patch.is_object()) return core::makeError(ErrorKind::InvalidInput, "a merge patch is an object");
   Query query;
   query.add("dryRun", options.dryRun ? "All" : "").add("fieldManager", options.fieldManager);
@@ -349,10 +347,10 @@ json deleteOptionsJson(const DeleteOptions& options) {
 }
 }  // namespace
 
-core::Status Client::remove(const ResourceRef& ref, std::string_view namespace_,
-                            std::string_view name, const DeleteOptions& options) {
-  auto result = write("DELETE", resourcePath(ref, namespace_, name), deleteOptionsJson(options),
-                      "application/json", "");
+core::Status Client::remove(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                            const DeleteOptions& options) {
+  auto result =
+      write("DELETE", resourcePath(ref, namespace_, name), deleteOptionsJson(options), "application/json", "");
   if (!result) return std::move(result).error();
   return core::okStatus();
 }
@@ -363,8 +361,8 @@ core::Status Client::evict(std::string_view namespace_, std::string_view podName
                    {"kind", "Eviction"},
                    {"metadata", {{"name", podName}, {"namespace", namespace_}}},
                    {"deleteOptions", deleteOptionsJson(options)}};
-  auto result = write("POST", resourcePath(resources::pods(), namespace_, podName, "eviction"),
-                      eviction, "application/json", "");
+  auto result = write("POST", resourcePath(resources::pods(), namespace_, podName, "eviction"), eviction,
+                      "application/json", "");
   if (!result) return std::move(result).error();
   return core::okStatus();
 }

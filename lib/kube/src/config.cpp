@@ -36,8 +36,7 @@ core::Error configError(const std::string& where, std::string message) {
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
 
 // Reads a string field; absent -> "". Errors name `where` and the field.
-core::Result<std::string> stringField(const YAML::Node& map, const char* field,
-                                      const std::string& where) {
+core::Result<std::string> stringField(const YAML::Node& map, const char* field, const std::string& where) {
   YAML::Node node = map[field];
   if (!node || node.IsNull()) return std::string();
   if (!node.IsScalar()) return configError(where, "field " + quote(field) + " must be a string");
@@ -70,9 +69,8 @@ core::Status mergeFile(const std::string& path, const std::string& text, Merged&
   try {
     root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
-    return configError(path, "not valid YAML: nested " + std::to_string(e.depth()) +
-                                 " levels deep at line " + std::to_string(e.mark.line + 1) +
-                                 ", deeper than yaml-cpp reads");
+    return configError(path, "not valid YAML: nested " + std::to_string(e.depth()) + " levels deep at line " +
+                                 std::to_string(e.mark.line + 1) + ", deeper than yaml-cpp reads");
   } catch (const YAML::Exception& e) {
     return configError(path, std::string("not valid YAML: ") + e.what());
   } catch (const std::exception& e) {
@@ -193,8 +191,8 @@ core::Result<ExecConfig> execField(const Entry& entry, const std::string& where)
   } else if (*mode == "Always") {
     exec.interactiveMode = ExecConfig::InteractiveMode::Always;
   } else {
-    return configError(at, "field \"interactiveMode\": " + quote(*mode) +
-                               " is not Never, IfAvailable or Always");
+    return configError(at,
+                       "field \"interactiveMode\": " + quote(*mode) + " is not Never, IfAvailable or Always");
   }
   auto provide = boolField(node, "provideClusterInfo", at);
   if (!provide) return std::move(provide).error();
@@ -231,13 +229,10 @@ core::Result<ConnectionConfig> resolve(const Merged& merged, const LoadOptions& 
   ConnectionConfig config;
   config.contextName = contextName;
   config.source = source;
-  config.namespace_ = !options.namespace_.empty() ? options.namespace_
-                      : !ns->empty()              ? *ns
-                                                  : "default";
+  config.namespace_ = !options.namespace_.empty() ? options.namespace_ : !ns->empty() ? *ns : "default";
 
   const Entry& cluster = clIt->second;
-  std::string clWhere = cluster.file + ": context " + quote(contextName) + ": cluster " +
-                        quote(*clusterName);
+  std::string clWhere = cluster.file + ": context " + quote(contextName) + ": cluster " + quote(*clusterName);
   auto server = stringField(cluster.body, "server", clWhere);
   if (!server) return std::move(server).error();
   if (server->empty()) return configError(clWhere, "field \"server\" is missing");
@@ -253,8 +248,9 @@ core::Result<ConnectionConfig> resolve(const Merged& merged, const LoadOptions& 
   config.insecureSkipTlsVerify = *insecure;
   if (config.insecureSkipTlsVerify && !config.caPem.empty()) {
     // client-go refuses this combination too.
-    return configError(clWhere, "field \"insecure-skip-tls-verify\" cannot be combined with a "
-                                "certificate authority");
+    return configError(clWhere,
+                       "field \"insecure-skip-tls-verify\" cannot be combined with a "
+                       "certificate authority");
   }
   auto sni = stringField(cluster.body, "tls-server-name", clWhere);
   if (!sni) return std::move(sni).error();
@@ -295,11 +291,12 @@ core::Result<ConnectionConfig> resolve(const Merged& merged, const LoadOptions& 
     config.exec = std::move(exec).value();
   }
   if (user.body["auth-provider"] && !user.body["auth-provider"].IsNull()) {
-    return configError(uWhere, "field \"auth-provider\" is not supported (removed from kubectl; "
-                               "use an exec plugin)");
+    return configError(uWhere,
+                       "field \"auth-provider\" is not supported (removed from kubectl; "
+                       "use an exec plugin)");
   }
-  if (user.body["username"] && !user.body["username"].IsNull() && config.token.empty() &&
-      !config.exec && config.clientCertPem.empty() && config.tokenFile.empty()) {
+  if (user.body["username"] && !user.body["username"].IsNull() && config.token.empty() && !config.exec &&
+      config.clientCertPem.empty() && config.tokenFile.empty()) {
     return configError(uWhere, "field \"username\": basic authentication is not supported");
   }
   return config;
@@ -335,8 +332,8 @@ EnvLookup processEnv() {
   };
 }
 
-core::Result<ConnectionConfig> resolveKubeconfig(
-    const std::vector<std::pair<std::string, std::string>>& files, const LoadOptions& options) {
+core::Result<ConnectionConfig> resolveKubeconfig(const std::vector<std::pair<std::string, std::string>>& files,
+                                                 const LoadOptions& options) {
   Merged merged;
   std::string source;
   for (const auto& [path, text] : files) {
@@ -355,8 +352,7 @@ core::Result<ConnectionConfig> inClusterConfig(const LoadOptions& options) {
   auto host = options.env("KUBERNETES_SERVICE_HOST");
   auto port = options.env("KUBERNETES_SERVICE_PORT");
   if (!host || !port || host->empty() || port->empty()) {
-    return core::makeError(ErrorKind::NotFound,
-                           "not in a cluster: KUBERNETES_SERVICE_HOST/PORT are not set");
+    return core::makeError(ErrorKind::NotFound, "not in a cluster: KUBERNETES_SERVICE_HOST/PORT are not set");
   }
   ConnectionConfig config;
   std::string hostPart = host->find(':') != std::string::npos ? "[" + *host + "]" : *host;
@@ -378,7 +374,7 @@ core::Result<ConnectionConfig> inClusterConfig(const LoadOptions& options) {
   }
   config.caPem = *ca;
   auto ns = readFile(dir + "/namespace");
-  config.namespace_ = !options.namespace_.empty() ? options.namespace_
+  config.namespace_ = !options.namespace_.empty()     ? options.namespace_
                       : ns.ok() && !trim(*ns).empty() ? trim(*ns)
                                                       : "default";
   return config;

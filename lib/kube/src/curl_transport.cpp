@@ -114,17 +114,15 @@ int onProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 class CurlTransport final : public Transport {
  public:
-  CurlTransport(const ConnectionConfig& config, const TransportOptions& options,
-                std::string urlBase, std::string connectTo, std::string hostHeader)
+  CurlTransport(const ConnectionConfig& config, const TransportOptions& options, std::string urlBase,
+                std::string connectTo, std::string hostHeader)
       : config_(config),
         options_(options),
         urlBase_(std::move(urlBase)),
         connectTo_(std::move(connectTo)),
         hostHeader_(std::move(hostHeader)) {}
 
-  core::Result<Response> send(const Request& request) override {
-    return perform(request, nullptr, {});
-  }
+  core::Result<Response> send(const Request& request) override { return perform(request, nullptr, {}); }
 
   core::Result<Response> stream(const Request& request, const ChunkHandler& onChunk,
                                 std::stop_token stop) override {
@@ -149,8 +147,7 @@ class CurlTransport final : public Transport {
     if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(handle));
   }
 
-  core::Result<Response> perform(const Request& request, const ChunkHandler* onChunk,
-                                 std::stop_token stop) {
+  core::Result<Response> perform(const Request& request, const ChunkHandler* onChunk, std::stop_token stop) {
     EasyHandle handle = acquire();
     if (!handle) return core::makeError(ErrorKind::Internal, "curl_easy_init failed");
     CURL* h = handle.get();
@@ -172,8 +169,8 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, kKeepIntervalSeconds);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connectTimeout.count()));
     auto timeout = request.timeout.count() > 0 ? request.timeout
-                   : onChunk != nullptr       ? std::chrono::milliseconds(0)
-                                              : options_.requestTimeout;
+                   : onChunk != nullptr        ? std::chrono::milliseconds(0)
+                                               : options_.requestTimeout;
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
     curl_easy_setopt(h, CURLOPT_USERAGENT, options_.userAgent.c_str());
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered, as kubectl
@@ -260,8 +257,8 @@ class CurlTransport final : public Transport {
     std::string target = config_.server;
     switch (rc) {
       case CURLE_OPERATION_TIMEDOUT:
-        return core::makeError(ErrorKind::Timeout, request.method + " " + target + request.path +
-                                                       ": timed out: " + detail);
+        return core::makeError(ErrorKind::Timeout,
+                               request.method + " " + target + request.path + ": timed out: " + detail);
       case CURLE_URL_MALFORMAT:
       case CURLE_UNSUPPORTED_PROTOCOL:
         return core::makeError(ErrorKind::InvalidInput, "bad URL " + url + ": " + detail);
@@ -296,8 +293,7 @@ core::Result<std::unique_ptr<Transport>> makeCurlTransport(const ConnectionConfi
   globalInit();
   UrlHandle url(curl_url());
   if (!url || curl_url_set(url.get(), CURLUPART_URL, config.server.c_str(), 0) != CURLUE_OK) {
-    return core::makeError(ErrorKind::InvalidInput,
-                           "server URL \"" + config.server + "\" is malformed");
+    return core::makeError(ErrorKind::InvalidInput, "server URL \"" + config.server + "\" is malformed");
   }
   auto scheme = urlPart(url.get(), CURLUPART_SCHEME, config.server);
   auto host = urlPart(url.get(), CURLUPART_HOST, config.server);
@@ -321,8 +317,7 @@ core::Result<std::unique_ptr<Transport>> makeCurlTransport(const ConnectionConfi
     std::string rawHost = *host;
     if (!rawHost.empty() && rawHost.front() == '[') rawHost = rawHost.substr(1, rawHost.size() - 2);
     connectTo = config.tlsServerName + ":" + portText + ":" +
-                (rawHost.find(':') != std::string::npos ? "[" + rawHost + "]" : rawHost) + ":" +
-                portText;
+                (rawHost.find(':') != std::string::npos ? "[" + rawHost + "]" : rawHost) + ":" + portText;
     hostHeader = *host + ":" + portText;
   } else {
     urlBase = *scheme + "://" + *host + ":" + portText + prefix;

@@ -63,12 +63,10 @@ StatusFields readStatus(std::string_view body) {
   const nlohmann::json& doc = *parsed;
   auto kind = doc.find("kind");
   fields.isStatus = kind != doc.end() && kind->is_string() && *kind == "Status";
-  if (auto it = doc.find("reason"); it != doc.end() && it->is_string())
-    fields.reason = it->get<std::string>();
+  if (auto it = doc.find("reason"); it != doc.end() && it->is_string()) fields.reason = it->get<std::string>();
   if (auto it = doc.find("message"); it != doc.end() && it->is_string())
     fields.message = it->get<std::string>();
-  if (auto it = doc.find("code"); it != doc.end() && it->is_number_integer())
-    fields.code = it->get<long>();
+  if (auto it = doc.find("code"); it != doc.end() && it->is_number_integer()) fields.code = it->get<long>();
   if (auto details = doc.find("details"); details != doc.end() && details->is_object()) {
     if (auto it = details->find("retryAfterSeconds");
         it != details->end() && it->is_number_integer() && it->get<std::int64_t>() >= 0)
@@ -77,8 +75,8 @@ StatusFields readStatus(std::string_view body) {
   return fields;
 }
 
-core::Error build(long httpStatus, const StatusFields& status,
-                  std::optional<std::int64_t> retryAfter, std::string_view rawBody) {
+core::Error build(long httpStatus, const StatusFields& status, std::optional<std::int64_t> retryAfter,
+                  std::string_view rawBody) {
   std::string reason = status.reason.empty() ? "HTTP " + std::to_string(httpStatus) : status.reason;
   std::string message = reason;
   if (!status.message.empty()) {
@@ -92,8 +90,7 @@ core::Error build(long httpStatus, const StatusFields& status,
   message += " (HTTP " + std::to_string(httpStatus) + ")";
   core::Error error = core::makeError(kindFor(httpStatus, status.reason), std::move(message));
   if (!retryAfter) retryAfter = status.retryAfterSeconds;
-  if (retryAfter) error.context.push_back(std::string(kRetryAfterContextPrefix) +
-                                          std::to_string(*retryAfter));
+  if (retryAfter) error.context.push_back(std::string(kRetryAfterContextPrefix) + std::to_string(*retryAfter));
   return error;
 }
 
@@ -110,16 +107,14 @@ core::Error errorFromResponse(long httpStatus, const HeaderMap& headers, std::st
 core::Error errorFromStatusObject(std::string_view statusJson) {
   StatusFields status = readStatus(statusJson);
   if (!status.isStatus && status.code == 0) {
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           "watch ERROR event without a metav1.Status object");
+    return core::makeError(core::ErrorKind::InvalidInput, "watch ERROR event without a metav1.Status object");
   }
   return build(status.code, status, std::nullopt, statusJson);
 }
 
 std::optional<std::chrono::seconds> retryAfter(const core::Error& error) {
   for (const auto& line : error.context) {
-    if (std::string_view(line).substr(0, kRetryAfterContextPrefix.size()) ==
-        kRetryAfterContextPrefix) {
+    if (std::string_view(line).substr(0, kRetryAfterContextPrefix.size()) == kRetryAfterContextPrefix) {
       if (auto seconds = parseSeconds(std::string_view(line).substr(kRetryAfterContextPrefix.size())))
         return std::chrono::seconds(*seconds);
     }

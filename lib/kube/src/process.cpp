@@ -81,8 +81,7 @@ class SystemProcessRunner final : public ProcessRunner {
     argv.push_back(nullptr);
 
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, spec.command.c_str(), &actions.value, nullptr, argv.data(),
-                            envp.data());
+    int rc = ::posix_spawnp(&pid, spec.command.c_str(), &actions.value, nullptr, argv.data(), envp.data());
     if (rc != 0) {
       return core::makeError(rc == ENOENT ? core::ErrorKind::NotFound : core::ErrorKind::Unavailable,
                              "cannot run \"" + spec.command + "\": " + std::strerror(rc));
@@ -98,8 +97,8 @@ class SystemProcessRunner final : public ProcessRunner {
     bool timedOut = false;
     bool tooLarge = false;
     while (outOpen || errOpen) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         timedOut = true;
         break;
@@ -130,13 +129,11 @@ class SystemProcessRunner final : public ProcessRunner {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (timedOut) {
-      return core::makeError(core::ErrorKind::Timeout,
-                             "\"" + spec.command + "\" did not finish within " +
-                                 std::to_string(spec.timeout.count()) + " ms");
+      return core::makeError(core::ErrorKind::Timeout, "\"" + spec.command + "\" did not finish within " +
+                                                           std::to_string(spec.timeout.count()) + " ms");
     }
     if (tooLarge) {
-      return core::makeError(core::ErrorKind::InvalidInput,
-                             "\"" + spec.command + "\" wrote more than 16 MiB");
+      return core::makeError(core::ErrorKind::InvalidInput, "\"" + spec.command + "\" wrote more than 16 MiB");
     }
     output.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return output;

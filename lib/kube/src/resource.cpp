@@ -2,9 +2,7 @@
 
 namespace restarter::kube {
 
-std::string ResourceRef::apiVersion() const {
-  return group.empty() ? version : group + "/" + version;
-}
+std::string ResourceRef::apiVersion() const { return group.empty() ? version : group + "/" + version; }
 
 namespace resources {
 ResourceRef configMaps() { return {"", "v1", "configmaps", "ConfigMap", true}; }
@@ -18,8 +16,8 @@ ResourceRef daemonSets() { return {"apps", "v1", "daemonsets", "DaemonSet", true
 ResourceRef events() { return {"events.k8s.io", "v1", "events", "Event", true}; }
 ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", "Lease", true}; }
 ResourceRef mutatingWebhookConfigurations() {
-  return {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-          "MutatingWebhookConfiguration", false};
+  return {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+          false};
 }
 }  // namespace resources
 
@@ -29,8 +27,8 @@ std::string urlEncode(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     auto u = static_cast<unsigned char>(c);
-    bool unreserved = (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') ||
-                      u == '-' || u == '.' || u == '_' || u == '~';
+    bool unreserved = (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
+                      u == '.' || u == '_' || u == '~';
     if (unreserved) {
       out += c;
     } else {
@@ -42,10 +40,9 @@ std::string urlEncode(std::string_view text) {
   return out;
 }
 
-std::string resourcePath(const ResourceRef& ref, std::string_view namespace_,
-                         std::string_view name, std::string_view subresource) {
-  std::string path = ref.group.empty() ? "/api/" + ref.version
-                                       : "/apis/" + ref.group + "/" + ref.version;
+std::string resourcePath(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                         std::string_view subresource) {
+  std::string path = ref.group.empty() ? "/api/" + ref.version : "/apis/" + ref.group + "/" + ref.version;
   if (ref.namespaced && !namespace_.empty()) path += "/namespaces/" + urlEncode(namespace_);
   path += "/" + ref.plural;
   if (!name.empty()) {

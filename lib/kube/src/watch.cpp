@@ -34,11 +34,16 @@ core::Result<WatchEvent> decodeWatchLine(std::string_view line) {
   }
   const auto& name = type->get_ref<const std::string&>();
   WatchEvent event;
-  if (name == "ADDED") event.type = WatchEvent::Type::Added;
-  else if (name == "MODIFIED") event.type = WatchEvent::Type::Modified;
-  else if (name == "DELETED") event.type = WatchEvent::Type::Deleted;
-  else if (name == "BOOKMARK") event.type = WatchEvent::Type::Bookmark;
-  else if (name == "ERROR") event.type = WatchEvent::Type::Error;
+  if (name == "ADDED")
+    event.type = WatchEvent::Type::Added;
+  else if (name == "MODIFIED")
+    event.type = WatchEvent::Type::Modified;
+  else if (name == "DELETED")
+    event.type = WatchEvent::Type::Deleted;
+  else if (name == "BOOKMARK")
+    event.type = WatchEvent::Type::Bookmark;
+  else if (name == "ERROR")
+    event.type = WatchEvent::Type::Error;
   else
     return core::makeError(core::ErrorKind::InvalidInput,
                            "watch event has unknown type \"" + name.substr(0, 64) + "\"");
@@ -46,8 +51,7 @@ core::Result<WatchEvent> decodeWatchLine(std::string_view line) {
   return event;
 }
 
-core::Status WatchDecoder::feed(std::string_view chunk,
-                                const std::function<bool(WatchEvent&&)>& onEvent) {
+core::Status WatchDecoder::feed(std::string_view chunk, const std::function<bool(WatchEvent&&)>& onEvent) {
   if (failed_) return core::makeError(core::ErrorKind::Internal, "watch decoder already failed");
   std::size_t start = 0;
   while (start < chunk.size()) {
@@ -82,9 +86,9 @@ core::Status WatchDecoder::feed(std::string_view chunk,
 
 core::Status WatchDecoder::finish() const {
   if (pending_.find_first_not_of(" \t\r\n") != std::string::npos) {
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           "watch stream ended in the middle of an event (" +
-                               std::to_string(pending_.size()) + " bytes pending)");
+    return core::makeError(
+        core::ErrorKind::InvalidInput,
+        "watch stream ended in the middle of an event (" + std::to_string(pending_.size()) + " bytes pending)");
   }
   return core::okStatus();
 }

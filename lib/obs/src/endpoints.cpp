@@ -9,9 +9,9 @@ namespace restarter::obs {
 core::Result<std::optional<BindAddress>> parseBindAddress(std::string_view text) {
   if (text == "0") return std::optional<BindAddress>{};
   auto bad = [&](const char* why) {
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           "not a bind address (" + std::string(why) + "): \"" + std::string(text) +
-                               "\"; use host:port, :port, or 0 to disable");
+    return core::makeError(core::ErrorKind::InvalidInput, "not a bind address (" + std::string(why) + "): \"" +
+                                                              std::string(text) +
+                                                              "\"; use host:port, :port, or 0 to disable");
   };
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos) return bad("no port");
@@ -58,13 +58,13 @@ EndpointServer::EndpointServer(EndpointOptions options) : impl_(std::make_unique
 EndpointServer::~EndpointServer() { stop(); }
 
 void EndpointServer::get(const std::string& path, std::function<HttpResponse()> handler) {
-  impl_->routes.push_back(http::Route{
-      "GET", path,
-      [handler = std::move(handler)](const http::Request&) {
-        HttpResponse response = handler();
-        return http::Response{response.status, std::move(response.contentType), std::move(response.body), false, 0};
-      },
-      http::Dispatch::Inline, 1});
+  impl_->routes.push_back(http::Route{"GET", path,
+                                      [handler = std::move(handler)](const http::Request&) {
+                                        HttpResponse response = handler();
+                                        return http::Response{response.status, std::move(response.contentType),
+                                                              std::move(response.body), false, 0};
+                                      },
+                                      http::Dispatch::Inline, 1});
 }
 
 core::Result<int> EndpointServer::start(const BindAddress& address) {

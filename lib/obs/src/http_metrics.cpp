@@ -10,7 +10,8 @@ class HttpMetrics::ServerObserver final : public http::Observer {
       closed_[i] = &families.closed_.with({name, http::closeReasonName(static_cast<http::CloseReason>(i))});
     }
     for (std::size_t i = 0; i < http::kRejectReasonCount; ++i) {
-      rejected_[i] = &families.rejected_.with({name, http::rejectReasonName(static_cast<http::RejectReason>(i))});
+      rejected_[i] =
+          &families.rejected_.with({name, http::rejectReasonName(static_cast<http::RejectReason>(i))});
     }
   }
 
@@ -20,7 +21,9 @@ class HttpMetrics::ServerObserver final : public http::Observer {
     closed_[static_cast<std::size_t>(reason)]->inc();
     if (reason != http::CloseReason::RefusedAtCap) connections_.dec();
   }
-  void requestRejected(http::RejectReason reason) override { rejected_[static_cast<std::size_t>(reason)]->inc(); }
+  void requestRejected(http::RejectReason reason) override {
+    rejected_[static_cast<std::size_t>(reason)]->inc();
+  }
   void inFlightBytesChanged(std::int64_t delta) override { inFlight_.inc(static_cast<double>(delta)); }
 
  private:
@@ -31,15 +34,17 @@ class HttpMetrics::ServerObserver final : public http::Observer {
 };
 
 HttpMetrics::HttpMetrics(Registry& registry, const std::string& prefix)
-    : connections_(registry.gauge(prefix + "_http_connections", "HTTP connections open, by server.", {"server"})),
+    : connections_(
+          registry.gauge(prefix + "_http_connections", "HTTP connections open, by server.", {"server"})),
       closed_(registry.counter(prefix + "_http_connections_closed_total",
                                "HTTP connections closed, by server and reason (deadlines, evictions of idle "
                                "connections and refusals at the connection cap included).",
                                {"server", "reason"})),
-      rejected_(registry.counter(prefix + "_http_requests_rejected_total",
-                                 "HTTP requests answered by the server itself with an error, by server and reason "
-                                 "(over_budget and queue_full are 503).",
-                                 {"server", "reason"})),
+      rejected_(
+          registry.counter(prefix + "_http_requests_rejected_total",
+                           "HTTP requests answered by the server itself with an error, by server and reason "
+                           "(over_budget and queue_full are 503).",
+                           {"server", "reason"})),
       inFlight_(registry.gauge(prefix + "_http_in_flight_bytes",
                                "Bytes charged against the in-flight request budget, by server.", {"server"})) {}
 

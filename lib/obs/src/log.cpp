@@ -57,8 +57,8 @@ std::string upper(const char* name) {
 
 }  // namespace
 
-std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level,
-                          std::string_view message, const Fields& fields) {
+std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level, std::string_view message,
+                          const Fields& fields) {
   if (format == LogFormat::Json) {
     nlohmann::ordered_json line;
     line["ts"] = core::formatRfc3339(time);

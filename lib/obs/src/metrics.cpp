@@ -27,8 +27,8 @@ Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
 
 void Histogram::observe(double value) noexcept {
   if (std::isnan(value)) return;
-  const auto bucket = static_cast<std::size_t>(
-      std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
+  const auto bucket =
+      static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
   std::lock_guard<std::mutex> lock(mutex_);
   ++counts_[bucket];
   sum_ += value;
@@ -99,8 +99,7 @@ Family<Gauge>& Registry::gauge(const std::string& name, const std::string& help,
 }
 
 Family<Histogram>& Registry::histogram(const std::string& name, const std::string& help,
-                                       std::vector<std::string> labelNames,
-                                       std::vector<double> bounds) {
+                                       std::vector<std::string> labelNames, std::vector<double> bounds) {
   auto family = std::make_unique<Family<Histogram>>(name, help, std::move(labelNames), std::move(bounds));
   Family<Histogram>& ref = *family;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -113,9 +112,12 @@ namespace {
 std::string escapeHelp(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -123,10 +125,14 @@ std::string escapeHelp(const std::string& text) {
 std::string escapeLabelValue(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"') out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"')
+      out += "\\\"";
+    else
+      out += c;
   }
   return out;
 }
@@ -181,8 +187,8 @@ std::string Registry::render() const {
       f.forEach([&](const auto& labels, const Histogram& h) {
         const Histogram::Snapshot s = h.snapshot();
         for (std::size_t i = 0; i < s.bounds.size(); ++i) {
-          out += f.name() + "_bucket" + labelSet(f.labelNames(), labels, "le", number(s.bounds[i])) +
-                 " " + std::to_string(s.cumulative[i]) + "\n";
+          out += f.name() + "_bucket" + labelSet(f.labelNames(), labels, "le", number(s.bounds[i])) + " " +
+                 std::to_string(s.cumulative[i]) + "\n";
         }
         out += f.name() + "_bucket" + labelSet(f.labelNames(), labels, "le", "+Inf") + " " +
                std::to_string(s.count) + "\n";

@@ -28,7 +28,8 @@ core::Status Manager::run(const Runnable& runnable) {
     if (stop.stop_requested()) return core::okStatus();
   }
   if (options_.healthBind) {
-    obs::addHealthRoutes(health_, [] { return true; }, runnable.ready);
+    obs::addHealthRoutes(
+        health_, [] { return true; }, runnable.ready);
     auto port = health_.start(*options_.healthBind);
     if (!port) {
       logger_.error("cannot serve health endpoints", {{"error", port.error().describe()}});

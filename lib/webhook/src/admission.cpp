@@ -109,9 +109,9 @@ AdmissionResult failed(AdmissionResult result, json review, const std::string& p
   // A warning is shown to the client (kubectl prints it). Kubernetes asks admission webhooks to
   // keep each within 120 characters, so: what happened, the start of why (the whole reason is in
   // the log line), and what it costs: 34 + at most 42 + 44 characters.
-  review["response"]["warnings"] = json::array(
-      {"restarter webhook: not annotated (" + core::truncateUtf8(problem, 42) +
-       "); the controller will, restarting pods once"});
+  review["response"]["warnings"] =
+      json::array({"restarter webhook: not annotated (" + core::truncateUtf8(problem, 42) +
+                   "); the controller will, restarting pods once"});
   return answer(std::move(result), review);
 }
 
@@ -125,15 +125,14 @@ AdmissionResult tooLarge(AdmissionResult result, json review, const core::Annota
   result.outcome = Outcome::SkippedTooLarge;
   const std::string after = std::to_string(size.after);
   const std::string limit = std::to_string(core::kMaxAnnotationsBytes);
-  result.detail = "pod template annotations would be " + after + " bytes (now " +
-                  std::to_string(size.before) + "), over the apiserver's limit of " + limit +
-                  "; not made: ";
+  result.detail = "pod template annotations would be " + after + " bytes (now " + std::to_string(size.before) +
+                  "), over the apiserver's limit of " + limit + "; not made: ";
   for (std::size_t i = 0; i < changes.size(); ++i) {
     result.detail += (i == 0 ? "" : "; ") + changes[i].describe();
   }
-  review["response"]["warnings"] = json::array(
-      {"restarter webhook: annotations not set (template annotations " + after + " > " + limit +
-       " bytes); config changes won't restart pods"});
+  review["response"]["warnings"] =
+      json::array({"restarter webhook: annotations not set (template annotations " + after + " > " + limit +
+                   " bytes); config changes won't restart pods"});
   return answer(std::move(result), review);
 }
 
@@ -144,8 +143,8 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   const json& review = *parsed;
   if (!review.is_object()) return malformed(std::move(result), "the body is not a JSON object");
   const auto request = review.find("request");
-  if (stringAt(review, "kind") != "AdmissionReview" || request == review.end() ||
-      !request->is_object() || stringAt(*request, "uid").empty()) {
+  if (stringAt(review, "kind") != "AdmissionReview" || request == review.end() || !request->is_object() ||
+      stringAt(*request, "uid").empty()) {
     return malformed(std::move(result), "not an AdmissionReview with a request uid");
   }
   const json& req = *request;
@@ -249,7 +248,10 @@ std::size_t parseCostBound(std::string_view body) noexcept {
       continue;
     }
     switch (c) {
-      case '"': inString = true; cost += kString; break;
+      case '"':
+        inString = true;
+        cost += kString;
+        break;
       case '{': cost += kObject; break;
       case '[': cost += kArray; break;
       case ':': cost += kMember; break;

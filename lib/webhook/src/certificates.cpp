@@ -21,9 +21,9 @@ std::optional<std::string> base64Decode(std::string_view text) {
   if (clean.size() % 4 != 0) return std::nullopt;
   if (clean.empty()) return std::string();
   std::string out(clean.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(clean.data()),
-                                static_cast<int>(clean.size()));
+  const int n =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
   if (n < 0) return std::nullopt;
   std::size_t size = static_cast<std::size_t>(n);
   // EVP_DecodeBlock counts padding as zero bytes.
@@ -106,8 +106,8 @@ core::RotationState evaluate(const Material& m, const certs::ServingRequest& ser
 }
 
 core::Status issueLeaf(Material& m, const ManagedOptions& options, core::TimePoint now) {
-  auto leaf = certs::issueServing(options.serving,
-                                  certs::KeyedCertificate{get(m, kCaCert), get(m, kCaKey)}, now);
+  auto leaf =
+      certs::issueServing(options.serving, certs::KeyedCertificate{get(m, kCaCert), get(m, kCaKey)}, now);
   if (!leaf) return std::move(leaf).error();
   m[kLeafCert] = leaf->certPem;
   m[kLeafKey] = leaf->keyPem;
@@ -125,8 +125,7 @@ core::Status addToBundle(Material& m, const std::string& caPem, core::TimePoint 
 core::Status apply(core::RotationAction action, Material& m, const ManagedOptions& options,
                    core::TimePoint now) {
   switch (action) {
-    case core::RotationAction::Keep:
-      return core::okStatus();
+    case core::RotationAction::Keep: return core::okStatus();
     case core::RotationAction::Bootstrap: {
       auto ca = certs::createCa(options.ca, now);
       if (!ca) return std::move(ca).error();
@@ -150,8 +149,7 @@ core::Status apply(core::RotationAction action, Material& m, const ManagedOption
       m.erase(kNextCaCert);
       m.erase(kNextCaKey);
       return issueLeaf(m, options, now);
-    case core::RotationAction::IssueLeaf:
-      return issueLeaf(m, options, now);
+    case core::RotationAction::IssueLeaf: return issueLeaf(m, options, now);
   }
   return core::okStatus();
 }
@@ -170,15 +168,16 @@ Material decodeSecret(const json& secret) {
 json secretObject(const ManagedOptions& options, const Material& m, const std::string& resourceVersion) {
   json data = json::object();
   for (const auto& [key, value] : m) data[key] = certs::base64Encode(value);
-  json secret = {{"apiVersion", "v1"},
-                 {"kind", "Secret"},
-                 {"metadata",
-                  {{"name", options.secretName},
-                   {"namespace", options.secretNamespace},
-                   {"labels", {{"app.kubernetes.io/name", "restarter"},
-                               {"app.kubernetes.io/component", "webhook-certificates"}}}}},
-                 {"type", "Opaque"},
-                 {"data", data}};
+  json secret = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata",
+       {{"name", options.secretName},
+        {"namespace", options.secretNamespace},
+        {"labels",
+         {{"app.kubernetes.io/name", "restarter"}, {"app.kubernetes.io/component", "webhook-certificates"}}}}},
+      {"type", "Opaque"},
+      {"data", data}};
   if (!resourceVersion.empty()) secret["metadata"]["resourceVersion"] = resourceVersion;
   return secret;
 }
@@ -249,8 +248,8 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     auto secret = client.get(secrets, options.secretNamespace, options.secretName);
     const bool exists = secret.ok();
     if (!secret && secret.error().kind != core::ErrorKind::NotFound) {
-      return withContext(std::move(secret).error(), "reading Secret " + options.secretNamespace + "/" +
-                                                   options.secretName);
+      return withContext(std::move(secret).error(),
+                         "reading Secret " + options.secretNamespace + "/" + options.secretName);
     }
     std::string resourceVersion;
     if (exists) {
@@ -273,14 +272,15 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
       if (decision.action == core::RotationAction::Keep) break;
       report.actions.push_back(std::string(core::rotationActionName(decision.action)) + ": " + decision.reason);
       if (core::Status s = apply(decision.action, material, options, now); !s) {
-        return withContext(std::move(s).error(), std::string("rotation step ") +
-                                                core::rotationActionName(decision.action));
+        return withContext(std::move(s).error(),
+                           std::string("rotation step ") + core::rotationActionName(decision.action));
       }
     }
     // The bundle always holds the current CA (and drops expired ones).
     if (core::Status s = addToBundle(material, get(material, kCaCert), now); !s) return std::move(s).error();
     if (material.count(kNextCaCert) > 0) {
-      if (core::Status s = addToBundle(material, get(material, kNextCaCert), now); !s) return std::move(s).error();
+      if (core::Status s = addToBundle(material, get(material, kNextCaCert), now); !s)
+        return std::move(s).error();
     }
     if (exists && material == before) break;
     const json object = secretObject(options, material, resourceVersion);
@@ -294,8 +294,8 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     // Another replica wrote first: read again and adopt what it wrote.
     if (result.error().kind != core::ErrorKind::AlreadyExists &&
         result.error().kind != core::ErrorKind::Conflict) {
-      return withContext(std::move(result).error(), "writing Secret " + options.secretNamespace + "/" +
-                                                   options.secretName);
+      return withContext(std::move(result).error(),
+                         "writing Secret " + options.secretNamespace + "/" + options.secretName);
     }
     if (attempt == 3) return withContext(std::move(result).error(), "writing Secret (raced 4 times)");
   }

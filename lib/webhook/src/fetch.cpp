@@ -131,8 +131,9 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
       queued = false;
     }
     if (!queued) {
-      pending->finish(i, core::ObjectState::unknown("too many lookups at once (" + std::to_string(pool.threads()) +
-                                                    " threads busy, queue full)"));
+      pending->finish(i,
+                      core::ObjectState::unknown("too many lookups at once (" + std::to_string(pool.threads()) +
+                                                 " threads busy, queue full)"));
     }
   }
   if (!refs.empty()) pending->finish(0, safeGet(get, refs[0], namespace_));
@@ -164,9 +165,10 @@ ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware
 }
 
 ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout) {
-  return [get = std::move(get), &pool, timeout](const std::string& ns, const std::vector<core::Reference>& refs) {
-    return fetchReferences(get, pool, ns, refs, timeout);
-  };
+  return
+      [get = std::move(get), &pool, timeout](const std::string& ns, const std::vector<core::Reference>& refs) {
+        return fetchReferences(get, pool, ns, refs, timeout);
+      };
 }
 
 }  // namespace restarter::webhook

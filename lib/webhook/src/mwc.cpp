@@ -16,13 +16,16 @@ std::string webhookName(const std::string& configurationName) {
 }
 
 core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
-  auto invalid = [](std::string what) { return core::makeError(core::ErrorKind::InvalidInput, std::move(what)); };
+  auto invalid = [](std::string what) {
+    return core::makeError(core::ErrorKind::InvalidInput, std::move(what));
+  };
   const bool byService = !o.serviceName.empty();
   const bool byUrl = !o.url.empty();
   if (byService == byUrl) return invalid("give either a service or a URL for the webhook");
   if (byUrl && o.url.rfind("https://", 0) != 0) return invalid("the webhook URL must start with https://");
   if (byService && o.serviceNamespace.empty()) return invalid("the service needs a namespace");
-  if (byService && (o.servicePort < 1 || o.servicePort > 65535)) return invalid("the service port must be 1-65535");
+  if (byService && (o.servicePort < 1 || o.servicePort > 65535))
+    return invalid("the service port must be 1-65535");
   // The apiserver accepts 1 to 30 seconds.
   if (o.timeoutSeconds < 1 || o.timeoutSeconds > 30) return invalid("timeoutSeconds must be 1-30");
   if (o.name.empty()) return invalid("the configuration needs a name");
@@ -36,10 +39,8 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
     // certificate needs the host as a SAN (an IP SAN for 127.0.0.1).
     clientConfig["url"] = o.url;
   } else {
-    clientConfig["service"] = {{"name", o.serviceName},
-                               {"namespace", o.serviceNamespace},
-                               {"port", o.servicePort},
-                               {"path", o.path}};
+    clientConfig["service"] = {
+        {"name", o.serviceName}, {"namespace", o.serviceNamespace}, {"port", o.servicePort}, {"path", o.path}};
   }
   // The CA that signed the serving certificate. Left out when serve-webhook manages certificates:
   // it publishes (and rolls) the bundle itself, and install-mwc must not fight it.
@@ -64,18 +65,18 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
   json resources = json::array();
   for (const core::ManagedKind& kind : core::kManagedKinds) {
     if (std::find(groups.begin(), groups.end(), kind.group) == groups.end()) groups.push_back(kind.group);
-    if (std::find(versions.begin(), versions.end(), kind.version) == versions.end()) versions.push_back(kind.version);
+    if (std::find(versions.begin(), versions.end(), kind.version) == versions.end())
+      versions.push_back(kind.version);
     resources.push_back(kind.plural);
   }
-  json rule = {
-      // CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config change
-      // applied together become one rollout instead of two.
-      {"operations", json::array({"CREATE", "UPDATE"})},
-      {"apiGroups", groups},
-      {"apiVersions", versions},
-      {"resources", resources},
-      // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
-      {"scope", "Namespaced"}};
+  json rule = {// CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config change
+               // applied together become one rollout instead of two.
+               {"operations", json::array({"CREATE", "UPDATE"})},
+               {"apiGroups", groups},
+               {"apiVersions", versions},
+               {"resources", resources},
+               // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
+               {"scope", "Namespaced"}};
 
   json webhook = {
       // The apiserver wants a webhook name with at least three DNS labels; one webhook per
@@ -100,7 +101,8 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
       // Secrets; we are then called again and annotate those too.
       {"reinvocationPolicy", "IfNeeded"},
       // Only opted-in workloads are sent: everything else never pays the webhook's latency.
-      {"objectSelector", {{"matchLabels", {{std::string(core::kEnabledLabel), std::string(core::kEnabledLabelValue)}}}}},
+      {"objectSelector",
+       {{"matchLabels", {{std::string(core::kEnabledLabel), std::string(core::kEnabledLabelValue)}}}}},
       {"namespaceSelector", namespaceSelector}};
 
   return json{{"apiVersion", "admissionregistration.k8s.io/v1"},
@@ -165,12 +167,8 @@ void emit(YAML::Emitter& out, const json& value) {
       // Quoted so that values such as "true" or "5" stay strings.
       out << YAML::DoubleQuoted << value.get<std::string>();
       break;
-    case json::value_t::boolean:
-      out << value.get<bool>();
-      break;
-    case json::value_t::null:
-      out << YAML::Null;
-      break;
+    case json::value_t::boolean: out << value.get<bool>(); break;
+    case json::value_t::null: out << YAML::Null; break;
     default:
       out << value.dump();  // numbers: JSON and YAML spell them alike
       break;

@@ -15,10 +15,18 @@ namespace restarter::webhook {
 
 namespace {
 
-struct X509Free { void operator()(X509* x) const { X509_free(x); } };
-struct KeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
-struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
-struct ChainFree { void operator()(STACK_OF(X509)* s) const { sk_X509_pop_free(s, X509_free); } };
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct KeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct ChainFree {
+  void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
+};
 
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 

@@ -13,9 +13,7 @@ namespace restarter::webhook {
 
 namespace {
 
-double secondsSinceEpoch(core::TimePoint t) {
-  return static_cast<double>(t.time_since_epoch().count()) / 1e6;
-}
+double secondsSinceEpoch(core::TimePoint t) { return static_cast<double>(t.time_since_epoch().count()) / 1e6; }
 
 // Lookups beyond each review's first run on a pool as large as the HTTPS worker pool (so at most
 // 2 x threads lookups at once, never a thread per reference); kMaxQueuedLookups more may wait,
@@ -40,7 +38,9 @@ struct Service::Impl {
                              &http.server("webhook")},
                store, [this](const std::string& body) { return handle(body); }) {}
 
-  core::TimePoint wallNow() const { return std::chrono::time_point_cast<std::chrono::microseconds>(clock.now()); }
+  core::TimePoint wallNow() const {
+    return std::chrono::time_point_cast<std::chrono::microseconds>(clock.now());
+  }
   std::string secret() const { return options.managed.secretNamespace + "/" + options.managed.secretName; }
 
   // One certificate check (logged, counted). Returns whether the store holds a certificate.
@@ -56,8 +56,10 @@ struct Service::Impl {
         if (*reloaded) {
           auto info = certs::inspect(files.certPem);
           if (info) metrics.certificateExpiry.with().set(secondsSinceEpoch(info->front().notAfter));
-          log.info("serving certificate loaded", {{"dir", options.certDir}, {"sha256", store.fingerprint()},
-                                                  {"notAfter", info ? core::formatRfc3339(info->front().notAfter) : "?"}});
+          log.info("serving certificate loaded",
+                   {{"dir", options.certDir},
+                    {"sha256", store.fingerprint()},
+                    {"notAfter", info ? core::formatRfc3339(info->front().notAfter) : "?"}});
         }
       }
       return store.ready();
@@ -88,8 +90,8 @@ struct Service::Impl {
       log.info("webhook configuration applied", {{"configuration", managed.configurationName}});
     }
     if (!report->publishProblem.empty()) {
-      log.warn("cannot publish the CA bundle", {{"configuration", managed.configurationName},
-                                                 {"error", report->publishProblem}});
+      log.warn("cannot publish the CA bundle",
+               {{"configuration", managed.configurationName}, {"error", report->publishProblem}});
     }
     return true;
   }
@@ -100,9 +102,10 @@ struct Service::Impl {
     const std::string before = store.fingerprint();
     const bool ready = checkOnce();
     if (!before.empty() && store.fingerprint() != before) {
-      log.info("serving certificate replaced", {{"previous", store.previousFingerprint()},
-                                                {"previousHandshakes", std::to_string(store.previousHandshakes())},
-                                                {"sha256", store.fingerprint()}});
+      log.info("serving certificate replaced",
+               {{"previous", store.previousFingerprint()},
+                {"previousHandshakes", std::to_string(store.previousHandshakes())},
+                {"sha256", store.fingerprint()}});
     }
     return ready;
   }
@@ -115,9 +118,11 @@ struct Service::Impl {
     const std::string outcome = outcomeName(result.outcome);
     metrics.admissions.with({kindLabel(result), operationLabel(result), outcome}).inc();
     metrics.duration.with({outcome}).observe(seconds);
-    const obs::Fields fields = {{"kind", result.kind}, {"namespace", result.namespace_}, {"name", result.name},
-                                {"operation", result.operation}, {"outcome", outcome},
-                                {"ms", std::to_string(static_cast<long>(seconds * 1000))}, {"detail", result.detail}};
+    const obs::Fields fields = {
+        {"kind", result.kind},    {"namespace", result.namespace_},
+        {"name", result.name},    {"operation", result.operation},
+        {"outcome", outcome},     {"ms", std::to_string(static_cast<long>(seconds * 1000))},
+        {"detail", result.detail}};
     switch (result.outcome) {
       case Outcome::Patched: log.info("admission patched", fields); break;
       case Outcome::Failed: log.warn("admission not patched", fields); break;
@@ -127,8 +132,8 @@ struct Service::Impl {
       case Outcome::Malformed: log.warn("malformed admission request", fields); break;
       default: log.debug("admission passed", fields); break;
     }
-    return HttpReply{result.httpStatus, result.httpStatus == 200 ? "application/json" : "text/plain; charset=utf-8",
-                     result.body};
+    return HttpReply{result.httpStatus,
+                     result.httpStatus == 200 ? "application/json" : "text/plain; charset=utf-8", result.body};
   }
 
   const ServiceOptions options;
@@ -171,13 +176,14 @@ bool Service::ready() const { return impl_->serving.load() && impl_->store.ready
 
 core::Status Service::run(std::stop_token stop) {
   Impl& self = *impl_;
-  self.log.info("webhook serving", {{"address", self.options.address.host}, {"port", std::to_string(self.port)},
+  self.log.info("webhook serving", {{"address", self.options.address.host},
+                                    {"port", std::to_string(self.port)},
                                     {"path", std::string(kMutatePath)},
                                     {"certificates", self.fileMode ? "files " + self.options.certDir
                                                                    : "secret " + self.secret()}});
   // Periodic wall-clock checks until a signal.
-  while (self.clock.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval),
-                            stop)) {
+  while (self.clock.waitFor(
+      std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval), stop)) {
     self.checkCertificates();
   }
   self.serving = false;

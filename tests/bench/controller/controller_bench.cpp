@@ -26,8 +26,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <stop_token>
 #include <sstream>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,20 +70,26 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
   };
   parallel(configMaps, 4, [&](int i) {
     check(client->create(kube::resources::configMaps(), ns,
-                         {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
-                          {"metadata", {{"name", numbered("cm-", i)}}}, {"data", {{"v", "0"}}}}));
+                         {{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", {{"name", numbered("cm-", i)}}},
+                          {"data", {{"v", "0"}}}}));
   });
   parallel(secrets, 4, [&](int i) {
     check(client->create(kube::resources::secrets(), ns,
-                         {{"apiVersion", "v1"}, {"kind", "Secret"},
-                          {"metadata", {{"name", numbered("secret-", i)}}}, {"stringData", {{"v", "0"}}}}));
+                         {{"apiVersion", "v1"},
+                          {"kind", "Secret"},
+                          {"metadata", {{"name", numbered("secret-", i)}}},
+                          {"stringData", {{"v", "0"}}}}));
   });
   const int cmPer = configMaps / statefulSets;
   const int secretPer = secrets / statefulSets;
   parallel(statefulSets, 4, [&](int i) {
     json envFrom = json::array();
-    for (int k = 0; k < cmPer; ++k) envFrom.push_back({{"configMapRef", {{"name", numbered("cm-", i * cmPer + k)}}}});
-    for (int k = 0; k < secretPer; ++k) envFrom.push_back({{"secretRef", {{"name", numbered("secret-", i * secretPer + k)}}}});
+    for (int k = 0; k < cmPer; ++k)
+      envFrom.push_back({{"configMapRef", {{"name", numbered("cm-", i * cmPer + k)}}}});
+    for (int k = 0; k < secretPer; ++k)
+      envFrom.push_back({{"secretRef", {{"name", numbered("secret-", i * secretPer + k)}}}});
     const std::string name = numbered("sts-", i);
     json sts = {{"apiVersion", "apps/v1"},
                 {"kind", "StatefulSet"},
@@ -94,11 +100,13 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
                   {"selector", {{"matchLabels", {{"app", name}}}}},
                   {"template",
                    {{"metadata", {{"labels", {{"app", name}}}}},
-                    {"spec", {{"containers", {{{"name", "app"}, {"image", "registry.invalid/app:1"}, {"envFrom", envFrom}}}}}}}}}}};
+                    {"spec",
+                     {{"containers",
+                       {{{"name", "app"}, {"image", "registry.invalid/app:1"}, {"envFrom", envFrom}}}}}}}}}}};
     check(client->create(kube::resources::statefulSets(), ns, sts));
   });
-  std::cout << "populated " << ns << ": " << statefulSets << " StatefulSets, " << configMaps
-            << " ConfigMaps, " << secrets << " Secrets; failures=" << failures << "\n";
+  std::cout << "populated " << ns << ": " << statefulSets << " StatefulSets, " << configMaps << " ConfigMaps, "
+            << secrets << " Secrets; failures=" << failures << "\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -158,8 +166,9 @@ class AnnotationWatch {
           options.resourceVersion = resourceVersion;
           options.labelSelector = "restarter.stackable.tech/enabled=true";
           options.timeout = std::chrono::minutes(30);
-          auto end = client.watch(kube::resources::statefulSets(), ns, options,
-                                  [this](kube::WatchEvent&& event) { return seen(event); }, stop);
+          auto end = client.watch(
+              kube::resources::statefulSets(), ns, options,
+              [this](kube::WatchEvent&& event) { return seen(event); }, stop);
           std::lock_guard lock(mutex_);
           ended_ = true;
           if (!end) error_ = end.error().describe();
@@ -188,7 +197,8 @@ class AnnotationWatch {
   // that arrives before expect() (the controller beat the PATCH's answer) still counts.
   bool seen(const kube::WatchEvent& event) {
     const auto now = std::chrono::steady_clock::now();
-    if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified) return true;
+    if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified)
+      return true;
     const json& sts = event.object;
     const json::json_pointer name("/metadata/name");
     const json::json_pointer annotations("/spec/template/metadata/annotations");
@@ -220,7 +230,8 @@ class AnnotationWatch {
   std::string name_, key_, value_;
   std::optional<std::chrono::steady_clock::time_point> at_;
   // StatefulSet -> annotation key -> (value, when first seen)
-  std::map<std::string, std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>> firstSeen_;
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>>
+      firstSeen_;
   bool ended_ = false;
   std::string error_;
   std::jthread thread_;  // last: joined (stop requested) before the members it uses go
@@ -276,10 +287,9 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
   };
   double sum = 0;
   for (double s : samples) sum += s;
-  std::cout << std::fixed << std::setprecision(1) << "latency ms over " << samples.size()
-            << " updates: min " << samples.front() << " p50 " << pct(0.5) << " p90 " << pct(0.9)
-            << " p99 " << pct(0.99) << " max " << samples.back() << " mean "
-            << sum / static_cast<double>(samples.size()) << "\n";
+  std::cout << std::fixed << std::setprecision(1) << "latency ms over " << samples.size() << " updates: min "
+            << samples.front() << " p50 " << pct(0.5) << " p90 " << pct(0.9) << " p99 " << pct(0.99) << " max "
+            << samples.back() << " mean " << sum / static_cast<double>(samples.size()) << "\n";
   return 0;
 }
 
@@ -319,7 +329,8 @@ int main(int argc, char** argv) {
   if (args.size() == 5 && args[0] == "populate")
     return populate(args[1], std::stoi(args[2]), std::stoi(args[3]), std::stoi(args[4]));
   if (args.size() == 5 && args[0] == "wait-annotated")
-    return waitAnnotated(args[1], std::stoi(args[2]), static_cast<std::size_t>(std::stoi(args[3])), std::stoi(args[4]));
+    return waitAnnotated(args[1], std::stoi(args[2]), static_cast<std::size_t>(std::stoi(args[3])),
+                         std::stoi(args[4]));
   if ((args.size() == 4 || args.size() == 5) && args[0] == "latency")
     return latency(args[1], std::stoi(args[2]), std::stoi(args[3]),
                    std::chrono::milliseconds(args.size() == 5 ? std::stoi(args[4]) : 0));

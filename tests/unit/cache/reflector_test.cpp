@@ -17,8 +17,9 @@ std::string meta(const std::string& name, const std::string& rv) {
          R"(","namespace":"ns","resourceVersion":")" + rv + R"("}})";
 }
 std::string page(const std::vector<std::string>& items, const std::string& rv, const std::string& cont = "") {
-  std::string list = R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
-                     rv + R"(","continue":")" + cont + R"("},"items":[)";
+  std::string list =
+      R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
+      rv + R"(","continue":")" + cont + R"("},"items":[)";
   for (std::size_t i = 0; i < items.size(); ++i) list += (i ? "," : "") + items[i];
   return list + "]}";
 }
@@ -26,13 +27,15 @@ std::string event(const std::string& type, const std::string& object) {
   return R"({"type":")" + type + R"(","object":)" + object + "}\n";
 }
 std::string statusJson(int code, const std::string& reason) {
-  return R"({"kind":"Status","apiVersion":"v1","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+  return R"({"kind":"Status","apiVersion":"v1","reason":")" + reason + R"(","code":)" + std::to_string(code) +
+         "}";
 }
 std::string query(const Request& r, const std::string& key) {
   auto pos = r.path.find(key + "=");
   if (pos == std::string::npos) return {};
   auto end = r.path.find('&', pos);
-  return r.path.substr(pos + key.size() + 1, end == std::string::npos ? std::string::npos : end - pos - key.size() - 1);
+  return r.path.substr(pos + key.size() + 1,
+                       end == std::string::npos ? std::string::npos : end - pos - key.size() - 1);
 }
 
 // Runs a reflector over a scripted transport until the script is used up.
@@ -84,8 +87,8 @@ TEST_CASE("a paged list is swapped in whole then the watch resumes from its vers
   h.store.addHandlers({[&](const ObjectPtr&) { sizesSeen.push_back(h.store.size()); }, {}, {}});
   h.transport->push(ok(page({meta("a", "1"), meta("b", "2")}, "5", "c1")));
   h.transport->push(ok(page({meta("c", "3")}, "5")));
-  h.transport->push(stream({event("ADDED", meta("d", "6")), event("BOOKMARK", meta("", "8")),
-                            event("DELETED", meta("a", "9"))}));
+  h.transport->push(stream(
+      {event("ADDED", meta("d", "6")), event("BOOKMARK", meta("", "8")), event("DELETED", meta("a", "9"))}));
   h.run();
   CHECK(h.names() == std::vector<std::string>{"b", "c", "d"});
   // The handlers of the initial list ran after all three objects were in the store.
@@ -99,7 +102,8 @@ TEST_CASE("a paged list is swapped in whole then the watch resumes from its vers
   CHECK(query(r[3], "watch") == "1");
 }
 
-TEST_CASE("a list failing on a later page changes nothing and is listed again from the start", "[cache][reflector]") {
+TEST_CASE("a list failing on a later page changes nothing and is listed again from the start",
+          "[cache][reflector]") {
   Harness h;
   std::vector<std::string> added;
   h.store.addHandlers({[&](const ObjectPtr& o) { added.push_back((*o)["metadata"]["name"]); }, {}, {}});
@@ -119,9 +123,12 @@ TEST_CASE("a list failing on a later page changes nothing and is listed again fr
 TEST_CASE("410 Gone relists at once and the relist diffs the store", "[cache][reflector]") {
   Harness h;
   std::vector<std::string> log;
-  h.store.addHandlers({[&](const ObjectPtr& o) { log.push_back("add " + (*o)["metadata"]["name"].get<std::string>()); },
-                       [&](const ObjectPtr&, const ObjectPtr& o) { log.push_back("update " + (*o)["metadata"]["name"].get<std::string>()); },
-                       [&](const ObjectPtr& o) { log.push_back("delete " + (*o)["metadata"]["name"].get<std::string>()); }});
+  h.store.addHandlers(
+      {[&](const ObjectPtr& o) { log.push_back("add " + (*o)["metadata"]["name"].get<std::string>()); },
+       [&](const ObjectPtr&, const ObjectPtr& o) {
+         log.push_back("update " + (*o)["metadata"]["name"].get<std::string>());
+       },
+       [&](const ObjectPtr& o) { log.push_back("delete " + (*o)["metadata"]["name"].get<std::string>()); }});
   h.transport->push(ok(page({meta("a", "1"), meta("b", "1")}, "1")));
   h.transport->push(stream({event("ERROR", statusJson(410, "Expired"))}));
   h.transport->push(ok(page({meta("b", "7"), meta("c", "7")}, "7")));
@@ -146,7 +153,7 @@ TEST_CASE("errors back off exponentially and honour Retry-After", "[cache][refle
   REQUIRE(waits.size() == 5);
   CHECK(waits[0] == 800ms);
   CHECK(waits[1] == 1600ms);
-  CHECK(waits[2] == 10s);   // Retry-After beats the 3.2 s backoff
+  CHECK(waits[2] == 10s);    // Retry-After beats the 3.2 s backoff
   CHECK(waits[3] == 800ms);  // reset by the successful list
   CHECK(waits[4] == 1600ms);
   CHECK(h.errors.at(0).kind == ErrorKind::Unavailable);
@@ -154,11 +161,13 @@ TEST_CASE("errors back off exponentially and honour Retry-After", "[cache][refle
   CHECK(h.errors.at(3).kind == ErrorKind::Conflict);
 }
 
-TEST_CASE("a stream cut mid-object and bad JSON resume from the last version without losing events", "[cache][reflector]") {
+TEST_CASE("a stream cut mid-object and bad JSON resume from the last version without losing events",
+          "[cache][reflector]") {
   Harness h;
   h.transport->push(ok(page({meta("a", "1")}, "1")));
   Scripted cut = stream({event("ADDED", meta("b", "2")), "{\"type\":\"ADDED\",\"object\":{\"meta"});
-  cut.streamError = restarter::core::makeError(ErrorKind::Unavailable, "transfer closed with outstanding read data");
+  cut.streamError =
+      restarter::core::makeError(ErrorKind::Unavailable, "transfer closed with outstanding read data");
   h.transport->push(cut);
   h.transport->push(stream({event("ADDED", meta("c", "3")), "{bad json}\n"}));
   h.transport->push(stream({event("MODIFIED", meta("a", "4"))}));

@@ -38,8 +38,9 @@ TEST_CASE("replace diffs against the old content for the handlers", "[cache][sto
   std::vector<std::string> log;
   store.addHandlers({[&](const ObjectPtr& o) { log.push_back("add " + nameOf(o)); },
                      [&](const ObjectPtr& b, const ObjectPtr& a) {
-                       log.push_back("update " + nameOf(a) + " " + (*b)["metadata"]["resourceVersion"].get<std::string>() +
-                                     "->" + (*a)["metadata"]["resourceVersion"].get<std::string>());
+                       log.push_back("update " + nameOf(a) + " " +
+                                     (*b)["metadata"]["resourceVersion"].get<std::string>() + "->" +
+                                     (*a)["metadata"]["resourceVersion"].get<std::string>());
                      },
                      [&](const ObjectPtr& o) { log.push_back("delete " + nameOf(o)); }});
   store.replace({object("n", "a", "1"), object("n", "b", "1"), json{{"metadata", json::object()}}}, "1");
@@ -62,7 +63,8 @@ TEST_CASE("upsert and erase keep the secondary index in step", "[cache][store]")
     if (auto spec = o.find("spec"); spec != o.end() && spec->contains("ref")) out.push_back((*spec)["ref"]);
     return out;
   });
-  store.replace({object("n", "w1", "1", "cm-a"), object("n", "w2", "1", "cm-a"), object("n", "w3", "1", "cm-b")}, "1");
+  store.replace(
+      {object("n", "w1", "1", "cm-a"), object("n", "w2", "1", "cm-a"), object("n", "w3", "1", "cm-b")}, "1");
   CHECK(store.byIndex("ref", "cm-a")->size() == 2);
   store.upsert(object("n", "w1", "2", "cm-b"));
   CHECK(store.byIndex("ref", "cm-a")->size() == 1);
@@ -101,9 +103,13 @@ TEST_CASE("a MetaStore keeps name and namespace and uid and version and string l
   std::vector<std::string> deleted;
   store.addHandlers({{}, {}, [&](const MetaPtr& m) { deleted.push_back(m->name + "@" + m->resourceVersion); }});
   json full = {{"kind", "PartialObjectMetadata"},
-               {"metadata", {{"name", "cm"}, {"namespace", "n"}, {"uid", "u1"}, {"resourceVersion", "5"},
-                             {"labels", {{"z", "1"}, {"a", "2"}, {"bad", 3}}},
-                             {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
+               {"metadata",
+                {{"name", "cm"},
+                 {"namespace", "n"},
+                 {"uid", "u1"},
+                 {"resourceVersion", "5"},
+                 {"labels", {{"z", "1"}, {"a", "2"}, {"bad", 3}}},
+                 {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
                {"data", {{"big", std::string(1000, 'x')}}}};
   CHECK(store.replace({full, json{{"metadata", {{"name", ""}}}}, json("x")}, "5") == 2);
   auto got = store.get("n/cm");
@@ -136,7 +142,8 @@ TEST_CASE("a PackedStore gives each object back as it was stored", "[cache][stor
     return out;
   });
   json w = object("n", "w", "4", "cm-a");
-  w["spec"]["template"] = {{"metadata", {{"annotations", {{"k", "v"}}}}}, {"n", 1.5}, {"list", {1, "x", nullptr, true}}};
+  w["spec"]["template"] = {
+      {"metadata", {{"annotations", {{"k", "v"}}}}}, {"n", 1.5}, {"list", {1, "x", nullptr, true}}};
   CHECK(store.replace({w, json{{"metadata", json::object()}}}, "4") == 1);
   auto got = store.get("n/w");
   REQUIRE(got.ok());

@@ -51,8 +51,8 @@ TEST_CASE("serving certificates carry the SANs and chain to their CA", "[certs]"
   for (KeyType type : {KeyType::EcdsaP256, KeyType::EcdsaP384, KeyType::Rsa2048}) {
     INFO(keyTypeName(type));
     const KeyedCertificate ca = makeCa(type);
-    ServingRequest request = servingFor({"restarter-webhook.restarter.svc", "*.example.org"},
-                                        {"127.0.0.1", "::1"});
+    ServingRequest request =
+        servingFor({"restarter-webhook.restarter.svc", "*.example.org"}, {"127.0.0.1", "::1"});
     request.keyType = type;
     auto leaf = issueServing(request, ca, kNow);
     REQUIRE(leaf.ok());

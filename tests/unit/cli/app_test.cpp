@@ -55,27 +55,31 @@ TEST_CASE("usage errors are one line naming the problem and the hint and exit 2"
   SECTION("unknown subcommand") {
     const Run r = run({"restarter", "frobnicate"});
     CHECK(r.code == kExitUsage);
-    CHECK(r.err == "restarter: unknown subcommand \"frobnicate\"\n"
-                   "Run 'restarter --help' for usage.\n");
+    CHECK(r.err ==
+          "restarter: unknown subcommand \"frobnicate\"\n"
+          "Run 'restarter --help' for usage.\n");
     CHECK(r.out.empty());
   }
   SECTION("unknown flag") {
     const Run r = run({"restarter", "--frobnicate"});
     CHECK(r.code == kExitUsage);
-    CHECK(r.err == "restarter: unknown flag \"--frobnicate\"\n"
-                   "Run 'restarter --help' for usage.\n");
+    CHECK(r.err ==
+          "restarter: unknown flag \"--frobnicate\"\n"
+          "Run 'restarter --help' for usage.\n");
   }
   SECTION("an unknown flag of a subcommand is named as typed") {
     const Run r = run({"restarter", "explain-restart", "--since=1h", "sts/web"});
     CHECK(r.code == kExitUsage);
-    CHECK(r.err == "restarter explain-restart: unknown flag \"--since\"\n"
-                   "Run 'restarter explain-restart --help' for usage.\n");
+    CHECK(r.err ==
+          "restarter explain-restart: unknown flag \"--since\"\n"
+          "Run 'restarter explain-restart --help' for usage.\n");
   }
   SECTION("a value of the wrong type names its flag") {
     const Run spaced = run({"restarter", "install-mwc", "--dry-run", "--timeout-seconds", "soon"});
     CHECK(spaced.code == kExitUsage);
-    CHECK(spaced.err == "restarter install-mwc: invalid value \"soon\" for --timeout-seconds\n"
-                        "Run 'restarter install-mwc --help' for usage.\n");
+    CHECK(spaced.err ==
+          "restarter install-mwc: invalid value \"soon\" for --timeout-seconds\n"
+          "Run 'restarter install-mwc --help' for usage.\n");
     const Run joined = run({"restarter", "serve-webhook", "--port=https"});
     CHECK(joined.code == kExitUsage);
     CHECK_THAT(joined.err, Catch::StartsWith("restarter serve-webhook: invalid value \"https\" for --port\n"));

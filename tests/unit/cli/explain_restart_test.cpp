@@ -44,27 +44,35 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
   const auto doc = explanationDocument(sampleInput());
   CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
   CHECK(doc["kind"] == "RestartExplanation");
-  CHECK(plain(doc["workload"]) == json{{"kind", "StatefulSet"}, {"namespace", "shop"}, {"name", "web"},
-                                {"uid", "w-uid"}, {"generation", 3}});
+  CHECK(plain(doc["workload"]) == json{{"kind", "StatefulSet"},
+                                       {"namespace", "shop"},
+                                       {"name", "web"},
+                                       {"uid", "w-uid"},
+                                       {"generation", 3}});
   CHECK(doc["firstRollout"]["verdict"] == "restart-free");
   REQUIRE(doc["revisions"].size() == 3);
   CHECK(plain(doc["revisions"][0]["causes"]) == json::array({{{"type", "created"}}}));
   CHECK(plain(doc["revisions"][1]["causes"][0]) == json{{"type", "annotation"},
-                                                 {"object", {{"kind", "configmap"}, {"name", "cfg"}}},
-                                                 {"change", "updated"},
-                                                 {"before", "u/1"},
-                                                 {"after", "u/2"}});
-  CHECK(plain(doc["revisions"][2]["causes"][0]) == json{{"type", "template"}, {"path", "containers[app].image"}});
+                                                        {"object", {{"kind", "configmap"}, {"name", "cfg"}}},
+                                                        {"change", "updated"},
+                                                        {"before", "u/1"},
+                                                        {"after", "u/2"}});
+  CHECK(plain(doc["revisions"][2]["causes"][0]) ==
+        json{{"type", "template"}, {"path", "containers[app].image"}});
   CHECK(doc["revisions"][2]["current"] == true);
   CHECK(doc["revisions"][2]["pods"] == 2);
   CHECK(doc["pending"]["status"] == "restart-due");
   CHECK(doc["pending"]["changes"][0]["after"] == "u/3");
-  CHECK(plain(doc["pending"]["references"][0]) == json{{"kind", "configmap"}, {"name", "cfg"}, {"optional", false},
-                                                {"disposition", "tracked"}, {"value", "u/3"},
-                                                {"metadataOnlyChange", nullptr}});
+  CHECK(plain(doc["pending"]["references"][0]) == json{{"kind", "configmap"},
+                                                       {"name", "cfg"},
+                                                       {"optional", false},
+                                                       {"disposition", "tracked"},
+                                                       {"value", "u/3"},
+                                                       {"metadataOnlyChange", nullptr}});
 }
 
-TEST_CASE("a reference kept at an older version is shown as a metadata-only change", "[cli][explain][content]") {
+TEST_CASE("a reference kept at an older version is shown as a metadata-only change",
+          "[cli][explain][content]") {
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
       {"restarter.stackable.tech/content-digests", "configmap/cfg=u/2/00112233445566778899aabbccddeeff"}};
@@ -117,8 +125,8 @@ TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli
 }
 
 TEST_CASE("yaml output quotes strings that would read as other types", "[cli][yaml]") {
-  const std::string yaml = toYaml(nlohmann::ordered_json{{"a", "true"}, {"b", "123"}, {"c", true}, {"d", nullptr},
-                                                         {"e", json::array({1, "x"})}});
+  const std::string yaml = toYaml(nlohmann::ordered_json{
+      {"a", "true"}, {"b", "123"}, {"c", true}, {"d", nullptr}, {"e", json::array({1, "x"})}});
   CHECK_THAT(yaml, Catch::Contains("a: \"true\"") && Catch::Contains("b: \"123\"") &&
                        Catch::Contains("c: true") && Catch::Contains("d: ~"));
 }
@@ -132,7 +140,8 @@ core::TimePoint t0() { return core::parseRfc3339("2027-01-15T08:00:00Z").value()
 TEST_CASE("a held rollout is shown with its end in the text and the JSON", "[cli][explain]") {
   using namespace std::chrono_literals;
   ExplainInput input = sampleInput();
-  input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2027-01-15T08:00:00Z"}};
+  input.workload["metadata"]["annotations"] = {
+      {"restarter.stackable.tech/last-rollout", "2027-01-15T08:00:00Z"}};
   input.heldRollouts = std::vector<core::HeldRollout>{{t0() + 5s, t0() + 5min}};
   const auto doc = explanationDocument(input);
   CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "held"},
@@ -166,7 +175,8 @@ TEST_CASE("unlistable Events make the hold unknown and leave the rest standing",
 
 TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
   using namespace std::chrono_literals;
-  const std::string note = core::rolloutHeldNote(t0() + 20s, t0(), 20s, "shop", "configmap/cfg: u/1 -> u/2 (updated)");
+  const std::string note =
+      core::rolloutHeldNote(t0() + 20s, t0(), 20s, "shop", "configmap/cfg: u/1 -> u/2 (updated)");
   json event = {{"reason", "RolloutHeld"},
                 {"message", note},
                 {"eventTime", "2027-01-15T08:00:01.500000Z"},
@@ -181,8 +191,10 @@ TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][expla
   CHECK(heldRolloutFromEvent(event)->recorded == t0() + 3s);
   event.erase("lastTimestamp");
   CHECK(heldRolloutFromEvent(event)->recorded == t0() + 2s);
-  CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "Restarted"}, {"message", note}, {"eventTime", "2027-01-15T08:00:01Z"}}));
-  CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "RolloutHeld"}, {"message", "held"}, {"eventTime", "2027-01-15T08:00:01Z"}}));
+  CHECK_FALSE(heldRolloutFromEvent(
+      json{{"reason", "Restarted"}, {"message", note}, {"eventTime", "2027-01-15T08:00:01Z"}}));
+  CHECK_FALSE(heldRolloutFromEvent(
+      json{{"reason", "RolloutHeld"}, {"message", "held"}, {"eventTime", "2027-01-15T08:00:01Z"}}));
   CHECK_FALSE(heldRolloutFromEvent(json{{"reason", "RolloutHeld"}, {"message", note}}));
   CHECK_FALSE(heldRolloutFromEvent(json::array()));
 }
@@ -190,11 +202,16 @@ TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][expla
 namespace {
 
 json rollPod(const std::string& name, const std::string& revision, bool ready, const std::string& since) {
-  return {{"metadata", {{"name", name}, {"creationTimestamp", since},
-                        {"labels", {{"controller-revision-hash", revision}}},
-                        {"ownerReferences", json::array({{{"uid", "w-uid"}, {"controller", true}}})}}},
-          {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"},
-                                                   {"lastTransitionTime", since}}})}}}};
+  return {
+      {"metadata",
+       {{"name", name},
+        {"creationTimestamp", since},
+        {"labels", {{"controller-revision-hash", revision}}},
+        {"ownerReferences", json::array({{{"uid", "w-uid"}, {"controller", true}}})}}},
+      {"status",
+       {{"conditions",
+         json::array(
+             {{{"type", "Ready"}, {"status", ready ? "True" : "False"}, {"lastTransitionTime", since}}})}}}};
 }
 
 ExplainInput onDeleteInput() {
@@ -243,13 +260,15 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
   }
   SECTION("partitioned: the kept pods and why") {
     ExplainInput input = onDeleteInput();
-    input.workload["spec"]["updateStrategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}};
+    input.workload["spec"]["updateStrategy"] = {{"type", "RollingUpdate"},
+                                                {"rollingUpdate", {{"partition", 1}}}};
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-1", "web-3", true, "2026-11-29T18:00:00Z")};
     const auto doc = explanationDocument(input);
     CHECK(doc["roll"]["state"] == "partitioned");
     CHECK(plain(doc["roll"]["keptPods"]) == json{"web-0"});
-    CHECK_THAT(renderText(doc, false), Catch::Contains("kept by the partition: web-0") && Catch::Contains("partition 1"));
+    CHECK_THAT(renderText(doc, false),
+               Catch::Contains("kept by the partition: web-0") && Catch::Contains("partition 1"));
   }
   SECTION("a pod the API describes oddly makes the roll unknown, the rest stands") {
     ExplainInput input = onDeleteInput();

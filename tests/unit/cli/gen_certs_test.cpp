@@ -67,8 +67,7 @@ TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "
   CHECK(r.out == certs::base64Encode(ca) + "\n");  // stdout holds only the caBundle
   auto info = certs::inspect(cert);
   REQUIRE(info.ok());
-  CHECK(info->front().dnsNames ==
-        defaultDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
+  CHECK(info->front().dnsNames == defaultDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
   CHECK(info->front().ipAddresses == std::vector<std::string>{"127.0.0.1"});
 
   struct stat st {};
@@ -111,12 +110,13 @@ TEST_CASE("gen-certs honours validity and key type", "[cli][gen-certs]") {
   CHECK(readFile(dir.path / "tls.key").find("BEGIN PRIVATE KEY") != std::string::npos);
 }
 
-TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit 1",
-          "[cli][gen-certs]") {
+TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit 1", "[cli][gen-certs]") {
   TempDir dir;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--validity", "5y"}, {"--ca-validity", "0s"},
-        {"--key-type", "dsa"}, {"positional"}, {"--no-such-flag"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--validity", "5y"},
+                                               {"--ca-validity", "0s"},
+                                               {"--key-type", "dsa"},
+                                               {"positional"},
+                                               {"--no-such-flag"}}) {
     INFO(args.front());
     std::vector<std::string> withDir = args;
     withDir.push_back("--out-dir=" + dir.path.string());
@@ -133,9 +133,8 @@ TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit
 TEST_CASE("gen-certs help lists every flag", "[cli][gen-certs]") {
   const Run r = runArgs({"--help"});
   CHECK(r.code == kExitOk);
-  for (const char* flag : {"--out-dir", "--service", "--service-namespace", "--cluster-domain", "--dns",
-                           "--ip", "--validity", "--ca-validity", "--key-type", "--force",
-                           "--print-ca-bundle"}) {
+  for (const char* flag : {"--out-dir", "--service", "--service-namespace", "--cluster-domain", "--dns", "--ip",
+                           "--validity", "--ca-validity", "--key-type", "--force", "--print-ca-bundle"}) {
     CHECK_THAT(r.out, Catch::Contains(flag));
   }
 }
@@ -156,7 +155,9 @@ class SecretApi final : public kube::Transport {
       nlohmann::json answer = it->second;
       for (const auto& [name, value] : request.headers) {
         if (value.find("PartialObjectMetadata") != std::string::npos) {
-          answer = {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", it->second["metadata"]}};
+          answer = {{"kind", "PartialObjectMetadata"},
+                    {"apiVersion", "meta.k8s.io/v1"},
+                    {"metadata", it->second["metadata"]}};
         }
       }
       return kube::Response{200, {}, answer.dump()};
@@ -175,14 +176,15 @@ class SecretApi final : public kube::Transport {
     objects[item] = body;
     return kube::Response{201, {}, body.dump()};
   }
-  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&, std::stop_token) override {
+  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&,
+                                      std::stop_token) override {
     return core::makeError(core::ErrorKind::Internal, "no streams");
   }
 
  private:
   static core::Result<kube::Response> status(long code, const std::string& reason) {
     const nlohmann::json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                              {"reason", reason}, {"code", code}, {"message", reason}};
+                              {"reason", reason}, {"code", code},       {"message", reason}};
     return kube::Response{code, {}, s.dump()};
   }
 };
@@ -223,7 +225,8 @@ std::string decoded(const nlohmann::json& secret, const char* key) {
 
 }  // namespace
 
-TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites without force", "[cli][gen-certs]") {
+TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites without force",
+          "[cli][gen-certs]") {
   auto transport = std::make_unique<SecretApi>();
   SecretApi& api = *transport;
   StillClock clock;
@@ -258,8 +261,9 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   CHECK(decoded(api.objects.at(kSecretPath), "ca.crt") != ca);
 }
 
-TEST_CASE("gen-certs names the certificate for --service-namespace and for its deprecated --namespace with a warning",
-          "[cli][gen-certs]") {
+TEST_CASE(
+    "gen-certs names the certificate for --service-namespace and for its deprecated --namespace with a warning",
+    "[cli][gen-certs]") {
   for (const auto& [flag, warning] :
        {std::pair{"--service-namespace", ""},
         std::pair{"--namespace", "Flag --namespace has been deprecated, use --service-namespace instead\n"}}) {
@@ -283,17 +287,20 @@ TEST_CASE("gen-certs refuses Secret flags without --secret", "[cli][gen-certs]")
   CHECK(both.code == kExitUsage);
 }
 
-TEST_CASE("gen-certs refuses a serving certificate that would outlive its CA naming both flags", "[cli][gen-certs]") {
+TEST_CASE("gen-certs refuses a serving certificate that would outlive its CA naming both flags",
+          "[cli][gen-certs]") {
   TempDir dir;
   const Run longer = runArgs({"--out-dir", dir.path.string(), "--validity", "48h", "--ca-validity", "24h"});
   CHECK(longer.code == kExitUsage);
-  CHECK_THAT(longer.err, Catch::StartsWith("restarter gen-certs: --validity 48h is more than --ca-validity 24h: a "
-                                           "certificate cannot outlive the CA that signed it"));
+  CHECK_THAT(longer.err,
+             Catch::StartsWith("restarter gen-certs: --validity 48h is more than --ca-validity 24h: a "
+                               "certificate cannot outlive the CA that signed it"));
   CHECK_FALSE(fs::exists(dir.path / "tls.key"));
   const Run centuries = runArgs({"--out-dir", dir.path.string(), "--ca-validity", "40000d"});
   CHECK(centuries.code == kExitUsage);
   CHECK_THAT(centuries.err, Catch::Contains("--ca-validity 960000h is more than 876000h (100 years)"));
   // Equal lifetimes are fine.
-  CHECK(runArgs({"--out-dir", dir.path.string(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"}).code ==
-        kExitOk);
+  CHECK(
+      runArgs({"--out-dir", dir.path.string(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"})
+          .code == kExitOk);
 }

@@ -32,9 +32,10 @@ TEST_CASE("MWC shape flags are read into the configuration's options", "[cli][mw
   addMwcShapeFlags(options, "with X: ");
   webhook::MwcOptions read;
   read.name = "kept";
-  CHECK_FALSE(readMwcShapeFlags(parse(options, {"--service-port", "8443", "--timeout-seconds", "3",
-                                                "--exclude-namespace", "kube-system", "--exclude-namespace", "other"}),
-                                 read));
+  CHECK_FALSE(
+      readMwcShapeFlags(parse(options, {"--service-port", "8443", "--timeout-seconds", "3",
+                                        "--exclude-namespace", "kube-system", "--exclude-namespace", "other"}),
+                        read));
   CHECK(read.name == "kept");
   CHECK(read.servicePort == 8443);
   CHECK(read.timeoutSeconds == 3);

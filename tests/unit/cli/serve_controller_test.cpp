@@ -70,7 +70,8 @@ TEST_CASE("serve-controller --health-bind-address still works and warns", "[cli]
   CHECK_FALSE(old.exit);
   REQUIRE(old.options.healthBind);
   CHECK(old.options.healthBind->port == 9);
-  CHECK(old.err.str() == "Flag --health-bind-address has been deprecated, use --health-probe-bind-address instead\n");
+  CHECK(old.err.str() ==
+        "Flag --health-bind-address has been deprecated, use --health-probe-bind-address instead\n");
   Run both({"--health-bind-address", ":9", "--health-probe-bind-address", ":10"});
   REQUIRE(both.exit);
   CHECK(*both.exit == 2);
@@ -80,10 +81,13 @@ TEST_CASE("serve-controller --health-bind-address still works and warns", "[cli]
 }
 
 TEST_CASE("serve-controller refuses bad values with exit 2", "[cli][serve-controller]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--debounce", "soon"}, {"--leader-elect=maybe"}, {"--log-format", "xml"},
-           {"--metrics-bind-address", "nohost"}, {"--namespace", ","}, {"--write-burst", "0"},
-           {"extra"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--debounce", "soon"},
+                                                                {"--leader-elect=maybe"},
+                                                                {"--log-format", "xml"},
+                                                                {"--metrics-bind-address", "nohost"},
+                                                                {"--namespace", ","},
+                                                                {"--write-burst", "0"},
+                                                                {"extra"}}) {
     Run run(args);
     REQUIRE(run.exit);
     CHECK(*run.exit == 2);
@@ -99,13 +103,15 @@ TEST_CASE("serve-controller debounce accepts 0 and milliseconds", "[cli][serve-c
   CHECK_FALSE(parseDebounce("2h").ok());
 }
 
-TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a day", "[cli][serve-controller]") {
+TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a day",
+          "[cli][serve-controller]") {
   CHECK(Run({"--min-rollout-interval", "20s"}).options.minRolloutInterval == 20s);
   CHECK(Run({"--min-rollout-interval=0"}).options.minRolloutInterval == 0ms);
   CHECK(Run({"--min-rollout-interval", "1500ms"}).options.minRolloutInterval == 1500ms);
   CHECK(Run({"--min-rollout-interval", "24h"}).options.minRolloutInterval == 24h);
   // The last value given wins (kuttl's helper passes a default that a suite overrides).
-  CHECK(Run({"--min-rollout-interval", "0", "--min-rollout-interval", "20s"}).options.minRolloutInterval == 20s);
+  CHECK(Run({"--min-rollout-interval", "0", "--min-rollout-interval", "20s"}).options.minRolloutInterval ==
+        20s);
   for (const char* bad : {"soon", "-1s", "25h", "1.5s"}) {
     INFO(bad);
     Run run({"--min-rollout-interval", bad});

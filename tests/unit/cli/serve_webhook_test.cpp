@@ -30,11 +30,12 @@ Parsed parse(Parse parseFn, std::vector<std::string> args, Options& options) {
 
 TEST_CASE("serve-webhook: defaults and flags parse", "[cli][serve-webhook]") {
   ServeWebhookOptions options;
-  const Parsed p = parse(parseServeWebhookFlags,
-                         {"--port", "9443", "--bind-address", "127.0.0.1", "--webhook-url", "https://127.0.0.1:9443/mutate",
-                          "--validity", "1h", "--ca-validity", "48h", "--lookup-timeout", "2s", "--metrics-bind-address", "0",
-                          "--secret-namespace", "hooks"},
-                         options);
+  const Parsed p =
+      parse(parseServeWebhookFlags,
+            {"--port", "9443", "--bind-address", "127.0.0.1", "--webhook-url", "https://127.0.0.1:9443/mutate",
+             "--validity", "1h", "--ca-validity", "48h", "--lookup-timeout", "2s", "--metrics-bind-address",
+             "0", "--secret-namespace", "hooks"},
+            options);
   REQUIRE_FALSE(p.exit);
   CHECK(options.address.port == 9443);
   CHECK(options.address.host == "127.0.0.1");
@@ -60,14 +61,16 @@ TEST_CASE("serve-webhook: certificate names come from the URL or the Service", "
   options.serviceNamespace = "ns";
   CHECK(servingNames(options)->dnsNames ==
         std::vector<std::string>{"svc", "svc.ns", "svc.ns.svc", "svc.ns.svc.cluster.local"});
-  for (const char* bad : {"http://127.0.0.1/mutate", "https://127.0.0.1/other", "https:///mutate", "https://[::1/mutate"}) {
+  for (const char* bad :
+       {"http://127.0.0.1/mutate", "https://127.0.0.1/other", "https:///mutate", "https://[::1/mutate"}) {
     INFO(bad);
     options.webhookUrl = bad;
     CHECK_FALSE(servingNames(options).ok());
   }
 }
 
-TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Service or URL", "[cli][serve-webhook]") {
+TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Service or URL",
+          "[cli][serve-webhook]") {
   ServeWebhookOptions options;
   const Parsed p = parse(parseServeWebhookFlags,
                          {"--manage-configuration", "--service-namespace", "hooks", "--service-port", "8443",
@@ -87,15 +90,18 @@ TEST_CASE("serve-webhook: --manage-configuration builds the configuration by Ser
 
   ServeWebhookOptions byUrlOptions;
   REQUIRE_FALSE(parse(parseServeWebhookFlags,
-                      {"--manage-configuration", "--webhook-url", "https://127.0.0.1:9443/mutate", "--only-namespace", "a"},
-                      byUrlOptions).exit);
+                      {"--manage-configuration", "--webhook-url", "https://127.0.0.1:9443/mutate",
+                       "--only-namespace", "a"},
+                      byUrlOptions)
+                    .exit);
   auto byUrl = managedConfiguration(byUrlOptions);
   REQUIRE(byUrl.ok());
   CHECK((*byUrl)["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate");
 }
 
-TEST_CASE("serve-webhook: the Service namespace defaults to the install's and --namespace still works and warns",
-          "[cli][serve-webhook]") {
+TEST_CASE(
+    "serve-webhook: the Service namespace defaults to the install's and --namespace still works and warns",
+    "[cli][serve-webhook]") {
   ServeWebhookOptions defaults;
   REQUIRE_FALSE(parse(parseServeWebhookFlags, {}, defaults).exit);
   CHECK(defaults.serviceNamespace == "restarter-system");
@@ -128,10 +134,17 @@ TEST_CASE("install-mwc: --namespace still works and warns", "[cli][install-mwc]"
 
 TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--port", "70000"}, {"--validity", "0s"}, {"--validity", "2h", "--ca-validity", "3h"},
-        {"--key-type", "dsa"}, {"--webhook-url", "https://x/other"}, {"--metrics-bind-address", "nope"},
-        {"--threads", "0"}, {"--log-level", "loud"}, {"--lookup-timeout", "x"},
-        {"--manage-configuration", "--cert-dir", "certs"}, {"--manage-configuration", "--timeout-seconds", "31"},
+       {std::vector<std::string>{"--port", "70000"},
+        {"--validity", "0s"},
+        {"--validity", "2h", "--ca-validity", "3h"},
+        {"--key-type", "dsa"},
+        {"--webhook-url", "https://x/other"},
+        {"--metrics-bind-address", "nope"},
+        {"--threads", "0"},
+        {"--log-level", "loud"},
+        {"--lookup-timeout", "x"},
+        {"--manage-configuration", "--cert-dir", "certs"},
+        {"--manage-configuration", "--timeout-seconds", "31"},
         {"--manage-configuration", "--exclude-namespace", "a", "--only-namespace", "b"},
         {"--manage-configuration", "--service-port", "0"}}) {
     INFO(args.front());
@@ -143,16 +156,17 @@ TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {
   ServeWebhookOptions options;
   const Parsed help = parse(parseServeWebhookFlags, {"--help"}, options);
   CHECK(help.exit == kExitOk);
-  for (const char* flag : {"--cert-dir", "--webhook-url", "--secret-name", "--configuration-name", "--validity",
-                           "--ca-validity", "--ca-propagation", "--cert-check-interval", "--lookup-timeout", "--port"}) {
+  for (const char* flag :
+       {"--cert-dir", "--webhook-url", "--secret-name", "--configuration-name", "--validity", "--ca-validity",
+        "--ca-propagation", "--cert-check-interval", "--lookup-timeout", "--port"}) {
     CHECK_THAT(help.out, Catch::Contains(flag));
   }
 }
 
 TEST_CASE("install-mwc: dry-run prints the configuration without a cluster", "[cli][install-mwc]") {
   std::ostringstream out, err;
-  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url", "https://127.0.0.1:9443/mutate",
-                           "--only-namespace", "a", "--timeout-seconds", "3"},
+  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url",
+                           "https://127.0.0.1:9443/mutate", "--only-namespace", "a", "--timeout-seconds", "3"},
                           out, err);
   CHECK(code == kExitOk);
   CHECK_THAT(out.str(), Catch::Contains("failurePolicy: \"Ignore\""));
@@ -162,7 +176,9 @@ TEST_CASE("install-mwc: dry-run prints the configuration without a cluster", "[c
 
 TEST_CASE("install-mwc: bad flags are usage errors", "[cli][install-mwc]") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"--webhook-url", "http://x/mutate"}, {"--service", "s", "--webhook-url", "https://x/mutate"},
+       {std::vector<std::string>{},
+        {"--webhook-url", "http://x/mutate"},
+        {"--service", "s", "--webhook-url", "https://x/mutate"},
         {"--webhook-url", "https://x/mutate", "--timeout-seconds", "31"},
         {"--webhook-url", "https://x/mutate", "--dry-run", "--delete"},
         {"--webhook-url", "https://x/mutate", "--ca-bundle-secret", "noslash"},
@@ -177,22 +193,25 @@ TEST_CASE("install-mwc: bad flags are usage errors", "[cli][install-mwc]") {
 
 TEST_CASE("install-mwc: an unreadable CA bundle file fails without writing", "[cli][install-mwc]") {
   std::ostringstream out, err;
-  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url", "https://127.0.0.1:9443/mutate",
-                           "--ca-bundle-file", "/nonexistent/ca.crt"},
+  const int code = runApp({"restarter", "install-mwc", "--dry-run", "--webhook-url",
+                           "https://127.0.0.1:9443/mutate", "--ca-bundle-file", "/nonexistent/ca.crt"},
                           out, err);
   CHECK(code == kExitFailure);
   CHECK_THAT(err.str(), Catch::Contains("cannot read \"/nonexistent/ca.crt\": No such file or directory"));
 }
 
-TEST_CASE("serve-webhook: --ca-validity 90s alone exits 2 naming every flag it conflicts with", "[cli][serve-webhook]") {
+TEST_CASE("serve-webhook: --ca-validity 90s alone exits 2 naming every flag it conflicts with",
+          "[cli][serve-webhook]") {
   ServeWebhookOptions options;
   const Parsed p = parse(parseServeWebhookFlags, {"--ca-validity", "90s"}, options);
   REQUIRE(p.exit);
   CHECK(*p.exit == kExitUsage);
-  CHECK_THAT(p.err, Catch::StartsWith("restarter serve-webhook: --ca-validity 1m30s is less than twice --validity 24h") &&
-                        Catch::Contains("; --ca-propagation 30s + 2 x --cert-check-interval 10s is more than a third "
-                                        "of --ca-validity 1m30s") &&
-                        Catch::EndsWith("Run 'restarter serve-webhook --help' for usage.\n"));
+  CHECK_THAT(
+      p.err,
+      Catch::StartsWith("restarter serve-webhook: --ca-validity 1m30s is less than twice --validity 24h") &&
+          Catch::Contains("; --ca-propagation 30s + 2 x --cert-check-interval 10s is more than a third "
+                          "of --ca-validity 1m30s") &&
+          Catch::EndsWith("Run 'restarter serve-webhook --help' for usage.\n"));
   // One message: a single problem line before the usage hint.
   CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 2);
 }
@@ -203,18 +222,23 @@ TEST_CASE("serve-webhook: certificate durations are checked at their limits", "[
     return parse(parseServeWebhookFlags, std::move(args), options);
   };
   // The rotation suite's short lifetimes, and each relation exactly at its limit.
-  CHECK_FALSE(exitOf({"--validity", "20s", "--ca-validity", "60s", "--ca-propagation", "5s", "--cert-check-interval", "1s"}).exit);
+  CHECK_FALSE(exitOf({"--validity", "20s", "--ca-validity", "60s", "--ca-propagation", "5s",
+                      "--cert-check-interval", "1s"})
+                  .exit);
   CHECK_FALSE(exitOf({"--validity", "30s", "--cert-check-interval", "10s"}).exit);
-  CHECK_FALSE(exitOf({"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "10s", "--cert-check-interval", "10s"}).exit);
+  CHECK_FALSE(exitOf({"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "10s",
+                      "--cert-check-interval", "10s"})
+                  .exit);
   // One second past each.
   const Parsed check = exitOf({"--validity", "30s", "--cert-check-interval", "11s"});
   CHECK(check.exit == kExitUsage);
   CHECK_THAT(check.err, Catch::Contains("--cert-check-interval 11s is more than a third of --validity 30s"));
-  const Parsed propagation =
-      exitOf({"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "11s", "--cert-check-interval", "10s"});
+  const Parsed propagation = exitOf(
+      {"--validity", "45s", "--ca-validity", "90s", "--ca-propagation", "11s", "--cert-check-interval", "10s"});
   CHECK(propagation.exit == kExitUsage);
   CHECK_THAT(propagation.err, Catch::Contains("--ca-propagation 11s + 2 x --cert-check-interval 10s"));
-  const Parsed ca = exitOf({"--validity", "46s", "--ca-validity", "90s", "--ca-propagation", "10s", "--cert-check-interval", "10s"});
+  const Parsed ca = exitOf(
+      {"--validity", "46s", "--ca-validity", "90s", "--ca-propagation", "10s", "--cert-check-interval", "10s"});
   CHECK(ca.exit == kExitUsage);
   CHECK_THAT(ca.err, Catch::Contains("--ca-validity 1m30s is less than twice --validity 46s"));
   // With --cert-dir nothing is rotated: the managed certificates' durations are not used.

@@ -38,7 +38,9 @@ ExplainInput input(const std::string& live) {
   return in;
 }
 
-WorkloadStatus row(const ExplainInput& in) { return statusFromExplanation(explanationDocument(in), in.workload); }
+WorkloadStatus row(const ExplainInput& in) {
+  return statusFromExplanation(explanationDocument(in), in.workload);
+}
 
 WorkloadStatus named(const std::string& ns, const std::string& name, const std::string& pending,
                      const std::string& first = "restart-free", std::int64_t ready = 1) {
@@ -91,7 +93,8 @@ TEST_CASE("status: a held rollout shows until when", "[cli][status]") {
   const auto last = core::parseRfc3339("2026-11-29T18:02:00Z");
   REQUIRE(last);
   in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2026-11-29T18:02:00Z"}};
-  in.heldRollouts = std::vector<core::HeldRollout>{{*last + std::chrono::seconds(10), *last + std::chrono::minutes(5)}};
+  in.heldRollouts =
+      std::vector<core::HeldRollout>{{*last + std::chrono::seconds(10), *last + std::chrono::minutes(5)}};
   const WorkloadStatus r = row(in);
   CHECK(r.pending == "restart-due");
   REQUIRE(r.heldUntil);
@@ -102,9 +105,10 @@ TEST_CASE("status: a held rollout shows until when", "[cli][status]") {
 }
 
 TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[cli][status]") {
-  nlohmann::ordered_json explanation = {{"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
-                                        {"revisions", 7},
-                                        {"pending", {{"status", 1}}}};
+  nlohmann::ordered_json explanation = {
+      {"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
+      {"revisions", 7},
+      {"pending", {{"status", 1}}}};
   const WorkloadStatus r =
       statusFromExplanation(explanation, json{{"status", {{"desiredNumberScheduled", 2}, {"numberReady", 1}}}});
   CHECK(r.kind == "DaemonSet");
@@ -126,7 +130,8 @@ TEST_CASE("status: what needs attention comes first", "[cli][status]") {
                                       named("z", "due", "restart-due"),
                                       unreadableStatus("StatefulSet", "z", "unreadable", "forbidden")};
   sortByAttention(rows);
-  CHECK(names(rows) == std::vector<std::string>{"z/unreadable", "z/due", "z/extra", "a/not-ready", "a/ok", "b/ok"});
+  CHECK(names(rows) ==
+        std::vector<std::string>{"z/unreadable", "z/due", "z/extra", "a/not-ready", "a/ok", "b/ok"});
   CHECK(pendingOrUnknown(rows[0]));
 }
 
@@ -139,19 +144,21 @@ TEST_CASE("status: the table and the wide table and the document", "[cli][status
   const std::string wide = renderStatusTable({r}, false, true, "");
   CHECK(wide.find("LAST-ROLLOUT") != std::string::npos);
   CHECK(wide.find("configmap/cfg: u/2 -> u/3 (updated)") != std::string::npos);
-  CHECK(renderStatusTable({}, false, false, "in namespace shop") == "No labeled workloads found in namespace shop.\n");
+  CHECK(renderStatusTable({}, false, false, "in namespace shop") ==
+        "No labeled workloads found in namespace shop.\n");
 
   const auto doc = json::parse(statusDocument({r}).dump());
   CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
   CHECK(doc["kind"] == "WorkloadStatusList");
   REQUIRE(doc["items"].size() == 1);
-  CHECK(doc["items"][0] == json{{"workload", {{"kind", "StatefulSet"}, {"namespace", "shop"}, {"name", "web"}}},
-                                {"pods", {{"desired", 3}, {"ready", 2}, {"current", 2}}},
-                                {"restarts", 1},
-                                {"pending", {{"status", "restart-due"}, {"changes", {"configmap/cfg: u/2 -> u/3 (updated)"}}}},
-                                {"firstRollout", "restart-free"},
-                                {"lastRollout", nullptr},
-                                {"roll", nullptr}});
+  CHECK(doc["items"][0] ==
+        json{{"workload", {{"kind", "StatefulSet"}, {"namespace", "shop"}, {"name", "web"}}},
+             {"pods", {{"desired", 3}, {"ready", 2}, {"current", 2}}},
+             {"restarts", 1},
+             {"pending", {{"status", "restart-due"}, {"changes", {"configmap/cfg: u/2 -> u/3 (updated)"}}}},
+             {"firstRollout", "restart-free"},
+             {"lastRollout", nullptr},
+             {"roll", nullptr}});
 }
 
 TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[cli][status]") {

@@ -10,8 +10,8 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
-using restarter::kube::testing::ok;
 using nlohmann::json;
+using restarter::kube::testing::ok;
 
 namespace {
 
@@ -21,20 +21,32 @@ const std::string kRecord(restarter::core::kContentDigestsAnnotation);
 json statefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
   return {{"apiVersion", "apps/v1"},
           {"kind", "StatefulSet"},
-          {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
-                        {"generation", 1}, {"annotations", workloadAnnotations}}},
-          {"spec", {{"template", {{"metadata", {{"annotations", templateAnnotations}}},
-                                  {"spec", {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "app-config"}}}}}},
-                                            {"containers", {{{"name", "app"}, {"image", "x"}}}}}}}}}}};
+          {"metadata",
+           {{"name", "web"},
+            {"namespace", "ns"},
+            {"uid", "sts-uid"},
+            {"resourceVersion", "10"},
+            {"generation", 1},
+            {"annotations", workloadAnnotations}}},
+          {"spec",
+           {{"template",
+             {{"metadata", {{"annotations", templateAnnotations}}},
+              {"spec",
+               {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "app-config"}}}}}},
+                {"containers", {{{"name", "app"}, {"image", "x"}}}}}}}}}}};
 }
 
 // A whole ConfigMap as the API sends it, slimmed as the content-aware cache does.
 json cachedConfigMap(const std::string& rv, const std::string& value, json labels = json::object()) {
   json object = {{"apiVersion", "v1"},
                  {"kind", "ConfigMap"},
-                 {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", rv},
-                               {"labels", labels},
-                               {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
+                 {"metadata",
+                  {{"name", "app-config"},
+                   {"namespace", "ns"},
+                   {"uid", "cm-uid"},
+                   {"resourceVersion", rv},
+                   {"labels", labels},
+                   {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
                  {"data", {{"key", value}}}};
   slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap);
   return object;
@@ -42,16 +54,21 @@ json cachedConfigMap(const std::string& rv, const std::string& value, json label
 
 std::string digestOf(const std::string& value) {
   json object = {{"data", {{"key", value}}}};
-  return restarter::core::formatDigest(*restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
+  return restarter::core::formatDigest(
+      *restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
 }
 
-json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
 
 struct Fixture {
   Fixture() {
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadKinds().front(),
-        [this](std::string_view) { return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets}); },
+        [this](std::string_view) {
+          return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
+        },
         *harness.context);
     secrets.replace({}, "1");
   }
@@ -85,8 +102,8 @@ TEST_CASE("the content-aware slim keeps a digest and drops the content", "[contr
 
 TEST_CASE("a metadata-only change with a recorded digest sends no request", "[controller][content]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
-                      "10");
+  f.workloads.replace(
+      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
   auto action = f.reconciler->reconcile("ns/web");
   REQUIRE(action.ok());
@@ -102,8 +119,8 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
 
 TEST_CASE("a content change applies the new version and records its digest", "[controller][content]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
-                      "10");
+  f.workloads.replace(
+      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -117,7 +134,8 @@ TEST_CASE("a content change applies the new version and records its digest", "[c
         std::string::npos);
 }
 
-TEST_CASE("a migrated workload is not written and its first metadata-only change rolls and records", "[controller][content]") {
+TEST_CASE("a migrated workload is not written and its first metadata-only change rolls and records",
+          "[controller][content]") {
   Fixture f;
   // As commons-operator leaves it: the current version, no record.
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
@@ -144,8 +162,9 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
 
 TEST_CASE("a recreated object rolls even with the same content", "[controller][content]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "old-uid/1"}}, {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}})},
-                      "10");
+  f.workloads.replace(
+      {statefulSet({{kCm, "old-uid/1"}}, {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}})},
+      "10");
   f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/9"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -155,14 +174,16 @@ TEST_CASE("a recreated object rolls even with the same content", "[controller][c
         std::string::npos);
 }
 
-TEST_CASE("without content in the cache every new version rolls and no record is sent", "[controller][content]") {
+TEST_CASE("without content in the cache every new version rolls and no record is sent",
+          "[controller][content]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
-                      "10");
+  f.workloads.replace(
+      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
   // --content-aware=off: metadata-only entries, no digest.
-  f.configMaps.replace({json{{"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"},
-                                           {"resourceVersion", "2"}}}}},
-                       "20");
+  f.configMaps.replace(
+      {json{{"metadata",
+             {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "2"}}}}},
+      "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile("ns/web").ok());

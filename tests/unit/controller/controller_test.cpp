@@ -38,7 +38,8 @@ class FakeApi final : public kube::Transport {
       cv_.notify_all();
       cv_.wait(lock, [this] { return released_; });
       json applied = statefulSet();
-      applied["spec"]["template"]["metadata"]["annotations"] = json::parse(request.body)["spec"]["template"]["metadata"]["annotations"];
+      applied["spec"]["template"]["metadata"]["annotations"] =
+          json::parse(request.body)["spec"]["template"]["metadata"]["annotations"];
       record("apply finished");
       return kube::Response{200, {}, applied.dump()};
     }
@@ -102,11 +103,21 @@ class FakeApi final : public kube::Transport {
   static json statefulSet() {
     return {{"apiVersion", "apps/v1"},
             {"kind", "StatefulSet"},
-            {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
-                          {"generation", 1}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
-            {"spec", {{"template", {{"metadata", json::object()},
-                                    {"spec", {{"containers", {{{"name", "app"}, {"image", "x"},
-                                                               {"envFrom", {{{"configMapRef", {{"name", "app"}}}}}}}}}}}}}}}};
+            {"metadata",
+             {{"name", "web"},
+              {"namespace", "ns"},
+              {"uid", "sts-uid"},
+              {"resourceVersion", "10"},
+              {"generation", 1},
+              {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
+            {"spec",
+             {{"template",
+               {{"metadata", json::object()},
+                {"spec",
+                 {{"containers",
+                   {{{"name", "app"},
+                     {"image", "x"},
+                     {"envFrom", {{{"configMapRef", {{"name", "app"}}}}}}}}}}}}}}}};
   }
 
  private:
@@ -125,8 +136,10 @@ class FakeApi final : public kube::Transport {
     json items = json::array();
     if (path == "/apis/apps/v1/namespaces/ns/statefulsets") items.push_back(statefulSet());
     if (path == "/api/v1/namespaces/ns/configmaps") {
-      items.push_back({{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
-                       {"metadata", {{"name", "app"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "7"}}}});
+      items.push_back(
+          {{"apiVersion", "meta.k8s.io/v1"},
+           {"kind", "PartialObjectMetadata"},
+           {"metadata", {{"name", "app"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "7"}}}});
     }
     json body = {{"kind", metadata ? "PartialObjectMetadataList" : "List"},
                  {"apiVersion", metadata ? "meta.k8s.io/v1" : "v1"},
@@ -161,7 +174,8 @@ class FakeApi final : public kube::Transport {
   }
 
   static core::Result<kube::Response> status(long code, const std::string& reason) {
-    return kube::Response{code, {}, json{{"kind", "Status"}, {"reason", reason}, {"code", code}, {"message", reason}}.dump()};
+    return kube::Response{
+        code, {}, json{{"kind", "Status"}, {"reason", reason}, {"code", code}, {"message", reason}}.dump()};
   }
 
   mutable std::mutex mutex_;
@@ -203,7 +217,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("a stop during a write lets the write finish and then releases the Lease and returns OK", "[controller][shutdown]") {
+TEST_CASE("a stop during a write lets the write finish and then releases the Lease and returns OK",
+          "[controller][shutdown]") {
   Fixture f;
   Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
   std::stop_source stop;
@@ -222,9 +237,7 @@ TEST_CASE("a stop during a write lets the write finish and then releases the Lea
   CHECK(result.ok());
 
   const std::vector<std::string> log = f.api->log();
-  auto at = [&](const std::string& line) {
-    return std::find(log.begin(), log.end(), line) - log.begin();
-  };
+  auto at = [&](const std::string& line) { return std::find(log.begin(), log.end(), line) - log.begin(); };
   const auto finished = at("apply finished");
   const auto event = at("POST /apis/events.k8s.io/v1/namespaces/ns/events");
   const auto released = at("lease holder=");
@@ -244,7 +257,7 @@ TEST_CASE("a leader whose Lease is taken over stops working and returns an error
   f.api->release();  // writes complete at once
   core::Status result = core::okStatus();
   std::thread runner([&] { result = controller.run({}); });
-  f.api->waitForApply();  // leading and working
+  f.api->waitForApply();                                               // leading and working
   f.api->waitFor("POST /apis/events.k8s.io/v1/namespaces/ns/events");  // the restart is done
   f.api->mark("taken over");
   f.api->takeOver();
@@ -262,8 +275,9 @@ TEST_CASE("the Lease is read and written with the lease client only", "[controll
   Fixture f;
   auto leaseTransport = std::make_unique<FakeApi>();
   FakeApi* leaseApi = leaseTransport.get();
-  kube::Client leaseClient(std::move(leaseTransport), std::make_unique<restarter::controller::testing::NoAuth>(),
-                           "ns", kube::systemClock());
+  kube::Client leaseClient(std::move(leaseTransport),
+                           std::make_unique<restarter::controller::testing::NoAuth>(), "ns",
+                           kube::systemClock());
   ControllerOptions options = f.options(true);
   options.leaseClient = &leaseClient;
   Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
@@ -291,9 +305,9 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
     bool configMapsMetadataOnly;
     bool secretsMetadataOnly;
   };
-  for (const Mode mode : {Mode{core::ContentAwareness::Off, true, true},
-                          Mode{core::ContentAwareness::ConfigMaps, false, true},
-                          Mode{core::ContentAwareness::All, false, false}}) {
+  for (const Mode mode :
+       {Mode{core::ContentAwareness::Off, true, true}, Mode{core::ContentAwareness::ConfigMaps, false, true},
+        Mode{core::ContentAwareness::All, false, false}}) {
     INFO(core::contentAwarenessName(mode.awareness));
     Fixture f;
     f.api->release();  // applies answer at once
@@ -309,7 +323,8 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
     const std::vector<std::string> log = f.api->log();
     auto has = [&](const std::string& line) { return std::find(log.begin(), log.end(), line) != log.end(); };
     for (const char* verb : {"GET", "WATCH"}) {
-      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/configmaps") == mode.configMapsMetadataOnly);
+      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/configmaps") ==
+            mode.configMapsMetadataOnly);
       CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/secrets") == mode.secretsMetadataOnly);
       CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/pods"));
     }

@@ -5,9 +5,9 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
+using nlohmann::json;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
@@ -15,7 +15,8 @@ namespace {
 std::string lease(const std::string& holder, const std::string& renew, const std::string& rv) {
   json spec = {{"leaseDurationSeconds", 15}, {"renewTime", renew}, {"leaseTransitions", 3}};
   if (!holder.empty()) spec["holderIdentity"] = holder;
-  return json{{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"},
+  return json{{"apiVersion", "coordination.k8s.io/v1"},
+              {"kind", "Lease"},
               {"metadata", {{"name", "restarter-controller"}, {"namespace", "ns"}, {"resourceVersion", rv}}},
               {"spec", spec}}
       .dump();
@@ -82,7 +83,8 @@ TEST_CASE("a Lease another replica renews is not taken but a stale one is", "[co
 TEST_CASE("a released Lease is taken at once and a conflict loses", "[controller][leader]") {
   Fixture f;
   f.harness.transport->push(ok(lease("", "t1", "5")));
-  f.harness.transport->push(status(409, R"({"kind":"Status","reason":"Conflict","message":"changed","code":409})"));
+  f.harness.transport->push(
+      status(409, R"({"kind":"Status","reason":"Conflict","message":"changed","code":409})"));
   CHECK_FALSE(f.elector.tryAcquireOrRenew());
   f.harness.transport->push(ok(lease("", "t1", "6")));
   f.harness.transport->push(ok(lease("me", "t2", "7")));
@@ -101,14 +103,16 @@ TEST_CASE("release clears the holder", "[controller][leader]") {
   CHECK(body["spec"]["leaseDurationSeconds"] == 1);
 }
 
-TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops renewing", "[controller][leader]") {
+TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops renewing",
+          "[controller][leader]") {
   Fixture f;
   REQUIRE(f.becomeLeader());
   const auto start = f.harness.clock.now();
   // Every renewal fails (the apiserver answers 500): renewals every retryPeriod (2 s) until the
   // renew deadline (10 s) has passed since the last success, then hold() reports the loss.
   for (int i = 0; i < 10; ++i) {
-    f.harness.transport->push(status(500, R"({"kind":"Status","reason":"InternalError","message":"etcd","code":500})"));
+    f.harness.transport->push(
+        status(500, R"({"kind":"Status","reason":"InternalError","message":"etcd","code":500})"));
   }
   std::stop_source never;
   CHECK_FALSE(f.elector.hold(never.get_token()));
@@ -138,7 +142,8 @@ TEST_CASE("a leader stopped while renewing keeps the Lease for release", "[contr
   CHECK(f.harness.transport->requests().size() == 2);
 }
 
-TEST_CASE("a stuck Lease request cannot keep a holder working past the lease duration", "[controller][leader]") {
+TEST_CASE("a stuck Lease request cannot keep a holder working past the lease duration",
+          "[controller][leader]") {
   LeaderElectionOptions defaults;
   const auto timeout = leaseRequestTimeout(defaults);
   CHECK(timeout == 2s);

@@ -6,9 +6,9 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
+using nlohmann::json;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
@@ -25,19 +25,27 @@ std::string at(restarter::kube::Clock::TimePoint time) {
 }
 
 json statefulSet(const std::string& strategy = "OnDelete") {
-  return {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"},
-          {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "5"},
-                        {"generation", 2}}},
-          {"spec", {{"replicas", 3}, {"selector", {{"matchLabels", {{"app", "web"}}}}},
-                    {"updateStrategy", {{"type", strategy}}}}},
-          {"status", {{"observedGeneration", 2}, {"updateRevision", "web-new"}}}};
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "StatefulSet"},
+      {"metadata",
+       {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "5"}, {"generation", 2}}},
+      {"spec",
+       {{"replicas", 3},
+        {"selector", {{"matchLabels", {{"app", "web"}}}}},
+        {"updateStrategy", {{"type", strategy}}}}},
+      {"status", {{"observedGeneration", 2}, {"updateRevision", "web-new"}}}};
 }
 
 struct PodState {
   PodState(std::string n, std::string r, bool isReady = true, bool isTerminating = false,
            std::string ownerUid = "sts-uid", std::string nodeName = "")
-      : name(std::move(n)), revision(std::move(r)), ready(isReady), terminating(isTerminating),
-        owner(std::move(ownerUid)), node(std::move(nodeName)) {}
+      : name(std::move(n)),
+        revision(std::move(r)),
+        ready(isReady),
+        terminating(isTerminating),
+        owner(std::move(ownerUid)),
+        node(std::move(nodeName)) {}
   std::string name;
   std::string revision;
   bool ready;
@@ -47,13 +55,18 @@ struct PodState {
 };
 
 json pod(const PodState& p, restarter::kube::Clock::TimePoint since) {
-  json out = {{"metadata", {{"name", p.name}, {"namespace", "ns"}, {"uid", p.name + "-uid"},
-                            {"creationTimestamp", at(since)},
-                            {"labels", {{"app", "web"}, {"controller-revision-hash", p.revision}}},
-                            {"ownerReferences", json::array({{{"uid", p.owner}, {"controller", true}}})}}},
+  json out = {{"metadata",
+               {{"name", p.name},
+                {"namespace", "ns"},
+                {"uid", p.name + "-uid"},
+                {"creationTimestamp", at(since)},
+                {"labels", {{"app", "web"}, {"controller-revision-hash", p.revision}}},
+                {"ownerReferences", json::array({{{"uid", p.owner}, {"controller", true}}})}}},
               {"spec", {{"nodeName", p.node}}},
-              {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", p.ready ? "True" : "False"},
-                                                       {"lastTransitionTime", at(since)}}})}}}};
+              {"status",
+               {{"conditions", json::array({{{"type", "Ready"},
+                                             {"status", p.ready ? "True" : "False"},
+                                             {"lastTransitionTime", at(since)}}})}}}};
   if (p.terminating) out["metadata"]["deletionTimestamp"] = at(since);
   return out;
 }
@@ -62,7 +75,9 @@ json podList(const std::vector<json>& pods) {
   return {{"apiVersion", "v1"}, {"kind", "PodList"}, {"metadata", {{"resourceVersion", "9"}}}, {"items", pods}};
 }
 
-json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
 
 std::vector<json> events(const std::vector<restarter::kube::Request>& requests) {
   std::vector<json> out;
@@ -76,7 +91,8 @@ std::vector<json> events(const std::vector<restarter::kube::Request>& requests) 
 std::vector<std::string> evictions(const std::vector<restarter::kube::Request>& requests) {
   std::vector<std::string> out;
   for (const auto& request : requests) {
-    if (request.method == "POST" && request.path.find("/eviction") != std::string::npos) out.push_back(request.path);
+    if (request.method == "POST" && request.path.find("/eviction") != std::string::npos)
+      out.push_back(request.path);
   }
   return out;
 }
@@ -85,8 +101,9 @@ struct Fixture {
   explicit Fixture(bool dryRun = false, const std::string& kind = "statefulset")
       : harness(dryRun),
         evictor(*harness.context),
-        roller(kindNamed(kind), [this](std::string_view) { return &workloads; }, *harness.context, evictor,
-               std::chrono::seconds(60)) {}
+        roller(
+            kindNamed(kind), [this](std::string_view) { return &workloads; }, *harness.context, evictor,
+            std::chrono::seconds(60)) {}
   restarter::controller::testing::Harness harness;
   restarter::cache::PackedStore workloads;
   Evictor evictor;
@@ -101,13 +118,15 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announces it", "[controller][ondelete]") {
+TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announces it",
+          "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({statefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
   // web-9 is another owner's pod that the selector also matches: never counted, never evicted.
-  f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}, {"web-9", "x", true, false, "other"}},
-         hourAgo);
+  f.pods(
+      {{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}, {"web-9", "x", true, false, "other"}},
+      hourAgo);
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.roller.reconcile("ns/web");
@@ -130,7 +149,8 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
   CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 3);
 }
 
-TEST_CASE("the roll waits while a replacement is on its way with one list and no eviction", "[controller][ondelete]") {
+TEST_CASE("the roll waits while a replacement is on its way with one list and no eviction",
+          "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({statefulSet()}, "1");
   const auto now = f.harness.clock.now();
@@ -149,7 +169,8 @@ TEST_CASE("the roll waits while a replacement is on its way with one list and no
   CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 2);
 }
 
-TEST_CASE("a replacement not Ready within the timeout pauses the roll with one Warning", "[controller][ondelete]") {
+TEST_CASE("a replacement not Ready within the timeout pauses the roll with one Warning",
+          "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({statefulSet()}, "1");
   const auto longAgo = f.harness.clock.now() - 61s;
@@ -186,7 +207,8 @@ TEST_CASE("dry run announces WouldEvict once and evicts nothing", "[controller][
   CHECK(f.harness.metrics.rollEvictions.with({"statefulset", "dry_run"}).value() == 1);
 }
 
-TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one EvictionBlocked", "[controller][ondelete]") {
+TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one EvictionBlocked",
+          "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({statefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
@@ -250,21 +272,29 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   }
 }
 
-TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node first", "[controller][ondelete]") {
+TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node first",
+          "[controller][ondelete]") {
   Fixture f(false, "daemonset");
-  json ds = {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"},
-             {"metadata", {{"name", "agent"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"generation", 2}}},
-             {"spec", {{"selector", {{"matchLabels", {{"app", "web"}}}}}, {"updateStrategy", {{"type", "OnDelete"}}}}},
-             {"status", {{"observedGeneration", 2}, {"desiredNumberScheduled", 2}}}};
+  json ds = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "DaemonSet"},
+      {"metadata", {{"name", "agent"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"generation", 2}}},
+      {"spec", {{"selector", {{"matchLabels", {{"app", "web"}}}}}, {"updateStrategy", {{"type", "OnDelete"}}}}},
+      {"status", {{"observedGeneration", 2}, {"desiredNumberScheduled", 2}}}};
   f.workloads.replace({ds}, "1");
   auto revision = [](int number, const char* hash) {
-    return json{{"metadata", {{"name", std::string("agent-") + hash}, {"labels", {{"controller-revision-hash", hash}}},
-                              {"ownerReferences", json::array({{{"uid", "sts-uid"}, {"controller", true}}})}}},
+    return json{{"metadata",
+                 {{"name", std::string("agent-") + hash},
+                  {"labels", {{"controller-revision-hash", hash}}},
+                  {"ownerReferences", json::array({{{"uid", "sts-uid"}, {"controller", true}}})}}},
                 {"revision", number}};
   };
-  f.harness.transport->push(ok(json{{"kind", "ControllerRevisionList"}, {"metadata", json::object()},
-                                    {"items", {revision(1, "h1"), revision(2, "h2")}}}.dump()));
-  f.pods({{"agent-b", "h1", true, false, "sts-uid", "node-b"}, {"agent-a", "h1", true, false, "sts-uid", "node-a"}},
+  f.harness.transport->push(ok(json{{"kind", "ControllerRevisionList"},
+                                    {"metadata", json::object()},
+                                    {"items", {revision(1, "h1"), revision(2, "h2")}}}
+                                   .dump()));
+  f.pods({{"agent-b", "h1", true, false, "sts-uid", "node-b"},
+          {"agent-a", "h1", true, false, "sts-uid", "node-a"}},
          f.harness.clock.now() - 1h);
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));

@@ -6,24 +6,30 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
+using nlohmann::json;
 using restarter::cache::Store;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
 
 json pod(json annotations) {
-  return {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "pod-uid"}, {"resourceVersion", "1"},
-                        {"annotations", annotations}}}};
+  return {{"metadata",
+           {{"name", "p"},
+            {"namespace", "ns"},
+            {"uid", "pod-uid"},
+            {"resourceVersion", "1"},
+            {"annotations", annotations}}}};
 }
 
 std::string at(const restarter::kube::Clock::TimePoint& time) {
   return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
-json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
 
 // The events.k8s.io Events the requests created, as parsed bodies.
 std::vector<json> events(const std::vector<restarter::kube::Request>& requests) {
@@ -100,7 +106,9 @@ TEST_CASE("the earliest expiry in the future is waited for", "[controller][expir
 TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[controller][expiry]") {
   Fixture f;
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now())}})}, "1");
-  f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
+  f.harness.transport->push(status(
+      429,
+      R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.reconciler.reconcile("ns/p");
   REQUIRE(action.ok());
@@ -115,7 +123,8 @@ TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[control
 
   // Refused again at every retry: no further Event until the interval has passed.
   const auto refusal = [&] {
-    f.harness.transport->push(status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"budget","code":429})"));
+    f.harness.transport->push(
+        status(429, R"({"kind":"Status","reason":"TooManyRequests","message":"budget","code":429})"));
   };
   for (milliseconds waited{0}; waited + kEvictionRefusedRetry < kEvictionBlockedEventInterval;
        waited += kEvictionRefusedRetry) {

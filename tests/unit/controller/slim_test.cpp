@@ -6,30 +6,53 @@ using namespace restarter::controller;
 using nlohmann::json;
 
 TEST_CASE("a cached ConfigMap keeps identity and the ignore label only", "[controller][cache]") {
-  json cm = {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
-             {"metadata", {{"name", "a"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
-                           {"labels", {{"restarter.stackable.tech/ignore", "true"}, {"app", "x"}}},
-                           {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", "{...}"}}},
-                           {"managedFields", json::array({{{"manager", "kubectl"}}})}}}};
+  json cm = {{"apiVersion", "meta.k8s.io/v1"},
+             {"kind", "PartialObjectMetadata"},
+             {"metadata",
+              {{"name", "a"},
+               {"namespace", "ns"},
+               {"uid", "u"},
+               {"resourceVersion", "7"},
+               {"labels", {{"restarter.stackable.tech/ignore", "true"}, {"app", "x"}}},
+               {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", "{...}"}}},
+               {"managedFields", json::array({{{"manager", "kubectl"}}})}}}};
   slimReferencedObject(cm);
-  CHECK(cm == json{{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
-                   {"metadata", {{"name", "a"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
-                                 {"labels", {{"restarter.stackable.tech/ignore", "true"}}}}}});
+  CHECK(cm == json{{"apiVersion", "meta.k8s.io/v1"},
+                   {"kind", "PartialObjectMetadata"},
+                   {"metadata",
+                    {{"name", "a"},
+                     {"namespace", "ns"},
+                     {"uid", "u"},
+                     {"resourceVersion", "7"},
+                     {"labels", {{"restarter.stackable.tech/ignore", "true"}}}}}});
 }
 
-TEST_CASE("a cached workload keeps its template and ignore annotations and roll inputs", "[controller][cache]") {
-  json sts = {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"},
-              {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
-                            {"generation", 3}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}},
-                            {"annotations", {{"restarter.stackable.tech/ignore-secret.x", "s"}, {"other", "y"},
-                                             {"restarter.stackable.tech/ondelete", "manual"}}}}},
-              {"spec", {{"replicas", 3}, {"template", {{"spec", {{"containers", json::array()}}}}},
-                        {"updateStrategy", {{"type", "OnDelete"}}}, {"serviceName", "web"},
-                        {"volumeClaimTemplates", json::array()}}},
+TEST_CASE("a cached workload keeps its template and ignore annotations and roll inputs",
+          "[controller][cache]") {
+  json sts = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata",
+               {{"name", "web"},
+                {"namespace", "ns"},
+                {"uid", "u"},
+                {"resourceVersion", "7"},
+                {"generation", 3},
+                {"labels", {{"restarter.stackable.tech/enabled", "true"}}},
+                {"annotations",
+                 {{"restarter.stackable.tech/ignore-secret.x", "s"},
+                  {"other", "y"},
+                  {"restarter.stackable.tech/ondelete", "manual"}}}}},
+              {"spec",
+               {{"replicas", 3},
+                {"template", {{"spec", {{"containers", json::array()}}}}},
+                {"updateStrategy", {{"type", "OnDelete"}}},
+                {"serviceName", "web"},
+                {"volumeClaimTemplates", json::array()}}},
               {"status", {{"replicas", 3}, {"updateRevision", "web-1"}, {"conditions", json::array()}}}};
   slimWorkload(sts);
   CHECK(sts["status"] == json{{"replicas", 3}, {"updateRevision", "web-1"}});
-  CHECK(sts["spec"] == json{{"replicas", 3}, {"template", {{"spec", {{"containers", json::array()}}}}},
+  CHECK(sts["spec"] == json{{"replicas", 3},
+                            {"template", {{"spec", {{"containers", json::array()}}}}},
                             {"updateStrategy", {{"type", "OnDelete"}}}});
   CHECK(sts["metadata"]["annotations"] == json{{"restarter.stackable.tech/ignore-secret.x", "s"},
                                                {"restarter.stackable.tech/ondelete", "manual"}});
@@ -38,9 +61,13 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
 }
 
 TEST_CASE("a cached pod keeps its expiry annotations", "[controller][cache]") {
-  json pod = {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u"}, {"resourceVersion", "7"},
-                            {"deletionTimestamp", "2026-01-01T00:00:00Z"},
-                            {"annotations", {{"restarter.stackable.tech/expires-at.tls", "t"}, {"x", "y"}}}}},
+  json pod = {{"metadata",
+               {{"name", "p"},
+                {"namespace", "ns"},
+                {"uid", "u"},
+                {"resourceVersion", "7"},
+                {"deletionTimestamp", "2026-01-01T00:00:00Z"},
+                {"annotations", {{"restarter.stackable.tech/expires-at.tls", "t"}, {"x", "y"}}}}},
               {"spec", {{"nodeName", "n"}}}};
   slimPod(pod);
   CHECK_FALSE(pod.contains("spec"));

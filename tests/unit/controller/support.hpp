@@ -24,9 +24,9 @@ struct Harness {
     auto fake = std::make_unique<kube::testing::FakeTransport>();
     transport = fake.get();
     client = std::make_unique<kube::Client>(std::move(fake), std::make_unique<NoAuth>(), "default", clock);
-    context = std::make_unique<ReconcileContext>(
-        ReconcileContext{*client, logger, metrics, limiter, clock, dryRun, "restarter.stackable.tech/controller", "test",
-                         milliseconds(0)});
+    context = std::make_unique<ReconcileContext>(ReconcileContext{*client, logger, metrics, limiter, clock,
+                                                                  dryRun, "restarter.stackable.tech/controller",
+                                                                  "test", milliseconds(0)});
   }
 
   kube::testing::FakeClock clock;

@@ -6,10 +6,10 @@
 #include "support.hpp"
 
 using namespace restarter::controller;
+using nlohmann::json;
 using restarter::core::ErrorKind;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
-using nlohmann::json;
 using namespace std::chrono_literals;
 using restarter::core::formatRfc3339;
 
@@ -24,8 +24,12 @@ json statefulSet(json annotations = json::object(), bool withSecret = false) {
   if (withSecret) spec["volumes"].push_back({{"name", "creds"}, {"secret", {{"secretName", "creds"}}}});
   return {{"apiVersion", "apps/v1"},
           {"kind", "StatefulSet"},
-          {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"},
-                        {"generation", 1}}},
+          {"metadata",
+           {{"name", "web"},
+            {"namespace", "ns"},
+            {"uid", "sts-uid"},
+            {"resourceVersion", "10"},
+            {"generation", 1}}},
           {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}, {"spec", spec}}}}}};
 }
 
@@ -40,7 +44,9 @@ struct Fixture {
     workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadKinds().front(),
-        [this](std::string_view) { return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets}); },
+        [this](std::string_view) {
+          return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
+        },
         *harness.context);
   }
   restarter::controller::testing::Harness harness;
@@ -50,7 +56,9 @@ struct Fixture {
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
 
-json eventAnswer() { return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}}; }
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
 
 const char* kLastRollout = "restarter.stackable.tech/last-rollout";
 
@@ -144,9 +152,10 @@ TEST_CASE("a removed reference drops its annotation", "[controller][workload]") 
   REQUIRE(f.reconciler->reconcile("ns/web").ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
-  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
-  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("configmap/old: old-uid/5 -> none (unreferenced)") !=
-        std::string::npos);
+  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] ==
+        json{{kCm, "cm-uid/2"}});
+  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find(
+            "configmap/old: old-uid/5 -> none (unreferenced)") != std::string::npos);
 }
 
 TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[controller][workload]") {
@@ -203,7 +212,8 @@ TEST_CASE("apply errors carry their kind to the retry policy", "[controller][wor
   f.workloads.replace({statefulSet()}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(status(409, R"({"kind":"Status","reason":"Conflict","message":"uid mismatch","code":409})"));
+  f.harness.transport->push(
+      status(409, R"({"kind":"Status","reason":"Conflict","message":"uid mismatch","code":409})"));
   auto action = f.reconciler->reconcile("ns/web");
   REQUIRE_FALSE(action.ok());
   CHECK(action.error().kind == ErrorKind::Conflict);
@@ -214,11 +224,13 @@ TEST_CASE("apply errors carry their kind to the retry policy", "[controller][wor
 TEST_CASE("the reference index names namespace and object", "[controller][workload]") {
   auto index = referenceIndex(restarter::core::RefKind::Secret);
   CHECK(index(statefulSet({}, true)) == std::vector<std::string>{"ns/creds"});
-  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(statefulSet()) == std::vector<std::string>{"ns/app-config"});
+  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(statefulSet()) ==
+        std::vector<std::string>{"ns/app-config"});
   CHECK(index(json{{"metadata", {{"name", "x"}}}, {"spec", 3}}).empty());
 }
 
-TEST_CASE("the cache lookup reads identity and the ignore label from metadata entries", "[controller][workload]") {
+TEST_CASE("the cache lookup reads identity and the ignore label from metadata entries",
+          "[controller][workload]") {
   restarter::cache::MetaStore configMaps;
   restarter::cache::MetaStore secrets;
   json ignored = configMap("ign", "ign-uid", "3");
@@ -241,7 +253,8 @@ TEST_CASE("the cache lookup reads identity and the ignore label from metadata en
   CHECK(lookup(RefKind::Secret, "creds").presence == Presence::Unknown);  // not synced
 }
 
-TEST_CASE("without a rollout record the first change rolls at once and records the time", "[controller][workload][interval]") {
+TEST_CASE("without a rollout record the first change rolls at once and records the time",
+          "[controller][workload][interval]") {
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
@@ -261,7 +274,8 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
 }
 
-TEST_CASE("a change within the interval is held and announced once however often it changes again", "[controller][workload][interval]") {
+TEST_CASE("a change within the interval is held and announced once however often it changes again",
+          "[controller][workload][interval]") {
   // A new reconciler (a restarted controller, a new leader) sees the record another replica wrote.
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
@@ -294,7 +308,8 @@ TEST_CASE("a change within the interval is held and announced once however often
   // Further changes during the hold: merged into it, nothing written, nothing announced again.
   for (int version = 3; version <= 5; ++version) {
     f.harness.clock.advance(1s);
-    f.configMaps.replace({configMap("app-config", "cm-uid", std::to_string(version))}, "2" + std::to_string(version));
+    f.configMaps.replace({configMap("app-config", "cm-uid", std::to_string(version))},
+                         "2" + std::to_string(version));
     auto again = f.reconciler->reconcile("ns/web");
     REQUIRE(again.ok());
     CHECK(again->requeueAfter == std::optional<std::chrono::milliseconds>(15s - (version - 2) * 1s));
@@ -315,7 +330,8 @@ TEST_CASE("a change within the interval is held and announced once however often
   CHECK(requests[1].method == "PATCH");
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/5"}});
   CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 15s));
-  CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") != std::string::npos);
+  CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") !=
+        std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
 
   // A change right after: the interval counts from that write, though the cache does not show it yet.
@@ -331,7 +347,8 @@ TEST_CASE("a change within the interval is held and announced once however often
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 2);
 }
 
-TEST_CASE("a rollout record more than an interval in the future does not hold the workload", "[controller][workload][interval]") {
+TEST_CASE("a rollout record more than an interval in the future does not hold the workload",
+          "[controller][workload][interval]") {
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) + 21s)}, "10");
@@ -357,7 +374,8 @@ TEST_CASE("without an interval a recent rollout holds nothing", "[controller][wo
   CHECK(f.harness.transport->requests().front().method == "PATCH");
 }
 
-TEST_CASE("dry run announces a change within the interval and holds nothing", "[controller][workload][interval]") {
+TEST_CASE("dry run announces a change within the interval and holds nothing",
+          "[controller][workload][interval]") {
   Fixture f(true);
   f.harness.context->minRolloutInterval = 20s;
   f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) - 1s)}, "10");
@@ -373,8 +391,9 @@ TEST_CASE("dry run announces a change within the interval and holds nothing", "[
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
 }
 
-TEST_CASE("a ConfigMap changed ten times a second for a minute rolls once per interval and ends at its last version",
-          "[controller][workload][interval]") {
+TEST_CASE(
+    "a ConfigMap changed ten times a second for a minute rolls once per interval and ends at its last version",
+    "[controller][workload][interval]") {
   // The reconciler driven as the controller drives it: a queue with the 1 s debounce, every
   // change queuing the workload, each write showing up in the cache and queuing it again, the
   // requeue the reconciler asks for; time from the fake clock only.
@@ -437,7 +456,8 @@ TEST_CASE("a ConfigMap changed ten times a second for a minute rolls once per in
   CHECK(rollouts.size() >= 3);
   for (std::size_t i = 1; i < rollouts.size(); ++i) CHECK(rollouts[i] - rollouts[i - 1] >= 20s);
   // One RolloutHeld Event per hold (one between each two rollouts), not one per change.
-  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == static_cast<double>(rollouts.size() - 1));
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() ==
+        static_cast<double>(rollouts.size() - 1));
   std::size_t heldEvents = 0;
   for (const auto& request : f.harness.transport->requests()) {
     if (request.method == "POST" && json::parse(request.body)["reason"] == "RolloutHeld") ++heldEvents;
@@ -458,7 +478,8 @@ constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
 
 }  // namespace
 
-TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once", "[controller][workload]") {
+TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once",
+          "[controller][workload]") {
   Fixture f;
   // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
   f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
@@ -507,7 +528,8 @@ TEST_CASE("a change ending exactly at the annotations size limit is applied", "[
   CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
 }
 
-TEST_CASE("a refused change is warned about again when the state changes and applied once it fits", "[controller][workload]") {
+TEST_CASE("a refused change is warned about again when the state changes and applied once it fits",
+          "[controller][workload]") {
   Fixture f;
   f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
@@ -522,7 +544,8 @@ TEST_CASE("a refused change is warned about again when the state changes and app
   REQUIRE(f.reconciler->reconcile("ns/web").ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
-  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/11") != std::string::npos);
+  CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/11") !=
+        std::string::npos);
 
   // Someone shrinks the foreign annotation: the change now fits and is applied.
   f.workloads.replace({statefulSet(annotationsOf(kLimit - 1, "cm-uid/1"))}, "11");
@@ -561,7 +584,8 @@ TEST_CASE("dry run warns about a too-large change the same way", "[controller][w
   CHECK(json::parse(requests[0].body)["reason"] == "AnnotationsTooLarge");
 }
 
-TEST_CASE("a second trigger before the cache shows our write still counts foreign annotations", "[controller][workload]") {
+TEST_CASE("a second trigger before the cache shows our write still counts foreign annotations",
+          "[controller][workload]") {
   Fixture f;
   f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");

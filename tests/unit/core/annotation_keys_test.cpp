@@ -33,11 +33,9 @@ TEST_CASE("qualified names are validated as Kubernetes does", "[keys]") {
 TEST_CASE("short valid names give commons-operator's keys exactly", "[keys]") {
   CHECK(templateAnnotationKey(RefKind::ConfigMap, "app-config") ==
         "configmap.restarter.stackable.tech/app-config");
-  CHECK(templateAnnotationKey(RefKind::Secret, "tls.certs") ==
-        "secret.restarter.stackable.tech/tls.certs");
+  CHECK(templateAnnotationKey(RefKind::Secret, "tls.certs") == "secret.restarter.stackable.tech/tls.certs");
   const std::string name63(63, 'n');
-  CHECK(templateAnnotationKey(RefKind::ConfigMap, name63) ==
-        "configmap.restarter.stackable.tech/" + name63);
+  CHECK(templateAnnotationKey(RefKind::ConfigMap, name63) == "configmap.restarter.stackable.tech/" + name63);
 }
 
 TEST_CASE("names that cannot be key names map to valid and stable and distinct keys", "[keys]") {
@@ -89,9 +87,9 @@ TEST_CASE("template keys are recognized and foreign keys are not", "[keys]") {
   CHECK_FALSE(cmKey->mapped);
   CHECK(parseTemplateAnnotationKey("secret.restarter.stackable.tech/s")->kind == RefKind::Secret);
   for (const char* foreign :
-       {"app.kubernetes.io/name", "kubectl.kubernetes.io/restartedAt",
-        "restarter.stackable.tech/enabled", "configmap.restarter.stackable.tech",
-        "xconfigmap.restarter.stackable.tech/app", "restarter.stackable.tech/expires-at.tls"}) {
+       {"app.kubernetes.io/name", "kubectl.kubernetes.io/restartedAt", "restarter.stackable.tech/enabled",
+        "configmap.restarter.stackable.tech", "xconfigmap.restarter.stackable.tech/app",
+        "restarter.stackable.tech/expires-at.tls"}) {
     INFO(foreign);
     CHECK_FALSE(parseTemplateAnnotationKey(foreign));
   }

@@ -6,7 +6,7 @@ using namespace restarter::core;
 
 namespace {
 
-const std::string kKey = "configmap.restarter.stackable.tech/app";  // 38 bytes
+const std::string kKey = "configmap.restarter.stackable.tech/app";        // 38 bytes
 const std::string kValue = "0b9c3a4e-1f2d-4c5b-8a79-6e5d4c3b2a10/12345";  // 42 bytes: uid/rv
 
 AnnotationChange added(const std::string& key, const std::string& value) {

@@ -18,17 +18,16 @@ const std::string kSecretKey = "secret.restarter.stackable.tech/app-secret";
 // A StatefulSet using ConfigMap app-config (volume) and Secret app-secret (envFrom), with the
 // given template and workload annotations.
 json workload(const json& templateAnnotations = nullptr, const json& workloadAnnotations = nullptr) {
-  json sts = {
-      {"apiVersion", "apps/v1"},
-      {"kind", "StatefulSet"},
-      {"metadata", {{"name", "web"}, {"namespace", "default"}}},
-      {"spec",
-       {{"template",
-         {{"metadata", {{"labels", {{"app", "web"}}}}},
-          {"spec",
-           {{"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "app-config"}}}}}},
-            {"containers",
-             {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
+  json sts = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", "web"}, {"namespace", "default"}}},
+              {"spec",
+               {{"template",
+                 {{"metadata", {{"labels", {{"app", "web"}}}}},
+                  {"spec",
+                   {{"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "app-config"}}}}}},
+                    {"containers",
+                     {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
   if (!templateAnnotations.is_null()) {
     sts["spec"]["template"]["metadata"]["annotations"] = templateAnnotations;
   }
@@ -71,8 +70,7 @@ std::vector<AnnotationChange> planOf(const json& sts, const TableLookup& lookup)
 
 }  // namespace
 
-TEST_CASE("present objects give <uid>/<resourceVersion> under commons-operator keys",
-          "[annotations]") {
+TEST_CASE("present objects give <uid>/<resourceVersion> under commons-operator keys", "[annotations]") {
   const auto desired = desiredOf(workload(), bothPresent());
   CHECK(desired.annotations == AnnotationMap{{kCmKey, "cm-uid/100"}, {kSecretKey, "s-uid/200"}});
   REQUIRE(desired.references.size() == 2);
@@ -123,8 +121,7 @@ TEST_CASE("an object ignored by label keeps whatever the template holds", "[anno
   }
 }
 
-TEST_CASE("an object ignored by workload annotation is frozen and never looked up",
-          "[annotations]") {
+TEST_CASE("an object ignored by workload annotation is frozen and never looked up", "[annotations]") {
   const json ignore = {{"restarter.stackable.tech/ignore-secret.0", "app-secret"},
                        {"restarter.stackable.tech/ignore-configmap.hot", "unrelated"}};
   TableLookup lookup = bothPresent();
@@ -141,12 +138,11 @@ TEST_CASE("an unknown object state fails the whole computation", "[annotations]"
   auto result = desiredAnnotations(workload(), lookup.fn());
   REQUIRE_FALSE(result.ok());
   CHECK(result.error().kind == ErrorKind::Unavailable);
-  CHECK_THAT(result.error().message, Catch::Contains("secret/app-secret") &&
-                                         Catch::Contains("deadline exceeded"));
+  CHECK_THAT(result.error().message,
+             Catch::Contains("secret/app-secret") && Catch::Contains("deadline exceeded"));
 }
 
-TEST_CASE("owned keys of references that disappeared are removed and foreign keys stay",
-          "[annotations]") {
+TEST_CASE("owned keys of references that disappeared are removed and foreign keys stay", "[annotations]") {
   const auto sts = workload({{kCmKey, "cm-uid/100"},
                              {kSecretKey, "s-uid/200"},
                              {"configmap.restarter.stackable.tech/old", "o/1"},
@@ -235,9 +231,10 @@ TEST_CASE("diffs name the object and the cause of every change", "[annotations][
 }
 
 TEST_CASE("object state is read from metadata", "[annotations]") {
-  auto state = objectStateFromMetadata(
-      {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "7"},
-       {"labels", {{"restarter.stackable.tech/ignore", "true"}}}});
+  auto state = objectStateFromMetadata({{"name", "x"},
+                                        {"uid", "u"},
+                                        {"resourceVersion", "7"},
+                                        {"labels", {{"restarter.stackable.tech/ignore", "true"}}}});
   REQUIRE(state.ok());
   CHECK(state->presence == Presence::Present);
   CHECK(state->uid == "u");
@@ -247,8 +244,7 @@ TEST_CASE("object state is read from metadata", "[annotations]") {
   CHECK_FALSE(objectStateFromMetadata({{"uid", "u"}}).ok());
   CHECK_FALSE(objectStateFromMetadata({{"uid", 1}, {"resourceVersion", "1"}}).ok());
   CHECK_FALSE(objectStateFromMetadata("metadata").ok());
-  CHECK_FALSE(
-      objectStateFromMetadata({{"uid", "u"}, {"resourceVersion", "1"}, {"labels", "x"}}).ok());
+  CHECK_FALSE(objectStateFromMetadata({{"uid", "u"}, {"resourceVersion", "1"}, {"labels", "x"}}).ok());
   auto notIgnored = objectStateFromMetadata(
       {{"uid", "u"}, {"resourceVersion", "1"}, {"labels", {{"restarter.stackable.tech/ignore", "yes"}}}});
   REQUIRE(notIgnored.ok());

@@ -58,7 +58,8 @@ TEST_CASE("data and binaryData are distinct and absent equals empty") {
 }
 
 TEST_CASE("a Secret's type is content and a ConfigMap has none") {
-  json secret = {{"kind", "Secret"}, {"metadata", {{"name", "s"}}}, {"data", {{"k", "dg=="}}}, {"type", "Opaque"}};
+  json secret = {
+      {"kind", "Secret"}, {"metadata", {{"name", "s"}}}, {"data", {{"k", "dg=="}}}, {"type", "Opaque"}};
   json other = secret;
   other["type"] = "kubernetes.io/tls";
   CHECK(digestOf(secret, RefKind::Secret) != digestOf(other, RefKind::Secret));
@@ -95,7 +96,8 @@ TEST_CASE("content records round trip sorted") {
   records["secret/b"] = {"u2/7", kB};
   records["configmap/a"] = {"u1/41", kA};
   const std::string text = formatContentRecords(records);
-  CHECK(text == "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
+  CHECK(text ==
+        "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
   CHECK(parseContentRecords(text) == records);
   CHECK(formatContentRecords({}).empty());
   CHECK(parseContentRecords("").empty());
@@ -207,7 +209,8 @@ json statefulSet(const json& templateAnnotations, const json& workloadAnnotation
                  {{"metadata", {{"annotations", templateAnnotations}}},
                   {"spec",
                    {{"volumes",
-                     {{{"name", "a"}, {"configMap", {{"name", "cm"}}}}, {{"name", "b"}, {"secret", {{"secretName", "s"}}}}}},
+                     {{{"name", "a"}, {"configMap", {{"name", "cm"}}}},
+                      {{"name", "b"}, {"secret", {{"secretName", "s"}}}}}},
                     {"containers", {{{"name", "c"}}}}}}}}}}};
   if (!workloadAnnotations.is_null()) sts["metadata"]["annotations"] = workloadAnnotations;
   return sts;
@@ -220,7 +223,8 @@ const std::string kRecord(kContentDigestsAnnotation);
 }  // namespace
 
 TEST_CASE("desiredAnnotations keeps a version whose content is unchanged and records digests") {
-  const json recorded = {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA) + ",secret/s=su/5/" + formatDigest(kB)}};
+  const json recorded = {
+      {kRecord, "configmap/cm=cu/1/" + formatDigest(kA) + ",secret/s=su/5/" + formatDigest(kB)}};
   const json sts = statefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}}, recorded);
 
   SECTION("metadata-only changes of both: nothing to change") {
@@ -282,8 +286,9 @@ TEST_CASE("recordedContentDigests reads only a string annotation") {
   CHECK(recordedContentDigests(json::array()).empty());
   CHECK(recordedContentDigests(statefulSet(json::object())).empty());
   CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, 7}})).empty());
-  CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
-            .size() == 1);
+  CHECK(
+      recordedContentDigests(statefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
+          .size() == 1);
 }
 
 TEST_CASE("content awareness parses its three names and says which kinds are read") {

@@ -8,8 +8,7 @@ using namespace std::chrono;
 namespace {
 
 TimePoint utc(int y, unsigned mo, unsigned d, int h, int mi, int s, long long us = 0) {
-  return sys_days{year{y} / month{mo} / day{d}} + hours{h} + minutes{mi} + seconds{s} +
-         microseconds{us};
+  return sys_days{year{y} / month{mo} / day{d}} + hours{h} + minutes{mi} + seconds{s} + microseconds{us};
 }
 
 }  // namespace
@@ -33,8 +32,7 @@ TEST_CASE("the earliest expires-at wins and decides evict-now or check-at", "[ex
     CHECK(decideExpiry(annotations, earliest).action == ExpiryDecision::Action::EvictNow);
   }
   SECTION("after the time: evict") {
-    CHECK(decideExpiry(annotations, earliest + seconds{1}).action ==
-          ExpiryDecision::Action::EvictNow);
+    CHECK(decideExpiry(annotations, earliest + seconds{1}).action == ExpiryDecision::Action::EvictNow);
   }
   SECTION("an unparseable value is reported, not fatal") {
     const auto decision = decideExpiry(annotations, TimePoint{});
@@ -47,8 +45,7 @@ TEST_CASE("the earliest expires-at wins and decides evict-now or check-at", "[ex
 
 TEST_CASE("no valid expires-at means nothing to do", "[expiry]") {
   CHECK(decideExpiry({}, TimePoint{}).action == ExpiryDecision::Action::None);
-  const auto onlyBad =
-      decideExpiry({{"restarter.stackable.tech/expires-at.x", "never"}}, TimePoint{});
+  const auto onlyBad = decideExpiry({{"restarter.stackable.tech/expires-at.x", "never"}}, TimePoint{});
   CHECK(onlyBad.action == ExpiryDecision::Action::None);
   CHECK_FALSE(onlyBad.expiresAt);
   CHECK(onlyBad.problems.size() == 1);

@@ -64,8 +64,8 @@ TEST_CASE("each revision is explained against the one before it", "[explain]") {
 }
 
 TEST_CASE("a second revision that only adds annotations is the extra restart", "[explain]") {
-  const auto explained = explainRevisions(
-      {revision(1, podTemplate("web:1")), revision(2, podTemplate("web:1", {{kCm, "u/1"}}))});
+  const auto explained =
+      explainRevisions({revision(1, podTemplate("web:1")), revision(2, podTemplate("web:1", {{kCm, "u/1"}}))});
   const FirstRollout first = judgeFirstRollout(
       workloadWithManagers(2, {"restarter.stackable.tech/statefulset"}), WorkloadKind::StatefulSet, explained);
   CHECK(first.verdict == FirstRolloutVerdict::ExtraRestart);
@@ -74,9 +74,11 @@ TEST_CASE("a second revision that only adds annotations is the extra restart", "
   CHECK(first.writer == AnnotationWriter::Controller);
 }
 
-TEST_CASE("annotations present from revision 1 and owned by no manager were written at admission", "[explain]") {
+TEST_CASE("annotations present from revision 1 and owned by no manager were written at admission",
+          "[explain]") {
   const auto explained = explainRevisions({revision(1, podTemplate("web:1", {{kCm, "u/1"}}))});
-  const FirstRollout first = judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained);
+  const FirstRollout first =
+      judgeFirstRollout(workloadWithManagers(1, {}), WorkloadKind::StatefulSet, explained);
   CHECK(first.verdict == FirstRolloutVerdict::RestartFree);
   CHECK(first.writer == AnnotationWriter::Admission);
   CHECK(first.fieldManager.empty());
@@ -101,7 +103,8 @@ TEST_CASE("a first rollout that cannot be judged says why", "[explain]") {
   CHECK(judgeFirstRollout(json::array(), WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::None);
   json noManagedFields = workloadWithManagers(1, {});
   noManagedFields["metadata"].erase("managedFields");
-  CHECK(judgeFirstRollout(noManagedFields, WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::Unknown);
+  CHECK(judgeFirstRollout(noManagedFields, WorkloadKind::DaemonSet, pruned).writer ==
+        AnnotationWriter::Unknown);
   json noAnnotations = workloadWithManagers(1, {"restarter.stackable.tech/daemonset"});
   noAnnotations["spec"]["template"]["metadata"].erase("annotations");
   CHECK(judgeFirstRollout(noAnnotations, WorkloadKind::DaemonSet, pruned).writer == AnnotationWriter::None);

@@ -68,8 +68,8 @@ TEST_CASE("a 100000 level deep text is refused without being built", "[json_pars
   CHECK(messageOf(parseJson(deep, JsonLimits{deep.size(), kMaxJsonDepth})).find("nests deeper") !=
         std::string::npos);
   const std::string brackets = std::string(100000, '[') + std::string(100000, ']');
-  CHECK(messageOf(parseJson(brackets, JsonLimits{brackets.size(), kMaxJsonDepth}))
-            .find("nests deeper") != std::string::npos);
+  CHECK(messageOf(parseJson(brackets, JsonLimits{brackets.size(), kMaxJsonDepth})).find("nests deeper") !=
+        std::string::npos);
 }
 
 TEST_CASE("a text exactly at the size limit parses and one byte more does not", "[json_parse]") {
@@ -100,8 +100,8 @@ TEST_CASE("a member filter drops what it does not keep while parsing", "[json_pa
   // Each member reached through objects alone is asked about once with its full path; nothing
   // inside a member already dropped is.
   using Path = std::vector<std::string>;
-  CHECK(asked == std::vector<Path>{Path{"keep"}, Path{"keep", "a"}, Path{"keep", "drop"},
-                                   Path{"keep", "b"}, Path{"keep", "b", "c"}, Path{"drop"}, Path{"list"}});
+  CHECK(asked == std::vector<Path>{Path{"keep"}, Path{"keep", "a"}, Path{"keep", "drop"}, Path{"keep", "b"},
+                                   Path{"keep", "b", "c"}, Path{"drop"}, Path{"list"}});
 }
 
 TEST_CASE("a member filter sees paths again after an array ends", "[json_parse]") {
@@ -132,10 +132,10 @@ TEST_CASE("a member filter does not lift the limits", "[json_parse]") {
 
 TEST_CASE("a member filter that keeps everything builds what the plain parse builds", "[json_parse]") {
   const auto keepAll = [](const std::vector<std::string>&) { return true; };
-  for (const char* text : {"1", "-2", "18446744073709551615", "2.5e3", "\"s\\u00fc\\n\"", "null", "true",
-                           "[]", "{}", "[[],{},[1,[2,{\"a\":[3]}]]]",
-                           R"({"a":1,"a":2,"b":{"c":[{"d":null,"e":false}],"f":{}}})",
-                           R"({"":{"":""},"x\"y":[1.5,-0.0,1e-300]})"}) {
+  for (const char* text :
+       {"1", "-2", "18446744073709551615", "2.5e3", "\"s\\u00fc\\n\"", "null", "true", "[]", "{}",
+        "[[],{},[1,[2,{\"a\":[3]}]]]", R"({"a":1,"a":2,"b":{"c":[{"d":null,"e":false}],"f":{}}})",
+        R"({"":{"":""},"x\"y":[1.5,-0.0,1e-300]})"}) {
     CAPTURE(text);
     auto filtered = parseJson(text, kRoomy, keepAll);
     auto plain = parseJson(text, kRoomy);
@@ -148,8 +148,8 @@ TEST_CASE("a member filter that keeps everything builds what the plain parse bui
 
 TEST_CASE("a member filter drops scalars and containers alike and keeps their siblings", "[json_parse]") {
   const auto dropB = [](const std::vector<std::string>& path) { return path.back() != "b"; };
-  auto doc = parseJson(R"({"a":1,"b":2,"c":{"b":[1,{"x":{}}],"d":3},"e":[{"b":4}],"b":{"z":1},"f":5})",
-                       kRoomy, dropB);
+  auto doc =
+      parseJson(R"({"a":1,"b":2,"c":{"b":[1,{"x":{}}],"d":3},"e":[{"b":4}],"b":{"z":1},"f":5})", kRoomy, dropB);
   REQUIRE(doc.ok());
   CHECK(*doc == json::parse(R"({"a":1,"c":{"d":3},"e":[{"b":4}],"f":5})"));
 }

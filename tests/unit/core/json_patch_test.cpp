@@ -68,17 +68,15 @@ TEST_CASE("missing annotations are created under existing metadata", "[patch]") 
 }
 
 TEST_CASE("existing annotations get per-key add and remove and foreign keys stay", "[patch]") {
-  const json sts = stsWithTemplate(
-      {{"metadata",
-        {{"annotations",
-          {{"configmap.restarter.stackable.tech/a", "u/1"},
-           {"configmap.restarter.stackable.tech/old", "o/1"},
-           {"weird~key/x", "keep"}}}}}});
-  const std::vector<AnnotationChange> changes = {
-      add("configmap.restarter.stackable.tech/a", "u/2"),
-      remove("configmap.restarter.stackable.tech/old", "o/1"),
-      add("secret.restarter.stackable.tech/n~ew", "s/1"),
-      remove("configmap.restarter.stackable.tech/not-there", "x/1")};
+  const json sts = stsWithTemplate({{"metadata",
+                                     {{"annotations",
+                                       {{"configmap.restarter.stackable.tech/a", "u/1"},
+                                        {"configmap.restarter.stackable.tech/old", "o/1"},
+                                        {"weird~key/x", "keep"}}}}}});
+  const std::vector<AnnotationChange> changes = {add("configmap.restarter.stackable.tech/a", "u/2"),
+                                                 remove("configmap.restarter.stackable.tech/old", "o/1"),
+                                                 add("secret.restarter.stackable.tech/n~ew", "s/1"),
+                                                 remove("configmap.restarter.stackable.tech/not-there", "x/1")};
   CHECK(annotationsAfter(sts, changes) == json{{"configmap.restarter.stackable.tech/a", "u/2"},
                                                {"secret.restarter.stackable.tech/n~ew", "s/1"},
                                                {"weird~key/x", "keep"}});
@@ -96,11 +94,10 @@ TEST_CASE("only removals on a template without annotations is an empty patch", "
 
 TEST_CASE("malformed workloads are patch errors", "[patch]") {
   const std::vector<AnnotationChange> changes = {add("configmap.restarter.stackable.tech/a", "u/1")};
-  for (const json& bad : {json{{"kind", "StatefulSet"}}, json{{"spec", json::object()}},
-                          json{{"spec", {{"template", "x"}}}},
-                          json{{"spec", {{"template", {{"metadata", 1}}}}}},
-                          json{{"spec", {{"template", {{"metadata", {{"annotations", json::array()}}}}}}}},
-                          json::array()}) {
+  for (const json& bad :
+       {json{{"kind", "StatefulSet"}}, json{{"spec", json::object()}}, json{{"spec", {{"template", "x"}}}},
+        json{{"spec", {{"template", {{"metadata", 1}}}}}},
+        json{{"spec", {{"template", {{"metadata", {{"annotations", json::array()}}}}}}}}, json::array()}) {
     INFO(bad.dump());
     auto patch = annotationPatch(bad, changes);
     REQUIRE_FALSE(patch.ok());
@@ -113,8 +110,10 @@ TEST_CASE("contentRecordPatch sets or replaces or removes the record under metad
   json bare = {{"spec", {{"template", json::object()}}}};
   auto noMetadata = contentRecordPatch(bare, "r1");
   REQUIRE(noMetadata);
-  CHECK(*noMetadata == json::array({{{"op", "add"}, {"path", "/metadata"},
-                                     {"value", {{"annotations", {{"restarter.stackable.tech/content-digests", "r1"}}}}}}}));
+  CHECK(*noMetadata ==
+        json::array({{{"op", "add"},
+                      {"path", "/metadata"},
+                      {"value", {{"annotations", {{"restarter.stackable.tech/content-digests", "r1"}}}}}}}));
   json named = {{"metadata", {{"name", "web"}}}};
   auto noAnnotations = contentRecordPatch(named, "r1");
   REQUIRE(noAnnotations);

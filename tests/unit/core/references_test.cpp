@@ -31,7 +31,8 @@ TEST_CASE("every supported place of a reference is followed", "[references]") {
     std::vector<Reference> expected;
   };
   const std::vector<Row> rows = {
-      {"volume configMap", {{"spec", {{"volumes", {{{"name", "v"}, {"configMap", {{"name", "a"}}}}}}}}},
+      {"volume configMap",
+       {{"spec", {{"volumes", {{{"name", "v"}, {"configMap", {{"name", "a"}}}}}}}}},
        {cm("a")}},
       {"volume secret",
        {{"spec", {{"volumes", {{{"name", "v"}, {"secret", {{"secretName", "s"}}}}}}}}},
@@ -83,27 +84,24 @@ TEST_CASE("duplicates collapse and a required use wins over optional ones", "[re
           {{"name", "v2"}, {"configMap", {{"name", "shared"}}}},
           {{"name", "v3"}, {"secret", {{"secretName", "opt"}, {"optional", true}}}}}},
         {"containers",
-         {{{"name", "app"},
-           {"envFrom", {{{"secretRef", {{"name", "opt"}, {"optional", true}}}}}}}}}}}};
+         {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "opt"}, {"optional", true}}}}}}}}}}}};
   CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("shared", false), secret("opt", true)});
 }
 
 TEST_CASE("a ConfigMap and a Secret of the same name are two references", "[references]") {
-  const json podTemplate = {
-      {"spec",
-       {{"volumes",
-         {{{"name", "a"}, {"secret", {{"secretName", "same"}}}},
-          {{"name", "b"}, {"configMap", {{"name", "same"}}}}}}}}};
+  const json podTemplate = {{"spec",
+                             {{"volumes",
+                               {{{"name", "a"}, {"secret", {{"secretName", "same"}}}},
+                                {{"name", "b"}, {"configMap", {{"name", "same"}}}}}}}}};
   CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("same"), secret("same")});
 }
 
 TEST_CASE("references come out sorted whatever the template order", "[references]") {
-  const json podTemplate = {
-      {"spec",
-       {{"volumes",
-         {{{"name", "a"}, {"configMap", {{"name", "zeta"}}}},
-          {{"name", "b"}, {"secret", {{"secretName", "alpha"}}}},
-          {{"name", "c"}, {"configMap", {{"name", "alpha"}}}}}}}}};
+  const json podTemplate = {{"spec",
+                             {{"volumes",
+                               {{{"name", "a"}, {"configMap", {{"name", "zeta"}}}},
+                                {{"name", "b"}, {"secret", {{"secretName", "alpha"}}}},
+                                {{"name", "c"}, {"configMap", {{"name", "alpha"}}}}}}}}};
   CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("alpha"), cm("zeta"), secret("alpha")});
 }
 
@@ -133,8 +131,7 @@ TEST_CASE("malformed templates are errors naming the path and never exceptions",
       {"projected sources not an array",
        {{"spec", {{"volumes", {{{"projected", {{"sources", "x"}}}}}}}}},
        "template.spec.volumes[0].projected.sources"},
-      {"containers an object", {{"spec", {{"containers", json::object()}}}},
-       "template.spec.containers"},
+      {"containers an object", {{"spec", {{"containers", json::object()}}}}, "template.spec.containers"},
       {"env element a string",
        {{"spec", {{"initContainers", {{{"env", {"A=B"}}}}}}}},
        "template.spec.initContainers[0].env[0]"},

@@ -64,10 +64,10 @@ TEST_CASE("a StatefulSet's roll inputs", "[roll]") {
     CHECK_FALSE(rollWorkloadFromJson(s, WorkloadKind::StatefulSet)->statusCurrent);
   }
   SECTION("wrong types are errors naming the field, never exceptions") {
-    for (const char* bad : {R"({"spec": {"replicas": "3"}})", R"({"spec": []})",
-                            R"({"metadata": {"annotations": {"restarter.stackable.tech/ondelete": 1}}})",
-                            R"({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1.5}}}})",
-                            R"([])"}) {
+    for (const char* bad :
+         {R"({"spec": {"replicas": "3"}})", R"({"spec": []})",
+          R"({"metadata": {"annotations": {"restarter.stackable.tech/ondelete": 1}}})",
+          R"({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1.5}}}})", R"([])"}) {
       auto r = rollWorkloadFromJson(json::parse(bad), WorkloadKind::StatefulSet);
       CHECK_FALSE(r);
       if (!r) CHECK(r.error().kind == ErrorKind::InvalidInput);
@@ -84,8 +84,9 @@ TEST_CASE("a DaemonSet's roll inputs take the revision from its ControllerRevisi
     "spec": {"updateStrategy": {"type": "OnDelete"}},
     "status": {"observedGeneration": 2, "desiredNumberScheduled": 2}})");
   auto revision = [](const char* uid, int number, const char* hash) {
-    return json{{"metadata", {{"labels", {{"controller-revision-hash", hash}}},
-                              {"ownerReferences", json::array({{{"uid", uid}, {"controller", true}}})}}},
+    return json{{"metadata",
+                 {{"labels", {{"controller-revision-hash", hash}}},
+                  {"ownerReferences", json::array({{{"uid", uid}, {"controller", true}}})}}},
                 {"revision", number}};
   };
   const std::vector<json> revisions = {revision("d1", 1, "h1"), revision("d1", 3, "h3"),
@@ -150,7 +151,8 @@ TEST_CASE("a pod's roll inputs", "[roll]") {
 }
 
 TEST_CASE("the pod selector comes from matchLabels", "[roll]") {
-  CHECK(podSelector(json::parse(R"({"spec": {"selector": {"matchLabels": {"a": "1", "b": "2", "n": 3}}}})")) == "a=1,b=2");
+  CHECK(podSelector(json::parse(R"({"spec": {"selector": {"matchLabels": {"a": "1", "b": "2", "n": 3}}}})")) ==
+        "a=1,b=2");
   CHECK(podSelector(json::parse(R"({"spec": {"selector": {"matchExpressions": []}}})")).empty());
   CHECK(podSelector(json::parse(R"({"spec": {"selector": "x"}})")).empty());
   CHECK(podSelector(json::array()).empty());

@@ -11,8 +11,7 @@ namespace {
 const TimePoint kNow = sys_days{year{2030} / 1 / 1} + hours{12};
 constexpr seconds kTimeout{600};
 
-RollPod sts(int ordinal, const std::string& revision, bool ready = true,
-            TimePoint since = kNow - hours{1}) {
+RollPod sts(int ordinal, const std::string& revision, bool ready = true, TimePoint since = kNow - hours{1}) {
   RollPod pod;
   pod.name = "web-" + std::to_string(ordinal);
   pod.ordinal = ordinal;
@@ -96,8 +95,8 @@ TEST_CASE("never a second pod unavailable: the roll waits for every replacement"
     CHECK_FALSE(d.evict);
   }
   SECTION("the replacement exists and is not Ready yet: wait, look again at the timeout") {
-    const auto d = decideRoll(w, {sts(0, "old"), sts(1, "old"), sts(2, "new", false, kNow - seconds{30})},
-                              kNow, kTimeout);
+    const auto d =
+        decideRoll(w, {sts(0, "old"), sts(1, "old"), sts(2, "new", false, kNow - seconds{30})}, kNow, kTimeout);
     CHECK(d.state == State::Rolling);
     CHECK_FALSE(d.evict);
     CHECK(d.blockingPod == "web-2");
@@ -106,7 +105,8 @@ TEST_CASE("never a second pod unavailable: the roll waits for every replacement"
   SECTION("the replacement Ready but not for minReadySeconds: wait until it is") {
     RollWorkload slow = w;
     slow.minReadySeconds = seconds{20};
-    const auto pods = std::vector<RollPod>{sts(0, "old"), sts(1, "old"), sts(2, "new", true, kNow - seconds{5})};
+    const auto pods =
+        std::vector<RollPod>{sts(0, "old"), sts(1, "old"), sts(2, "new", true, kNow - seconds{5})};
     const auto d = decideRoll(slow, pods, kNow, kTimeout);
     CHECK_FALSE(d.evict);
     CHECK(d.recheckAt == kNow + seconds{15});
@@ -234,7 +234,8 @@ TEST_CASE("what restarter does not roll", "[roll]") {
   }
 }
 
-TEST_CASE("the decision depends only on the cluster state: a restart resumes without a second eviction", "[roll]") {
+TEST_CASE("the decision depends only on the cluster state: a restart resumes without a second eviction",
+          "[roll]") {
   // The same pods give the same decision however often asked: after the first eviction the pod is
   // terminating, then missing, then replaced; at no point is another pod chosen early.
   const RollWorkload w = onDelete();

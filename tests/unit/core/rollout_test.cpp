@@ -8,7 +8,9 @@ using nlohmann::json;
 
 namespace {
 
-TimePoint at(std::chrono::microseconds offset) { return TimePoint(std::chrono::seconds(1'800'000'000)) + offset; }
+TimePoint at(std::chrono::microseconds offset) {
+  return TimePoint(std::chrono::seconds(1'800'000'000)) + offset;
+}
 
 json stamped(json value) {
   return {{"metadata", {{"name", "web"}, {"annotations", {{"restarter.stackable.tech/last-rollout", value}}}}}};
@@ -50,7 +52,8 @@ TEST_CASE("rollout: a record up to one interval in the future holds and a later 
 
 TEST_CASE("rollout: the record is read from the workload metadata annotation", "[rollout]") {
   CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00Z")) == parseRfc3339("2027-01-15T08:00:00Z").value());
-  CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00.250000Z")) == parseRfc3339("2027-01-15T08:00:00.25Z").value());
+  CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00.250000Z")) ==
+        parseRfc3339("2027-01-15T08:00:00.25Z").value());
   CHECK_FALSE(lastRolloutOf(stamped("yesterday")));
   CHECK_FALSE(lastRolloutOf(stamped(42)));
   CHECK_FALSE(lastRolloutOf(json{{"metadata", {{"name", "web"}}}}));
@@ -69,7 +72,8 @@ TEST_CASE("rollout: intervals are shown in the largest exact units", "[rollout]"
 
 TEST_CASE("rollout: the held note names its end and reads back", "[rollout]") {
   const TimePoint until = at(20s + 250ms);
-  const std::string note = rolloutHeldNote(until, at(250ms), 20s, "shop", "configmap/a: u/1 -> u/2 (updated); secret/b: none -> v/1 (added)");
+  const std::string note = rolloutHeldNote(until, at(250ms), 20s, "shop",
+                                           "configmap/a: u/1 -> u/2 (updated); secret/b: none -> v/1 (added)");
   CHECK(note.rfind("Rollout held until ", 0) == 0);
   CHECK_THAT(note, Catch::Contains("at most one rollout per 20s") && Catch::Contains("namespace shop") &&
                        Catch::Contains("configmap/a: u/1 -> u/2 (updated); secret/b"));

@@ -95,8 +95,10 @@ const RotationTimingNames kFlags{"--validity", "--ca-validity", "--ca-propagatio
 
 RotationTimings timings(std::chrono::seconds validity, std::chrono::seconds caValidity,
                         std::chrono::seconds caPropagation, std::chrono::seconds checkInterval) {
-  return RotationTimings{
-      .validity = validity, .caValidity = caValidity, .caPropagation = caPropagation, .checkInterval = checkInterval};
+  return RotationTimings{.validity = validity,
+                         .caValidity = caValidity,
+                         .caPropagation = caPropagation,
+                         .checkInterval = checkInterval};
 }
 
 // The managed certificates as checkManagedCertificates keeps them: each issued at the check that
@@ -121,7 +123,10 @@ std::optional<std::string> simulate(const RotationTimings& t, Adversary target, 
   rotation.caPropagation = t.caPropagation;
   const std::chrono::microseconds interval = t.checkInterval;
   const TimePoint start = at(0s);
-  Managed m{{start, start + t.caValidity}, std::nullopt, std::nullopt, {start, start + std::min(t.validity, t.caValidity)}};
+  Managed m{{start, start + t.caValidity},
+            std::nullopt,
+            std::nullopt,
+            {start, start + std::min(t.validity, t.caValidity)}};
   auto due = [&] {
     if (target == Adversary::Leaf) return renewalTime(m.leaf, rotation);
     return m.stagedAt ? *m.stagedAt + t.caPropagation : renewalTime(m.ca, rotation);
@@ -167,39 +172,45 @@ std::optional<std::string> simulate(const RotationTimings& t, Adversary target, 
 
 }  // namespace
 
-TEST_CASE("rotation timings: the defaults and the rotation suite's short lifetimes are accepted", "[rotation]") {
+TEST_CASE("rotation timings: the defaults and the rotation suite's short lifetimes are accepted",
+          "[rotation]") {
   CHECK(checkRotationTimings(timings(24h, 8760h, 30s, 10s), kFlags).empty());
   CHECK(checkRotationTimings(timings(20s, 60s, 5s, 1s), kFlags).empty());
   CHECK_FALSE(simulate(timings(20s, 60s, 5s, 1s), Adversary::Ca, 600s));
   CHECK_FALSE(simulate(timings(20s, 60s, 5s, 1s), Adversary::Leaf, 600s));
 }
 
-TEST_CASE("rotation timings: --ca-validity 90s with the other defaults names every flag it conflicts with", "[rotation]") {
+TEST_CASE("rotation timings: --ca-validity 90s with the other defaults names every flag it conflicts with",
+          "[rotation]") {
   const auto problems = checkRotationTimings(timings(24h, 90s, 30s, 10s), kFlags);
   REQUIRE(problems.size() == 2);
   CHECK_THAT(problems[0], Catch::StartsWith("--ca-validity 1m30s is less than twice --validity 24h"));
-  CHECK_THAT(problems[1], Catch::StartsWith("--ca-propagation 30s + 2 x --cert-check-interval 10s is more than a "
-                                            "third of --ca-validity 1m30s") &&
-                              Catch::Contains("(need --ca-propagation + 2 x --cert-check-interval <= --ca-validity / 3)"));
+  CHECK_THAT(problems[1],
+             Catch::StartsWith("--ca-propagation 30s + 2 x --cert-check-interval 10s is more than a "
+                               "third of --ca-validity 1m30s") &&
+                 Catch::Contains("(need --ca-propagation + 2 x --cert-check-interval <= --ca-validity / 3)"));
   // What the log said before the check existed: the CA expires before the next one is served.
   REQUIRE(simulate(timings(45s, 90s, 30s, 10s), Adversary::Ca, 900s));
   CHECK_THAT(*simulate(timings(45s, 90s, 30s, 10s), Adversary::Ca, 900s), Catch::Contains("expired"));
 }
 
-TEST_CASE("rotation timings: the check interval may be a third of the serving lifetime and no more", "[rotation]") {
+TEST_CASE("rotation timings: the check interval may be a third of the serving lifetime and no more",
+          "[rotation]") {
   CHECK(checkRotationTimings(timings(30s, 8760h, 30s, 10s), kFlags).empty());
   const auto problems = checkRotationTimings(timings(30s, 8760h, 30s, 11s), kFlags);
   REQUIRE(problems.size() == 1);
-  CHECK_THAT(problems[0], Catch::StartsWith("--cert-check-interval 11s is more than a third of --validity 30s") &&
-                              Catch::Contains("(need --cert-check-interval <= --validity / 3)"));
+  CHECK_THAT(problems[0],
+             Catch::StartsWith("--cert-check-interval 11s is more than a third of --validity 30s") &&
+                 Catch::Contains("(need --cert-check-interval <= --validity / 3)"));
   // The limit is the real one: at it no served certificate expires, one second past it one does.
   CHECK_FALSE(simulate(timings(30s, 8760h, 30s, 10s), Adversary::Leaf, 600s));
   REQUIRE(simulate(timings(30s, 8760h, 30s, 11s), Adversary::Leaf, 600s));
   CHECK_THAT(*simulate(timings(30s, 8760h, 30s, 11s), Adversary::Leaf, 600s), Catch::Contains("expired"));
 }
 
-TEST_CASE("rotation timings: propagation and two check intervals may fill the last third of the CA lifetime and no more",
-          "[rotation]") {
+TEST_CASE(
+    "rotation timings: propagation and two check intervals may fill the last third of the CA lifetime and no more",
+    "[rotation]") {
   for (const auto& [propagation, interval] : {std::pair{10s, 10s}, std::pair{8s, 11s}, std::pair{28s, 1s}}) {
     INFO(propagation.count() << "s + 2 x " << interval.count() << "s");
     CHECK(checkRotationTimings(timings(45s, 90s, propagation, interval), kFlags).empty());
@@ -232,9 +243,12 @@ TEST_CASE("rotation timings: every duration is positive and at most a hundred ye
   REQUIRE(tooLong.size() == 1);
   CHECK_THAT(tooLong[0], Catch::StartsWith("--ca-validity 876000h1s is more than 876000h (100 years)"));
   // Out-of-range durations are reported alone: no sum is formed from them.
-  CHECK(checkRotationTimings(timings(24h, 8760h, std::chrono::seconds::max(), std::chrono::seconds::max()), kFlags).size() == 2);
+  CHECK(checkRotationTimings(timings(24h, 8760h, std::chrono::seconds::max(), std::chrono::seconds::max()),
+                             kFlags)
+            .size() == 2);
   // Without names the messages still read.
-  CHECK_THAT(checkRotationTimings(timings(0s, 8760h, 30s, 10s)).front(), Catch::Contains("validity must be positive"));
+  CHECK_THAT(checkRotationTimings(timings(0s, 8760h, 30s, 10s)).front(),
+             Catch::Contains("validity must be positive"));
 }
 
 TEST_CASE("issue timings: a serving certificate may live as long as its CA and no longer", "[rotation]") {

@@ -9,14 +9,14 @@ using nlohmann::json;
 namespace {
 
 json podTemplate() {
-  return {{"metadata",
-           {{"labels", {{"app", "web"}}},
-            {"annotations", {{"configmap.restarter.stackable.tech/cfg", "u/1"}}}}},
-          {"spec",
-           {{"containers",
-             {{{"name", "app"}, {"image", "web:1"}, {"args", {"--a", "--b"}}},
-              {{"name", "sidecar"}, {"image", "proxy:1"}}}},
-            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
+  return {
+      {"metadata",
+       {{"labels", {{"app", "web"}}}, {"annotations", {{"configmap.restarter.stackable.tech/cfg", "u/1"}}}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "app"}, {"image", "web:1"}, {"args", {"--a", "--b"}}},
+          {{"name", "sidecar"}, {"image", "proxy:1"}}}},
+        {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
 }
 
 }  // namespace
@@ -33,8 +33,7 @@ TEST_CASE("changes are named by container and field", "[template-diff]") {
   after["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = "2026-11-29T18:00:00Z";
   CHECK(templateChangePaths(podTemplate(), after) ==
         std::vector<std::string>{"metadata.annotations[kubectl.kubernetes.io/restartedAt]",
-                                 "metadata.labels.tier", "containers[app].image",
-                                 "containers[sidecar].args"});
+                                 "metadata.labels.tier", "containers[app].image", "containers[sidecar].args"});
 }
 
 TEST_CASE("restarter-owned annotations are left to the annotation diff", "[template-diff]") {
@@ -50,12 +49,10 @@ TEST_CASE("added and removed named elements and unnamed lists", "[template-diff]
   after["spec"]["volumes"].push_back({{"name", "extra"}, {"emptyDir", json::object()}});
   after["spec"]["containers"][0]["args"] = {"--a", "--c"};
   CHECK(templateChangePaths(podTemplate(), after) ==
-        std::vector<std::string>{"containers[app].args[1]", "containers[sidecar]",
-                                 "volumes[extra]"});
+        std::vector<std::string>{"containers[app].args[1]", "containers[sidecar]", "volumes[extra]"});
   json longer = podTemplate();
   longer["spec"]["containers"][0]["args"].push_back("--d");
-  CHECK(templateChangePaths(podTemplate(), longer) ==
-        std::vector<std::string>{"containers[app].args"});
+  CHECK(templateChangePaths(podTemplate(), longer) == std::vector<std::string>{"containers[app].args"});
 }
 
 TEST_CASE("type changes and non-object templates compare as wholes", "[template-diff]") {

@@ -8,8 +8,7 @@ using namespace std::chrono;
 namespace {
 
 TimePoint utc(int y, unsigned mo, unsigned d, int h, int mi, int s, long long us = 0) {
-  return sys_days{year{y} / month{mo} / day{d}} + hours{h} + minutes{mi} + seconds{s} +
-         microseconds{us};
+  return sys_days{year{y} / month{mo} / day{d}} + hours{h} + minutes{mi} + seconds{s} + microseconds{us};
 }
 
 }  // namespace
@@ -43,10 +42,9 @@ TEST_CASE("RFC 3339 times parse with and without fractions and offsets", "[expir
 TEST_CASE("anything that is not RFC 3339 is an error value", "[expiry]") {
   for (const char* bad :
        {"", "2022-04-21", "2022-04-21T13:24:15", "2022-04-21 13:24:15Z", "2022-4-21T13:24:15Z",
-        "2022-04-21T13:24Z", "2022-13-01T00:00:00Z", "2023-02-29T00:00:00Z",
-        "2022-04-31T00:00:00Z", "2022-04-21T24:00:00Z", "2022-04-21T23:60:00Z",
-        "2022-04-21T23:59:61Z", "2022-04-21T13:24:15.Z", "2022-04-21T13:24:15+0200",
-        "2022-04-21T13:24:15+24:00", "2022-04-21T13:24:15Zjunk", "tomorrow",
+        "2022-04-21T13:24Z", "2022-13-01T00:00:00Z", "2023-02-29T00:00:00Z", "2022-04-31T00:00:00Z",
+        "2022-04-21T24:00:00Z", "2022-04-21T23:60:00Z", "2022-04-21T23:59:61Z", "2022-04-21T13:24:15.Z",
+        "2022-04-21T13:24:15+0200", "2022-04-21T13:24:15+24:00", "2022-04-21T13:24:15Zjunk", "tomorrow",
         "２０２２-04-21T13:24:15Z", "1651234567"}) {
     INFO(bad);
     auto parsed = parseRfc3339(bad);
@@ -70,17 +68,16 @@ TEST_CASE("durations parse Go style with days for certificate lifetimes", "[time
     const char* text;
     long long seconds;
   };
-  const std::vector<Row> rows = {{"0s", 0},       {"90s", 90},       {"15m", 900},
-                                 {"24h", 86400},  {"1h30m", 5400},   {"30d", 2592000},
-                                 {"1d12h", 129600}, {"8760h", 31536000}};
+  const std::vector<Row> rows = {{"0s", 0},       {"90s", 90},      {"15m", 900},      {"24h", 86400},
+                                 {"1h30m", 5400}, {"30d", 2592000}, {"1d12h", 129600}, {"8760h", 31536000}};
   for (const Row& row : rows) {
     INFO(row.text);
     auto parsed = parseDuration(row.text);
     REQUIRE(parsed.ok());
     CHECK(parsed->count() == row.seconds);
   }
-  for (const char* bad : {"", "10", "h", "-5m", "1.5h", "5w", "10 m", "99999999999999999999h",
-                          "9223372036854775807s1s"}) {
+  for (const char* bad :
+       {"", "10", "h", "-5m", "1.5h", "5w", "10 m", "99999999999999999999h", "9223372036854775807s1s"}) {
     INFO(bad);
     auto parsed = parseDuration(bad);
     REQUIRE_FALSE(parsed.ok());

@@ -160,12 +160,18 @@ std::string post(const std::string& path, const std::string& body) {
 }
 
 Route hello() {
-  return Route{"GET", "/hello", [](const Request&) { return Response{200, "text/plain", "hello", false, 0}; },
+  return Route{"GET", "/hello",
+               [](const Request&) {
+                 return Response{200, "text/plain", "hello", false, 0};
+               },
                Dispatch::Inline, 1};
 }
 
 Route echo(Dispatch dispatch = Dispatch::Pool) {
-  return Route{"POST", "/echo", [](const Request& r) { return Response{200, "text/plain", "echo:" + r.body, false, 0}; },
+  return Route{"POST", "/echo",
+               [](const Request& r) {
+                 return Response{200, "text/plain", "echo:" + r.body, false, 0};
+               },
                dispatch, 1};
 }
 
@@ -264,7 +270,8 @@ TEST_CASE("200 idle connections do not stop a new client from being served", "[h
     REQUIRE(idle.back()->connected());
   }
   // Every one was accepted: 128 are open, the 72 oldest were evicted to admit the others.
-  REQUIRE(waitUntil([&] { return closed(server, CloseReason::Evicted) == 72 && server.stats().idleConnections == 128; }));
+  REQUIRE(waitUntil(
+      [&] { return closed(server, CloseReason::Evicted) == 72 && server.stats().idleConnections == 128; }));
 
   Client fresh(*port);
   auto reply = fresh.request(get("/hello"));
@@ -318,7 +325,8 @@ TEST_CASE("at the connection cap with none idle the new connection is closed at 
   Client b(*port);
   REQUIRE(a.send("GET /hel"));
   REQUIRE(b.send("GET /hel"));
-  REQUIRE(waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
+  REQUIRE(
+      waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
 
   Client refused(*port);
   CHECK(refused.waitClosed());
@@ -496,7 +504,8 @@ TEST_CASE("a chunked body is charged as it arrives", "[http]") {
   auto port = server.start();
   REQUIRE(port.ok());
   Client small(*port);
-  auto ok = small.request("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  auto ok = small.request(
+      "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
   REQUIRE(ok);
   CHECK(ok->status == 200);
   CHECK(ok->body == "echo:abc");

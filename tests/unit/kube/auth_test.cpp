@@ -152,11 +152,16 @@ TEST_CASE("exec plugin failures are Unauthorized errors with the plugin's words"
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().message.find("exited with 3: login required") != std::string::npos);
 
-  for (std::string out : {std::string("garbage"), std::string(R"({"kind":"ExecCredential"})"),
-                          std::string(R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"x"}})"),
-                          std::string(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":5}})"),
-                          std::string(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})"),
-                          std::string(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x","expirationTimestamp":"soon"}})")}) {
+  for (
+      std::string out :
+      {std::string("garbage"), std::string(R"({"kind":"ExecCredential"})"),
+       std::string(
+           R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"x"}})"),
+       std::string(
+           R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":5}})"),
+       std::string(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})"),
+       std::string(
+           R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x","expirationTimestamp":"soon"}})")}) {
     runner.outputs.push_back(ProcessOutput{0, out, ""});
     auto credential = auth->credential();
     REQUIRE_FALSE(credential.ok());
@@ -170,7 +175,8 @@ TEST_CASE("an exec plugin may return a client certificate", "[kube][auth]") {
   auto config = execConfig("client.authentication.k8s.io/v1beta1");
   auto auth = makeAuthenticator(config, clock, runner);
   runner.outputs.push_back(ProcessOutput{
-      0, R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"clientCertificateData":"C","clientKeyData":"K"}})",
+      0,
+      R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"clientCertificateData":"C","clientKeyData":"K"}})",
       ""});
   auto credential = auth->credential();
   REQUIRE(credential.ok());
@@ -219,13 +225,15 @@ TEST_CASE("exec plugin output nested too deeply or too large is refused", "[kube
   auto auth = makeAuthenticator(execConfig(), clock, runner);
   const std::string head = R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",)";
   runner.outputs.push_back(ProcessOutput{
-      0, head + R"("status":{"token":"x"},"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}", ""});
+      0, head + R"("status":{"token":"x"},"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}",
+      ""});
   auto deep = auth->credential();
   REQUIRE_FALSE(deep.ok());
   CHECK(deep.error().kind == ErrorKind::Unauthorized);
   CHECK(deep.error().message.find("nests deeper than 512 levels") != std::string::npos);
 
-  runner.outputs.push_back(ProcessOutput{0, head + R"("status":{"token":")" + std::string(1 << 20, 't') + "\"}}", ""});
+  runner.outputs.push_back(
+      ProcessOutput{0, head + R"("status":{"token":")" + std::string(1 << 20, 't') + "\"}}", ""});
   auto large = auth->credential();
   REQUIRE_FALSE(large.ok());
   CHECK(large.error().kind == ErrorKind::Unauthorized);

@@ -21,8 +21,8 @@ struct Fixture {
   explicit Fixture(ConnectionConfig config = tokenConfig()) {
     auto fake = std::make_unique<FakeTransport>();
     transport = fake.get();
-    client = std::make_unique<Client>(std::move(fake), makeAuthenticator(config, clock, runner),
-                                      "default", clock);
+    client =
+        std::make_unique<Client>(std::move(fake), makeAuthenticator(config, clock, runner), "default", clock);
   }
   static ConnectionConfig tokenConfig() {
     ConnectionConfig config;
@@ -38,13 +38,14 @@ std::string header(const Request& request, const std::string& name) {
 }
 
 std::string cm(const std::string& name, const std::string& rv) {
-  return R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":")" +
-         name + R"(","namespace":"ns","resourceVersion":")" + rv + R"("}})";
+  return R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":")" + name +
+         R"(","namespace":"ns","resourceVersion":")" + rv + R"("}})";
 }
 
 std::string page(const std::vector<std::string>& items, const std::string& rv, const std::string& cont) {
-  std::string list = R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
-                     rv + R"(","continue":")" + cont + R"("},"items":[)";
+  std::string list =
+      R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
+      rv + R"(","continue":")" + cont + R"("},"items":[)";
   for (std::size_t i = 0; i < items.size(); ++i) list += (i ? "," : "") + items[i];
   return list + "]}";
 }
@@ -74,7 +75,8 @@ TEST_CASE("a paged metadata-only list follows continue tokens", "[kube][client]"
   CHECK(list->resourceVersion == "10");
   auto requests = f.transport->requests();
   REQUIRE(requests.size() == 2);
-  CHECK(requests[0].path == "/api/v1/namespaces/ns/secrets?labelSelector=app%3Dx%2Ctier%20in%20%28a%29&limit=2");
+  CHECK(requests[0].path ==
+        "/api/v1/namespaces/ns/secrets?labelSelector=app%3Dx%2Ctier%20in%20%28a%29&limit=2");
   CHECK(requests[1].path.find("continue=tok%2F1") != std::string::npos);
   CHECK(header(requests[0], "Accept") == "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
   CHECK(requests[0].bearerToken == "secret-token");
@@ -102,8 +104,7 @@ TEST_CASE("a metadata-only list answered with full objects is refused", "[kube][
 TEST_CASE("malformed and truncated and mistyped answers are errors", "[kube][client]") {
   Fixture f;
   for (std::string body : {std::string(R"({"kind":"ConfigMapList","items":[{"a":)"), std::string("[]"),
-                           std::string(R"({"items":{}})"), std::string(R"({"items":[1]})"),
-                           std::string("")}) {
+                           std::string(R"({"items":{}})"), std::string(R"({"items":[1]})"), std::string("")}) {
     f.transport->push(ok(body));
     auto list = f.client->list(resources::configMaps(), "ns", ListOptions{});
     REQUIRE_FALSE(list.ok());
@@ -151,7 +152,8 @@ TEST_CASE("429 carries Retry-After and 409 is Conflict", "[kube][client]") {
   CHECK(body["kind"] == "Eviction");
   CHECK(body["apiVersion"] == "policy/v1");
 
-  auto replaced = f.client->replace(resources::configMaps(), "ns", "a", {{"metadata", {{"resourceVersion", "1"}}}});
+  auto replaced =
+      f.client->replace(resources::configMaps(), "ns", "a", {{"metadata", {{"resourceVersion", "1"}}}});
   REQUIRE_FALSE(replaced.ok());
   CHECK(replaced.error().kind == ErrorKind::Conflict);
 }
@@ -190,8 +192,8 @@ TEST_CASE("writes use the right verbs and content types and queries", "[kube][cl
 
 TEST_CASE("a watch streams events and bookmarks and ends cleanly", "[kube][client][watch]") {
   Fixture f;
-  std::string all = event("ADDED", cm("a", "11")) + event("BOOKMARK", cm("", "12")) +
-                    event("DELETED", cm("a", "13"));
+  std::string all =
+      event("ADDED", cm("a", "11")) + event("BOOKMARK", cm("", "12")) + event("DELETED", cm("a", "13"));
   f.transport->push(stream({all.substr(0, 7), all.substr(7, 100), all.substr(107)}));
   std::vector<std::string> seen;
   WatchOptions options;
@@ -207,7 +209,9 @@ TEST_CASE("a watch streams events and bookmarks and ends cleanly", "[kube][clien
   CHECK_FALSE(end->stopped);
   CHECK(seen == std::vector<std::string>{"ADDED:11", "BOOKMARK:12", "DELETED:13"});
   auto request = f.transport->requests().at(0);
-  CHECK(request.path == "/api/v1/namespaces/ns/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=60");
+  CHECK(
+      request.path ==
+      "/api/v1/namespaces/ns/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=60");
   CHECK(header(request, "Accept") == "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1");
   CHECK(request.timeout == 90s);
 }
@@ -217,10 +221,14 @@ TEST_CASE("watch failures are typed errors", "[kube][client][watch]") {
   auto run = [&](Scripted answer) {
     f.transport->push(std::move(answer));
     int events = 0;
-    auto end = f.client->watch(resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) { ++events; return true; });
+    auto end = f.client->watch(resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) {
+      ++events;
+      return true;
+    });
     return end.ok() ? std::optional<ErrorKind>() : std::optional<ErrorKind>(end.error().kind);
   };
-  CHECK(run(stream({event("ADDED", cm("a", "1")), event("ERROR", statusJson(410, "Expired"))})) == ErrorKind::Gone);
+  CHECK(run(stream({event("ADDED", cm("a", "1")), event("ERROR", statusJson(410, "Expired"))})) ==
+        ErrorKind::Gone);
   CHECK(run(status(410, statusJson(410, "Gone"))) == ErrorKind::Gone);
   CHECK(run(stream({event("ADDED", cm("a", "1")), "{\"type\":\"MODIFIED\",\"obj"})) == ErrorKind::InvalidInput);
   CHECK(run(stream({"not json at all\n"})) == ErrorKind::InvalidInput);
@@ -237,16 +245,23 @@ TEST_CASE("a metadata-only watch refuses full objects", "[kube][client][watch]")
   WatchOptions options;
   options.metadataOnly = true;
   int events = 0;
-  auto end = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) { ++events; return true; });
+  auto end = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) {
+    ++events;
+    return true;
+  });
   REQUIRE_FALSE(end.ok());
   CHECK(events == 0);
 
   // A "kind" that is not a string is refused as well, without an exception (json::value("kind",
   // "") threw type_error 302; found reviewing every value() call after the fuzzer's first find).
-  for (const char* object : {R"({"kind":7,"metadata":{}})", R"({"kind":{},"metadata":{}})", R"({"metadata":{}})"}) {
+  for (const char* object :
+       {R"({"kind":7,"metadata":{}})", R"({"kind":{},"metadata":{}})", R"({"metadata":{}})"}) {
     INFO(object);
     f.transport->push(stream({event("ADDED", object)}));
-    auto odd = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) { ++events; return true; });
+    auto odd = f.client->watch(resources::secrets(), "ns", options, [&](WatchEvent&&) {
+      ++events;
+      return true;
+    });
     REQUIRE_FALSE(odd.ok());
     CHECK(odd.error().kind == ErrorKind::InvalidInput);
     CHECK(events == 0);
@@ -257,7 +272,10 @@ TEST_CASE("the handler or the stop token end a watch", "[kube][client][watch]") 
   Fixture f;
   f.transport->push(stream({event("ADDED", cm("a", "1")) + event("ADDED", cm("b", "2"))}));
   int events = 0;
-  auto end = f.client->watch(resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) { ++events; return false; });
+  auto end = f.client->watch(resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) {
+    ++events;
+    return false;
+  });
   REQUIRE(end.ok());
   CHECK(end->stopped);
   CHECK(events == 1);
@@ -265,7 +283,8 @@ TEST_CASE("the handler or the stop token end a watch", "[kube][client][watch]") 
   std::stop_source stop;
   stop.request_stop();
   f.transport->push(stream({event("ADDED", cm("a", "1"))}));
-  auto stopped = f.client->watch(resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) { return true; }, stop.get_token());
+  auto stopped = f.client->watch(
+      resources::configMaps(), "ns", WatchOptions{}, [&](WatchEvent&&) { return true; }, stop.get_token());
   REQUIRE(stopped.ok());
   CHECK(stopped->stopped);
 }
@@ -279,7 +298,11 @@ TEST_CASE("a 401 reruns the exec plugin once and retries", "[kube][client][auth]
   config.exec = exec;
   Fixture f(config);
   auto cred = [](const std::string& token) {
-    return ProcessOutput{0, R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":")" + token + "\"}}", ""};
+    return ProcessOutput{
+        0,
+        R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":")" +
+            token + "\"}}",
+        ""};
   };
   f.runner.outputs.push_back(cred("old"));
   f.runner.outputs.push_back(cred("new"));
@@ -387,12 +410,13 @@ contexts: [{name: c, context: {cluster: k, user: u, namespace: team-a}}]
 
 TEST_CASE("an answer nested deeper than the depth limit is a malformed answer", "[kube][client]") {
   Fixture f;
-  f.transport->push(ok(R"({"kind":"ConfigMapList","items":[)" + std::string(100000, '[') +
-                       std::string(100000, ']') + "]}"));
+  f.transport->push(
+      ok(R"({"kind":"ConfigMapList","items":[)" + std::string(100000, '[') + std::string(100000, ']') + "]}"));
   auto list = f.client->list(resources::configMaps(), "ns", ListOptions{});
   REQUIRE_FALSE(list.ok());
   CHECK(list.error().kind == ErrorKind::InvalidInput);
-  CHECK(list.error().message == "malformed answer from the server: body: JSON text nests deeper than 512 levels");
+  CHECK(list.error().message ==
+        "malformed answer from the server: body: JSON text nests deeper than 512 levels");
 }
 
 TEST_CASE("an answer whose kind is not a string is malformed and not a throw", "[kube][client]") {

@@ -106,7 +106,8 @@ current-context: c
 clusters: [{name: k, cluster: {server: "https://h:1", certificate-authority-data: Q0E=, certificate-authority: nope}}]
 users: [{name: u, user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
-)"}}, LoadOptions{});
+)"}},
+                                  LoadOptions{});
   REQUIRE(config.ok());
   CHECK(config->caPem == "CA");
   CHECK(config->clientCertPem == "CERT");
@@ -127,7 +128,8 @@ users:
       env: [{name: A, value: "1"}]
       provideClusterInfo: true
 contexts: [{name: c, context: {cluster: k, user: u}}]
-)"}}, LoadOptions{});
+)"}},
+                                  LoadOptions{});
   REQUIRE(config.ok());
   REQUIRE(config->exec);
   CHECK(config->exec->command == "/etc/kube/bin/plugin");
@@ -150,15 +152,23 @@ TEST_CASE("bad configuration names the file and the context and the field", "[ku
   const std::string head = "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n";
   check(head + "clusters: [{name: k, cluster: {server: [1]}}]\nusers: [{name: u, user: {}}]\n",
         {"/cfg/kubeconfig", "context \"c\"", "cluster \"k\"", "\"server\""});
-  check(head + "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {client-key: /nonexistent/key, client-certificate-data: QQ==}}]\n",
-        {"/cfg/kubeconfig", "user \"u\"", "\"client-key\""});
-  check(head + "clusters: [{name: k, cluster: {server: 'https://h', certificate-authority-data: '%%%'}}]\nusers: [{name: u, user: {}}]\n",
-        {"certificate-authority-data", "base64"});
+  check(
+      head +
+          "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {client-key: /nonexistent/key, client-certificate-data: QQ==}}]\n",
+      {"/cfg/kubeconfig", "user \"u\"", "\"client-key\""});
+  check(
+      head +
+          "clusters: [{name: k, cluster: {server: 'https://h', certificate-authority-data: '%%%'}}]\nusers: [{name: u, user: {}}]\n",
+      {"certificate-authority-data", "base64"});
   check(head + "clusters: []\nusers: []\n", {"context \"c\"", "cluster \"k\" not found"});
-  check(head + "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: x}}}]\n",
-        {"user \"u\"", "interactiveMode"});
-  check(head + "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}}]\n",
-        {"apiVersion"});
+  check(
+      head +
+          "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: x}}}]\n",
+      {"user \"u\"", "interactiveMode"});
+  check(
+      head +
+          "clusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}}]\n",
+      {"apiVersion"});
   check(head + "clusters: [{name: k, cluster: {server: 'h:1'}}]\n", {"server"});
   check("current-context: c\ncontexts: {c: 1}\n", {"contexts"});
   check("a: [b\n", {"/cfg/kubeconfig", "YAML"});
@@ -182,8 +192,8 @@ TEST_CASE("in-cluster configuration from the service account", "[kube][config]")
   dir.write("namespace", "kube-system\n");
   LoadOptions options;
   options.serviceAccountDir = dir.path();
-  options.env = envOf({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"},
-                       {"HOME", dir.path()}});
+  options.env =
+      envOf({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}, {"HOME", dir.path()}});
   auto config = loadConfig(options);  // no kubeconfig anywhere: falls back to in-cluster
   REQUIRE(config.ok());
   CHECK(config->server == "https://[fd00::1]:443");
@@ -198,7 +208,8 @@ TEST_CASE("in-cluster configuration from the service account", "[kube][config]")
   CHECK(none.error().kind == ErrorKind::NotFound);
 }
 
-TEST_CASE("a kubeconfig nested 100000 levels deep is an error and neither a crash nor a hang", "[kube][config]") {
+TEST_CASE("a kubeconfig nested 100000 levels deep is an error and neither a crash nor a hang",
+          "[kube][config]") {
   // yaml-cpp 0.7 throws YAML::DeepRecursion at 500 levels. A flow sequence on one line is scanned
   // whole before the parser recurses (200 KB here); the block forms stop where level 500 starts.
   std::string compactBlock = "clusters:\n";  // "- - - ...": each "- " one indentation level deeper
@@ -211,8 +222,7 @@ TEST_CASE("a kubeconfig nested 100000 levels deep is an error and neither a cras
   for (int i = 0; i < 600; ++i) indented += std::string(2 * static_cast<std::size_t>(i), ' ') + "a:\n";
   indented += std::string(1200, ' ') + "x\n";
   for (const std::string& yaml : {"clusters: " + std::string(100000, '[') + std::string(100000, ']') + "\n",
-                                  "clusters: " + flowMaps + "\n",
-                                  compactBlock, indented}) {
+                                  "clusters: " + flowMaps + "\n", compactBlock, indented}) {
     auto config = resolveKubeconfig({{"/cfg/kubeconfig", yaml}}, LoadOptions{});
     REQUIRE_FALSE(config.ok());
     CHECK(config.error().kind == ErrorKind::InvalidInput);

@@ -7,14 +7,15 @@ using namespace restarter::kube;
 
 namespace {
 std::string statusBody(int code, const std::string& reason, const std::string& message) {
-  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message +
-         R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message + R"(","reason":")" +
+         reason + R"(","code":)" + std::to_string(code) + "}";
 }
 }  // namespace
 
 TEST_CASE("metav1.Status codes and reasons map to error kinds", "[kube][errors]") {
   CHECK(errorFromResponse(404, {}, statusBody(404, "NotFound", "x not found")).kind == ErrorKind::NotFound);
-  CHECK(errorFromResponse(409, {}, statusBody(409, "AlreadyExists", "exists")).kind == ErrorKind::AlreadyExists);
+  CHECK(errorFromResponse(409, {}, statusBody(409, "AlreadyExists", "exists")).kind ==
+        ErrorKind::AlreadyExists);
   CHECK(errorFromResponse(409, {}, statusBody(409, "Conflict", "modified")).kind == ErrorKind::Conflict);
   CHECK(errorFromResponse(410, {}, statusBody(410, "Expired", "too old")).kind == ErrorKind::Gone);
   CHECK(errorFromResponse(401, {}, statusBody(401, "Unauthorized", "no")).kind == ErrorKind::Unauthorized);
@@ -32,7 +33,8 @@ TEST_CASE("the message carries reason and Status message and code", "[kube][erro
 }
 
 TEST_CASE("429 keeps the Retry-After header", "[kube][errors]") {
-  auto error = errorFromResponse(429, {{"retry-after", " 7 "}}, statusBody(429, "TooManyRequests", "slow down"));
+  auto error =
+      errorFromResponse(429, {{"retry-after", " 7 "}}, statusBody(429, "TooManyRequests", "slow down"));
   CHECK(error.kind == ErrorKind::TooManyRequests);
   REQUIRE(retryAfter(error));
   CHECK(retryAfter(error)->count() == 7);

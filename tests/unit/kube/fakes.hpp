@@ -80,8 +80,7 @@ class FakeTransport final : public Transport {
                                 std::stop_token stop) override {
     Scripted answer = next(request);
     if (answer.error) return *answer.error;
-    if (answer.status < 200 || answer.status > 299)
-      return Response{answer.status, answer.headers, answer.body};
+    if (answer.status < 200 || answer.status > 299) return Response{answer.status, answer.headers, answer.body};
     for (const auto& chunk : answer.chunks) {
       if (stop.stop_requested()) return Response{answer.status, answer.headers, {}};
       if (!onChunk(chunk)) return Response{answer.status, answer.headers, {}};

@@ -30,7 +30,8 @@ std::string mutate(const std::string& seed, std::mt19937& rng) {
       if (!out.empty()) out.erase(rng() % out.size(), 1 + rng() % 8);
       break;
     default: {
-      static const char* tokens[] = {"{", "}", "[", "]", "\"", ":", ",", "null", "\n", "\\u0000", "- ", ": ", "&a", "*a", "!!binary"};
+      static const char* tokens[] = {"{",  "}",       "[",  "]",  "\"", ":",  ",",       "null",
+                                     "\n", "\\u0000", "- ", ": ", "&a", "*a", "!!binary"};
       out.insert(out.empty() ? 0 : rng() % out.size(), tokens[rng() % 15]);
     }
   }
@@ -54,9 +55,12 @@ contexts:
 )";
 
 const std::string kWatch =
-    R"({"type":"ADDED","object":{"kind":"PartialObjectMetadata","metadata":{"name":"a","resourceVersion":"1"}}})" "\n"
-    R"({"type":"BOOKMARK","object":{"kind":"PartialObjectMetadata","metadata":{"resourceVersion":"2"}}})" "\n"
-    R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})" "\n";
+    R"({"type":"ADDED","object":{"kind":"PartialObjectMetadata","metadata":{"name":"a","resourceVersion":"1"}}})"
+    "\n"
+    R"({"type":"BOOKMARK","object":{"kind":"PartialObjectMetadata","metadata":{"resourceVersion":"2"}}})"
+    "\n"
+    R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+    "\n";
 
 const std::string kList =
     R"({"kind":"PartialObjectMetadataList","metadata":{"resourceVersion":"5","continue":""},"items":[{"kind":"PartialObjectMetadata","metadata":{"name":"a"}}]})";
@@ -113,8 +117,10 @@ TEST_CASE("mutated answers to list and watch and exec give values or errors", "[
     (void)client.list(resources::secrets(), "n", options);
     transport->push(stream({mutate(kWatch, rng)}));
     (void)client.watch(resources::secrets(), "n", WatchOptions{}, [](WatchEvent&&) { return true; });
-    transport->push(status(400 + static_cast<long>(rng() % 200), mutate(R"({"kind":"Status","code":409,"reason":"Conflict","details":{"retryAfterSeconds":3}})", rng),
-                           {{"retry-after", mutate("12", rng)}}));
+    transport->push(status(
+        400 + static_cast<long>(rng() % 200),
+        mutate(R"({"kind":"Status","code":409,"reason":"Conflict","details":{"retryAfterSeconds":3}})", rng),
+        {{"retry-after", mutate("12", rng)}}));
     auto got = client.get(resources::configMaps(), "n", "a");
     if (!got) (void)retryAfter(got.error());
     runner.outputs.clear();

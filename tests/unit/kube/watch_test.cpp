@@ -15,7 +15,10 @@ TEST_CASE("events split across chunks at any byte are decoded whole", "[kube][wa
   for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
     WatchDecoder decoder;
     std::vector<WatchEvent> events;
-    auto collect = [&](WatchEvent&& e) { events.push_back(std::move(e)); return true; };
+    auto collect = [&](WatchEvent&& e) {
+      events.push_back(std::move(e));
+      return true;
+    };
     REQUIRE(decoder.feed(std::string_view(stream).substr(0, cut), collect).ok());
     REQUIRE(decoder.feed(std::string_view(stream).substr(cut), collect).ok());
     REQUIRE(decoder.finish().ok());
@@ -29,7 +32,13 @@ TEST_CASE("events split across chunks at any byte are decoded whole", "[kube][wa
 TEST_CASE("a stream cut mid-object is an error at finish", "[kube][watch]") {
   WatchDecoder decoder;
   int count = 0;
-  REQUIRE(decoder.feed(kAdded + "\n" + kAdded.substr(0, 20), [&](WatchEvent&&) { ++count; return true; }).ok());
+  REQUIRE(decoder
+              .feed(kAdded + "\n" + kAdded.substr(0, 20),
+                    [&](WatchEvent&&) {
+                      ++count;
+                      return true;
+                    })
+              .ok());
   CHECK(count == 1);
   auto end = decoder.finish();
   REQUIRE_FALSE(end.ok());
@@ -39,10 +48,8 @@ TEST_CASE("a stream cut mid-object is an error at finish", "[kube][watch]") {
 TEST_CASE("malformed lines and unexpected types are errors not crashes", "[kube][watch]") {
   for (std::string line : {std::string("{not json"), std::string("[1]"), std::string("\"x\""),
                            std::string(R"({"type":5,"object":{}})"),
-                           std::string(R"({"type":"ADDED","object":"x"})"),
-                           std::string(R"({"type":"ADDED"})"),
-                           std::string(R"({"type":"SOMETHING","object":{}})"),
-                           std::string("\xff\xfe")}) {
+                           std::string(R"({"type":"ADDED","object":"x"})"), std::string(R"({"type":"ADDED"})"),
+                           std::string(R"({"type":"SOMETHING","object":{}})"), std::string("\xff\xfe")}) {
     WatchDecoder decoder;
     auto status = decoder.feed(line + "\n", [](WatchEvent&&) { return true; });
     REQUIRE_FALSE(status.ok());
@@ -54,7 +61,8 @@ TEST_CASE("malformed lines and unexpected types are errors not crashes", "[kube]
 TEST_CASE("blank lines are skipped and the handler can stop early", "[kube][watch]") {
   WatchDecoder decoder;
   int count = 0;
-  REQUIRE(decoder.feed("\n\r\n" + kAdded + "\n" + kAdded + "\n", [&](WatchEvent&&) { return ++count < 1; }).ok());
+  REQUIRE(
+      decoder.feed("\n\r\n" + kAdded + "\n" + kAdded + "\n", [&](WatchEvent&&) { return ++count < 1; }).ok());
   CHECK(count == 1);
 }
 
@@ -66,7 +74,8 @@ TEST_CASE("event type names", "[kube][watch]") {
 TEST_CASE("a watch line nested deeper than the depth limit is an error", "[kube][watch]") {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   WatchDecoder decoder;
-  auto status = decoder.feed(R"({"type":"ADDED","object":{"a":)" + deep + "}}\n", [](WatchEvent&&) { return true; });
+  auto status =
+      decoder.feed(R"({"type":"ADDED","object":{"a":)" + deep + "}}\n", [](WatchEvent&&) { return true; });
   REQUIRE_FALSE(status.ok());
   CHECK(status.error().kind == ErrorKind::InvalidInput);
   CHECK(status.error().message == "watch event: JSON text nests deeper than 512 levels");

@@ -2,8 +2,8 @@
 
 #include <atomic>
 
-#include <catch2/catch.hpp>
 #include <httplib.h>
+#include <catch2/catch.hpp>
 
 using namespace restarter::obs;
 
@@ -24,7 +24,8 @@ TEST_CASE("health and metrics routes answer on loopback", "[endpoints]") {
   registry.counter("restarter_writes_total", "Writes.").with().inc(7);
   std::atomic<bool> ready{false};
   EndpointServer server;
-  addHealthRoutes(server, [] { return true; }, [&ready] { return ready.load(); });
+  addHealthRoutes(
+      server, [] { return true; }, [&ready] { return ready.load(); });
   addMetricsRoute(server, registry);
   auto port = server.start(BindAddress{"127.0.0.1", 0});
   REQUIRE(port.ok());

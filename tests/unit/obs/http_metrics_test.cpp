@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <httplib.h>
+#include <catch2/catch.hpp>
 
 #include "restarter/obs/endpoints.hpp"
 
@@ -52,15 +52,18 @@ TEST_CASE("slow and idle clients do not keep health probes from being answered",
   Registry registry;
   HttpMetrics http(registry, "restarter_test");
   EndpointServer server(EndpointOptions{endpointLimits(), &http.server("health")});
-  addHealthRoutes(server, [] { return true; }, [] { return true; });
+  addHealthRoutes(
+      server, [] { return true; }, [] { return true; });
   auto port = server.start(BindAddress{"127.0.0.1", 0});
   REQUIRE(port.ok());
   // Twice what took the old thread-per-connection server down: half in the middle of a head,
   // half idle.
   std::vector<std::unique_ptr<Stalled>> stalled;
-  for (int i = 0; i < 16; ++i) stalled.push_back(std::make_unique<Stalled>(*port, i % 2 == 0 ? "GET /hea" : ""));
+  for (int i = 0; i < 16; ++i)
+    stalled.push_back(std::make_unique<Stalled>(*port, i % 2 == 0 ? "GET /hea" : ""));
   REQUIRE(waitUntil([&] {
-    return registry.render().find("restarter_test_http_connections{server=\"health\"} 16\n") != std::string::npos;
+    return registry.render().find("restarter_test_http_connections{server=\"health\"} 16\n") !=
+           std::string::npos;
   }));
   httplib::Client client("127.0.0.1", *port);
   auto healthz = client.Get("/healthz");
@@ -70,15 +73,18 @@ TEST_CASE("slow and idle clients do not keep health probes from being answered",
   stalled.clear();
   // Every connection closed is counted by reason, and the gauge returns to 0.
   REQUIRE(waitUntil([&] {
-    return registry.render().find("restarter_test_http_connections{server=\"health\"} 0\n") != std::string::npos;
+    return registry.render().find("restarter_test_http_connections{server=\"health\"} 0\n") !=
+           std::string::npos;
   }));
   const std::string text = registry.render();
   CHECK(text.find("restarter_test_http_connections_closed_total{server=\"health\",reason=\"peer\"} 17\n") !=
         std::string::npos);
-  CHECK(text.find("restarter_test_http_connections_closed_total{server=\"health\",reason=\"head_deadline\"} 0\n") !=
+  CHECK(text.find(
+            "restarter_test_http_connections_closed_total{server=\"health\",reason=\"head_deadline\"} 0\n") !=
         std::string::npos);
-  CHECK(text.find("restarter_test_http_requests_rejected_total{server=\"health\",reason=\"over_budget\"} 0\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("restarter_test_http_requests_rejected_total{server=\"health\",reason=\"over_budget\"} 0\n") !=
+      std::string::npos);
   CHECK(text.find("restarter_test_http_in_flight_bytes{server=\"health\"} 0\n") != std::string::npos);
 }
 
@@ -101,6 +107,7 @@ TEST_CASE("rejections are counted by reason", "[http_metrics]") {
   const std::string text = registry.render();
   CHECK(text.find("restarter_test_http_requests_rejected_total{server=\"metrics\",reason=\"not_found\"} 1\n") !=
         std::string::npos);
-  CHECK(text.find("restarter_test_http_requests_rejected_total{server=\"metrics\",reason=\"body_too_large\"} 1\n") !=
+  CHECK(text.find(
+            "restarter_test_http_requests_rejected_total{server=\"metrics\",reason=\"body_too_large\"} 1\n") !=
         std::string::npos);
 }

@@ -18,8 +18,7 @@ TEST_CASE("the registry renders the Prometheus text format", "[metrics]") {
   latency.with().observe(0.05);
   latency.with().observe(0.5);
   latency.with().observe(5);
-  registry.counter("restarter_escapes_total", "Help with \\ and\nnewline.", {"v"})
-      .with({"a\"b\\c\nd"}).inc();
+  registry.counter("restarter_escapes_total", "Help with \\ and\nnewline.", {"v"}).with({"a\"b\\c\nd"}).inc();
 
   CHECK(registry.render() ==
         "# HELP restarter_reconciles_total Reconciles by kind.\n"

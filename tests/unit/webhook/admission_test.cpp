@@ -21,22 +21,23 @@ const std::string kCmKey = "configmap.restarter.stackable.tech/app-config";
 const std::string kSecretKey = "secret.restarter.stackable.tech/app-secret";
 
 json workload(const std::string& kind = "StatefulSet", bool labeled = true, const json& annotations = nullptr) {
-  json object = {
-      {"apiVersion", "apps/v1"},
-      {"kind", kind},
-      {"metadata", {{"name", "web"}, {"namespace", "ns1"}}},
-      {"spec",
-       {{"template",
-         {{"metadata", {{"labels", {{"app", "web"}}}}},
-          {"spec",
-           {{"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "app-config"}}}}}},
-            {"containers", {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
+  json object = {{"apiVersion", "apps/v1"},
+                 {"kind", kind},
+                 {"metadata", {{"name", "web"}, {"namespace", "ns1"}}},
+                 {"spec",
+                  {{"template",
+                    {{"metadata", {{"labels", {{"app", "web"}}}}},
+                     {"spec",
+                      {{"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "app-config"}}}}}},
+                       {"containers",
+                        {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
   if (labeled) object["metadata"]["labels"] = {{"restarter.stackable.tech/enabled", "true"}};
   if (!annotations.is_null()) object["spec"]["template"]["metadata"]["annotations"] = annotations;
   return object;
 }
 
-json review(const json& object, const std::string& operation = "CREATE", const std::string& kind = "StatefulSet") {
+json review(const json& object, const std::string& operation = "CREATE",
+            const std::string& kind = "StatefulSet") {
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
           {"request",
@@ -60,7 +61,8 @@ struct TableFetcher {
       ReferenceStates states;
       for (const auto& ref : refs) {
         const auto it = table.find(ref.name);
-        states.emplace(std::pair{ref.kind, ref.name}, it == table.end() ? core::ObjectState::absent() : it->second);
+        states.emplace(std::pair{ref.kind, ref.name},
+                       it == table.end() ? core::ObjectState::absent() : it->second);
       }
       return states;
     };
@@ -110,20 +112,23 @@ TEST_CASE("admission: a labeled StatefulSet on CREATE gets its annotations as a 
 TEST_CASE("admission: Deployments and DaemonSets are handled like StatefulSets", "[admission]") {
   for (const std::string kind : {"Deployment", "DaemonSet"}) {
     INFO(kind);
-    const auto result = handleAdmissionReview(review(workload(kind), "CREATE", kind).dump(), bothPresent().fetcher());
+    const auto result =
+        handleAdmissionReview(review(workload(kind), "CREATE", kind).dump(), bothPresent().fetcher());
     CHECK(result.outcome == Outcome::Patched);
     CHECK(result.kind == kind);
   }
 }
 
 TEST_CASE("admission: UPDATE patches only what differs", "[admission]") {
-  const json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}, {"other", "x"}});
+  const json current =
+      workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}, {"other", "x"}});
   const auto result = handleAdmissionReview(review(current, "UPDATE").dump(), bothPresent().fetcher());
   CHECK(result.outcome == Outcome::Patched);
   const json patch = patchOf(responseOf(result));
   REQUIRE(patch.size() == 1);
   CHECK(patch[0]["op"] == "add");  // RFC 6902: add replaces an existing member
-  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
+  CHECK(patch[0]["path"] ==
+        "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
   CHECK(patch[0]["value"] == "uid-cm/11");
 }
 
@@ -180,11 +185,21 @@ TEST_CASE("admission: requests that are not ours pass unchanged without a lookup
   pod["request"]["kind"]["group"] = "";
   const std::vector<Case> cases = {
       {"unlabeled", review(workload("StatefulSet", false))},
-      {"label false", [] { json r = review(workload()); r["request"]["object"]["metadata"]["labels"]["restarter.stackable.tech/enabled"] = "false"; return r; }()},
+      {"label false",
+       [] {
+         json r = review(workload());
+         r["request"]["object"]["metadata"]["labels"]["restarter.stackable.tech/enabled"] = "false";
+         return r;
+       }()},
       {"delete", deleteReview},
       {"connect", review(workload(), "CONNECT")},
       {"pod", pod},
-      {"other version", [] { json r = review(workload()); r["request"]["kind"]["version"] = "v1beta2"; return r; }()},
+      {"other version",
+       [] {
+         json r = review(workload());
+         r["request"]["kind"]["version"] = "v1beta2";
+         return r;
+       }()},
   };
   for (const auto& c : cases) {
     INFO(c.name);
@@ -220,9 +235,11 @@ TEST_CASE("admission: odd but well-formed requests are allowed with a warning", 
   badMetadata["spec"]["template"]["metadata"] = "text";
   json noSpec = workload();
   noSpec.erase("spec");
-  for (const auto& c : std::vector<Case>{{"no template", noTemplate}, {"bad volumes", badVolumes},
-                                          {"bad annotations", badAnnotations}, {"bad metadata", badMetadata},
-                                          {"no spec", noSpec}}) {
+  for (const auto& c : std::vector<Case>{{"no template", noTemplate},
+                                         {"bad volumes", badVolumes},
+                                         {"bad annotations", badAnnotations},
+                                         {"bad metadata", badMetadata},
+                                         {"no spec", noSpec}}) {
     INFO(c.name);
     const auto result = handleAdmissionReview(review(c.object).dump(), bothPresent().fetcher());
     CHECK(result.outcome == Outcome::Failed);
@@ -233,11 +250,17 @@ TEST_CASE("admission: odd but well-formed requests are allowed with a warning", 
 }
 
 TEST_CASE("admission: malformed bodies get HTTP 400", "[admission]") {
-  const std::vector<std::string> bodies = {
-      "", "{", "[]", "null", "\"text\"", R"({"kind":"AdmissionReview"})",
-      R"({"kind":"AdmissionReview","request":{}})", R"({"kind":"AdmissionReview","request":{"uid":7}})",
-      R"({"kind":"Pod","request":{"uid":"a"}})", R"({"kind":"AdmissionReview","request":"x"})",
-      std::string("\xff\xfe\x00", 3)};
+  const std::vector<std::string> bodies = {"",
+                                           "{",
+                                           "[]",
+                                           "null",
+                                           "\"text\"",
+                                           R"({"kind":"AdmissionReview"})",
+                                           R"({"kind":"AdmissionReview","request":{}})",
+                                           R"({"kind":"AdmissionReview","request":{"uid":7}})",
+                                           R"({"kind":"Pod","request":{"uid":"a"}})",
+                                           R"({"kind":"AdmissionReview","request":"x"})",
+                                           std::string("\xff\xfe\x00", 3)};
   for (const auto& body : bodies) {
     INFO(body);
     const auto result = handleAdmissionReview(body, bothPresent().fetcher());
@@ -355,7 +378,8 @@ TEST_CASE("admission: the parse cost bound covers the tree of every shape of bod
   strings += "]";
   const std::string big = "{\"a\":\"" + std::string(1 << 20, 'x') + "\"}";
   const std::string ordinary = review(workload()).dump();
-  for (const std::string* body : std::vector<const std::string*>{&emptyObjects, &zeros, &emptyArrays, &members, &strings, &big, &ordinary}) {
+  for (const std::string* body : std::vector<const std::string*>{&emptyObjects, &zeros, &emptyArrays, &members,
+                                                                 &strings, &big, &ordinary}) {
     const std::size_t tree = treeBytes(*body);
     const std::size_t bound = parseCostBound(*body);
     INFO(body->substr(0, 40) << "... size " << body->size() << " tree " << tree << " bound " << bound);
@@ -420,7 +444,8 @@ TEST_CASE("admission: a patch one byte over the annotations size limit is not ma
   CHECK(result.detail.find("secret/app-secret: none -> uid-s/12 (added)") != std::string::npos);
 }
 
-TEST_CASE("admission: the too-large warning stays within 120 characters for the largest review", "[admission]") {
+TEST_CASE("admission: the too-large warning stays within 120 characters for the largest review",
+          "[admission]") {
   // Sizes have at most 7 digits because the body is at most 8 MiB.
   const json object = workloadEndingAt(8'000'000);
   const std::string body = review(object).dump();
@@ -441,7 +466,8 @@ TEST_CASE("admission: annotations that are already right pass however large", "[
   CHECK(result.outcome == Outcome::Unchanged);
 }
 
-TEST_CASE("admission: a request kind nested 100000 levels deep is malformed and crashes nothing", "[admission]") {
+TEST_CASE("admission: a request kind nested 100000 levels deep is malformed and crashes nothing",
+          "[admission]") {
   // 600 KB that once overflowed the stack: request.kind was copied recursively.
   json r = review(workload());
   r["request"]["kind"] = "PLACEHOLDER";
@@ -473,7 +499,8 @@ TEST_CASE("admission: parts of the review the handler does not read change nothi
   req["options"] = {{"kind", "UpdateOptions"}};
   req["dryRun"] = false;
   json& object = req["object"];
-  object["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+  object["metadata"]["managedFields"] =
+      json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
   object["metadata"]["annotations"] = {{"restarter.stackable.tech/ignore-secret.x", "app-secret"}};
   object["spec"]["replicas"] = 3;
   object["spec"]["volumeClaimTemplates"] = json::array({{{"metadata", {{"name", "data"}}}}});
@@ -485,11 +512,13 @@ TEST_CASE("admission: parts of the review the handler does not read change nothi
   // The ignore annotation of the workload's metadata is read: only the ConfigMap is annotated.
   const json patch = patchOf(responseOf(result));
   REQUIRE(patch.size() == 1);
-  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
+  CHECK(patch[0]["path"] ==
+        "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
   CHECK(patch[0]["value"] == "uid-cm/11");
 }
 
-TEST_CASE("admission: a CREATE also records the content digests it read on the workload's metadata", "[admission][content]") {
+TEST_CASE("admission: a CREATE also records the content digests it read on the workload's metadata",
+          "[admission][content]") {
   const core::ContentDigest digest = *core::parseDigest("00112233445566778899aabbccddeeff");
   TableFetcher f;
   f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false, digest);
@@ -505,11 +534,12 @@ TEST_CASE("admission: a CREATE also records the content digests it read on the w
                                    "configmap/app-config=uid-cm/11/00112233445566778899aabbccddeeff"}});
 }
 
-TEST_CASE("admission: an UPDATE after a metadata-only change keeps the recorded version and patches nothing", "[admission][content]") {
+TEST_CASE("admission: an UPDATE after a metadata-only change keeps the recorded version and patches nothing",
+          "[admission][content]") {
   const core::ContentDigest digest = *core::parseDigest("00112233445566778899aabbccddeeff");
   json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}});
-  current["metadata"]["annotations"] = {
-      {"restarter.stackable.tech/content-digests", "configmap/app-config=uid-cm/10/00112233445566778899aabbccddeeff"}};
+  current["metadata"]["annotations"] = {{"restarter.stackable.tech/content-digests",
+                                         "configmap/app-config=uid-cm/10/00112233445566778899aabbccddeeff"}};
   TableFetcher f;
   f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false, digest);
   f.table["app-secret"] = core::ObjectState::present("uid-s", "12", false);

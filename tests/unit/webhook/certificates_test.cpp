@@ -50,12 +50,14 @@ class FakeApi final : public kube::Transport {
       // Server-side apply as far as this test needs it: the applied object becomes the object
       // (creating it when missing), plus a field the server defaults.
       for (const auto& [name, value] : request.headers) {
-        if (name == "Content-Type" && value != "application/apply-patch+yaml") return status(415, "UnsupportedMediaType");
+        if (name == "Content-Type" && value != "application/apply-patch+yaml")
+          return status(415, "UnsupportedMediaType");
       }
       ++applies;
       const auto it = objects.find(path);
       if (it != objects.end()) body["metadata"]["uid"] = it->second["metadata"].value("uid", "");
-      if (body["metadata"].value("uid", "").empty()) body["metadata"]["uid"] = "uid-" + std::to_string(nextVersion);
+      if (body["metadata"].value("uid", "").empty())
+        body["metadata"]["uid"] = "uid-" + std::to_string(nextVersion);
       return store(path, body);
     }
     if (request.method == "PUT") {
@@ -68,7 +70,8 @@ class FakeApi final : public kube::Transport {
     }
     return status(405, "MethodNotAllowed");
   }
-  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&, std::stop_token) override {
+  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&,
+                                      std::stop_token) override {
     return core::makeError(core::ErrorKind::Internal, "no streams here");
   }
 
@@ -88,7 +91,7 @@ class FakeApi final : public kube::Transport {
   }
   static core::Result<kube::Response> status(long code, const std::string& reason) {
     const json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                    {"reason", reason}, {"code", code}, {"message", reason}};
+                    {"reason", reason}, {"code", code},       {"message", reason}};
     return kube::Response{code, {}, s.dump()};
   }
   std::recursive_mutex mutex_;
@@ -115,7 +118,8 @@ struct Fixture {
   StillClock clock;
   std::unique_ptr<kube::Client> client;
   ManagedOptions options;
-  core::TimePoint start = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+  core::TimePoint start =
+      std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
 
   Fixture() {
     auto transport = std::make_unique<FakeApi>();
@@ -131,8 +135,9 @@ struct Fixture {
     api->put(kMwcPath, {{"apiVersion", "admissionregistration.k8s.io/v1"},
                         {"kind", "MutatingWebhookConfiguration"},
                         {"metadata", {{"name", "restarter-webhook.stackable.tech"}}},
-                        {"webhooks", {{{"name", "restarter-webhook.stackable.tech"},
-                                       {"clientConfig", {{"url", "https://127.0.0.1:9443/mutate"}}}}}}});
+                        {"webhooks",
+                         {{{"name", "restarter-webhook.stackable.tech"},
+                           {"clientConfig", {{"url", "https://127.0.0.1:9443/mutate"}}}}}}});
   }
 
   // serve-webhook --manage-configuration by URL.
@@ -197,7 +202,8 @@ TEST_CASE("certificates: a caBundle that is not a string is replaced without a t
   CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
 }
 
-TEST_CASE("certificates: a Secret whose resourceVersion is not a string is read without a throw", "[certificates]") {
+TEST_CASE("certificates: a Secret whose resourceVersion is not a string is read without a throw",
+          "[certificates]") {
   // json::value() throws on a type mismatch; an API answer is outside input.
   Fixture f;
   CertificateStore store;
@@ -222,7 +228,8 @@ TEST_CASE("certificates: a second check writes nothing", "[certificates]") {
   CHECK(f.api->writes == writes);
 }
 
-TEST_CASE("certificates: a managed configuration is created with the CA bundle and then left alone", "[certificates]") {
+TEST_CASE("certificates: a managed configuration is created with the CA bundle and then left alone",
+          "[certificates]") {
   Fixture f;
   f.api->objects.erase(kMwcPath);
   f.manageConfiguration();
@@ -243,7 +250,8 @@ TEST_CASE("certificates: a managed configuration is created with the CA bundle a
   CHECK(f.api->applies == 1);
 }
 
-TEST_CASE("certificates: a hand edit of the managed configuration is undone at the next check", "[certificates]") {
+TEST_CASE("certificates: a hand edit of the managed configuration is undone at the next check",
+          "[certificates]") {
   Fixture f;
   f.manageConfiguration();
   CertificateStore store;
@@ -258,7 +266,8 @@ TEST_CASE("certificates: a hand edit of the managed configuration is undone at t
   CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
 }
 
-TEST_CASE("certificates: a replica that loses the create race adopts the winner's certificates", "[certificates]") {
+TEST_CASE("certificates: a replica that loses the create race adopts the winner's certificates",
+          "[certificates]") {
   Fixture winner;
   CertificateStore winnerStore;
   REQUIRE(checkManagedCertificates(*winner.client, winner.options, winnerStore, winner.start).ok());
@@ -326,7 +335,8 @@ TEST_CASE("certificates: the CA rolls with both CAs trusted during the overlap",
   CHECK(f.certificatesIn(f.publishedBundle()) == 1);
 }
 
-TEST_CASE("certificates: a suspended machine renews an expired certificate at its first check", "[certificates]") {
+TEST_CASE("certificates: a suspended machine renews an expired certificate at its first check",
+          "[certificates]") {
   Fixture f;
   CertificateStore store;
   REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());

@@ -59,7 +59,8 @@ TEST_CASE("fetch: every reference is answered with its own state", "[fetch]") {
   // Lookups run on the pool's threads, where Catch2 v2 cannot assert (not thread-safe): count here,
   // check after.
   auto wrongNamespace = std::make_shared<std::atomic<int>>(0);
-  const ObjectGetter get = [wrongNamespace](core::RefKind kind, const std::string& ns, const std::string& name) {
+  const ObjectGetter get = [wrongNamespace](core::RefKind kind, const std::string& ns,
+                                            const std::string& name) {
     if (ns != "ns1") ++*wrongNamespace;
     if (name == "cm-1") return core::ObjectState::absent();
     return core::ObjectState::present(std::string(core::refKindName(kind)) + "-" + name, "1", false);

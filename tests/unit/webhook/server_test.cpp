@@ -15,8 +15,8 @@
 #include <atomic>
 #include <chrono>
 
-#include <catch2/catch.hpp>
 #include <httplib.h>
+#include <catch2/catch.hpp>
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/webhook/admission.hpp"
@@ -102,8 +102,10 @@ class RawTlsClient {
 
   // One keep-alive request; the response body ("" on failure).
   std::string post(const std::string& body) {
-    const std::string request = "POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string request =
+        "POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
     if (SSL_write(ssl_, request.data(), static_cast<int>(request.size())) <= 0) return {};
     std::string response;
     lastHeaders_.clear();
@@ -211,8 +213,9 @@ TEST_CASE("server: TLS 1.2 is accepted and TLS 1.1 refused", "[server]") {
   const Pki a = makePki();
   CertificateStore store;
   REQUIRE(store.update(a.leaf.certPem, a.leaf.keyPem).ok());
-  HttpsServer server(ServerOptions{{"127.0.0.1", 0}, "/mutate", 2}, store,
-                     [](const std::string&) { return HttpReply{200, "application/json", "ok"}; });
+  HttpsServer server(ServerOptions{{"127.0.0.1", 0}, "/mutate", 2}, store, [](const std::string&) {
+    return HttpReply{200, "application/json", "ok"};
+  });
   auto port = server.start();
   REQUIRE(port.ok());
   RawTlsClient old(*port, TLS1_1_VERSION);

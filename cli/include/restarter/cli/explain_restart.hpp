@@ -88,9 +88,9 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 // Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
 // are read whole and hashed (their content is dropped at once), the others metadata only, as
 // serve-controller --content-aware does, so Pending says what that controller would do.
-core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
-                                            const std::string& namespace_, const std::string& name,
-                                            core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
+core::Result<ExplainInput> readExplainInput(
+    kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
+    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
 
 // What explain-restart and status judge by, as serve-controller was started: --content-aware
 // (which referenced kinds' content tells a metadata-only change from a real one) and

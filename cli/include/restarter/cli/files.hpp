@@ -11,7 +11,6 @@
 
 namespace restarter::cli {
 
-core::Status writeFileAtomically(const std::filesystem::path& path, std::string_view content,
-                                 mode_t mode);
+core::Status writeFileAtomically(const std::filesystem::path& path, std::string_view content, mode_t mode);
 
 }  // namespace restarter::cli

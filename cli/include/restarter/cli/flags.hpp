@@ -35,7 +35,8 @@ ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>
 // The problem cxxopts found in `args`, said with the flag as the user typed it: an unknown flag
 // is `unknown flag "--x"`, a value of the wrong type `invalid value "v" for --x`; anything else
 // is cxxopts' own message.
-std::string describeFlagError(const cxxopts::exceptions::exception& error, const std::vector<std::string>& args);
+std::string describeFlagError(const cxxopts::exceptions::exception& error,
+                              const std::vector<std::string>& args);
 
 // Reports a usage problem found after parsing (e.g. a bad flag value); returns kExitUsage.
 int reportUsageError(Io& io, const std::string& subcommand, const std::string& problem);

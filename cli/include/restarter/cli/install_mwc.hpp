@@ -15,8 +15,8 @@ namespace restarter::cli {
 
 struct InstallMwcOptions {
   webhook::MwcOptions mwc;
-  std::string caBundleFile;       // PEM file
-  std::string caBundleSecret;     // NAMESPACE/NAME: its ca-bundle.crt, else its ca.crt
+  std::string caBundleFile;    // PEM file
+  std::string caBundleSecret;  // NAMESPACE/NAME: its ca-bundle.crt, else its ca.crt
   bool dryRun = false;
   bool remove = false;
   std::string kubeconfig;

@@ -39,9 +39,9 @@ struct CaRequest {
 };
 
 struct ServingRequest {
-  std::string commonName;                 // defaults to the first DNS name, else the first IP
-  std::vector<std::string> dnsNames;      // subjectAltName DNS entries
-  std::vector<std::string> ipAddresses;   // subjectAltName IP entries (IPv4 or IPv6 text)
+  std::string commonName;                // defaults to the first DNS name, else the first IP
+  std::vector<std::string> dnsNames;     // subjectAltName DNS entries
+  std::vector<std::string> ipAddresses;  // subjectAltName IP entries (IPv4 or IPv6 text)
   std::chrono::seconds validity{std::chrono::hours(24 * 365)};
   KeyType keyType = KeyType::EcdsaP256;
 };
@@ -56,8 +56,7 @@ Result<KeyedCertificate> createCa(const CaRequest& request, TimePoint now);
 // keyEncipherment for RSA); extendedKeyUsage serverAuth; the SANs). InvalidInput when there is no
 // SAN, a DNS name or IP is malformed, or `ca` is not a CA key pair. Its validity is cut to end no
 // later than the CA's.
-Result<KeyedCertificate> issueServing(const ServingRequest& request, const KeyedCertificate& ca,
-                                      TimePoint now);
+Result<KeyedCertificate> issueServing(const ServingRequest& request, const KeyedCertificate& ca, TimePoint now);
 
 struct CertificateInfo {
   std::string subject;  // one-line form, e.g. "CN=restarter-webhook-ca"

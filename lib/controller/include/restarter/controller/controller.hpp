@@ -98,8 +98,8 @@ void slimPod(nlohmann::json& object);
 class Controller {
  public:
   // Every reference must outlive the controller.
-  Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
-             obs::Registry& registry, kube::Clock& clock);
+  Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger, obs::Registry& registry,
+             kube::Clock& clock);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;

@@ -18,7 +18,7 @@ kube::ObjectReference referenceTo(const nlohmann::json& object, std::string apiV
 // Creates the Event and counts the write. A failure is logged (with `what` saying which Event) and
 // returned; callers do not retry it: the action it reports is done.
 core::Status recordEvent(ReconcileContext& context, const kube::ObjectReference& regarding,
-                         const std::string& type, const std::string& reason,
-                         const std::string& action, const std::string& note);
+                         const std::string& type, const std::string& reason, const std::string& action,
+                         const std::string& note);
 
 }  // namespace restarter::controller

@@ -49,8 +49,7 @@ std::string formatMicroTime(kube::Clock::TimePoint time);
 class LeaderElector {
  public:
   // `client`, `clock` and `logger` must outlive the elector.
-  LeaderElector(kube::Client& client, LeaderElectionOptions options, kube::Clock& clock,
-                obs::Logger& logger);
+  LeaderElector(kube::Client& client, LeaderElectionOptions options, kube::Clock& clock, obs::Logger& logger);
 
   // One attempt to acquire or renew. True when we hold the Lease afterwards.
   bool tryAcquireOrRenew();

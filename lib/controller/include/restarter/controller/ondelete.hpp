@@ -53,8 +53,8 @@ using WorkloadStoreFor = std::function<const cache::PackedStore*(std::string_vie
 class OnDeleteRoller {
  public:
   // `kind`: the StatefulSet or DaemonSet WorkloadKind (queue keys, metrics, Events).
-  OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context,
-                 Evictor& evictor, std::chrono::seconds readyTimeout);
+  OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
+                 std::chrono::seconds readyTimeout);
 
   core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
 
@@ -73,7 +73,7 @@ class OnDeleteRoller {
   std::chrono::seconds readyTimeout_;
   std::mutex mutex_;
   std::map<std::string, std::size_t> outdated_;  // key -> outdated pods (the gauge is their sum)
-  std::set<std::string> announced_;  // RollPaused and WouldEvict already recorded (bounded)
+  std::set<std::string> announced_;              // RollPaused and WouldEvict already recorded (bounded)
 };
 
 }  // namespace restarter::controller

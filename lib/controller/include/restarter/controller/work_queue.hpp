@@ -78,10 +78,10 @@ class WorkQueue {
   kube::Random& random_;
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
-  std::map<std::string, TimePoint> waiting_;          // key -> due
-  std::multimap<TimePoint, std::string> byDue_;        // due -> key (mirrors waiting_)
+  std::map<std::string, TimePoint> waiting_;     // key -> due
+  std::multimap<TimePoint, std::string> byDue_;  // due -> key (mirrors waiting_)
   std::set<std::string> processing_;
-  std::map<std::string, TimePoint> dirty_;            // added while processing -> due
+  std::map<std::string, TimePoint> dirty_;  // added while processing -> due
   std::map<std::string, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
   bool shutDown_ = false;

@@ -130,21 +130,19 @@ class WorkloadReconciler {
               core::TimePoint until, core::TimePoint now);
   // Step 3's refusal of a change that would pass the annotations size limit.
   Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
-                        const core::AnnotationsSize& size,
-                        const std::vector<core::AnnotationChange>& changes);
+                        const core::AnnotationsSize& size, const std::vector<core::AnnotationChange>& changes);
   // Step 3's debug line for references kept at an older version, once per state.
   void logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired);
-  core::Status removeForeignLeftovers(const nlohmann::json& applied,
-                                      const core::DesiredAnnotations& desired);
+  core::Status removeForeignLeftovers(const nlohmann::json& applied, const core::DesiredAnnotations& desired);
 
   WorkloadKind kind_;
   CachesFor caches_;
   ReconcileContext& context_;
   std::mutex mutex_;
-  std::map<std::string, LastWrite> lastWrites_;        // key -> the last write made
-  std::map<std::string, std::string> lastAnnounced_;   // dry-run: key -> last announced plan
-  std::map<std::string, core::TimePoint> held_;         // key -> end of the hold announced
-  std::map<std::string, std::string> tooLargeWarned_;  // key -> the refused state warned about
+  std::map<std::string, LastWrite> lastWrites_;            // key -> the last write made
+  std::map<std::string, std::string> lastAnnounced_;       // dry-run: key -> last announced plan
+  std::map<std::string, core::TimePoint> held_;            // key -> end of the hold announced
+  std::map<std::string, std::string> tooLargeWarned_;      // key -> the refused state warned about
   std::map<std::string, std::string> metadataOnlyLogged_;  // key -> the kept references logged
 };
 

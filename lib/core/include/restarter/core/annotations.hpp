@@ -47,7 +47,7 @@ struct ObjectState {
   // Present only: the content digest (content.hpp); nullopt when the content was not read
   // (content-aware off for the kind), which makes every new version a change, as commons-operator.
   std::optional<ContentDigest> contentDigest;
-  std::string problem;          // Unknown only: why the state is not known
+  std::string problem;  // Unknown only: why the state is not known
 
   static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel,
                              std::optional<ContentDigest> contentDigest = std::nullopt);
@@ -82,8 +82,8 @@ struct ReferenceStatus {
 };
 
 struct DesiredAnnotations {
-  AnnotationMap annotations;               // restarter-owned keys only
-  std::vector<ReferenceStatus> references; // one per reference, sorted by (kind, name)
+  AnnotationMap annotations;                // restarter-owned keys only
+  std::vector<ReferenceStatus> references;  // one per reference, sorted by (kind, name)
   // The content record the workload's metadata annotation kContentDigestsAnnotation should hold:
   // one entry per tracked reference whose content is known (formatContentRecords). Written only
   // together with a template change, never alone (docs/architecture.md, "Content-aware restarts").
@@ -102,8 +102,7 @@ Result<AnnotationMap> templateAnnotations(const nlohmann::json& workload);
 // DaemonSet JSON: `metadata.annotations` for ignore rules, `spec.template` for references and the
 // current values). `lookup` is called at most once per reference, never for one ignored by
 // annotation. Deterministic: same inputs, same output.
-Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload,
-                                              const ObjectLookup& lookup);
+Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload, const ObjectLookup& lookup);
 
 // Why an owned annotation changes between two annotation sets.
 enum class ChangeCause {
@@ -131,8 +130,7 @@ struct AnnotationChange {
 // The restarter-owned keys that differ between `before` and `after` (foreign keys in either are
 // ignored), sorted by key. `references` are those of the template `after` belongs to: they give
 // the names behind mapped keys and tell Deleted from Unreferenced.
-std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before,
-                                              const AnnotationMap& after,
+std::vector<AnnotationChange> diffAnnotations(const AnnotationMap& before, const AnnotationMap& after,
                                               const std::vector<Reference>& references);
 
 // The changes that turn a workload's current template annotations into the desired ones.

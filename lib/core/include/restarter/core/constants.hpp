@@ -20,8 +20,7 @@ inline constexpr std::string_view kIgnoreLabelValue = "true";
 // follows the prefix only makes the key unique.
 inline constexpr std::string_view kIgnoreConfigMapAnnotationPrefix =
     "restarter.stackable.tech/ignore-configmap.";
-inline constexpr std::string_view kIgnoreSecretAnnotationPrefix =
-    "restarter.stackable.tech/ignore-secret.";
+inline constexpr std::string_view kIgnoreSecretAnnotationPrefix = "restarter.stackable.tech/ignore-secret.";
 
 // Pod-template annotation key prefixes (DNS-subdomain prefix of the key, without the slash).
 inline constexpr std::string_view kConfigMapAnnotationPrefix = "configmap.restarter.stackable.tech";

@@ -97,7 +97,6 @@ struct TrackedValue {
 //   same uid, other rv, entry with another digest   -> now (the content changed)
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
-                                const std::string& resourceVersion,
-                                const std::optional<ContentDigest>& digest);
+                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest);
 
 }  // namespace restarter::core

@@ -26,9 +26,9 @@ struct ExpiryDecision {
     CheckAt,   // come back at `expiresAt`
   };
   Action action = Action::None;
-  std::optional<TimePoint> expiresAt;  // the earliest valid time
-  std::string key;                     // the annotation that holds it
-  std::vector<ExpiryProblem> problems; // unparseable values, skipped (not fatal)
+  std::optional<TimePoint> expiresAt;   // the earliest valid time
+  std::string key;                      // the annotation that holds it
+  std::vector<ExpiryProblem> problems;  // unparseable values, skipped (not fatal)
 };
 
 // Decides from a pod's annotations (all of them; only expires-at ones are read) at time `now`.

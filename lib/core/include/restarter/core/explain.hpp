@@ -95,7 +95,6 @@ struct HeldRollout {
 // the held rollout, once made, writes a later one) and a change is still pending (`changesPending`;
 // a rollout someone else made, e.g. a spec change the webhook annotated, may have applied it).
 std::optional<HeldRollout> currentRolloutHold(const std::vector<HeldRollout>& events,
-                                              std::optional<TimePoint> lastRollout,
-                                              bool changesPending);
+                                              std::optional<TimePoint> lastRollout, bool changesPending);
 
 }  // namespace restarter::core

@@ -62,7 +62,6 @@ using JsonMemberFilter = std::function<bool(const std::vector<std::string>& path
 
 // As parseJson above, keeping only the members `keep` accepts: for a caller that reads a few parts
 // of a large document, so the rest costs no memory.
-Result<nlohmann::json> parseJson(std::string_view text, const JsonLimits& limits,
-                                 const JsonMemberFilter& keep);
+Result<nlohmann::json> parseJson(std::string_view text, const JsonLimits& limits, const JsonMemberFilter& keep);
 
 }  // namespace restarter::core

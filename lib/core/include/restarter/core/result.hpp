@@ -39,25 +39,38 @@ struct Error {
   std::string describe() const;
 };
 
-inline Error makeError(ErrorKind kind, std::string message) {
-  return Error{kind, std::move(message), {}};
-}
+inline Error makeError(ErrorKind kind, std::string message) { return Error{kind, std::move(message), {}}; }
 
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : state_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const noexcept { return std::holds_alternative<T>(state_); }
   explicit operator bool() const noexcept { return ok(); }
 
   // Preconditions: ok() for value(), !ok() for error(). Checked in debug builds.
-  T& value() & { assert(ok()); return std::get<T>(state_); }
-  const T& value() const& { assert(ok()); return std::get<T>(state_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(state_)); }
-  const Error& error() const& { assert(!ok()); return std::get<Error>(state_); }
-  Error&& error() && { assert(!ok()); return std::get<Error>(std::move(state_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(state_));
+  }
+  const Error& error() const& {
+    assert(!ok());
+    return std::get<Error>(state_);
+  }
+  Error&& error() && {
+    assert(!ok());
+    return std::get<Error>(std::move(state_));
+  }
 
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }

@@ -42,9 +42,9 @@ enum class UpdateStrategy { RollingUpdate, OnDelete };
 // A pod of the workload as the roll sees it (read by rollPodFromJson, roll_input.hpp).
 struct RollPod {
   std::string name;
-  std::string revision;  // its controller-revision-hash label
-  int ordinal = -1;      // StatefulSet: the name's numeric suffix; -1 when none
-  std::string node;      // spec.nodeName
+  std::string revision;      // its controller-revision-hash label
+  int ordinal = -1;          // StatefulSet: the name's numeric suffix; -1 when none
+  std::string node;          // spec.nodeName
   bool terminating = false;  // metadata.deletionTimestamp set
   bool ready = false;        // condition Ready is True
   // ready: since when it is Ready; not ready: since when it is not (the Ready condition's
@@ -56,8 +56,8 @@ struct RollPod {
 struct RollWorkload {
   WorkloadKind kind = WorkloadKind::StatefulSet;  // StatefulSet or DaemonSet
   UpdateStrategy strategy = UpdateStrategy::RollingUpdate;
-  int partition = 0;       // RollingUpdate StatefulSets
-  bool manual = false;     // the opt-out annotation
+  int partition = 0;           // RollingUpdate StatefulSets
+  bool manual = false;         // the opt-out annotation
   bool statusCurrent = false;  // status.observedGeneration >= metadata.generation
   std::string updateRevision;  // the revision label value pods should carry ("" unknown)
   int desired = 0;             // StatefulSet spec.replicas; DaemonSet status.desiredNumberScheduled
@@ -75,9 +75,9 @@ struct RollDecision {
     Paused,           // a replacement did not become Ready within the timeout (`blockingPod`)
   };
   State state = State::KubernetesRolls;
-  std::optional<std::string> evict;  // the pod to evict now (Rolling only)
-  std::string reason;                // why waiting, paused or not rolling; "" when evicting
-  std::string blockingPod;           // the pod waited or paused on, if one
+  std::optional<std::string> evict;    // the pod to evict now (Rolling only)
+  std::string reason;                  // why waiting, paused or not rolling; "" when evicting
+  std::string blockingPod;             // the pod waited or paused on, if one
   std::optional<TimePoint> recheckAt;  // when time alone may change the decision
   std::vector<std::string> outdated;   // pods not on the update revision and not terminating, in roll order
   std::vector<std::string> kept;       // Partitioned: outdated pods below the partition

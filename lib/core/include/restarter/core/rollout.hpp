@@ -57,9 +57,8 @@ std::string formatInterval(std::chrono::milliseconds interval);
 //   "Rollout held until <until>; at most one rollout per <interval>, the last at <lastRollout>;
 //    changes so far in namespace <ns>: <changes>"
 // <until> and <lastRollout> are RFC 3339, so that heldUntilFromNote can read the first back.
-std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout,
-                            std::chrono::milliseconds interval, std::string_view namespace_,
-                            std::string_view changes);
+std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout, std::chrono::milliseconds interval,
+                            std::string_view namespace_, std::string_view changes);
 
 // The <until> of a note rolloutHeldNote wrote; nullopt for any other text.
 std::optional<TimePoint> heldUntilFromNote(std::string_view note);

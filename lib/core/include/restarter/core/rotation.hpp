@@ -67,8 +67,7 @@ TimePoint renewalTime(const Validity& validity, const RotationPolicy& policy);
 // The one thing to do now. Called again after each action, until it says Keep (the caller loops,
 // bounded). Precedence: bootstrap; promote a propagated next CA (which re-issues the leaf); stage a
 // next CA when the CA is due; issue a leaf when it is missing, unusable, expired or due.
-RotationDecision decideRotation(const RotationState& state, TimePoint now,
-                                const RotationPolicy& policy);
+RotationDecision decideRotation(const RotationState& state, TimePoint now, const RotationPolicy& policy);
 
 // The longest duration certificates are managed with (lifetimes, propagation, check interval).
 // X.509 times end with the year 9999 and TimePoint arithmetic in microseconds with about 292,000

@@ -18,7 +18,6 @@ namespace restarter::core {
 
 // Each path once, in a stable order (metadata paths, then spec paths, each sorted). Non-object
 // templates compare as wholes ("" when they differ).
-std::vector<std::string> templateChangePaths(const nlohmann::json& before,
-                                             const nlohmann::json& after);
+std::vector<std::string> templateChangePaths(const nlohmann::json& before, const nlohmann::json& after);
 
 }  // namespace restarter::core

@@ -24,8 +24,10 @@ struct ManagedKind {
 };
 
 inline constexpr std::array<ManagedKind, 3> kManagedKinds = {{
-    {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets", kStatefulSetFieldManager},
-    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments", kDeploymentFieldManager},
+    {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets",
+     kStatefulSetFieldManager},
+    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments",
+     kDeploymentFieldManager},
     {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager},
 }};
 

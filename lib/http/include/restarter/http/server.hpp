@@ -158,12 +158,12 @@ inline constexpr std::size_t kCloseReasonCount = 12;
 
 // Why a request was answered with an error by the server itself (not by a handler).
 enum class RejectReason {
-  Malformed,    // 400: the head does not parse
-  HeadTooLarge, // 431
-  BodyTooLarge, // 413
-  OverBudget,   // 503: the in-flight byte budget is spent
-  QueueFull,    // 503: the worker pool's queue is full
-  NotFound,     // 404 (or 405 for a known path with another method)
+  Malformed,     // 400: the head does not parse
+  HeadTooLarge,  // 431
+  BodyTooLarge,  // 413
+  OverBudget,    // 503: the in-flight byte budget is spent
+  QueueFull,     // 503: the worker pool's queue is full
+  NotFound,      // 404 (or 405 for a known path with another method)
 };
 const char* rejectReasonName(RejectReason reason) noexcept;
 inline constexpr std::size_t kRejectReasonCount = 6;

@@ -57,9 +57,9 @@ struct ListOptions {
   std::string labelSelector;
   std::string fieldSelector;
   bool metadataOnly = false;
-  std::int64_t limit = 500;      // page size; 0: no paging (client-go's pager default is 500)
-  std::string continueToken;     // listPage only
-  std::string resourceVersion;   // "" = most recent (quorum read)
+  std::int64_t limit = 500;     // page size; 0: no paging (client-go's pager default is 500)
+  std::string continueToken;    // listPage only
+  std::string resourceVersion;  // "" = most recent (quorum read)
 };
 
 struct ListPage {
@@ -91,7 +91,7 @@ struct WatchEnd {
 using WatchHandler = std::function<bool(WatchEvent&& event)>;
 
 struct WriteOptions {
-  bool dryRun = false;   // ?dryRun=All
+  bool dryRun = false;  // ?dryRun=All
   std::string fieldManager;
 };
 
@@ -121,10 +121,10 @@ struct ObjectReference {
 struct EventRecord {
   std::string namespace_;  // where the Event lives (the regarding object's namespace)
   ObjectReference regarding;
-  std::string type = "Normal";  // or "Warning"
-  std::string reason;           // UpperCamelCase, e.g. "Restarted"
-  std::string action;           // e.g. "Restart"
-  std::string note;             // human readable, at most 1 kB (truncated)
+  std::string type = "Normal";      // or "Warning"
+  std::string reason;               // UpperCamelCase, e.g. "Restarted"
+  std::string action;               // e.g. "Restart"
+  std::string note;                 // human readable, at most 1 kB (truncated)
   std::string reportingController;  // e.g. "restarter.stackable.tech/controller"
   std::string reportingInstance;
 };
@@ -159,8 +159,8 @@ class Client {
   const std::string& defaultNamespace() const { return defaultNamespace_; }
   Clock& clock() const { return clock_; }
 
-  core::Result<json> get(const ResourceRef& ref, std::string_view namespace_,
-                         std::string_view name, const GetOptions& options = {});
+  core::Result<json> get(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                         const GetOptions& options = {});
   core::Result<ListPage> listPage(const ResourceRef& ref, std::string_view namespace_,
                                   const ListOptions& options);
   // Every page. A 410 on a continue token (the snapshot expired) is Gone: list again.
@@ -169,35 +169,29 @@ class Client {
   // Streams events to `handler` until the server ends the stream (OK), the handler or `stop`
   // ends it (OK, stopped), or something fails: Gone (HTTP 410 or an ERROR event with code 410:
   // relist), InvalidInput (malformed event, stream cut mid-object), transport errors.
-  core::Result<WatchEnd> watch(const ResourceRef& ref, std::string_view namespace_,
-                               const WatchOptions& options, const WatchHandler& handler,
-                               std::stop_token stop = {});
+  core::Result<WatchEnd> watch(const ResourceRef& ref, std::string_view namespace_, const WatchOptions& options,
+                               const WatchHandler& handler, std::stop_token stop = {});
 
-  core::Result<json> create(const ResourceRef& ref, std::string_view namespace_,
-                            const json& object, const WriteOptions& options = {});
+  core::Result<json> create(const ResourceRef& ref, std::string_view namespace_, const json& object,
+                            const WriteOptions& options = {});
   // PUT: optimistic concurrency through metadata.resourceVersion (Conflict when stale).
-  core::Result<json> replace(const ResourceRef& ref, std::string_view namespace_,
-                             std::string_view name, const json& object,
-                             const WriteOptions& options = {});
+  core::Result<json> replace(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                             const json& object, const WriteOptions& options = {});
   // Server-side apply (application/apply-patch+yaml; JSON is YAML). `object` must carry
   // apiVersion, kind and metadata.name. Conflict (with the managers in the message) unless force.
-  core::Result<json> apply(const ResourceRef& ref, std::string_view namespace_,
-                           std::string_view name, const json& object, const ApplyOptions& options);
-  core::Result<json> jsonPatch(const ResourceRef& ref, std::string_view namespace_,
-                               std::string_view name, const json& patch,
-                               const WriteOptions& options = {});
-  core::Result<json> mergePatch(const ResourceRef& ref, std::string_view namespace_,
-                                std::string_view name, const json& patch,
-                                const WriteOptions& options = {});
+  core::Result<json> apply(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                           const json& object, const ApplyOptions& options);
+  core::Result<json> jsonPatch(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                               const json& patch, const WriteOptions& options = {});
+  core::Result<json> mergePatch(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
+                                const json& patch, const WriteOptions& options = {});
   // POST to a subresource, e.g. serviceaccounts/<name>/token (TokenRequest).
   core::Result<json> createSubresource(const ResourceRef& ref, std::string_view namespace_,
-                                       std::string_view name, std::string_view subresource,
-                                       const json& body);
+                                       std::string_view name, std::string_view subresource, const json& body);
   core::Status remove(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
                       const DeleteOptions& options = {});
   // policy/v1 Eviction of a pod. TooManyRequests when a PodDisruptionBudget refuses it.
-  core::Status evict(std::string_view namespace_, std::string_view podName,
-                     const DeleteOptions& options = {});
+  core::Status evict(std::string_view namespace_, std::string_view podName, const DeleteOptions& options = {});
 
   core::Result<json> createEvent(const EventRecord& event);
 

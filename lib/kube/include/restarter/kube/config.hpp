@@ -41,21 +41,21 @@ struct ExecConfig {
 // Everything needed to talk to one apiserver as one user. PEM material is loaded (read from files)
 // when the configuration is resolved; tokenFile is kept as a path because it rotates.
 struct ConnectionConfig {
-  std::string server;              // https://host:port[/prefix]
-  std::string caPem;               // empty: the system trust store
+  std::string server;  // https://host:port[/prefix]
+  std::string caPem;   // empty: the system trust store
   bool insecureSkipTlsVerify = false;
-  std::string tlsServerName;       // SNI and the name verified in the server certificate
+  std::string tlsServerName;  // SNI and the name verified in the server certificate
   std::string proxyUrl;
 
-  std::string clientCertPem;       // both or neither
+  std::string clientCertPem;  // both or neither
   std::string clientKeyPem;
   std::string token;
-  std::string tokenFile;           // re-read as it rotates (auth.hpp)
+  std::string tokenFile;  // re-read as it rotates (auth.hpp)
   std::optional<ExecConfig> exec;
 
-  std::string namespace_;          // the effective namespace
-  std::string contextName;         // empty in-cluster
-  std::string source;              // for messages: the kubeconfig file(s) or "in-cluster"
+  std::string namespace_;   // the effective namespace
+  std::string contextName;  // empty in-cluster
+  std::string source;       // for messages: the kubeconfig file(s) or "in-cluster"
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
@@ -75,8 +75,8 @@ core::Result<ConnectionConfig> loadConfig(const LoadOptions& options);
 // Parses kubeconfig files' contents (for tests and fuzzing; `loadConfig` reads the files).
 // `files` are (path, contents) in merge order; the path names the file in errors and anchors
 // relative paths.
-core::Result<ConnectionConfig> resolveKubeconfig(
-    const std::vector<std::pair<std::string, std::string>>& files, const LoadOptions& options);
+core::Result<ConnectionConfig> resolveKubeconfig(const std::vector<std::pair<std::string, std::string>>& files,
+                                                 const LoadOptions& options);
 
 // In-cluster: KUBERNETES_SERVICE_HOST/PORT, token file (path kept: it rotates), ca.crt, namespace.
 // NotFound when not running in a cluster.

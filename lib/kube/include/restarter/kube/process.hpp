@@ -15,7 +15,7 @@ struct ProcessSpec {
   std::vector<std::string> args;
   // Added to (overriding) the calling process's environment.
   std::vector<std::pair<std::string, std::string>> env;
-  bool inheritStdin = false;   // interactive: the child reads our stdin, its stderr is ours
+  bool inheritStdin = false;  // interactive: the child reads our stdin, its stderr is ours
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 

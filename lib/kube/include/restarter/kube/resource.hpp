@@ -34,8 +34,8 @@ ResourceRef mutatingWebhookConfigurations();
 // "/api/v1/namespaces/<ns>/configmaps[/<name>[/<subresource>]]"; the namespace part only when
 // the resource is namespaced and `namespace_` is non-empty (empty: across all namespaces).
 // Names are percent-encoded.
-std::string resourcePath(const ResourceRef& ref, std::string_view namespace_,
-                         std::string_view name = {}, std::string_view subresource = {});
+std::string resourcePath(const ResourceRef& ref, std::string_view namespace_, std::string_view name = {},
+                         std::string_view subresource = {});
 
 // Percent-encoding of a query value or path segment (RFC 3986 unreserved characters kept).
 std::string urlEncode(std::string_view text);

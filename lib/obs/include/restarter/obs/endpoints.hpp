@@ -70,8 +70,7 @@ class EndpointServer {
 
 // Routes: /healthz answers 200 "ok" while `live()` is true, /readyz 200 while `ready()` is true
 // (503 with the reason otherwise), as Kubernetes probes expect.
-void addHealthRoutes(EndpointServer& server, std::function<bool()> live,
-                     std::function<bool()> ready);
+void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready);
 // Route: /metrics renders `registry` (which must outlive the server).
 void addMetricsRoute(EndpointServer& server, const Registry& registry);
 

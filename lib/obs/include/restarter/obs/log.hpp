@@ -57,7 +57,7 @@ class Logger {
 };
 
 // One formatted line without the trailing newline (exposed for tests and for reuse).
-std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level,
-                          std::string_view message, const Fields& fields);
+std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level, std::string_view message,
+                          const Fields& fields);
 
 }  // namespace restarter::obs

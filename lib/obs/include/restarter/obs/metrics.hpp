@@ -63,7 +63,9 @@ class Family {
  public:
   Family(std::string name, std::string help, std::vector<std::string> labelNames,
          std::vector<double> bounds = {})
-      : name_(std::move(name)), help_(std::move(help)), labelNames_(std::move(labelNames)),
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        labelNames_(std::move(labelNames)),
         bounds_(std::move(bounds)) {}
 
   // The series for these label values (as many as label names; missing ones are empty).

@@ -55,14 +55,14 @@ const char* outcomeName(Outcome outcome) noexcept;
 
 struct AdmissionResult {
   int httpStatus = 200;
-  std::string body;     // the AdmissionReview response (or a short error text for 400)
+  std::string body;  // the AdmissionReview response (or a short error text for 400)
   Outcome outcome = Outcome::Skipped;
-  std::string kind;     // of the admitted object, when known
+  std::string kind;  // of the admitted object, when known
   std::string namespace_;
-  std::string name;     // may be empty on CREATE with generateName
+  std::string name;  // may be empty on CREATE with generateName
   std::string operation;
-  std::string detail;   // Failed / Malformed: why; Patched: the changes made; SkippedTooLarge:
-                        // the sizes and the changes not made
+  std::string detail;  // Failed / Malformed: why; Patched: the changes made; SkippedTooLarge:
+                       // the sizes and the changes not made
 };
 
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.

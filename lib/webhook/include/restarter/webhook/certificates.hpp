@@ -53,10 +53,10 @@ struct ManagedOptions {
 struct CheckReport {
   std::vector<std::string> actions;  // rotation actions taken, with reasons ("issue-leaf: ...")
   bool secretWritten = false;
-  bool bundlePublished = false;      // the configuration's caBundle was changed
-  bool configurationApplied = false; // the managed configuration was created or corrected
-  std::string publishProblem;        // why publishing failed (the Secret part still succeeded)
-  std::string fingerprint;           // of the serving certificate now in use
+  bool bundlePublished = false;       // the configuration's caBundle was changed
+  bool configurationApplied = false;  // the managed configuration was created or corrected
+  std::string publishProblem;         // why publishing failed (the Secret part still succeeded)
+  std::string fingerprint;            // of the serving certificate now in use
   core::TimePoint leafNotAfter;
 };
 

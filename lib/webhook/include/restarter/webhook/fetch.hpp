@@ -30,8 +30,8 @@ namespace restarter::webhook {
 
 // Reads one object's state. Must be thread-safe and must not throw; it should itself give up
 // around the deadline (the production one uses a client whose request timeout is the deadline).
-using ObjectGetter =
-    std::function<core::ObjectState(core::RefKind kind, const std::string& namespace_, const std::string& name)>;
+using ObjectGetter = std::function<core::ObjectState(core::RefKind kind, const std::string& namespace_,
+                                                     const std::string& name)>;
 
 // A fixed set of threads running lookups from a bounded queue. Thread-safe.
 class LookupPool {

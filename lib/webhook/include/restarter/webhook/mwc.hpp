@@ -26,9 +26,9 @@ struct MwcOptions {
   std::string serviceName;
   std::string serviceNamespace;
   int servicePort = 443;
-  std::string url;                 // e.g. https://127.0.0.1:8443/mutate
-  std::string path = "/mutate";    // with a service
-  std::string caBundlePem;         // empty: left to serve-webhook to publish
+  std::string url;               // e.g. https://127.0.0.1:8443/mutate
+  std::string path = "/mutate";  // with a service
+  std::string caBundlePem;       // empty: left to serve-webhook to publish
   int timeoutSeconds = 5;
   std::vector<std::string> excludeNamespaces;  // by kubernetes.io/metadata.name
   std::vector<std::string> onlyNamespaces;     // if set: only these namespaces
