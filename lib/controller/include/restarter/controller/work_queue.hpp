@@ -15,8 +15,8 @@
 // Time comes from the injected clock; the non-blocking `tryGet(now)` and `nextDue()` let tests
 // drive the queue with a fake clock, `get(stop)` is the blocking form for workers.
 //
-// TokenBucket: the global write limit (Wave's lesson, design notes: an apiserver overwhelmed by a
-// flapping object). Each write takes a token; `rate` tokens come back per second up to `burst`.
+// TokenBucket: the global write limit (Wave's lesson: a flapping object must not overwhelm the
+// apiserver). Each write takes a token; `rate` tokens come back per second up to `burst`.
 //
 // Thread-safety: every member function of both classes may be called from any thread.
 
