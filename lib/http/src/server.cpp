@@ -110,6 +110,11 @@ struct Shared {
   // Set under `mutex` (admission checks it there); atomic so that answers read it without the lock.
   std::atomic<bool> stopping{false};
 
+  // Whether `bytes` more would fit now; charges nothing (a later charge may still fail).
+  bool fits(std::size_t bytes) const {
+    const std::size_t current = inFlight.load(std::memory_order_relaxed);
+    return current <= limits.maxInFlightBytes && bytes <= limits.maxInFlightBytes - current;
+  }
   bool charge(std::size_t bytes) {
     if (bytes == 0) return true;
     std::size_t current = inFlight.load(std::memory_order_relaxed);
@@ -311,8 +316,8 @@ class Connection final : public ConnectionBase {
       beast::error_code ec;
       const std::size_t used = parser_->put(buffer_.data(), ec);
       buffer_.consume(used);
-      // A chunked body grows inside put(), also when it then asks for more: charge it first.
-      if (state_ == State::Body && parser_->chunked() && !chargeChunkedGrowth()) return;
+      // The body grows inside put(), also when it then asks for more: charge it first.
+      if (state_ == State::Body && !chargeBodyGrowth()) return;
       if (ec == bhttp::error::need_more) return readSome();
       if (ec == bhttp::error::header_limit) return reject(RejectReason::HeadTooLarge);
       if (ec == bhttp::error::body_limit) return reject(RejectReason::BodyTooLarge);
@@ -322,8 +327,8 @@ class Connection final : public ConnectionBase {
     }
   }
 
-  // The head is complete: route, check the body's size and charge the budget before reading it.
-  // False when it answered (and closes) instead.
+  // The head is complete: route, and check the body's size against the limit and against what the
+  // budget has free now, before reading it. False when it answered (and closes) instead.
   bool onHead() {
     state_ = State::Body;
     const auto& head = parser_->get();
@@ -348,21 +353,28 @@ class Connection final : public ConnectionBase {
       reject(RejectReason::BodyTooLarge);
       return false;
     }
+    // Refused from the head when it cannot fit now, but nothing is held until bytes arrive
+    // (chargeBodyGrowth): a client that declares a large body and sends it slowly holds only what
+    // it sent, so it cannot keep the budget from the small reviews behind it.
     const std::size_t cost =
         static_cast<std::size_t>(length.value_or(0)) * std::max<std::size_t>(route_->costFactor, 1);
-    if (!shared_->charge(cost)) {
+    if (!shared_->fits(cost)) {
       reject(RejectReason::OverBudget);
       return false;
     }
-    charged_ = cost;
     parser_->eager(true);
     if (!parser_->is_done()) arm(SteadyClock::now() + shared_->limits.bodyTimeout, CloseReason::BodyDeadline);
     return true;
   }
 
-  // A chunked body is charged as it grows (its string's capacity, times the route's factor).
-  bool chargeChunkedGrowth() {
-    const std::size_t need = parser_->get().body().capacity() * std::max<std::size_t>(route_->costFactor, 1);
+  // A body is charged as it arrives, times the route's factor: a Content-Length body by the bytes
+  // received (its string is reserved whole at the head, but only written pages are resident), a
+  // chunked one by its string's capacity (it grows by reallocation). Once complete, a body of n
+  // bytes holds n x costFactor. False when it answered 503 (and closes) instead.
+  bool chargeBodyGrowth() {
+    const auto& body = parser_->get().body();
+    const std::size_t held = parser_->chunked() ? body.capacity() : body.size();
+    const std::size_t need = held * std::max<std::size_t>(route_->costFactor, 1);
     const std::size_t have = charged_.load();
     if (need <= have) return true;
     if (!shared_->charge(need - have)) {

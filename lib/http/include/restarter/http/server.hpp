@@ -16,10 +16,12 @@
 //   - a request head is at most `maxHeadBytes` (431 beyond), a body at most `maxBodyBytes` (413
 //     from the Content-Length alone, nothing of the body read); a malformed head gets 400.
 //   - bytes held for requests in flight are charged against `maxInFlightBytes` across all
-//     connections, from the head (Content-Length x the route's costFactor) or as chunks arrive,
-//     until the response is written; a request that does not fit gets 503 with Retry-After and
-//     the connection is closed without reading the body. Handlers may charge more
-//     (Request::reserve) for what they are about to allocate.
+//     connections as the body arrives (bytes received x the route's costFactor) until the response
+//     is written; a request whose Content-Length x costFactor does not fit in what is free gets
+//     503 with Retry-After from its head, and one whose body outgrows the budget while arriving
+//     gets 503 then; either way the connection is closed without reading the rest. Nothing is
+//     held for bytes not yet sent, so a slow sender holds only what it sent. Handlers may charge
+//     more (Request::reserve) for what they are about to allocate.
 //   - blocking handlers run on a bounded worker pool with a bounded queue (503 when full), never on
 //     the I/O threads; cheap handlers run inline.
 //
@@ -132,9 +134,9 @@ struct Route {
   std::string path;    // exact match of the target without its query
   Handler handler;
   Dispatch dispatch = Dispatch::Inline;
-  // A body of n bytes is charged n x costFactor from the head on: the bytes held plus what the
-  // handler will build from them (e.g. a parsed tree), so that the budget refuses the request
-  // before its body is read rather than after.
+  // A body of n bytes is charged n x costFactor once it has arrived (and in proportion while it
+  // arrives): the bytes held plus what the handler will build from them (e.g. a parsed tree). A
+  // Content-Length whose charge does not fit in what is free is refused before its body is read.
   std::size_t costFactor = 1;
 };
 
