@@ -5,7 +5,7 @@ nowhere else (any other target, a host name included, is refused: exit 2), verif
 certificate (the servers under test present self-signed test certificates) and stops by itself.
 
   hostile_client.py hold --hold MODE,URL,COUNT [--hold ...] --duration SECONDS
-                         [--byte-interval S] [--connect-timeout S] [--reconnect-period S]
+                         [--byte-interval S] [--body-length B] [--connect-timeout S] [--reconnect-period S]
                          [--no-reconnect] [--status FILE]
       Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
       process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
@@ -14,6 +14,10 @@ certificate (the servers under test present self-signed test certificates) and s
         MODE slow: then send a request head ("POST PATH" for https, "GET PATH" for http, a Host
                    header, then an endless X-Slow header) one byte every S seconds (default 2),
                    never finishing it.
+        MODE slow-body: then send a whole POST head declaring a body of --body-length bytes
+                   (default 8,388,000: just under serve-webhook's 8 MiB limit, and 4 times it all
+                   but 2 KiB of its 32 MiB in-flight budget) and that body one byte every S
+                   seconds, never finishing it.
       As an attacker would, it reopens a connection the server closed at once (20 ms), and retries
       one that failed to connect or to finish its handshake within --connect-timeout (default
       10 s) after 0.2 s, doubling up to 1.6 s; each --hold may reopen COUNT connections at once and
@@ -180,15 +184,20 @@ class Stopper:
 # ---------------------------------------------------------------------------------------- hold
 
 class Group:
-    def __init__(self, spec, mode, scheme, host, port, path, count, start):
+    def __init__(self, spec, mode, scheme, host, port, path, count, start, body_length=0):
         self.spec = spec
         self.mode = mode
         self.tls = scheme == "https"
         self.host, self.port, self.path, self.count = host, port, path, count
         self.start = start
         method = "POST" if self.tls else "GET"
-        self.head = (f"{method} {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
-                     f"User-Agent: restarter-hostile-client\r\nX-Slow: ").encode()
+        if mode == "slow-body":
+            self.head = (f"POST {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                         f"User-Agent: restarter-hostile-client\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {body_length}\r\n\r\n").encode()
+        else:
+            self.head = (f"{method} {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                         f"User-Agent: restarter-hostile-client\r\nX-Slow: ").encode()
         self.open = 0
         self.connecting = 0
         self.opened = 0
@@ -434,7 +443,10 @@ class Holder:
 
     def send_byte(self, slot, now):
         g = slot.group
-        byte = g.head[slot.head_pos:slot.head_pos + 1] if slot.head_pos < len(g.head) else b"a"
+        if g.mode == "slow-body" and slot.head_pos < len(g.head):
+            byte = g.head[slot.head_pos:]  # the head at once; then the body byte by byte
+        else:
+            byte = g.head[slot.head_pos:slot.head_pos + 1] if slot.head_pos < len(g.head) else b"a"
         try:
             sent = slot.sock.send(byte)
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
@@ -443,8 +455,8 @@ class Holder:
             self.close_slot(slot, now, "server")
             return
         if sent:
-            slot.head_pos += 1
-            g.bytes_sent += 1
+            slot.head_pos += sent
+            g.bytes_sent += sent
             slot.next_byte_at += self.args.byte_interval
             if slot.next_byte_at < now:
                 slot.next_byte_at = now + self.args.byte_interval
@@ -482,7 +494,7 @@ class Holder:
                 if slot.state in ("connecting", "handshaking") and now >= slot.deadline:
                     slot.group.handshake_timeouts += 1
                     self.close_slot(slot, now, "timeout")
-                elif slot.state == "open" and slot.group.mode == "slow" and now >= slot.next_byte_at:
+                elif slot.state == "open" and slot.group.mode != "idle" and now >= slot.next_byte_at:
                     self.send_byte(slot, now)
             for key, _ in self.selector.select(TICK):
                 self.on_event(key.data, time.monotonic())
@@ -506,26 +518,27 @@ class Holder:
         return 0
 
 
-def parse_hold(spec, start):
+def parse_hold(spec, start, body_length):
     try:
         mode, url, count = spec.split(",")
         count = int(count)
     except ValueError:
         raise UsageError(f"--hold {spec}: want MODE,URL,COUNT") from None
-    if mode not in ("idle", "slow"):
-        raise UsageError(f"--hold {spec}: MODE must be idle or slow")
+    if mode not in ("idle", "slow", "slow-body"):
+        raise UsageError(f"--hold {spec}: MODE must be idle, slow or slow-body")
     bounded(count, 1, MAX_CONNECTIONS, f"--hold {spec}: COUNT")
     scheme, host, port, path = loopback_target(url, ("http", "https"))
-    return Group(spec, mode, scheme, host, port, path, count, start)
+    return Group(spec, mode, scheme, host, port, path, count, start, body_length)
 
 
 def cmd_hold(args):
     bounded(args.duration, 1, MAX_DURATION, "--duration")
     bounded(args.byte_interval, 0.01, 60, "--byte-interval")
+    bounded(args.body_length, 1, MAX_BODY, "--body-length")
     bounded(args.connect_timeout, 0.1, 120, "--connect-timeout")
     bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
     start = time.monotonic()
-    groups = [parse_hold(spec, start) for spec in args.hold]
+    groups = [parse_hold(spec, start, args.body_length) for spec in args.hold]
     total = sum(g.count for g in groups)
     if total > MAX_CONNECTIONS:
         raise UsageError(f"at most {MAX_CONNECTIONS} connections in all, not {total}")
@@ -785,6 +798,7 @@ def main():
     hold.add_argument("--hold", action="append", required=True, metavar="MODE,URL,COUNT")
     hold.add_argument("--duration", type=float, required=True)
     hold.add_argument("--byte-interval", type=float, default=2.0)
+    hold.add_argument("--body-length", type=int, default=8_388_000)
     hold.add_argument("--connect-timeout", type=float, default=10.0)
     hold.add_argument("--no-reconnect", dest="reconnect", action="store_false")
     hold.add_argument("--reconnect-period", type=float, default=5.0)

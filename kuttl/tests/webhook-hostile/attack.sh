@@ -7,7 +7,10 @@
 #     reconciles of them): every hostile connection had been open before the window began, and
 #     during it at least OLD_WORKERS idle connections to the webhook (as many as its old server
 #     had worker threads, each of which one idle connection held) and MIN_SLOW_COVERAGE of each
-#     group of slow-header connections were open on average (tests/tools/hostile_client.py hold).
+#     group of slow-header and slow-body connections were open on average
+#     (tests/tools/hostile_client.py hold). A slow-body connection declares a review of almost
+#     8 MiB (4 x that is all but 2 KiB of the webhook's in-flight budget) and trickles it: a server
+#     that charged the declared size from the head would refuse every real review meanwhile.
 #     A server may close connections (an idle one evicted at its connection cap, a request head
 #     past its deadline): the tool reopens them at once, and its report says when and how often;
 #   - /healthz of both servers answered every probe within the kubelet's 1 s timeout all through
@@ -23,6 +26,7 @@ set -euo pipefail
 COUNT=20            # labeled StatefulSets created under attack
 IDLE=200            # idle TLS connections to the webhook (handshake done, no request)
 SLOW=32             # slow-header TLS connections to the webhook
+SLOW_BODY=4         # TLS connections to the webhook declaring a body of almost 8 MiB, sent slowly
 HEALTH_SLOW=8       # slow-header plain connections to each health port
 BYTE_INTERVAL=2     # seconds between two bytes of a slow request head
 PROBE_TIMEOUT=1     # the kubelet's default probe timeoutSeconds
@@ -74,6 +78,7 @@ echo "webhook https://127.0.0.1:$port/mutate, health $webhook_health; controller
 # each connection a thread loses those threads to them for good).
 python3 "$tool" hold \
   --hold "slow,https://127.0.0.1:$port/mutate,$SLOW" \
+  --hold "slow-body,https://127.0.0.1:$port/mutate,$SLOW_BODY" \
   --hold "slow,http://$webhook_health/healthz,$HEALTH_SLOW" \
   --hold "slow,http://$controller_health/healthz,$HEALTH_SLOW" \
   --hold "idle,https://127.0.0.1:$port/mutate,$IDLE" \
