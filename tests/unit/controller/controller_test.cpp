@@ -316,8 +316,10 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
     Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
     std::stop_source stop;
     std::thread runner([&] { (void)controller.run(stop.get_token()); });
+    // Every reflector's watch has begun (they start concurrently), so every list was made.
     f.api->waitFor("WATCH /api/v1/namespaces/ns/configmaps");
     f.api->waitFor("WATCH /api/v1/namespaces/ns/secrets");
+    f.api->waitFor("WATCH /api/v1/namespaces/ns/pods");
     stop.request_stop();
     runner.join();
     const std::vector<std::string> log = f.api->log();
