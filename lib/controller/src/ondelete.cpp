@@ -149,22 +149,36 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
     return Action::requeue(wait);
   }
 
-  const std::string& podName = *decision.evict;
-  const json& pod = *byName.at(podName);
-  const std::string change = revisionOf[podName] + " -> " + input->updateRevision;
-  const std::string cause = "the roll of " + kind_.resource.kind + " " + name + " (revision " + change + ")";
-  obs::Fields fields = where;
-  fields.push_back({"pod", podName});
-  fields.push_back({"revision", change});
+  // What an eviction of `podName` is for: the revision change, as a log field and in the Event.
+  auto changeOf = [&](const std::string& podName) {
+    return revisionOf[podName] + " -> " + input->updateRevision;
+  };
+  auto causeOf = [&](const std::string& podName) {
+    return "the roll of " + kind_.resource.kind + " " + name + " (revision " + changeOf(podName) + ")";
+  };
+  auto fieldsOf = [&](const std::string& podName) {
+    obs::Fields fields = where;
+    fields.push_back({"pod", podName});
+    fields.push_back({"revision", changeOf(podName)});
+    return fields;
+  };
   if (context_.dryRun) {
-    if (firstTime("dry-run|" + metadataString(pod, "uid") + "|" + input->updateRevision)) {
-      context_.logger.info("pod eviction planned (dry run, nothing written)", fields);
+    // Nothing is evicted, so the roll would never get past its first pod: announce every eviction
+    // it would make, in roll order, once each per update revision.
+    for (const std::string& planned : decision.outdated) {
+      const json& pod = *byName.at(planned);
+      if (!firstTime("dry-run|" + metadataString(pod, "uid") + "|" + input->updateRevision)) continue;
+      context_.logger.info("pod eviction planned (dry run, nothing written)", fieldsOf(planned));
       context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
       (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",
-                        "Would evict the pod (dry run) for " + cause);
+                        "Would evict the pod (dry run) for " + causeOf(planned));
     }
     return Action::awaitChange();
   }
+  const std::string& podName = *decision.evict;
+  const json& pod = *byName.at(podName);
+  const std::string cause = causeOf(podName);
+  const obs::Fields fields = fieldsOf(podName);
   auto eviction = evictor_.evict(pod, cause, stop);
   if (!eviction) return std::move(eviction).error();
   switch (eviction->outcome) {

@@ -189,22 +189,28 @@ TEST_CASE("a replacement not Ready within the timeout pauses the roll with one W
   CHECK(recorded[0]["note"].get<std::string>().find("web-2") != std::string::npos);
 }
 
-TEST_CASE("dry run announces WouldEvict once and evicts nothing", "[controller][ondelete]") {
+TEST_CASE("dry run announces each eviction it would make once in roll order and evicts nothing",
+          "[controller][ondelete]") {
   Fixture f(true);
   f.workloads.replace({statefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
-  f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, hourAgo);
+  // web-1 already runs the update revision: only the two others would be evicted.
+  f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
   f.harness.transport->push(ok(eventAnswer().dump()));
-  f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, hourAgo);
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
   REQUIRE(f.roller.reconcile("ns/web").ok());
   REQUIRE(f.roller.reconcile("ns/web").ok());
   const auto requests = f.harness.transport->requests();
   CHECK(evictions(requests).empty());
   const auto recorded = events(requests);
-  REQUIRE(recorded.size() == 1);
+  REQUIRE(recorded.size() == 2);
   CHECK(recorded[0]["reason"] == "WouldEvict");
   CHECK(recorded[0]["regarding"]["name"] == "web-2");
-  CHECK(f.harness.metrics.rollEvictions.with({"statefulset", "dry_run"}).value() == 1);
+  CHECK(recorded[0]["note"].get<std::string>().find("web-old -> web-new") != std::string::npos);
+  CHECK(recorded[1]["reason"] == "WouldEvict");
+  CHECK(recorded[1]["regarding"]["name"] == "web-0");
+  CHECK(f.harness.metrics.rollEvictions.with({"statefulset", "dry_run"}).value() == 2);
 }
 
 TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one EvictionBlocked",
