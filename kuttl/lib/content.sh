@@ -42,7 +42,11 @@ wait_metric() {
   local pattern=$1 want=$2 name=${3:-controller} deadline got
   deadline=$((SECONDS + 90))
   while :; do
-    got=$("$lib/controller.sh" metrics "$name" | grep -E "^$pattern" | awk '{print $2}' | head -1)
+    # Before the first reconcile the metric has no line yet, and just after a start the endpoint
+    # may not answer: both are "not yet", not a failure (under pipefail a grep that matches
+    # nothing would end the script here, silently).
+    got=$({ "$lib/controller.sh" metrics "$name" 2>/dev/null || true; } | { grep -E "^$pattern" || true; } |
+      awk 'NR == 1 { print $2 }')
     [[ -n $got ]] && awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= w) }' && { echo "$pattern = $got"; return 0; }
     ((SECONDS < deadline)) || die "metric $pattern: want >= $want, got '${got}' after 90s"
     sleep 0.2
