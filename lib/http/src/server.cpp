@@ -453,6 +453,9 @@ class Connection final : public ConnectionBase {
     if (closeAfter) {
       keepAlive_ = false;
       closeAfterWrite_ = CloseReason::Rejected;
+      // The part of a body received so far goes now, with the charge for it after the write:
+      // memory must never outlast its charge while the connection lingers.
+      parser_.reset();
     } else if (parser_) {
       keepAlive_ = parser_->get().keep_alive();
       http10_ = parser_->get().version() < 11;
@@ -529,6 +532,7 @@ class Connection final : public ConnectionBase {
     closed_ = true;
     disarm();
     // A handler still running may yet reserve; then the destructor releases.
+    parser_.reset();  // a body cut off at its deadline, before its charge is released
     if (state_ != State::Handling) release();
     {
       std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -540,8 +544,10 @@ class Connection final : public ConnectionBase {
     shared_->countClose(reason);
     beast::error_code ignored;
     socket().close(ignored);
-    buffer_.clear();
-    buffer_.shrink_to_fit();
+    // buffer_ is not freed here: a read may still be in flight (a deadline fired while it waited),
+    // and its completion, which the close only cancels, may still write into the buffer (the TLS
+    // engine copies what it had decrypted). It goes with the connection, once the last handler
+    // holding it has run.
   }
 
   std::shared_ptr<Shared> shared_;
