@@ -295,11 +295,7 @@ Result<KeyedCertificate> issueServing(const ServingRequest& request, const Keyed
   if (!caCerts) return std::move(caCerts).error();
   X509* caCert = caCerts->front().get();
   auto caKey = parseKey(ca.keyPem);
-  if (!caKey) {
-    Error error = std::move(caKey).error();
-    error.context.push_back("reading the CA key");
-    return error;
-  }
+  if (!caKey) return std::move(caKey).error().withContext("reading the CA key");
   if (X509_check_private_key(caCert, caKey->get()) != 1 || X509_check_ca(caCert) <= 0) {
     return opensslError(ErrorKind::InvalidInput, "the CA certificate and key do not form a CA key pair");
   }

@@ -53,9 +53,7 @@ core::Result<Eviction> Evictor::evict(const json& pod, const std::string& cause,
     }
     return Eviction{Eviction::Outcome::Refused, retry};
   }
-  core::Error failed = error;
-  failed.context.push_back("evicting pod " + key);
-  return failed;
+  return core::Error(error).withContext("evicting pod " + key);
 }
 
 }  // namespace restarter::controller

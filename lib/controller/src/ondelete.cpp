@@ -108,11 +108,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
   for (const json& item : listed->items) {
     if (!core::controlledBy(item, uid)) continue;
     auto pod = core::rollPodFromJson(item, coreKind_);
-    if (!pod) {
-      core::Error error = std::move(pod).error();
-      error.context.push_back("reading a pod of " + kind_.name + " " + key);
-      return error;
-    }
+    if (!pod) return std::move(pod).error().withContext("reading a pod of " + kind_.name + " " + key);
     byName[pod->name] = &item;
     pods.push_back(std::move(*pod));
   }

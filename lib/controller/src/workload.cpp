@@ -29,11 +29,6 @@ std::string namespaceOf(const std::string& key) {
   return slash == std::string::npos ? std::string() : key.substr(0, slash);
 }
 
-core::Error withContext(core::Error error, std::string what) {
-  error.context.push_back(std::move(what));
-  return error;
-}
-
 }  // namespace
 
 RetryDecision retryPolicy(const core::Error& error) {
@@ -184,10 +179,10 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   // After the overlay above: which version a reference keeps depends on the template and content
   // record as we wrote them (core::decideTrackedValue).
   auto desired = core::desiredAnnotations(workload, cacheLookup(*caches->configMaps, *caches->secrets, ns));
-  if (!desired) return withContext(std::move(desired).error(), kind_.name + " " + key);
+  if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
   auto changes = core::planAnnotationChanges(workload, *desired);
-  if (!changes) return withContext(std::move(changes).error(), kind_.name + " " + key);
+  if (!changes) return std::move(changes).error().withContext(kind_.name + " " + key);
   if (changes->empty()) {
     logMetadataOnly(key, *desired);
     std::lock_guard lock(mutex_);
@@ -197,7 +192,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     return Action::awaitChange();
   }
   auto current = core::templateAnnotations(workload);
-  if (!current) return withContext(std::move(current).error(), kind_.name + " " + key);
+  if (!current) return std::move(current).error().withContext(kind_.name + " " + key);
   if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
     return refuseTooLarge(workload, key, size, *changes);
   }
@@ -239,14 +234,14 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
                             kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
   if (!applied)
-    return withContext(std::move(applied).error(), "applying annotations to " + kind_.name + " " + key);
+    return std::move(applied).error().withContext("applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
     lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt),
                                  desired->contentDigests};
   }
   if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
-    return withContext(std::move(s).error(), "removing annotations of " + kind_.name + " " + key);
+    return std::move(s).error().withContext("removing annotations of " + kind_.name + " " + key);
   }
   context_.metrics.restarts.with({kind_.name}).inc();
   // The restart happened; an Event that cannot be written is logged, not retried (a retry would

@@ -149,8 +149,7 @@ class ExecAuthenticator final : public Authenticator {
     if (!output) {
       core::Error error = std::move(output).error();
       if (!exec_.installHint.empty()) error.message += "; " + exec_.installHint;
-      error.context.push_back("running " + where);
-      return error;
+      return std::move(error).withContext("running " + where);
     }
     if (output->exitCode != 0) {
       std::string err = output->err.substr(0, 1000);

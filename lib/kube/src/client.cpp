@@ -127,11 +127,7 @@ core::Result<Response> Client::execute(Request request) {
 core::Result<json> Client::executeJson(Request request) {
   std::string what = request.method + " " + request.path.substr(0, request.path.find('?'));
   auto response = execute(std::move(request));
-  if (!response) {
-    core::Error error = std::move(response).error();
-    error.context.push_back(what);
-    return error;
-  }
+  if (!response) return std::move(response).error().withContext(what);
   if (response->status < 200 || response->status > 299)
     return core::Result<json>(errorFromResponse(response->status, response->headers, response->body))
         .withContext(what);
@@ -257,8 +253,7 @@ core::Result<WatchEnd> Client::watch(const ResourceRef& ref, std::string_view na
     if (!response) {
       core::Error error = std::move(response).error();
       if (auto cut = decoder.finish(); !cut) error.message += "; " + cut.error().message;
-      error.context.push_back(what);
-      return error;
+      return std::move(error).withContext(what);
     }
     if (response->status == 401 && attempt == 0 && auth_->invalidate(*credential)) continue;
     if (response->status < 200 || response->status > 299)

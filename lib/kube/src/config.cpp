@@ -361,17 +361,9 @@ core::Result<ConnectionConfig> inClusterConfig(const LoadOptions& options) {
   std::string dir = options.serviceAccountDir;
   config.tokenFile = dir + "/token";
   auto token = readFile(config.tokenFile);
-  if (!token) {
-    core::Error e = token.error();
-    e.context.push_back("in-cluster service-account token");
-    return e;
-  }
+  if (!token) return std::move(token).error().withContext("in-cluster service-account token");
   auto ca = readFile(dir + "/ca.crt");
-  if (!ca) {
-    core::Error e = ca.error();
-    e.context.push_back("in-cluster CA");
-    return e;
-  }
+  if (!ca) return std::move(ca).error().withContext("in-cluster CA");
   config.caPem = *ca;
   auto ns = readFile(dir + "/namespace");
   config.namespace_ = !options.namespace_.empty()     ? options.namespace_

@@ -35,11 +35,6 @@ std::optional<std::string> base64Decode(std::string_view text) {
 
 namespace {
 
-core::Error withContext(core::Error error, std::string what) {
-  error.context.push_back(std::move(what));
-  return error;
-}
-
 using Material = std::map<std::string, std::string>;  // Secret data key -> PEM
 
 constexpr const char* kCaCert = "ca.crt";
@@ -188,7 +183,7 @@ core::Result<bool> publishBundle(kube::Client& client, const std::string& name, 
   const std::string encoded = certs::base64Encode(bundlePem);
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto mwc = client.get(kube::resources::mutatingWebhookConfigurations(), "", name);
-    if (!mwc) return withContext(std::move(mwc).error(), "reading MutatingWebhookConfiguration " + name);
+    if (!mwc) return std::move(mwc).error().withContext("reading MutatingWebhookConfiguration " + name);
     json updated = *mwc;
     bool changed = false;
     auto webhooks = updated.find("webhooks");
@@ -208,7 +203,7 @@ core::Result<bool> publishBundle(kube::Client& client, const std::string& name, 
     auto written = client.replace(kube::resources::mutatingWebhookConfigurations(), "", name, updated);
     if (written) return true;
     if (written.error().kind != core::ErrorKind::Conflict) {
-      return withContext(std::move(written).error(), "updating MutatingWebhookConfiguration " + name);
+      return std::move(written).error().withContext("updating MutatingWebhookConfiguration " + name);
     }
   }
   return core::makeError(core::ErrorKind::Conflict,
@@ -224,7 +219,7 @@ core::Result<bool> maintainConfiguration(kube::Client& client, const std::string
   auto live = client.get(resource, "", name);
   if (live && containsAll(*live, desired)) return false;
   if (!live && live.error().kind != core::ErrorKind::NotFound) {
-    return withContext(std::move(live).error(), "reading MutatingWebhookConfiguration " + name);
+    return std::move(live).error().withContext("reading MutatingWebhookConfiguration " + name);
   }
   kube::ApplyOptions apply;
   apply.fieldManager = kServeWebhookFieldManager;
@@ -232,7 +227,7 @@ core::Result<bool> maintainConfiguration(kube::Client& client, const std::string
   // failurePolicy must not survive the next check).
   apply.force = true;
   auto written = client.apply(resource, "", name, desired, apply);
-  if (!written) return withContext(std::move(written).error(), "applying MutatingWebhookConfiguration " + name);
+  if (!written) return std::move(written).error().withContext("applying MutatingWebhookConfiguration " + name);
   return true;
 }
 
@@ -248,8 +243,8 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     auto secret = client.get(secrets, options.secretNamespace, options.secretName);
     const bool exists = secret.ok();
     if (!secret && secret.error().kind != core::ErrorKind::NotFound) {
-      return withContext(std::move(secret).error(),
-                         "reading Secret " + options.secretNamespace + "/" + options.secretName);
+      return std::move(secret).error().withContext("reading Secret " + options.secretNamespace + "/" +
+                                                   options.secretName);
     }
     std::string resourceVersion;
     if (exists) {
@@ -272,8 +267,8 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
       if (decision.action == core::RotationAction::Keep) break;
       report.actions.push_back(std::string(core::rotationActionName(decision.action)) + ": " + decision.reason);
       if (core::Status s = apply(decision.action, material, options, now); !s) {
-        return withContext(std::move(s).error(),
-                           std::string("rotation step ") + core::rotationActionName(decision.action));
+        return std::move(s).error().withContext(std::string("rotation step ") +
+                                                core::rotationActionName(decision.action));
       }
     }
     // The bundle always holds the current CA (and drops expired ones).
@@ -294,13 +289,13 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     // Another replica wrote first: read again and adopt what it wrote.
     if (result.error().kind != core::ErrorKind::AlreadyExists &&
         result.error().kind != core::ErrorKind::Conflict) {
-      return withContext(std::move(result).error(),
-                         "writing Secret " + options.secretNamespace + "/" + options.secretName);
+      return std::move(result).error().withContext("writing Secret " + options.secretNamespace + "/" +
+                                                   options.secretName);
     }
-    if (attempt == 3) return withContext(std::move(result).error(), "writing Secret (raced 4 times)");
+    if (attempt == 3) return std::move(result).error().withContext("writing Secret (raced 4 times)");
   }
   if (core::Status s = store.update(get(material, kLeafCert), get(material, kLeafKey)); !s) {
-    return withContext(std::move(s).error(), "installing the serving certificate");
+    return std::move(s).error().withContext("installing the serving certificate");
   }
   report.fingerprint = store.fingerprint();
   if (auto info = certs::inspect(get(material, kLeafCert))) report.leafNotAfter = info->front().notAfter;
@@ -335,7 +330,7 @@ core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateSto
   // A writer that replaces the two files one after the other leaves a moment where they do not
   // match: update() refuses that pair and the next poll picks up the finished one.
   if (core::Status s = store.update(*cert, *key); !s) {
-    return withContext(std::move(s).error(), "loading " + certPath + " and " + keyPath);
+    return std::move(s).error().withContext("loading " + certPath + " and " + keyPath);
   }
   lastLoaded = FileState{*cert, *key};
   return true;

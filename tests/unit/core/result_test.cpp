@@ -17,3 +17,13 @@ TEST_CASE("a result holds a value or an error with its context trail", "[result]
         "configmap x not found (while reading references; while reconciling default/web)");
   CHECK(std::string(errorKindName(ErrorKind::TooManyRequests)) == "too-many-requests");
 }
+
+TEST_CASE("an error passed up gains context outermost last and keeps its kind", "[result]") {
+  Result<int> failed = makeError(ErrorKind::Conflict, "the object changed");
+  const Error passed =
+      std::move(failed).error().withContext("applying annotations").withContext("reconciling ns/web");
+  CHECK(passed.kind == ErrorKind::Conflict);
+  CHECK(passed.message == "the object changed");
+  CHECK(passed.context == std::vector<std::string>{"applying annotations", "reconciling ns/web"});
+  CHECK(passed.describe() == "the object changed (while applying annotations; while reconciling ns/web)");
+}

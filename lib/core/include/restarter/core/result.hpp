@@ -37,6 +37,13 @@ struct Error {
 
   // "message (while a; while b)": the one-line form used in logs and CLI errors.
   std::string describe() const;
+
+  // This error with `what` added as its outermost context line, for passing it up:
+  // `return std::move(result).error().withContext("reading x");`.
+  Error withContext(std::string what) && {
+    context.push_back(std::move(what));
+    return std::move(*this);
+  }
 };
 
 inline Error makeError(ErrorKind kind, std::string message) { return Error{kind, std::move(message), {}}; }
@@ -79,7 +86,7 @@ class [[nodiscard]] Result {
 
   // Adds a context line to an error; a value passes through unchanged.
   Result withContext(std::string what) && {
-    if (!ok()) std::get<Error>(state_).context.push_back(std::move(what));
+    if (!ok()) state_ = std::move(std::get<Error>(state_)).withContext(std::move(what));
     return std::move(*this);
   }
 
