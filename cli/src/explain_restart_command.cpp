@@ -12,6 +12,7 @@
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/yaml_output.hpp"
 #include "restarter/controller/ondelete.hpp"
+#include "restarter/core/json_access.hpp"
 
 namespace restarter::cli {
 
@@ -303,13 +304,8 @@ int watchRevisions(kube::Client& client, const ExplainInput& start, const std::s
     options.resourceVersion = resourceVersion;
     options.labelSelector = selector;
     auto ended = client.watch(resource, namespace_, options, [&](kube::WatchEvent&& event) {
-      const json* eventMetadata =
-          event.object.is_object() && event.object.contains("metadata") ? &event.object["metadata"] : nullptr;
-      if (eventMetadata != nullptr && eventMetadata->is_object()) {
-        const auto rv = eventMetadata->find("resourceVersion");
-        if (rv != eventMetadata->end() && rv->is_string() && !rv->get_ref<const std::string&>().empty()) {
-          resourceVersion = rv->get<std::string>();
-        }
+      if (std::string rv = core::metadataString(event.object, "resourceVersion"); !rv.empty()) {
+        resourceVersion = std::move(rv);
       }
       if (event.type == kube::WatchEvent::Type::Added || event.type == kube::WatchEvent::Type::Modified) {
         report(event.object);

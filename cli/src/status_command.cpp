@@ -9,6 +9,7 @@
 #include "restarter/cli/status.hpp"
 #include "restarter/cli/yaml_output.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
 
 namespace restarter::cli {
 
@@ -25,14 +26,6 @@ std::vector<Kind> workloadKinds() {
   return {{core::WorkloadKind::StatefulSet, kube::resources::statefulSets()},
           {core::WorkloadKind::Deployment, kube::resources::deployments()},
           {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()}};
-}
-
-std::string metadataText(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return "";
-  const auto value = metadata->find(key);
-  return value != metadata->end() && value->is_string() ? value->get<std::string>() : "";
 }
 
 cxxopts::Options makeOptions(const Io& io) {
@@ -113,8 +106,8 @@ Subcommand statusCommand() {
             return exitFor(workloads.error());
           }
           for (const nlohmann::json& workload : workloads->items) {
-            const std::string ns = metadataText(workload, "namespace");
-            const std::string name = metadataText(workload, "name");
+            const std::string ns = core::metadataString(workload, "namespace");
+            const std::string name = core::metadataString(workload, "name");
             auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list

@@ -3,24 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "restarter/core/json_access.hpp"
 #include "restarter/kube/errors.hpp"
 
 namespace restarter::cache {
-namespace {
-
-// metadata.resourceVersion, or "" (never throws; see store.cpp on why references, not iterators).
-std::string resourceVersionOf(const nlohmann::json& object) {
-  if (!object.is_object()) return {};
-  auto metadata = object.find("metadata");
-  if (metadata == object.end()) return {};
-  const nlohmann::json& m = *metadata;
-  if (!m.is_object()) return {};
-  auto rv = m.find("resourceVersion");
-  if (rv == m.end() || !rv->is_string()) return {};
-  return rv->get<std::string>();
-}
-
-}  // namespace
 
 const char* reflectorStateName(Reflector::State state) noexcept {
   switch (state) {
@@ -122,7 +108,7 @@ bool Reflector::watch(std::stop_token stop) {
   ++watches_;
   std::size_t delivered = 0;
   auto onEvent = [&](kube::WatchEvent&& event) {
-    std::string rv = resourceVersionOf(event.object);
+    std::string rv = core::metadataString(event.object, "resourceVersion");
     if (options_.transform && event.type != kube::WatchEvent::Type::Bookmark) options_.transform(event.object);
     bool stored = true;
     switch (event.type) {

@@ -2,33 +2,17 @@
 
 #include <algorithm>
 
+#include "restarter/core/json_access.hpp"
+
 namespace restarter::cache {
 namespace {
 
-// The member object[key] or nullptr; never inserts, never throws. (Written against a reference,
-// not an iterator, as lib/core does: g++ -O2 -Wnull-dereference flags nlohmann's iterator
-// internals when find() is called through an iterator.)
-const nlohmann::json* member(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  if (it == object.end()) return nullptr;
-  return &*it;
-}
-
-std::string stringField(const nlohmann::json& object, const char* field) {
-  const nlohmann::json* metadata = member(object, "metadata");
-  if (metadata == nullptr) return {};
-  const nlohmann::json* value = member(*metadata, field);
-  if (value == nullptr || !value->is_string()) return {};
-  return value->get<std::string>();
-}
-
 // metadata.{namespace, name, resourceVersion}; false when the name is missing or empty.
 bool readIdentity(const nlohmann::json& object, ObjectIdentity& identity) {
-  identity.name = stringField(object, "name");
+  identity.name = core::metadataString(object, "name");
   if (identity.name.empty()) return false;
-  identity.namespace_ = stringField(object, "namespace");
-  identity.resourceVersion = stringField(object, "resourceVersion");
+  identity.namespace_ = core::metadataString(object, "namespace");
+  identity.resourceVersion = core::metadataString(object, "resourceVersion");
   return true;
 }
 
@@ -44,9 +28,9 @@ std::string objectKey(std::string_view namespace_, std::string_view name) {
 
 std::string objectKey(const nlohmann::json& object) {
   if (!object.is_object()) return {};
-  std::string name = stringField(object, "name");
+  std::string name = core::metadataString(object, "name");
   if (name.empty()) return {};
-  return objectKey(stringField(object, "namespace"), name);
+  return objectKey(core::metadataString(object, "namespace"), name);
 }
 
 std::string objectKey(const ObjectIdentity& identity) { return objectKey(identity.namespace_, identity.name); }
@@ -81,20 +65,18 @@ std::optional<PackedObject> packObject(const nlohmann::json& object) {
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
   ObjectMeta meta;
   if (!readIdentity(object, meta)) return std::nullopt;
-  meta.uid = stringField(object, "uid");
-  if (const nlohmann::json* metadata = member(object, "metadata")) {
-    if (const nlohmann::json* labels = member(*metadata, "labels"); labels != nullptr && labels->is_object()) {
-      // nlohmann::json objects iterate in key order, so `labels` ends up sorted (label() relies
-      // on it).
-      for (const auto& [key, value] : labels->items()) {
-        if (value.is_string()) meta.labels.emplace_back(key, value.get<std::string>());
-      }
+  meta.uid = core::metadataString(object, "uid");
+  if (const nlohmann::json* labels = core::valueAt(object, {"metadata", "labels"});
+      labels != nullptr && labels->is_object()) {
+    // nlohmann::json objects iterate in key order, so `labels` ends up sorted (label() relies on
+    // it).
+    for (const auto& [key, value] : labels->items()) {
+      if (value.is_string()) meta.labels.emplace_back(key, value.get<std::string>());
     }
   }
   meta.labels.shrink_to_fit();
-  if (const nlohmann::json* digest = member(object, kContentDigestField);
-      digest != nullptr && digest->is_string()) {
-    meta.contentDigest = core::parseDigest(digest->get_ref<const std::string&>());
+  if (const std::string digest = core::stringAt(object, {kContentDigestField}); !digest.empty()) {
+    meta.contentDigest = core::parseDigest(digest);
   }
   return meta;
 }
@@ -105,7 +87,7 @@ std::optional<nlohmann::json> EntryTraits<nlohmann::json>::fromObject(nlohmann::
 }
 
 std::string EntryTraits<nlohmann::json>::resourceVersion(const nlohmann::json& object) {
-  return stringField(object, "resourceVersion");
+  return core::metadataString(object, "resourceVersion");
 }
 
 template <typename T>

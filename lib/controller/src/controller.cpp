@@ -11,6 +11,7 @@
 #include "restarter/controller/pod_expiry.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout.hpp"
 
 namespace restarter::controller {
@@ -177,13 +178,11 @@ struct NamespaceCaches {
   cache::Store pods;
 };
 
-std::string metadataField(const json& object, const char* field) {
-  if (!object.is_object()) return {};
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return {};
-  auto value = metadata->find(field);
-  if (value == metadata->end()) return {};
-  return value->dump();
+// Whether metadata.<field> is the same (of any type, or absent) in both objects.
+bool sameMetadata(const json& before, const json& after, std::string_view field) {
+  const json* a = core::valueAt(before, {"metadata", field});
+  const json* b = core::valueAt(after, {"metadata", field});
+  return a == nullptr || b == nullptr ? a == b : *a == *b;
 }
 
 json templateAnnotationsOf(const json& object) {
@@ -197,10 +196,8 @@ json templateAnnotationsOf(const json& object) {
 bool workloadChanged(const cache::PackedPtr& beforePacked, const cache::PackedPtr& afterPacked) {
   const json before = beforePacked->unpack();
   const json after = afterPacked->unpack();
-  return metadataField(before, "generation") != metadataField(after, "generation") ||
-         metadataField(before, "annotations") != metadataField(after, "annotations") ||
-         metadataField(before, "uid") != metadataField(after, "uid") ||
-         templateAnnotationsOf(before) != templateAnnotationsOf(after);
+  return !sameMetadata(before, after, "generation") || !sameMetadata(before, after, "annotations") ||
+         !sameMetadata(before, after, "uid") || templateAnnotationsOf(before) != templateAnnotationsOf(after);
 }
 
 // A workload update worth a look by the OnDelete roll: anything but its resourceVersion (the
@@ -351,8 +348,7 @@ struct Controller::Impl {
       c.pods.addHandlers(cache::Handlers{
           [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, cache::objectKey(*o), milliseconds(0)); },
           [this](const ObjectPtr& before, const ObjectPtr& after) {
-            if (metadataField(*before, "annotations") != metadataField(*after, "annotations") ||
-                metadataField(*before, "uid") != metadataField(*after, "uid")) {
+            if (!sameMetadata(*before, *after, "annotations") || !sameMetadata(*before, *after, "uid")) {
               enqueueWorkload(kPodKind, cache::objectKey(*after), milliseconds(0));
             }
           },

@@ -1,25 +1,15 @@
 #include "restarter/controller/events.hpp"
 
+#include "restarter/core/json_access.hpp"
+
 namespace restarter::controller {
 
 using nlohmann::json;
 
-namespace {
-
-std::string metadataString(const json& object, const char* field) {
-  if (!object.is_object()) return {};
-  const json::const_iterator metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return {};
-  const json::const_iterator value = metadata->find(field);
-  if (value == metadata->end() || !value->is_string()) return {};
-  return value->get<std::string>();
-}
-
-}  // namespace
-
 kube::ObjectReference referenceTo(const json& object, std::string apiVersion, std::string kind) {
-  return kube::ObjectReference{std::move(apiVersion), std::move(kind), metadataString(object, "namespace"),
-                               metadataString(object, "name"), metadataString(object, "uid")};
+  return kube::ObjectReference{std::move(apiVersion), std::move(kind),
+                               core::metadataString(object, "namespace"), core::metadataString(object, "name"),
+                               core::metadataString(object, "uid")};
 }
 
 core::Status recordEvent(ReconcileContext& context, const kube::ObjectReference& regarding,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "restarter/controller/events.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 
@@ -14,18 +15,6 @@ namespace {
 
 kube::ResourceRef controllerRevisions() {
   return kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
-}
-
-std::string metadataString(const json& object, const char* field) {
-  const json::json_pointer pointer(std::string("/metadata/") + field);
-  if (!object.is_object() || !object.contains(pointer) || !object.at(pointer).is_string()) return {};
-  return object.at(pointer).get<std::string>();
-}
-
-std::string updateStrategyOf(const json& workload) {
-  const json::json_pointer pointer("/spec/updateStrategy/type");
-  if (!workload.is_object() || !workload.contains(pointer) || !workload.at(pointer).is_string()) return {};
-  return workload.at(pointer).get<std::string>();
 }
 
 }  // namespace
@@ -83,12 +72,12 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
   }
   const json workload = (*cached)->unpack();
   // 1. Only OnDelete workloads are restarter's to roll; the others cost no request.
-  if (updateStrategyOf(workload) != "OnDelete") {
+  if (core::stringAt(workload, {"spec", "updateStrategy", "type"}) != "OnDelete") {
     setOutdated(key, 0);
     return Action::awaitChange();
   }
-  const std::string uid = metadataString(workload, "uid");
-  const std::string name = metadataString(workload, "name");
+  const std::string uid = core::metadataString(workload, "uid");
+  const std::string name = core::metadataString(workload, "name");
 
   // 2. Fresh from the API (see the header).
   std::string revision;
@@ -163,7 +152,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop
     // it would make, in roll order, once each per update revision.
     for (const std::string& planned : decision.outdated) {
       const json& pod = *byName.at(planned);
-      if (!firstTime("dry-run|" + metadataString(pod, "uid") + "|" + input->updateRevision)) continue;
+      if (!firstTime("dry-run|" + core::metadataString(pod, "uid") + "|" + input->updateRevision)) continue;
       context_.logger.info("pod eviction planned (dry run, nothing written)", fieldsOf(planned));
       context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
       (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",

@@ -4,23 +4,11 @@
 
 #include "restarter/controller/events.hpp"
 #include "restarter/core/expiry.hpp"
+#include "restarter/core/json_access.hpp"
 
 namespace restarter::controller {
 
 using nlohmann::json;
-
-namespace {
-
-// metadata.<field> of a pod as a string, or "" (never throws: the pod comes from the API).
-std::string metadataString(const json& pod, const char* field) {
-  const json::const_iterator metadata = pod.find("metadata");
-  if (metadata == pod.end() || !metadata->is_object()) return {};
-  const json::const_iterator value = metadata->find(field);
-  if (value == metadata->end() || !value->is_string()) return {};
-  return value->get<std::string>();
-}
-
-}  // namespace
 
 PodExpiryReconciler::PodExpiryReconciler(PodsFor pods, ReconcileContext& context)
     : pods_(std::move(pods)), context_(context), evictor_(context) {}
@@ -54,7 +42,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std:
   if (metadata->contains("deletionTimestamp") && !(*metadata)["deletionTimestamp"].is_null()) {
     return Action::awaitChange();
   }
-  const std::string uid = metadataString(pod, "uid");
+  const std::string uid = core::metadataString(pod, "uid");
   core::AnnotationMap annotations;
   if (auto it = metadata->find("annotations"); it != metadata->end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {

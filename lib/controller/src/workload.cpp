@@ -5,6 +5,7 @@
 
 #include "restarter/core/annotation_keys.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/rollout.hpp"
 
@@ -13,16 +14,6 @@ namespace restarter::controller {
 using nlohmann::json;
 
 namespace {
-
-// metadata.<field> as a string, or "" (never throws).
-std::string metadataString(const json& object, const char* field) {
-  if (!object.is_object()) return {};
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return {};
-  auto value = metadata->find(field);
-  if (value == metadata->end() || !value->is_string()) return {};
-  return value->get<std::string>();
-}
 
 std::string namespaceOf(const std::string& key) {
   auto slash = key.find('/');
@@ -61,7 +52,7 @@ cache::IndexFunc referenceIndex(core::RefKind kind) {
     if (podTemplate == spec->end()) return values;
     auto refs = core::collectReferences(*podTemplate);
     if (!refs) return values;
-    const std::string ns = metadataString(object, "namespace");
+    const std::string ns = core::metadataString(object, "namespace");
     for (const core::Reference& ref : *refs) {
       if (ref.kind == kind) values.push_back(ns + "/" + ref.name);
     }
@@ -102,9 +93,9 @@ json applyBody(const WorkloadKind& kind, const json& workload, const core::Annot
   return {{"apiVersion", kind.resource.apiVersion()},
           {"kind", kind.resource.kind},
           {"metadata",
-           {{"name", metadataString(workload, "name")},
-            {"namespace", metadataString(workload, "namespace")},
-            {"uid", metadataString(workload, "uid")},
+           {{"name", core::metadataString(workload, "name")},
+            {"namespace", core::metadataString(workload, "namespace")},
+            {"uid", core::metadataString(workload, "uid")},
             {"annotations", std::move(metadataAnnotations)}}},
           {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
 }
@@ -143,8 +134,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
     return core::makeError(core::ErrorKind::Internal,
                            "cached " + kind_.name + " " + key + " cannot be decoded");
   }
-  const std::string uid = metadataString(workload, "uid");
-  const std::string resourceVersion = metadataString(workload, "resourceVersion");
+  const std::string uid = core::metadataString(workload, "uid");
+  const std::string resourceVersion = core::metadataString(workload, "resourceVersion");
 
   // The cache may not show our last write yet (the watch event is on its way): plan against what
   // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
@@ -229,7 +220,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   auto applied =
-      context_.client.apply(kind_.resource, ns, metadataString(workload, "name"),
+      context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
                             applyBody(kind_, workload, desired->annotations, rolledAt, desired->contentDigests),
                             kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
@@ -279,14 +270,14 @@ void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::Des
 Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::string& key,
                                           const core::AnnotationsSize& size,
                                           const std::vector<core::AnnotationChange>& changes) {
-  const std::string ns = metadataString(workload, "namespace");
+  const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
   const std::string note = "Not restarting pods: the pod template's annotations would be " +
                            std::to_string(size.after) + " bytes (now " + std::to_string(size.before) +
                            "), over the apiserver's limit of " + std::to_string(core::kMaxAnnotationsBytes) +
                            "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
-  const std::string state = metadataString(workload, "uid") + "\n" + note;
+  const std::string state = core::metadataString(workload, "uid") + "\n" + note;
   {
     std::lock_guard lock(mutex_);
     const auto it = tooLargeWarned_.find(key);
@@ -302,8 +293,9 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
                         {"changes", described}});
   kube::EventRecord event;
   event.namespace_ = ns;
-  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                                          metadataString(workload, "name"), metadataString(workload, "uid")};
+  event.regarding =
+      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
   event.type = "Warning";
   event.reason = "AnnotationsTooLarge";
   event.action = "Restart";
@@ -349,10 +341,10 @@ core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
   context_.logger.info(
       "removing restarter annotations owned by another field manager",
       {{"kind", kind_.name},
-       {"workload", metadataString(applied, "namespace") + "/" + metadataString(applied, "name")},
+       {"workload", core::metadataString(applied, "namespace") + "/" + core::metadataString(applied, "name")},
        {"changes", describeChanges(leftovers)}});
-  auto patched = context_.client.jsonPatch(kind_.resource, metadataString(applied, "namespace"),
-                                           metadataString(applied, "name"), guarded,
+  auto patched = context_.client.jsonPatch(kind_.resource, core::metadataString(applied, "namespace"),
+                                           core::metadataString(applied, "name"), guarded,
                                            kube::WriteOptions{false, kind_.fieldManager});
   context_.metrics.writes.with({kind_.resource.plural, "patch"}).inc();
   if (!patched) return std::move(patched).error();
@@ -370,7 +362,7 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
     if (!inserted && it->second == until) return lookAgain;  // this hold is announced already
     it->second = until;
   }
-  const std::string ns = metadataString(workload, "namespace");
+  const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
   context_.metrics.rolloutsHeld.with({kind_.name}).inc();
   context_.logger.info("rollout held",
@@ -383,8 +375,9 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                         {"changes", described}});
   kube::EventRecord event;
   event.namespace_ = ns;
-  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                                          metadataString(workload, "name"), metadataString(workload, "uid")};
+  event.regarding =
+      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
   event.type = "Normal";
   event.reason = std::string(core::kRolloutHeldReason);
   event.action = "Hold";
@@ -403,7 +396,7 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
 
 core::Status WorkloadReconciler::announce(const json& workload, const std::string& key,
                                           const std::vector<core::AnnotationChange>& changes) {
-  const std::string ns = metadataString(workload, "namespace");
+  const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
   const bool dry = context_.dryRun;
   context_.logger.info(dry ? "restart planned (dry run, nothing written)" : "restart triggered",
@@ -412,8 +405,9 @@ core::Status WorkloadReconciler::announce(const json& workload, const std::strin
 
   kube::EventRecord event;
   event.namespace_ = ns;
-  event.regarding = kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                                          metadataString(workload, "name"), metadataString(workload, "uid")};
+  event.regarding =
+      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
   event.type = "Normal";
   event.reason = dry ? "WouldRestart" : "Restarted";
   event.action = "Restart";

@@ -1,4 +1,33 @@
+#include "restarter/core/json_access.hpp"
+
 #include "json_access.hpp"
+
+namespace restarter::core {
+
+using nlohmann::json;
+
+const json* valueAt(const json& object, std::initializer_list<std::string_view> path) {
+  const json* value = &object;
+  for (std::string_view key : path) {
+    if (!value->is_object()) return nullptr;
+    auto it = value->find(key);
+    if (it == value->end()) return nullptr;
+    value = &*it;
+  }
+  return value;
+}
+
+std::string stringAt(const json& object, std::initializer_list<std::string_view> path) {
+  const json* value = valueAt(object, path);
+  if (value == nullptr || !value->is_string()) return {};
+  return value->get_ref<const std::string&>();
+}
+
+std::string metadataString(const json& object, std::string_view field) {
+  return stringAt(object, {"metadata", field});
+}
+
+}  // namespace restarter::core
 
 namespace restarter::core::detail {
 

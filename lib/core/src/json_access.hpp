@@ -1,6 +1,8 @@
 #pragma once
 // Private helpers: typed, non-throwing access to fields of outside JSON. Absent and null fields
-// are "not there"; a field of the wrong type is an InvalidInput error naming its JSON path.
+// are "not there"; a field of the wrong type is an InvalidInput error naming its JSON path. (The
+// lenient reads every module uses, where a wrong type reads as "", are the public
+// restarter/core/json_access.hpp.)
 
 #include <optional>
 #include <string>

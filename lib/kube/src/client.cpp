@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/text.hpp"
 
@@ -60,20 +61,6 @@ core::Result<json> parseBody(const std::string& body) {
   if (!doc) return malformed("body: " + doc.error().message);
   if (!doc->is_object()) return malformed("body is not a JSON object");
   return doc;
-}
-
-// The answer's "kind" if it is a string, else "": json::value("kind", "") throws on any other type.
-std::string kindOf(const json& doc) {
-  const auto kind = doc.find("kind");
-  return kind != doc.end() && kind->is_string() ? kind->get<std::string>() : std::string();
-}
-
-std::string stringAt(const json& object, const char* a, const char* b) {
-  auto outer = object.find(a);
-  if (outer == object.end() || !outer->is_object()) return {};
-  auto inner = outer->find(b);
-  if (inner == outer->end() || !inner->is_string()) return {};
-  return inner->get<std::string>();
 }
 
 std::string describeTarget(const ResourceRef& ref, std::string_view ns, std::string_view name) {
@@ -141,7 +128,7 @@ core::Result<json> Client::get(const ResourceRef& ref, std::string_view namespac
   request.headers.emplace_back("Accept", options.metadataOnly ? kAcceptMetadata : kAcceptJson);
   auto object = executeJson(std::move(request));
   if (!object) return object;
-  if (options.metadataOnly && kindOf(*object) != "PartialObjectMetadata")
+  if (options.metadataOnly && core::stringAt(*object, {"kind"}) != "PartialObjectMetadata")
     return malformed("expected kind PartialObjectMetadata for " + describeTarget(ref, namespace_, name));
   return object;
 }
@@ -160,7 +147,7 @@ core::Result<ListPage> Client::listPage(const ResourceRef& ref, std::string_view
   auto doc = executeJson(std::move(request));
   if (!doc) return std::move(doc).error();
   std::string target = "list of " + describeTarget(ref, namespace_, {});
-  if (options.metadataOnly && kindOf(*doc) != "PartialObjectMetadataList")
+  if (options.metadataOnly && core::stringAt(*doc, {"kind"}) != "PartialObjectMetadataList")
     return malformed("expected kind PartialObjectMetadataList for the " + target);
   auto items = doc->find("items");
   ListPage page;
@@ -172,8 +159,8 @@ core::Result<ListPage> Client::listPage(const ResourceRef& ref, std::string_view
       page.items.push_back(std::move(item));
     }
   }
-  page.resourceVersion = stringAt(*doc, "metadata", "resourceVersion");
-  page.continueToken = stringAt(*doc, "metadata", "continue");
+  page.resourceVersion = core::metadataString(*doc, "resourceVersion");
+  page.continueToken = core::metadataString(*doc, "continue");
   return page;
 }
 
@@ -230,10 +217,7 @@ core::Result<WatchEnd> Client::watch(const ResourceRef& ref, std::string_view na
           failure = errorFromStatusObject(event.object.dump());
           return false;
         }
-        // find() rather than value(): a "kind" that is not a string must be an error, not a throw.
-        const auto kind = event.object.find("kind");
-        if (options.metadataOnly && (kind == event.object.end() || !kind->is_string() ||
-                                     kind->get_ref<const std::string&>() != "PartialObjectMetadata")) {
+        if (options.metadataOnly && core::stringAt(event.object, {"kind"}) != "PartialObjectMetadata") {
           failure = malformed(std::string("watch event ") + watchEventTypeName(event.type) +
                               " does not carry a PartialObjectMetadata");
           return false;
@@ -408,15 +392,15 @@ json leaseToJson(const LeaseRecord& lease) {
 core::Result<LeaseRecord> leaseFromJson(const json& object) {
   if (!object.is_object()) return malformed("a Lease is not an object");
   LeaseRecord lease;
-  lease.name = stringAt(object, "metadata", "name");
-  lease.namespace_ = stringAt(object, "metadata", "namespace");
-  lease.resourceVersion = stringAt(object, "metadata", "resourceVersion");
+  lease.name = core::metadataString(object, "name");
+  lease.namespace_ = core::metadataString(object, "namespace");
+  lease.resourceVersion = core::metadataString(object, "resourceVersion");
   auto spec = object.find("spec");
   if (spec == object.end() || spec->is_null()) return lease;
   if (!spec->is_object()) return malformed("Lease spec is not an object");
-  lease.holderIdentity = stringAt(object, "spec", "holderIdentity");
-  lease.acquireTime = stringAt(object, "spec", "acquireTime");
-  lease.renewTime = stringAt(object, "spec", "renewTime");
+  lease.holderIdentity = core::stringAt(object, {"spec", "holderIdentity"});
+  lease.acquireTime = core::stringAt(object, {"spec", "acquireTime"});
+  lease.renewTime = core::stringAt(object, {"spec", "renewTime"});
   if (auto it = spec->find("leaseDurationSeconds"); it != spec->end() && it->is_number_integer())
     lease.leaseDurationSeconds = it->get<std::int64_t>();
   if (auto it = spec->find("leaseTransitions"); it != spec->end() && it->is_number_integer())

@@ -7,6 +7,7 @@
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/text.hpp"
@@ -62,17 +63,7 @@ core::Result<json> parseReview(std::string_view body) {
 }
 
 bool enabled(const json& object) {
-  const auto labels = object.find("metadata");
-  if (labels == object.end() || !labels->is_object()) return false;
-  const auto l = labels->find("labels");
-  if (l == labels->end() || !l->is_object()) return false;
-  const auto v = l->find(std::string(core::kEnabledLabel));
-  return v != l->end() && v->is_string() && v->get<std::string>() == core::kEnabledLabelValue;
-}
-
-std::string stringAt(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return core::stringAt(object, {"metadata", "labels", core::kEnabledLabel}) == core::kEnabledLabelValue;
 }
 
 // The kinds we manage (core::kManagedKinds, the same set the controller reconciles), by group,
@@ -80,8 +71,9 @@ std::string stringAt(const json& object, const char* key) {
 // throw on it).
 bool managedKind(const json& kind) {
   if (!kind.is_object()) return false;
-  const core::ManagedKind* row = core::findManagedKind(stringAt(kind, "kind"));
-  return row != nullptr && stringAt(kind, "group") == row->group && stringAt(kind, "version") == row->version;
+  const core::ManagedKind* row = core::findManagedKind(core::stringAt(kind, {"kind"}));
+  return row != nullptr && core::stringAt(kind, {"group"}) == row->group &&
+         core::stringAt(kind, {"version"}) == row->version;
 }
 
 json reviewResponse(const std::string& uid) {
@@ -143,21 +135,22 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   const json& review = *parsed;
   if (!review.is_object()) return malformed(std::move(result), "the body is not a JSON object");
   const auto request = review.find("request");
-  if (stringAt(review, "kind") != "AdmissionReview" || request == review.end() || !request->is_object() ||
-      stringAt(*request, "uid").empty()) {
+  if (core::stringAt(review, {"kind"}) != "AdmissionReview" || request == review.end() ||
+      !request->is_object() || core::stringAt(*request, {"uid"}).empty()) {
     return malformed(std::move(result), "not an AdmissionReview with a request uid");
   }
   const json& req = *request;
-  json out = reviewResponse(stringAt(req, "uid"));
+  json out = reviewResponse(core::stringAt(req, {"uid"}));
   // admission.k8s.io/v1 only (install-mwc registers admissionReviewVersions [v1]); answer in the
   // version asked so an apiserver that sends v1beta1 anyway still gets a parsable answer.
-  if (const auto version = stringAt(review, "apiVersion"); !version.empty()) out["apiVersion"] = version;
-  result.operation = stringAt(req, "operation");
-  result.namespace_ = stringAt(req, "namespace");
-  result.name = stringAt(req, "name");
+  if (const auto version = core::stringAt(review, {"apiVersion"}); !version.empty())
+    out["apiVersion"] = version;
+  result.operation = core::stringAt(req, {"operation"});
+  result.namespace_ = core::stringAt(req, {"namespace"});
+  result.name = core::stringAt(req, {"name"});
   // find(), never value(): value() returns a copy, and copying is recursive.
   const auto requestKind = req.find("kind");
-  if (requestKind != req.end() && requestKind->is_object()) result.kind = stringAt(*requestKind, "kind");
+  result.kind = core::stringAt(req, {"kind", "kind"});
   const auto object = req.find("object");
   if (requestKind == req.end() || !managedKind(*requestKind) ||
       (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
@@ -165,10 +158,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
     result.outcome = Outcome::Skipped;
     return answer(std::move(result), out);
   }
-  if (result.namespace_.empty()) {
-    const auto meta = object->find("metadata");
-    if (meta != object->end() && meta->is_object()) result.namespace_ = stringAt(*meta, "namespace");
-  }
+  if (result.namespace_.empty()) result.namespace_ = core::metadataString(*object, "namespace");
   if (result.namespace_.empty()) return failed(std::move(result), out, "the request has no namespace");
 
   const auto spec = object->find("spec");
@@ -274,7 +264,7 @@ AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetc
     if (review && review->is_object()) {
       const auto request = review->find("request");
       if (request != review->end() && request->is_object()) {
-        if (std::string uid = stringAt(*request, "uid"); !uid.empty()) {
+        if (std::string uid = core::stringAt(*request, {"uid"}); !uid.empty()) {
           return failed(std::move(result), reviewResponse(uid), problem);
         }
       }

@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include "restarter/core/json_access.hpp"
 #include "restarter/kube/files.hpp"
 #include "restarter/webhook/mwc.hpp"
 
@@ -249,13 +250,9 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
     std::string resourceVersion;
     if (exists) {
       material = decodeSecret(*secret);
-      // Read without value(): a resourceVersion that is not a string would throw from it; such an
-      // answer is treated as one without a version (the update then fails its precondition).
-      const auto metadata = secret->find("metadata");
-      if (metadata != secret->end() && metadata->is_object()) {
-        const auto version = metadata->find("resourceVersion");
-        if (version != metadata->end() && version->is_string()) resourceVersion = version->get<std::string>();
-      }
+      // A resourceVersion that is not a string reads as none (the update then fails its
+      // precondition).
+      resourceVersion = core::metadataString(*secret, "resourceVersion");
     } else {
       material.clear();
     }
