@@ -10,6 +10,7 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/config.hpp"
 
@@ -178,9 +179,9 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
       // as a --cert-dir directly; ca.crt is the conventional extra key.
       {"type", "kubernetes.io/tls"},
       {"data",
-       {{"ca.crt", certs::base64Encode(generated->ca.certPem)},
-        {"tls.crt", certs::base64Encode(generated->leaf.certPem)},
-        {"tls.key", certs::base64Encode(generated->leaf.keyPem)}}}};
+       {{"ca.crt", core::base64Encode(generated->ca.certPem)},
+        {"tls.crt", core::base64Encode(generated->leaf.certPem)},
+        {"tls.key", core::base64Encode(generated->leaf.keyPem)}}}};
   core::Result<nlohmann::json> written = existing
       ? [&] {
           secret["metadata"]["resourceVersion"] = existing->value("/metadata/resourceVersion"_json_pointer, std::string());
@@ -196,7 +197,7 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
   }
   io.err << "wrote " << where << "\n";
   describeServing(generated->leaf.certPem, io);
-  if (options.printCaBundle) io.out << certs::base64Encode(generated->ca.certPem) << "\n";
+  if (options.printCaBundle) io.out << core::base64Encode(generated->ca.certPem) << "\n";
   return kExitOk;
 }
 
@@ -240,7 +241,7 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
   }
   io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string() << "\n";
   describeServing(leaf->certPem, io);
-  if (options.printCaBundle) io.out << certs::base64Encode(ca->certPem) << "\n";
+  if (options.printCaBundle) io.out << core::base64Encode(ca->certPem) << "\n";
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/kube/files.hpp"
@@ -125,7 +126,7 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
     const auto data = secret->value("data", nlohmann::json::object());
     for (const char* key : {"ca-bundle.crt", "ca.crt"}) {
       if (data.contains(key) && data[key].is_string()) {
-        auto pem = webhook::base64Decode(data[key].get<std::string>());
+        auto pem = core::base64Decode(data[key].get<std::string>());
         if (pem) options.mwc.caBundlePem = *pem;
         break;
       }

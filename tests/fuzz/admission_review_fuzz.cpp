@@ -24,8 +24,8 @@
 
 #include "check.hpp"
 #include "restarter/core/annotation_size.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/webhook/admission.hpp"
-#include "restarter/webhook/certificates.hpp"
 
 namespace {
 
@@ -95,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!hasPatch) return 0;
   if (response.value("patchType", std::string()) != "JSONPatch") fail("patchType", result.body);
   const std::optional<std::string> patchText =
-      restarter::webhook::base64Decode(response["patch"].get<std::string>());
+      restarter::core::base64Decode(response["patch"].get<std::string>());
   if (!patchText) fail("the patch is not base64", result.body);
   const json patch = json::parse(*patchText, nullptr, /*allow_exceptions=*/false);
   if (!patch.is_array()) fail("the patch is not a JSON array", *patchText);

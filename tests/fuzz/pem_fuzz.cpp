@@ -14,6 +14,7 @@
 
 #include "check.hpp"
 #include "restarter/certs/certs.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/webhook/certificates.hpp"
 #include "restarter/webhook/server.hpp"
 
@@ -64,6 +65,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (installed && store.fingerprint().empty()) fail("an installed certificate has no fingerprint");
   if (!installed && store.ready()) fail("a refused certificate was installed");
 
-  (void)webhook::base64Decode(a);
+  (void)core::base64Decode(a);
   return 0;
 }

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/kube/files.hpp"
@@ -98,7 +98,7 @@ class ExecAuthenticator final : public Authenticator {
     clusterInfo_ = nlohmann::json{{"server", config.server}};
     if (!config.tlsServerName.empty()) clusterInfo_["tls-server-name"] = config.tlsServerName;
     if (config.insecureSkipTlsVerify) clusterInfo_["insecure-skip-tls-verify"] = true;
-    if (!config.caPem.empty()) clusterInfo_["certificate-authority-data"] = base64Encode(config.caPem);
+    if (!config.caPem.empty()) clusterInfo_["certificate-authority-data"] = core::base64Encode(config.caPem);
     if (!config.proxyUrl.empty()) clusterInfo_["proxy-url"] = config.proxyUrl;
   }
 

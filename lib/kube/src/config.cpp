@@ -7,7 +7,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
-#include "base64.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/kube/files.hpp"
 
 namespace restarter::kube {
@@ -127,7 +127,7 @@ core::Result<std::string> pemField(const Entry& entry, const char* fileField, co
   auto data = stringField(entry.body, dataField, where);
   if (!data) return std::move(data).error();
   if (!data->empty()) {
-    auto decoded = base64Decode(*data);
+    auto decoded = core::base64Decode(*data);
     if (!decoded) return configError(where, "field " + quote(dataField) + " is not valid base64");
     return *decoded;
   }

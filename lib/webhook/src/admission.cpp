@@ -6,6 +6,7 @@
 
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/annotation_size.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
@@ -193,7 +194,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   if (!record) return failed(std::move(result), out, record.error().describe());
   for (json& op : *record) patch->push_back(std::move(op));
   out["response"]["patchType"] = "JSONPatch";
-  out["response"]["patch"] = certs::base64Encode(patch->dump());
+  out["response"]["patch"] = core::base64Encode(patch->dump());
   result.outcome = Outcome::Patched;
   for (const auto& change : *changes) {
     result.detail += (result.detail.empty() ? "" : "; ") + change.describe();

@@ -4,8 +4,7 @@
 #include <map>
 #include <set>
 
-#include <openssl/evp.h>
-
+#include "restarter/core/base64.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/kube/files.hpp"
 #include "restarter/webhook/mwc.hpp"
@@ -13,26 +12,6 @@
 namespace restarter::webhook {
 
 using nlohmann::json;
-
-std::optional<std::string> base64Decode(std::string_view text) {
-  std::string clean;
-  for (char c : text) {
-    if (c != '\n' && c != '\r' && c != ' ') clean += c;
-  }
-  if (clean.size() % 4 != 0) return std::nullopt;
-  if (clean.empty()) return std::string();
-  std::string out(clean.size() / 4 * 3, '\0');
-  const int n =
-      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
-  if (n < 0) return std::nullopt;
-  std::size_t size = static_cast<std::size_t>(n);
-  // EVP_DecodeBlock counts padding as zero bytes.
-  if (clean.back() == '=') --size;
-  if (clean.size() >= 2 && clean[clean.size() - 2] == '=') --size;
-  out.resize(size);
-  return out;
-}
 
 namespace {
 
@@ -156,14 +135,14 @@ Material decodeSecret(const json& secret) {
   if (data == secret.end() || !data->is_object()) return m;
   for (const auto& [key, value] : data->items()) {
     if (!value.is_string()) continue;
-    if (auto decoded = base64Decode(value.get<std::string>())) m[key] = *decoded;
+    if (auto decoded = core::base64Decode(value.get<std::string>())) m[key] = *decoded;
   }
   return m;
 }
 
 json secretObject(const ManagedOptions& options, const Material& m, const std::string& resourceVersion) {
   json data = json::object();
-  for (const auto& [key, value] : m) data[key] = certs::base64Encode(value);
+  for (const auto& [key, value] : m) data[key] = core::base64Encode(value);
   json secret = {
       {"apiVersion", "v1"},
       {"kind", "Secret"},
@@ -181,7 +160,7 @@ json secretObject(const ManagedOptions& options, const Material& m, const std::s
 // Sets every webhook's caBundle of the configuration to `bundlePem` where it differs. Returns
 // whether it wrote.
 core::Result<bool> publishBundle(kube::Client& client, const std::string& name, const std::string& bundlePem) {
-  const std::string encoded = certs::base64Encode(bundlePem);
+  const std::string encoded = core::base64Encode(bundlePem);
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto mwc = client.get(kube::resources::mutatingWebhookConfigurations(), "", name);
     if (!mwc) return std::move(mwc).error().withContext("reading MutatingWebhookConfiguration " + name);

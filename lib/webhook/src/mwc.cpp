@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "restarter/certs/certs.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/workload_kinds.hpp"
 
@@ -44,7 +45,7 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
   }
   // The CA that signed the serving certificate. Left out when serve-webhook manages certificates:
   // it publishes (and rolls) the bundle itself, and install-mwc must not fight it.
-  if (!o.caBundlePem.empty()) clientConfig["caBundle"] = certs::base64Encode(o.caBundlePem);
+  if (!o.caBundlePem.empty()) clientConfig["caBundle"] = core::base64Encode(o.caBundlePem);
 
   json namespaceSelector = json::object();
   if (!o.excludeNamespaces.empty()) {
@@ -112,7 +113,7 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
 }
 
 json withCaBundle(json configuration, const std::string& bundlePem) {
-  const std::string encoded = certs::base64Encode(bundlePem);
+  const std::string encoded = core::base64Encode(bundlePem);
   auto webhooks = configuration.find("webhooks");
   if (webhooks == configuration.end() || !webhooks->is_array()) return configuration;
   for (json& webhook : *webhooks) {

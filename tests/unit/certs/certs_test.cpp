@@ -164,11 +164,3 @@ TEST_CASE("key types parse from their names", "[certs]") {
   CHECK(*parseKeyType("rsa-4096") == KeyType::Rsa4096);
   CHECK_FALSE(parseKeyType("dsa").ok());
 }
-
-TEST_CASE("base64 encodes as RFC 4648 with padding", "[certs]") {
-  CHECK(base64Encode("") == "");
-  CHECK(base64Encode("f") == "Zg==");
-  CHECK(base64Encode("fo") == "Zm8=");
-  CHECK(base64Encode("foo") == "Zm9v");
-  CHECK(base64Encode(std::string(100, 'x')).find('\n') == std::string::npos);
-}

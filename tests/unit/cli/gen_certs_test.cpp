@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/base64.hpp"
 #include "restarter/kube/auth.hpp"
 #include "restarter/kube/client.hpp"
 
@@ -64,7 +65,7 @@ TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "
   const std::string key = readFile(dir.path / "tls.key");
   CHECK(certs::checkIssuedBy(cert, ca).ok());
   CHECK(certs::checkKeyMatches(cert, key).ok());
-  CHECK(r.out == certs::base64Encode(ca) + "\n");  // stdout holds only the caBundle
+  CHECK(r.out == core::base64Encode(ca) + "\n");  // stdout holds only the caBundle
   auto info = certs::inspect(cert);
   REQUIRE(info.ok());
   CHECK(info->front().dnsNames == defaultDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
@@ -204,23 +205,7 @@ class StillClock final : public kube::Clock {
 const std::string kSecretPath = "/api/v1/namespaces/hooks/secrets/webhook-tls";
 
 std::string decoded(const nlohmann::json& secret, const char* key) {
-  // Standard base64 through the certs module's encoder's inverse, via OpenSSL's inspection: the
-  // PEM must parse, so decode with a small local decoder.
-  static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const std::string in = secret["data"][key].get<std::string>();
-  std::string out;
-  int bits = 0;
-  unsigned value = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    value = (value << 6) | static_cast<unsigned>(alphabet.find(c));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((value >> bits) & 0xffu);
-    }
-  }
-  return out;
+  return core::base64Decode(secret["data"][key].get<std::string>()).value_or("");
 }
 
 }  // namespace
@@ -246,7 +231,7 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   const std::string cert = decoded(secret, "tls.crt");
   CHECK(certs::checkIssuedBy(cert, ca).ok());
   CHECK(certs::checkKeyMatches(cert, decoded(secret, "tls.key")).ok());
-  CHECK(out.str() == certs::base64Encode(ca) + "\n");
+  CHECK(out.str() == core::base64Encode(ca) + "\n");
 
   // Again without --force: refused, unchanged.
   std::ostringstream out2, err2;

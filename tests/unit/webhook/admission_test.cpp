@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/core/annotation_size.hpp"
+#include "restarter/core/base64.hpp"
 #include "restarter/core/content.hpp"
-#include "restarter/webhook/certificates.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -88,7 +88,7 @@ json responseOf(const AdmissionResult& result) {
 
 json patchOf(const json& response) {
   REQUIRE(response["patchType"] == "JSONPatch");
-  auto decoded = base64Decode(response["patch"].get<std::string>());
+  auto decoded = core::base64Decode(response["patch"].get<std::string>());
   REQUIRE(decoded);
   return json::parse(*decoded);
 }

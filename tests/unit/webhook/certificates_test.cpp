@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/base64.hpp"
 #include "restarter/kube/auth.hpp"
 #include "restarter/webhook/mwc.hpp"
 
@@ -150,12 +151,13 @@ struct Fixture {
   }
 
   std::string data(const std::string& key) {
-    auto decoded = base64Decode(api->objects.at(kSecretPath)["data"].value(key, ""));
+    auto decoded = core::base64Decode(api->objects.at(kSecretPath)["data"].value(key, ""));
     REQUIRE(decoded);
     return *decoded;
   }
   std::string publishedBundle() {
-    auto decoded = base64Decode(api->objects.at(kMwcPath)["webhooks"][0]["clientConfig"].value("caBundle", ""));
+    auto decoded =
+        core::base64Decode(api->objects.at(kMwcPath)["webhooks"][0]["clientConfig"].value("caBundle", ""));
     REQUIRE(decoded);
     return *decoded;
   }
@@ -406,14 +408,4 @@ TEST_CASE("certificates: files are reloaded when their content changes", "[certi
   CHECK(*reloaded);
   CHECK(store.fingerprint() != first);
   fs::remove_all(dir);
-}
-
-TEST_CASE("certificates: base64 decoding", "[certificates]") {
-  CHECK(base64Decode("") == std::string());
-  CHECK(base64Decode("YQ==") == std::string("a"));
-  CHECK(base64Decode("YWI=") == std::string("ab"));
-  CHECK(base64Decode("YWJj") == std::string("abc"));
-  CHECK(base64Decode("YW\nJj") == std::string("abc"));
-  CHECK_FALSE(base64Decode("YWJ").has_value());
-  CHECK_FALSE(base64Decode("!!!!").has_value());
 }

@@ -85,8 +85,4 @@ Status checkIssuedBy(std::string_view leafPem, std::string_view caPem);
 // both trusted until the old one expires or is dropped.
 Result<std::string> mergeBundle(std::string_view bundlePem, std::string_view addPem, TimePoint now);
 
-// Standard base64 (RFC 4648, with padding, no line breaks), as Kubernetes' caBundle and Secret data
-// fields want it.
-std::string base64Encode(std::string_view data);
-
 }  // namespace restarter::certs

@@ -74,7 +74,4 @@ struct FileState {
 core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateStore& store,
                                           FileState& lastLoaded);
 
-// Standard base64 decoding (Secret data); nullopt when malformed.
-std::optional<std::string> base64Decode(std::string_view text);
-
 }  // namespace restarter::webhook
