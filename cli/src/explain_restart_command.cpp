@@ -10,9 +10,9 @@
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
-#include "restarter/cli/yaml_output.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/json_access.hpp"
+#include "restarter/core/yaml_writer.hpp"
 
 namespace restarter::cli {
 
@@ -422,7 +422,7 @@ Subcommand explainRestartCommand() {
         switch (format) {
           case OutputFormat::Text: io.out << renderText(document, color); break;
           case OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
-          case OutputFormat::Yaml: io.out << toYaml(document); break;
+          case OutputFormat::Yaml: io.out << core::toYaml(document); break;
         }
         io.out.flush();
         if (input->revisions.empty() && !flags.count("watch")) {

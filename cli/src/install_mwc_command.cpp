@@ -8,6 +8,7 @@
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
 #include "restarter/core/base64.hpp"
+#include "restarter/core/yaml_writer.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/kube/files.hpp"
@@ -142,7 +143,7 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
   auto object = webhook::buildMutatingWebhookConfiguration(options.mwc);
   if (!object) return fail(object.error().describe());
   if (options.dryRun) {
-    io.out << webhook::toYaml(*object);
+    io.out << core::toYaml(*object);
     return kExitOk;
   }
   kube::ApplyOptions apply;

@@ -7,9 +7,9 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/status.hpp"
-#include "restarter/cli/yaml_output.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
+#include "restarter/core/yaml_writer.hpp"
 
 namespace restarter::cli {
 
@@ -124,7 +124,7 @@ Subcommand statusCommand() {
         if (output == "json") {
           io.out << statusDocument(rows).dump(2) << "\n";
         } else if (output == "yaml") {
-          io.out << toYaml(statusDocument(rows));
+          io.out << core::toYaml(statusDocument(rows));
         } else {
           const std::string scope = allNamespaces ? "in any namespace" : "in namespace " + namespace_;
           io.out << renderStatusTable(rows, allNamespaces, output == "wide", scope);

@@ -2,7 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "restarter/cli/yaml_output.hpp"
 #include "restarter/core/rollout.hpp"
 
 using namespace restarter;
@@ -122,13 +121,6 @@ TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli
   CHECK(doc["pending"]["status"] == "unknown");
   CHECK_THAT(doc["pending"]["reason"].get<std::string>(), Catch::Contains("forbidden"));
   CHECK_THAT(renderText(doc, false), Catch::Contains("Pending: unknown"));
-}
-
-TEST_CASE("yaml output quotes strings that would read as other types", "[cli][yaml]") {
-  const std::string yaml = toYaml(nlohmann::ordered_json{
-      {"a", "true"}, {"b", "123"}, {"c", true}, {"d", nullptr}, {"e", json::array({1, "x"})}});
-  CHECK_THAT(yaml, Catch::Contains("a: \"true\"") && Catch::Contains("b: \"123\"") &&
-                       Catch::Contains("c: true") && Catch::Contains("d: ~"));
 }
 
 namespace {

@@ -169,7 +169,7 @@ TEST_CASE("install-mwc: dry-run prints the configuration without a cluster", "[c
                            "https://127.0.0.1:9443/mutate", "--only-namespace", "a", "--timeout-seconds", "3"},
                           out, err);
   CHECK(code == kExitOk);
-  CHECK_THAT(out.str(), Catch::Contains("failurePolicy: \"Ignore\""));
+  CHECK_THAT(out.str(), Catch::Contains("failurePolicy: Ignore"));
   CHECK_THAT(out.str(), Catch::Contains("url: \"https://127.0.0.1:9443/mutate\""));
   CHECK_THAT(out.str(), Catch::Contains("timeoutSeconds: 3"));
 }

@@ -86,15 +86,6 @@ TEST_CASE("mwc: bad options are refused", "[mwc]") {
   check(selectors, "both selectors");
 }
 
-TEST_CASE("mwc: YAML keeps strings as strings", "[mwc]") {
-  const json object = {{"a", "true"}, {"b", 5}, {"c", json::array({"x"})}, {"d", true}};
-  const std::string yaml = toYaml(object);
-  CHECK(yaml.find("a: \"true\"") != std::string::npos);
-  CHECK(yaml.find("b: 5") != std::string::npos);
-  CHECK(yaml.find("- \"x\"") != std::string::npos);
-  CHECK(yaml.find("d: true") != std::string::npos);
-}
-
 TEST_CASE("mwc: containsAll ignores what only the live object has", "[mwc]") {
   const json desired = {{"metadata", {{"name", "a"}}}, {"webhooks", {{{"name", "w"}, {"timeoutSeconds", 5}}}}};
   json live = desired;

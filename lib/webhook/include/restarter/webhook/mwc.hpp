@@ -51,10 +51,3 @@ nlohmann::json withCaBundle(nlohmann::json configuration, const std::string& bun
 bool containsAll(const nlohmann::json& live, const nlohmann::json& desired);
 
 }  // namespace restarter::webhook
-
-namespace restarter::webhook {
-
-// The object as YAML (block style), for `install-mwc --dry-run`.
-std::string toYaml(const nlohmann::json& object);
-
-}  // namespace restarter::webhook
