@@ -156,8 +156,8 @@ void slimPod(json& object) {
 
 namespace {
 
+// QueueKey::kind of pod expiry, and the prefix of the OnDelete rollers' ("ondelete-statefulset").
 constexpr const char* kPodKind = "pod";
-// Queue keys of the OnDelete roll: "ondelete-<kind>/<namespace>/<name>".
 constexpr std::string_view kRollPrefix = "ondelete-";
 
 // Objects per list page. Each page is parsed whole before its objects become compact cache
@@ -270,8 +270,13 @@ struct Controller::Impl {
     return nullptr;
   }
 
-  void enqueueWorkload(const std::string& kind, const std::string& key, milliseconds delay) {
-    if (!key.empty()) queue.add(kind + "/" + key, delay);
+  static ObjectName nameOf(const cache::ObjectIdentity& object) { return {object.namespace_, object.name}; }
+  static ObjectName nameOf(const json& object) {
+    return {core::metadataString(object, "namespace"), core::metadataString(object, "name")};
+  }
+
+  void enqueueWorkload(const std::string& kind, ObjectName object, milliseconds delay) {
+    if (!object.name.empty()) queue.add(QueueKey{kind, std::move(object)}, delay);
   }
 
   void enqueueReferencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object) {
@@ -280,7 +285,7 @@ struct Controller::Impl {
       auto referencing = store->byIndex(index, key);
       if (!referencing) continue;  // not synced yet: its initial list queues every workload
       for (const cache::PackedPtr& workload : *referencing)
-        enqueueWorkload(kind, cache::objectKey(*workload), options.debounce);
+        enqueueWorkload(kind, nameOf(*workload), options.debounce);
     }
   }
 
@@ -317,19 +322,18 @@ struct Controller::Impl {
         const std::string roll = rollsKind(kind) ? std::string(kRollPrefix) + kind.name : std::string();
         store->addHandlers(cache::PackedStore::Handlers{
             [this, name, roll](const cache::PackedPtr& o) {
-              enqueueWorkload(name, cache::objectKey(*o), options.debounce);
-              if (!roll.empty()) enqueueWorkload(roll, cache::objectKey(*o), milliseconds(0));
+              enqueueWorkload(name, nameOf(*o), options.debounce);
+              if (!roll.empty()) enqueueWorkload(roll, nameOf(*o), milliseconds(0));
             },
             [this, name, roll](const cache::PackedPtr& before, const cache::PackedPtr& after) {
-              if (workloadChanged(before, after))
-                enqueueWorkload(name, cache::objectKey(*after), options.debounce);
+              if (workloadChanged(before, after)) enqueueWorkload(name, nameOf(*after), options.debounce);
               if (!roll.empty() && rollInputChanged(before, after)) {
-                enqueueWorkload(roll, cache::objectKey(*after), milliseconds(0));
+                enqueueWorkload(roll, nameOf(*after), milliseconds(0));
               }
             },
             [this, name, roll](const cache::PackedPtr& o) {
-              enqueueWorkload(name, cache::objectKey(*o), milliseconds(0));
-              if (!roll.empty()) enqueueWorkload(roll, cache::objectKey(*o), milliseconds(0));
+              enqueueWorkload(name, nameOf(*o), milliseconds(0));
+              if (!roll.empty()) enqueueWorkload(roll, nameOf(*o), milliseconds(0));
             }});
         c.workloads.emplace(kind.name, std::move(store));
       }
@@ -346,10 +350,10 @@ struct Controller::Impl {
             [this, owner, indexName](const cache::MetaPtr& o) { enqueueReferencing(*owner, indexName, o); }});
       }
       c.pods.addHandlers(cache::Handlers{
-          [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, cache::objectKey(*o), milliseconds(0)); },
+          [this](const ObjectPtr& o) { enqueueWorkload(kPodKind, nameOf(*o), milliseconds(0)); },
           [this](const ObjectPtr& before, const ObjectPtr& after) {
             if (!sameMetadata(*before, *after, "annotations") || !sameMetadata(*before, *after, "uid")) {
-              enqueueWorkload(kPodKind, cache::objectKey(*after), milliseconds(0));
+              enqueueWorkload(kPodKind, nameOf(*after), milliseconds(0));
             }
           },
           {}});
@@ -439,18 +443,18 @@ struct Controller::Impl {
                                         &store, plural});
   }
 
-  void process(const std::string& queued, std::stop_token stop) {
-    const auto slash = queued.find('/');
-    const std::string kind = queued.substr(0, slash);
-    const std::string key = slash == std::string::npos ? std::string() : queued.substr(slash + 1);
+  void process(const QueueKey& queued, std::stop_token stop) {
+    const std::string& kind = queued.kind;
+    const std::string key = queued.object.key();
     const auto started = std::chrono::steady_clock::now();
-    core::Result<Action> result = core::makeError(core::ErrorKind::Internal, "unknown key " + queued);
+    core::Result<Action> result =
+        core::makeError(core::ErrorKind::Internal, "unknown key " + queued.toString());
     if (kind == kPodKind) {
-      result = podReconciler->reconcile(key, stop);
+      result = podReconciler->reconcile(queued.object, stop);
     } else if (auto it = workloadReconcilers.find(kind); it != workloadReconcilers.end()) {
-      result = it->second->reconcile(key, stop);
+      result = it->second->reconcile(queued.object, stop);
     } else if (auto roller = rollers.find(kind); roller != rollers.end()) {
-      result = roller->second->reconcile(key, stop);
+      result = roller->second->reconcile(queued.object, stop);
     }
     const std::string controller = kind == kPodKind ? "pod-expiry" : kind;
     metrics.reconcileDuration.with({controller})

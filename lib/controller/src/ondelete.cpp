@@ -58,9 +58,9 @@ core::Result<std::string> OnDeleteRoller::daemonSetRevision(const std::string& n
   return core::daemonSetRevisionHash(revisions->items, uid);
 }
 
-core::Result<Action> OnDeleteRoller::reconcile(const std::string& key, std::stop_token stop) {
-  const auto slash = key.find('/');
-  const std::string ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
+core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::stop_token stop) {
+  const std::string& ns = object.namespace_;
+  const std::string key = object.key();
   const cache::PackedStore* store = workloads_(ns);
   if (store == nullptr)
     return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");

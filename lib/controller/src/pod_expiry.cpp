@@ -26,10 +26,9 @@ void PodExpiryReconciler::recordPodEvent(const json& pod, const std::string& typ
   (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), type, reason, "Evict", note);
 }
 
-core::Result<Action> PodExpiryReconciler::reconcile(const std::string& key, std::stop_token stop) {
-  const auto slash = key.find('/');
-  const std::string ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+core::Result<Action> PodExpiryReconciler::reconcile(const ObjectName& object, std::stop_token stop) {
+  const std::string& ns = object.namespace_;
+  const std::string key = object.key();
   const cache::Store* store = pods_(ns);
   if (store == nullptr)
     return core::makeError(core::ErrorKind::Internal, "no pod cache for namespace \"" + ns + "\"");

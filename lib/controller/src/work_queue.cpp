@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace restarter::controller {
 
 WorkQueue::WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random)
     : clock_(clock), backoff_(backoff), random_(random) {}
 
-void WorkQueue::queueLocked(const std::string& key, TimePoint due) {
+void WorkQueue::queueLocked(const QueueKey& key, TimePoint due) {
   auto it = waiting_.find(key);
   if (it != waiting_.end()) {
     if (it->second <= due) return;  // already due earlier: keep it (deduplication)
@@ -26,7 +27,7 @@ void WorkQueue::queueLocked(const std::string& key, TimePoint due) {
   byDue_.emplace(due, key);
 }
 
-void WorkQueue::add(const std::string& key, milliseconds delay) {
+void WorkQueue::add(const QueueKey& key, milliseconds delay) {
   const TimePoint due = clock_.now() + std::max(delay, milliseconds(0));
   {
     std::lock_guard lock(mutex_);
@@ -42,7 +43,7 @@ void WorkQueue::add(const std::string& key, milliseconds delay) {
   cv_.notify_all();
 }
 
-milliseconds WorkQueue::addRateLimited(const std::string& key, milliseconds atLeast) {
+milliseconds WorkQueue::addRateLimited(const QueueKey& key, milliseconds atLeast) {
   int count = 0;
   {
     std::lock_guard lock(mutex_);
@@ -53,41 +54,39 @@ milliseconds WorkQueue::addRateLimited(const std::string& key, milliseconds atLe
   return delay;
 }
 
-void WorkQueue::forget(const std::string& key) {
+void WorkQueue::forget(const QueueKey& key) {
   std::lock_guard lock(mutex_);
   failures_.erase(key);
 }
 
-int WorkQueue::failures(const std::string& key) const {
+int WorkQueue::failures(const QueueKey& key) const {
   std::lock_guard lock(mutex_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
 
-std::optional<std::string> WorkQueue::tryGet(TimePoint now) {
-  std::lock_guard lock(mutex_);
-  if (shutDown_ || byDue_.empty() || byDue_.begin()->first > now) return std::nullopt;
-  std::string key = byDue_.begin()->second;
+QueueKey WorkQueue::takeFirstLocked() {
+  QueueKey key = std::move(byDue_.begin()->second);
   byDue_.erase(byDue_.begin());
   waiting_.erase(key);
   processing_.insert(key);
   return key;
 }
 
-std::optional<std::string> WorkQueue::get(std::stop_token stop) {
+std::optional<QueueKey> WorkQueue::tryGet(TimePoint now) {
+  std::lock_guard lock(mutex_);
+  if (shutDown_ || byDue_.empty() || byDue_.begin()->first > now) return std::nullopt;
+  return takeFirstLocked();
+}
+
+std::optional<QueueKey> WorkQueue::get(std::stop_token stop) {
   // A wait is bounded so that a clock whose "now" does not follow the condition variable's (a
   // stepped wall clock) can delay a due key by at most this long.
   constexpr milliseconds kMaxWait(1000);
   std::unique_lock lock(mutex_);
   while (!shutDown_ && !stop.stop_requested()) {
     const TimePoint now = clock_.now();
-    if (!byDue_.empty() && byDue_.begin()->first <= now) {
-      std::string key = byDue_.begin()->second;
-      byDue_.erase(byDue_.begin());
-      waiting_.erase(key);
-      processing_.insert(key);
-      return key;
-    }
+    if (!byDue_.empty() && byDue_.begin()->first <= now) return takeFirstLocked();
     milliseconds wait = kMaxWait;
     if (!byDue_.empty()) {
       wait = std::min(wait, std::chrono::ceil<milliseconds>(byDue_.begin()->first - now));
@@ -98,7 +97,7 @@ std::optional<std::string> WorkQueue::get(std::stop_token stop) {
   return std::nullopt;
 }
 
-void WorkQueue::done(const std::string& key) {
+void WorkQueue::done(const QueueKey& key) {
   {
     std::lock_guard lock(mutex_);
     processing_.erase(key);

@@ -13,15 +13,6 @@ namespace restarter::controller {
 
 using nlohmann::json;
 
-namespace {
-
-std::string namespaceOf(const std::string& key) {
-  auto slash = key.find('/');
-  return slash == std::string::npos ? std::string() : key.substr(0, slash);
-}
-
-}  // namespace
-
 RetryDecision retryPolicy(const core::Error& error) {
   RetryDecision decision;
   if (error.kind == core::ErrorKind::InvalidInput) decision.retry = false;
@@ -112,8 +103,9 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes) 
 WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context)
     : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
 
-core::Result<Action> WorkloadReconciler::reconcile(const std::string& key, std::stop_token stop) {
-  const std::string ns = namespaceOf(key);
+core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std::stop_token stop) {
+  const std::string& ns = object.namespace_;
+  const std::string key = object.key();
   auto caches = caches_(ns);
   if (!caches || caches->workloads == nullptr || caches->configMaps == nullptr || caches->secrets == nullptr) {
     return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");

@@ -105,14 +105,14 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
   f.workloads.replace(
       {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK(f.harness.transport->requests().empty());
   const std::string logs = f.harness.logs.str();
   CHECK(logs.find("metadata-only change, no restart") != std::string::npos);
   CHECK(logs.find("configmap/app-config: cm-uid/1 kept, now cm-uid/2") != std::string::npos);
   // The same state again logs nothing more.
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   const std::string again = f.harness.logs.str();
   CHECK(again.find("metadata-only change, no restart", logs.size()) == std::string::npos);
 }
@@ -124,7 +124,7 @@ TEST_CASE("a content change applies the new version and records its digest", "[c
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   json body = json::parse(requests[0].body);
@@ -140,14 +140,14 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
   // As commons-operator leaves it: the current version, no record.
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({cachedConfigMap("1", "v1")}, "20");
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.harness.transport->requests().empty());
 
   // Nothing recorded yet: a new version rolls, as commons-operator, and the write records it.
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "21");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kRecord] ==
@@ -156,7 +156,7 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
   // Before the cache shows that write: a further metadata-only change is judged against what we
   // wrote (template and record) and writes nothing.
   f.configMaps.replace({cachedConfigMap("3", "v1", {{"team", "y"}})}, "22");
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.harness.transport->requests().size() == 2);
 }
 
@@ -168,7 +168,7 @@ TEST_CASE("a recreated object rolls even with the same content", "[controller][c
   f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/9"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   REQUIRE(f.harness.transport->requests().size() == 2);
   CHECK(json::parse(f.harness.transport->requests()[1].body)["note"].get<std::string>().find("(recreated)") !=
         std::string::npos);
@@ -186,7 +186,7 @@ TEST_CASE("without content in the cache every new version rolls and no record is
       "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   json body = json::parse(requests[0].body);

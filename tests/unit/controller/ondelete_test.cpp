@@ -129,7 +129,7 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
       hourAgo);
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto action = f.roller.reconcile("ns/web");
+  auto action = f.roller.reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK(action->requeueAfter == kRollPoll);
   const auto requests = f.harness.transport->requests();
@@ -161,7 +161,7 @@ TEST_CASE("the roll waits while a replacement is on its way with one list and no
   SECTION("not Ready yet") {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, now - 10s);
   }
-  auto action = f.roller.reconcile("ns/web");
+  auto action = f.roller.reconcile({"ns", "web"});
   REQUIRE(action.ok());
   REQUIRE(action->requeueAfter);
   CHECK(*action->requeueAfter <= kRollPoll);
@@ -177,8 +177,8 @@ TEST_CASE("a replacement not Ready within the timeout pauses the roll with one W
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
   f.harness.transport->push(ok(eventAnswer().dump()));
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
-  REQUIRE(f.roller.reconcile("ns/web").ok());
-  REQUIRE(f.roller.reconcile("ns/web").ok());
+  REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
+  REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
   const auto requests = f.harness.transport->requests();
   CHECK(evictions(requests).empty());
   const auto recorded = events(requests);
@@ -199,8 +199,8 @@ TEST_CASE("dry run announces each eviction it would make once in roll order and 
   f.harness.transport->push(ok(eventAnswer().dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
-  REQUIRE(f.roller.reconcile("ns/web").ok());
-  REQUIRE(f.roller.reconcile("ns/web").ok());
+  REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
+  REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
   const auto requests = f.harness.transport->requests();
   CHECK(evictions(requests).empty());
   const auto recorded = events(requests);
@@ -223,7 +223,7 @@ TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one E
     f.harness.transport->push(status(429, R"({"kind":"Status","status":"Failure","reason":"TooManyRequests",
         "message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
     if (attempt == 0) f.harness.transport->push(ok(eventAnswer().dump()));
-    auto action = f.roller.reconcile("ns/web");
+    auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK(action->requeueAfter == kEvictionRefusedRetry);
   }
@@ -237,7 +237,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   SECTION("RollingUpdate: no request at all") {
     Fixture f;
     f.workloads.replace({statefulSet("RollingUpdate")}, "1");
-    auto action = f.roller.reconcile("ns/web");
+    auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
     CHECK(f.harness.transport->requests().empty());
@@ -248,7 +248,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
-    auto action = f.roller.reconcile("ns/web");
+    auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
     CHECK(f.harness.transport->requests().size() == 1);
@@ -260,9 +260,9 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
-    REQUIRE(f.roller.reconcile("ns/web").ok());
+    REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
     f.workloads.replace({}, "2");
-    REQUIRE(f.roller.reconcile("ns/web").ok());
+    REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
     CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 0);
   }
   SECTION("a pod the API describes wrongly is an error, not a crash or an eviction") {
@@ -271,7 +271,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     json bad = pod({"web-0", "web-old"}, f.harness.clock.now());
     bad["status"]["conditions"] = "Ready";
     f.harness.transport->push(ok(podList({bad}).dump()));
-    auto action = f.roller.reconcile("ns/web");
+    auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE_FALSE(action.ok());
     CHECK(action.error().kind == restarter::core::ErrorKind::InvalidInput);
     CHECK(evictions(f.harness.transport->requests()).empty());
@@ -304,7 +304,7 @@ TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node f
          f.harness.clock.now() - 1h);
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.roller.reconcile("ns/agent").ok());
+  REQUIRE(f.roller.reconcile({"ns", "agent"}).ok());
   const auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 4);
   CHECK(requests[0].path.find("/apis/apps/v1/namespaces/ns/controllerrevisions") == 0);

@@ -57,7 +57,7 @@ TEST_CASE("a pod whose time has come is evicted with its uid as precondition", "
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", expiry}})}, "1");
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto action = f.reconciler.reconcile("ns/p");
+  auto action = f.reconciler.reconcile({"ns", "p"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   auto requests = f.harness.transport->requests();
@@ -85,7 +85,7 @@ TEST_CASE("an eviction whose Event cannot be written is still done and not retri
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(status(403, R"({"kind":"Status","reason":"Forbidden","message":"no","code":403})"));
-  auto action = f.reconciler.reconcile("ns/p");
+  auto action = f.reconciler.reconcile({"ns", "p"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   CHECK(f.harness.logs.str().find("WARN cannot record event") != std::string::npos);
@@ -96,7 +96,7 @@ TEST_CASE("the earliest expiry in the future is waited for", "[controller][expir
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.a", at(f.harness.clock.now() + 90s)},
                        {"restarter.stackable.tech/expires-at.b", at(f.harness.clock.now() + 30s)}})},
                  "1");
-  auto action = f.reconciler.reconcile("ns/p");
+  auto action = f.reconciler.reconcile({"ns", "p"});
   REQUIRE(action.ok());
   REQUIRE(action->requeueAfter);
   CHECK(*action->requeueAfter == 30s);
@@ -110,7 +110,7 @@ TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[control
       429,
       R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto action = f.reconciler.reconcile("ns/p");
+  auto action = f.reconciler.reconcile({"ns", "p"});
   REQUIRE(action.ok());
   REQUIRE(action->requeueAfter);
   CHECK(*action->requeueAfter == kEvictionRefusedRetry);
@@ -130,13 +130,13 @@ TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[control
        waited += kEvictionRefusedRetry) {
     f.harness.clock.advance(kEvictionRefusedRetry);
     refusal();
-    REQUIRE(f.reconciler.reconcile("ns/p").ok());
+    REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
   }
   CHECK(events(f.harness.transport->requests()).size() == 1);
   f.harness.clock.advance(kEvictionRefusedRetry);
   refusal();
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
   CHECK(events(f.harness.transport->requests()).size() == 2);
   CHECK(f.harness.transport->remaining() == 0);
 }
@@ -144,8 +144,8 @@ TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[control
 TEST_CASE("an unparseable expiry is logged once and skipped", "[controller][expiry]") {
   Fixture f;
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.bad", "tomorrow"}})}, "1");
-  REQUIRE(f.reconciler.reconcile("ns/p").ok());
-  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
+  REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
   const std::string logs = f.harness.logs.str();
   const auto first = logs.find("unparseable");
   REQUIRE(first != std::string::npos);
@@ -157,8 +157,8 @@ TEST_CASE("dry run evicts nothing", "[controller][expiry]") {
   Fixture f(true);
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler.reconcile("ns/p").ok());
-  REQUIRE(f.reconciler.reconcile("ns/p").ok());
+  REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
+  REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
   // Recorded once (Event WouldEvict), never evicted.
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 1);

@@ -16,15 +16,17 @@ using namespace std::chrono_literals;
 
 namespace {
 restarter::cache::BackoffPolicy policy() { return {100ms, 1000ms, 0.0}; }
+// A StatefulSet's key in namespace "ns".
+QueueKey key(const std::string& name) { return QueueKey{"statefulset", {"ns", name}}; }
 }  // namespace
 
 TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add("a");
-  queue.add("a");
-  queue.add("b");
+  queue.add(key("a"));
+  queue.add(key("a"));
+  queue.add(key("b"));
   CHECK(queue.depth() == 2);
   auto first = queue.tryGet(clock.now());
   auto second = queue.tryGet(clock.now());
@@ -34,19 +36,29 @@ TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
   CHECK_FALSE(queue.tryGet(clock.now()));
 }
 
+TEST_CASE("one object under two reconcilers is two keys", "[controller][queue]") {
+  FakeClock clock;
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
+  queue.add(QueueKey{"statefulset", {"ns", "web"}});
+  queue.add(QueueKey{"ondelete-statefulset", {"ns", "web"}});
+  queue.add(QueueKey{"statefulset", {"other", "web"}});
+  CHECK(queue.depth() == 3);
+}
+
 TEST_CASE("the debounce window starts at the first change and coalesces the burst", "[controller][queue]") {
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add("sts", 1000ms);
+  queue.add(key("sts"), 1000ms);
   clock.advance(400ms);
-  queue.add("sts", 1000ms);  // does not push the due time back
+  queue.add(key("sts"), 1000ms);  // does not push the due time back
   clock.advance(500ms);
   CHECK_FALSE(queue.tryGet(clock.now()));
   REQUIRE(queue.nextDue());
   CHECK(*queue.nextDue() - clock.now() == 100ms);
   clock.advance(100ms);
-  CHECK(queue.tryGet(clock.now()) == std::optional<std::string>("sts"));
+  CHECK(queue.tryGet(clock.now()) == std::optional<QueueKey>(key("sts")));
   CHECK_FALSE(queue.tryGet(clock.now() + 10s));
 }
 
@@ -54,14 +66,14 @@ TEST_CASE("a key added while it is processed comes back after done", "[controlle
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add("a");
-  auto key = queue.tryGet(clock.now());
-  REQUIRE(key);
-  queue.add("a");
+  queue.add(key("a"));
+  auto first = queue.tryGet(clock.now());
+  REQUIRE(first);
+  queue.add(key("a"));
   CHECK_FALSE(queue.tryGet(clock.now()));  // never to two workers at once
-  queue.done("a");
-  CHECK(queue.tryGet(clock.now()) == std::optional<std::string>("a"));
-  queue.done("a");
+  queue.done(key("a"));
+  CHECK(queue.tryGet(clock.now()) == std::optional<QueueKey>(key("a")));
+  queue.done(key("a"));
   CHECK(queue.depth() == 0);
 }
 
@@ -69,31 +81,31 @@ TEST_CASE("errors back off exponentially and forget resets", "[controller][queue
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  CHECK(queue.addRateLimited("a") == 100ms);
-  CHECK(queue.addRateLimited("a") == 200ms);
-  CHECK(queue.addRateLimited("a") == 400ms);
-  CHECK(queue.failures("a") == 3);
-  CHECK(queue.addRateLimited("b", 5000ms) == 5000ms);  // Retry-After wins when longer
-  queue.forget("a");
-  CHECK(queue.failures("a") == 0);
-  CHECK(queue.addRateLimited("a") == 100ms);
+  CHECK(queue.addRateLimited(key("a")) == 100ms);
+  CHECK(queue.addRateLimited(key("a")) == 200ms);
+  CHECK(queue.addRateLimited(key("a")) == 400ms);
+  CHECK(queue.failures(key("a")) == 3);
+  CHECK(queue.addRateLimited(key("b"), 5000ms) == 5000ms);  // Retry-After wins when longer
+  queue.forget(key("a"));
+  CHECK(queue.failures(key("a")) == 0);
+  CHECK(queue.addRateLimited(key("a")) == 100ms);
 }
 
 TEST_CASE("backoff jitter draws from the lower half of the window", "[controller][queue]") {
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, {100ms, 1000ms, 0.5}, random);
-  CHECK(queue.addRateLimited("a") == 50ms);
+  CHECK(queue.addRateLimited(key("a")) == 50ms);
 }
 
 TEST_CASE("get blocks until a key is due and shutDown releases it", "[controller][queue]") {
   WorkQueue queue(restarter::kube::systemClock(), policy());
   std::jthread producer([&] {
     std::this_thread::sleep_for(20ms);
-    queue.add("late", 10ms);
+    queue.add(key("late"), 10ms);
   });
-  CHECK(queue.get({}) == std::optional<std::string>("late"));
-  queue.done("late");
+  CHECK(queue.get({}) == std::optional<QueueKey>(key("late")));
+  queue.done(key("late"));
   std::jthread closer([&] {
     std::this_thread::sleep_for(20ms);
     queue.shutDown();
@@ -112,7 +124,8 @@ TEST_CASE("workers requeueing with backoff at once share the randomness safely",
     for (int w = 0; w < 4; ++w) {
       workers.emplace_back([&queue, &longest, w] {
         for (int i = 0; i < 200; ++i) {
-          const auto delay = queue.addRateLimited("key-" + std::to_string(w) + "-" + std::to_string(i % 8));
+          const auto delay =
+              queue.addRateLimited(key("key-" + std::to_string(w) + "-" + std::to_string(i % 8)));
           longest[static_cast<std::size_t>(w)] = std::max(longest[static_cast<std::size_t>(w)], delay);
         }
       });
@@ -122,7 +135,7 @@ TEST_CASE("workers requeueing with backoff at once share the randomness safely",
     CHECK(delay >= 5ms);
     CHECK(delay <= 10ms);
   }
-  CHECK(queue.failures("key-0-0") == 25);
+  CHECK(queue.failures(key("key-0-0")) == 25);
 }
 
 TEST_CASE("the token bucket lets a burst through then spaces writes", "[controller][queue]") {

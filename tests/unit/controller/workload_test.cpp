@@ -83,7 +83,7 @@ TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change",
   f.harness.transport->push(ok(applied.dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
 
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   auto requests = f.harness.transport->requests();
@@ -116,7 +116,7 @@ TEST_CASE("matching annotations cause no request at all", "[controller][workload
   f.workloads.replace({statefulSet({{kCm, "cm-uid/2"}, {"foreign/key", "x"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK(f.harness.transport->requests().empty());
 }
@@ -126,7 +126,7 @@ TEST_CASE("a missing workload is nothing to do", "[controller][workload]") {
   f.workloads.replace({}, "10");
   f.configMaps.replace({}, "20");
   f.secrets.replace({}, "20");
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK(f.harness.transport->requests().empty());
 }
@@ -135,7 +135,7 @@ TEST_CASE("an unsynced cache is an error to retry and never a write", "[controll
   Fixture f;
   f.workloads.replace({statefulSet()}, "10");
   f.secrets.replace({}, "20");  // configMaps not synced
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE_FALSE(action.ok());
   CHECK(action.error().kind == ErrorKind::Unavailable);
   CHECK(retryPolicy(action.error()).retry);
@@ -149,7 +149,7 @@ TEST_CASE("a removed reference drops its annotation", "[controller][workload]") 
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] ==
@@ -167,7 +167,7 @@ TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[con
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}).dump()));
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 3);
   json patch = json::parse(requests[1].body);
@@ -185,8 +185,8 @@ TEST_CASE("a second trigger before the cache shows our write writes nothing", "[
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());  // same stale cached object
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());  // same stale cached object
   CHECK(f.harness.transport->requests().size() == 2);
 }
 
@@ -196,8 +196,8 @@ TEST_CASE("dry run announces once and applies nothing", "[controller][workload]"
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 1);
   CHECK(requests[0].method == "POST");
@@ -214,7 +214,7 @@ TEST_CASE("apply errors carry their kind to the retry policy", "[controller][wor
   f.secrets.replace({}, "20");
   f.harness.transport->push(
       status(409, R"({"kind":"Status","reason":"Conflict","message":"uid mismatch","code":409})"));
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE_FALSE(action.ok());
   CHECK(action.error().kind == ErrorKind::Conflict);
   CHECK(retryPolicy(action.error()).retry);
@@ -262,7 +262,7 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   auto requests = f.harness.transport->requests();
@@ -285,7 +285,7 @@ TEST_CASE("a change within the interval is held and announced once however often
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
 
-  auto held = f.reconciler->reconcile("ns/web");
+  auto held = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(held.ok());
   REQUIRE(held->requeueAfter);
   CHECK(*held->requeueAfter == 15s);  // the moment it may roll
@@ -310,7 +310,7 @@ TEST_CASE("a change within the interval is held and announced once however often
     f.harness.clock.advance(1s);
     f.configMaps.replace({configMap("app-config", "cm-uid", std::to_string(version))},
                          "2" + std::to_string(version));
-    auto again = f.reconciler->reconcile("ns/web");
+    auto again = f.reconciler->reconcile({"ns", "web"});
     REQUIRE(again.ok());
     CHECK(again->requeueAfter == std::optional<std::chrono::milliseconds>(15s - (version - 2) * 1s));
   }
@@ -321,7 +321,7 @@ TEST_CASE("a change within the interval is held and announced once however often
   f.harness.clock.advance(12s);
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/5"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto rolled = f.reconciler->reconcile("ns/web");
+  auto rolled = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(rolled.ok());
   CHECK_FALSE(rolled->requeueAfter);
   requests = f.harness.transport->requests();
@@ -338,7 +338,7 @@ TEST_CASE("a change within the interval is held and announced once however often
   f.harness.clock.advance(1s);
   f.configMaps.replace({configMap("app-config", "cm-uid", "6")}, "26");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto next = f.reconciler->reconcile("ns/web");
+  auto next = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(next.ok());
   CHECK(next->requeueAfter == std::optional<std::chrono::milliseconds>(19s));
   requests = f.harness.transport->requests();
@@ -356,7 +356,7 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[0].method == "PATCH");
@@ -370,7 +370,7 @@ TEST_CASE("without an interval a recent rollout holds nothing", "[controller][wo
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.harness.transport->requests().front().method == "PATCH");
 }
 
@@ -382,7 +382,7 @@ TEST_CASE("dry run announces a change within the interval and holds nothing",
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   auto requests = f.harness.transport->requests();
@@ -401,7 +401,7 @@ TEST_CASE(
   f.harness.context->minRolloutInterval = 20s;
   auto& clock = f.harness.clock;
   WorkQueue queue(clock, restarter::cache::BackoffPolicy{500ms, 300'000ms, 0.5});
-  const std::string key = "ns/web";
+  const QueueKey key{"statefulset", {"ns", "web"}};
   const auto debounce = 1000ms;
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");
@@ -414,7 +414,7 @@ TEST_CASE(
   std::string lastWritten;
   auto work = [&] {
     while (auto due = queue.tryGet(clock.now())) {
-      auto action = f.reconciler->reconcile(*due);
+      auto action = f.reconciler->reconcile(due->object);
       REQUIRE(action.ok());
       queue.forget(*due);
       if (action->requeueAfter) queue.add(*due, *action->requeueAfter);
@@ -487,7 +487,7 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
 
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);  // no retry: the same state would be refused again
   auto requests = f.harness.transport->requests();
@@ -507,7 +507,7 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
 
   // The same state again (a resync, another trigger): no second Event, no write, no retry.
-  action = f.reconciler->reconcile("ns/web");
+  action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   CHECK(f.harness.transport->requests().size() == 1);
@@ -521,7 +521,7 @@ TEST_CASE("a change ending exactly at the annotations size limit is applied", "[
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[0].method == "PATCH");
@@ -535,13 +535,13 @@ TEST_CASE("a refused change is warned about again when the state changes and app
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   REQUIRE(f.harness.transport->requests().size() == 1);
 
   // The ConfigMap changes again: a new state, a new Event.
   f.configMaps.replace({configMap("app-config", "cm-uid", "11")}, "21");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(json::parse(requests[1].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/11") !=
@@ -551,7 +551,7 @@ TEST_CASE("a refused change is warned about again when the state changes and app
   f.workloads.replace({statefulSet(annotationsOf(kLimit - 1, "cm-uid/1"))}, "11");
   f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/11")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 4);
   CHECK(requests[2].method == "PATCH");
@@ -564,7 +564,7 @@ TEST_CASE("a too-large Event that cannot be recorded is logged and not retried",
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(status(503, R"({"kind":"Status","reason":"ServiceUnavailable","code":503})"));
-  auto action = f.reconciler->reconcile("ns/web");
+  auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
   CHECK(f.harness.transport->requests().size() == 1);
@@ -577,8 +577,8 @@ TEST_CASE("dry run warns about a too-large change the same way", "[controller][w
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 1);
   CHECK(json::parse(requests[0].body)["reason"] == "AnnotationsTooLarge");
@@ -592,12 +592,12 @@ TEST_CASE("a second trigger before the cache shows our write still counts foreig
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   // The ConfigMap changes again before the workload cache shows the write: planned against what
   // was written (cm-uid/2) plus the cached foreign annotation, cm-uid/10 is one byte too many.
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "21");
   f.harness.transport->push(ok(eventAnswer().dump()));
-  REQUIRE(f.reconciler->reconcile("ns/web").ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 3);
   json event = json::parse(requests[2].body);

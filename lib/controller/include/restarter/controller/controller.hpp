@@ -2,6 +2,7 @@
 // restarter::controller — the reliable half (docs/architecture.md, "Two halves"): keeps every labeled
 // workload's pod template annotated and evicts pods whose credentials expire.
 //
+//   queue_key.hpp        the queue's key: reconciler kind, namespace, name
 //   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
 //   reconcile.hpp        Action, the error policy, the reconcilers' shared context
 //   workload.hpp         the workload restarter (StatefulSet, Deployment, DaemonSet)

@@ -4,7 +4,7 @@
 // time (docs/architecture.md, "Rolls from the cluster"). core::decideRoll decides; this file reads
 // the cluster and acts.
 //
-// reconcile(key), key "<namespace>/<name>" of the roller's kind:
+// reconcile(object), a workload of the roller's kind:
 //   1. the workload from the cache (absent: forget it). Not OnDelete: nothing to do, no request;
 //   2. fresh from the API, never from memory or a cache: the workload's pods (by its selector,
 //      controlled by its uid; full objects, for their Ready condition) and, for a DaemonSet, its
@@ -56,7 +56,7 @@ class OnDeleteRoller {
   OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
                  std::chrono::seconds readyTimeout);
 
-  core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
 
  private:
   // The DaemonSet's revisions carry its pods' labels, so its selector finds them.

@@ -3,7 +3,7 @@
 // evicted through the Eviction API (PodDisruptionBudgets apply) at the earliest such time
 // (core::decideExpiry decides; this file only acts).
 //
-// reconcile(key):
+// reconcile(object), a pod:
 //   - pod absent or already terminating: nothing to do;
 //   - no valid expiry: nothing to do; an unparseable value is logged once (per pod, key and value)
 //     and skipped;
@@ -40,7 +40,7 @@ class PodExpiryReconciler {
  public:
   PodExpiryReconciler(PodsFor pods, ReconcileContext& context);
 
-  core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
 
  private:
   bool firstTime(const std::string& what);

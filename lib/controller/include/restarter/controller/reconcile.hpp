@@ -1,7 +1,7 @@
 #pragma once
 // What a reconcile returns, the one error policy, and the shared context of the reconcilers.
 //
-// A reconciler is `reconcile(key) -> Result<Action>` (controller-runtime's Reconciler): it reads the
+// A reconciler is `reconcile(object) -> Result<Action>` (controller-runtime's Reconciler): it reads the
 // current state from the caches, never branches on the event that queued the key, and is
 // idempotent. Success says "wait for the next change" or "look again after d"; an error goes to
 // `retryPolicy`, the only place that decides whether and when an error is retried.

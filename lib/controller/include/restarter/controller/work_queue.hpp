@@ -1,8 +1,8 @@
 #pragma once
 // The controller's work queue and write limiter.
 //
-// WorkQueue (client-go's workqueue, with a debounce): keys (strings) wait until they are due, then
-// are handed to one worker at a time.
+// WorkQueue (client-go's workqueue, with a debounce): keys (QueueKey: reconciler and object) wait
+// until they are due, then are handed to one worker at a time.
 //   - Deduplication: a key is queued at most once. Adding a key that is already waiting keeps the
 //     earlier due time, so a burst of adds within the window collapses into one reconcile.
 //   - Debounce: `add(key, delay)` makes a new key due `delay` after the first add of the burst
@@ -23,15 +23,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <stop_token>
-#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "restarter/cache/reflector.hpp"
+#include "restarter/controller/queue_key.hpp"
 #include "restarter/kube/clock.hpp"
 #include "restarter/kube/random.hpp"
 
@@ -48,20 +48,20 @@ class WorkQueue {
   WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random = kube::systemRandom());
 
   // Queues `key`, due after `delay` (0: at once). See the class comment for the merge rules.
-  void add(const std::string& key, milliseconds delay = milliseconds(0));
+  void add(const QueueKey& key, milliseconds delay = milliseconds(0));
   // Queues `key` after its next backoff delay (at least `atLeast`); counts a failure.
   // Returns the delay chosen.
-  milliseconds addRateLimited(const std::string& key, milliseconds atLeast = milliseconds(0));
+  milliseconds addRateLimited(const QueueKey& key, milliseconds atLeast = milliseconds(0));
   // Clears the key's failure count (after a success).
-  void forget(const std::string& key);
-  int failures(const std::string& key) const;
+  void forget(const QueueKey& key);
+  int failures(const QueueKey& key) const;
 
   // A due key, now marked as processing, or nothing. Non-blocking.
-  std::optional<std::string> tryGet(TimePoint now);
+  std::optional<QueueKey> tryGet(TimePoint now);
   // Blocks until a key is due (returned, marked processing), or `stop` / shutDown() (nullopt).
-  std::optional<std::string> get(std::stop_token stop);
+  std::optional<QueueKey> get(std::stop_token stop);
   // The worker finished `key`. If it was added meanwhile, it is queued again.
-  void done(const std::string& key);
+  void done(const QueueKey& key);
 
   // When the earliest waiting key is due; nullopt when none waits.
   std::optional<TimePoint> nextDue() const;
@@ -71,18 +71,19 @@ class WorkQueue {
   void shutDown();
 
  private:
-  void queueLocked(const std::string& key, TimePoint due);
+  void queueLocked(const QueueKey& key, TimePoint due);
+  QueueKey takeFirstLocked();
 
   Clock& clock_;
   cache::BackoffPolicy backoff_;
   kube::Random& random_;
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
-  std::map<std::string, TimePoint> waiting_;     // key -> due
-  std::multimap<TimePoint, std::string> byDue_;  // due -> key (mirrors waiting_)
-  std::set<std::string> processing_;
-  std::map<std::string, TimePoint> dirty_;  // added while processing -> due
-  std::map<std::string, int> failures_;
+  std::unordered_map<QueueKey, TimePoint> waiting_;  // key -> due
+  std::multimap<TimePoint, QueueKey> byDue_;         // due -> key (mirrors waiting_)
+  std::unordered_set<QueueKey> processing_;
+  std::unordered_map<QueueKey, TimePoint> dirty_;  // added while processing -> due
+  std::unordered_map<QueueKey, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
   bool shutDown_ = false;
 };

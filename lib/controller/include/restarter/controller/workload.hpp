@@ -3,7 +3,7 @@
 // carry the annotations lib/core says it should (core::desiredAnnotations, the same function the
 // webhook and explain-restart call), and announces every change it makes.
 //
-// reconcile(key):
+// reconcile(object):
 //   1. the workload from the cache (absent: nothing to do);
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
@@ -107,9 +107,9 @@ class WorkloadReconciler {
  public:
   WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context);
 
-  // `key` is the cache key "<namespace>/<name>". `stop` interrupts a wait for the write limiter
-  // (the write is then not made and the key is retried).
-  core::Result<Action> reconcile(const std::string& key, std::stop_token stop = {});
+  // `object`: a workload of this kind. `stop` interrupts a wait for the write limiter (the write is
+  // then not made and the key is retried).
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
 
   const WorkloadKind& kind() const { return kind_; }
 
