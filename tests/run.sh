@@ -7,7 +7,8 @@
 #   4. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   5. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
 #   6. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
-#      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage;
+#      seeded number of inputs (tests/fuzz/run.sh): any crash or failed check fails the stage
+#      (with stage 8 it runs in the background during stage 8's first steps, see Time);
 #      (the builds of 3-6 are CMakePresets.json's dev, asan, tsan and fuzz, through cmd/build.sh;)
 #   7. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
 #      packages the binary links (tests/check-dockerfile.sh);
@@ -20,7 +21,10 @@
 #      fails; then proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
-# machine) and starts in the background; stage 8 waits for it. Every compilation goes through the
+# machine) and starts in the background; stage 8 waits for it. Stage 6 then runs in the
+# background while stage 8's integration tests and kuttl suites, which mostly wait on the
+# control plane, leave a core idle; its row comes before the control plane goes down and counts
+# only the time waited for it (its log says how long it ran). Every compilation goes through the
 # ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little, and
 # no build compiles a target its stages do not run (ASan: no integration tests, TSan: no
 # benchmarks, fuzz: only the fuzz targets and the modules they test). A table of stage times is
@@ -79,7 +83,7 @@ print_stage_table() {
   table_printed=1
   local i
   echo
-  echo "stage times (wall clock; stages overlap only with the background control-plane start):"
+  echo "stage times (wall clock; the control-plane start and the fuzz stage run in the background):"
   for i in "${!table_names[@]}"; do
     printf '  %6d s  %-7s %s\n' "${table_seconds[$i]}" "${table_results[$i]}" "${table_names[$i]}"
   done
@@ -115,6 +119,40 @@ build_and_fuzz() {
   tests/fuzz/run.sh "$dir" "$fuzz_runs"
 }
 
+# With the cluster stages, the fuzz stage runs in the background from after the TSan stage to
+# just before the control plane goes down: one libFuzzer process, deterministic (fixed seed and
+# run count, no time budget), so sharing the cores changes its duration, never its result. Its
+# output goes to a log, shown in full when it fails.
+fuzz_log=$repo/build/logs/fuzz.log
+fuzz_pid=""
+fuzz_started_at=0
+start_fuzz_in_background() {
+  mkdir -p "$(dirname "$fuzz_log")"
+  fuzz_started_at=$SECONDS
+  build_and_fuzz >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
+}
+# kill_tree PID: TERM to PID, then to every process that was below it, so that a fuzzer (a
+# grandchild of the background job) does not outlive the run; the parent goes first so that it
+# cannot start another child meanwhile.
+kill_tree() {
+  local children
+  children=$(pgrep -P "$1" 2>/dev/null)
+  kill "$1" 2>/dev/null || true
+  for child in $children; do kill_tree "$child"; done
+}
+wait_for_fuzz() {
+  local rc=0
+  wait "$fuzz_pid" || rc=$?
+  fuzz_pid=""
+  echo "(the fuzz stage ran in the background for $((SECONDS - fuzz_started_at)) s)"
+  if ((rc != 0)); then
+    cat "$fuzz_log"
+    return 1
+  fi
+  tail -n 12 "$fuzz_log"
+}
+
 # The control plane starts in the background while stages 2-7 run: on a new machine its Go
 # build is the longest single step, and on a warm one its start (readiness waits) costs a minute
 # of mostly idle cores. Its output goes to a log; stage 8 waits for it and shows the log on failure.
@@ -131,6 +169,10 @@ start_cluster_in_background() {
 # Whatever happens (a failed stage, Ctrl-C, CI's kill), the control plane goes down and the table
 # is printed.
 on_exit() {
+  if [[ -n $fuzz_pid ]]; then
+    kill_tree "$fuzz_pid"
+    wait "$fuzz_pid" 2>/dev/null || true
+  fi
   if [[ -n $cluster_pid ]]; then
     kill "$cluster_pid" 2>/dev/null || true
     wait "$cluster_pid" 2>/dev/null || true
@@ -232,7 +274,8 @@ stage "build (warnings as errors) and unit tests" build_and_unit_test build/ci -
 # asan preset leaves the integration tests out).
 stage "build with ASan+UBSan and unit tests" build_and_unit_test build/asan --preset asan
 stage "build with TSan and unit tests" build_and_unit_test_tsan
-stage "fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each" build_and_fuzz
+fuzz_stage="fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs each"
+if [ "$with_cluster" -eq 1 ]; then start_fuzz_in_background; else stage "$fuzz_stage" build_and_fuzz; fi
 stage "Dockerfile: build recipe and runtime packages" \
   tests/check-dockerfile.sh build/ci/cmd/restarter/restarter
 if [ "$with_cluster" -eq 1 ]; then
@@ -248,6 +291,7 @@ if [ "$with_cluster" -eq 1 ]; then
   stage "kuttl suites of the threaded paths with the TSan build" kuttl_suites "$repo/build/tsan/cmd/restarter/restarter" \
     "TSAN_OPTIONS=$tsan_options:log_path=$reports/tsan" -- --test "$tsan_suites"
   stage "Krew plugin install" krew_test
+  stage "$fuzz_stage (background)" wait_for_fuzz
   stage "local control plane: down" cluster_down
   # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
   stage "demo (cmd/demo.sh on a control plane of its own)" \
