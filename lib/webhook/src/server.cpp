@@ -3,6 +3,8 @@
 #include "restarter/webhook/admission.hpp"
 
 #include <atomic>
+#include <mutex>
+#include <utility>
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -56,9 +58,18 @@ struct CertificateStore::Snapshot {
   mutable std::atomic<std::uint64_t> handshakes{0};
 };
 
+// A mutex, not std::atomic<std::shared_ptr>: libstdc++ 12 implements the latter with a lock bit
+// that ThreadSanitizer cannot see, so every swap beside a handshake is reported as a data race
+// (and the TSan build's halt_on_error ends the server). Held only to copy a pointer.
 struct CertificateStore::Impl {
-  std::atomic<std::shared_ptr<const Snapshot>> current;
-  std::atomic<std::shared_ptr<const Snapshot>> previous;
+  mutable std::mutex mutex;
+  std::shared_ptr<const Snapshot> current;   // guarded by mutex
+  std::shared_ptr<const Snapshot> previous;  // guarded by mutex
+
+  std::shared_ptr<const Snapshot> load(bool wantPrevious) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return wantPrevious ? previous : current;
+  }
 };
 
 CertificateStore::CertificateStore() : impl_(std::make_unique<Impl>()) {}
@@ -97,12 +108,16 @@ core::Status CertificateStore::update(std::string_view certPem, std::string_view
   if (X509_digest(snapshot->cert.get(), EVP_sha256(), digest, &length) == 1) {
     snapshot->fingerprint = hex(digest, length);
   }
-  impl_->previous.store(impl_->current.exchange(std::move(snapshot)));
+  std::shared_ptr<const Snapshot> replaced;  // released outside the lock
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    replaced = std::exchange(impl_->previous, std::exchange(impl_->current, std::move(snapshot)));
+  }
   return core::okStatus();
 }
 
 std::shared_ptr<const CertificateStore::Snapshot> CertificateStore::current() const {
-  return impl_->current.load();
+  return impl_->load(false);
 }
 
 std::string CertificateStore::fingerprint() const {
@@ -118,12 +133,12 @@ std::uint64_t CertificateStore::handshakes() const {
 }
 
 std::uint64_t CertificateStore::previousHandshakes() const {
-  const auto snapshot = impl_->previous.load();
+  const auto snapshot = impl_->load(true);
   return snapshot ? snapshot->handshakes.load() : 0;
 }
 
 std::string CertificateStore::previousFingerprint() const {
-  const auto snapshot = impl_->previous.load();
+  const auto snapshot = impl_->load(true);
   return snapshot ? snapshot->fingerprint : std::string();
 }
 

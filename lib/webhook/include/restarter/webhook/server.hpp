@@ -30,8 +30,8 @@
 
 namespace restarter::webhook {
 
-// The certificate the server presents. Thread-safe: update() from any thread, handshakes read the
-// current one without blocking each other (an atomically swapped shared_ptr<const>).
+// The certificate the server presents. Thread-safe: update() from any thread; handshakes and
+// requests take a shared_ptr<const> copy of the current one under a mutex held only for the copy.
 class CertificateStore {
  public:
   CertificateStore();
