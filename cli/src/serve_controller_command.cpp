@@ -1,6 +1,5 @@
 #include "restarter/cli/serve_controller.hpp"
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +20,7 @@
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/obs/metrics.hpp"
+#include "restarter/runtime/allocator.hpp"
 #include "restarter/runtime/manager.hpp"
 
 namespace restarter::cli {
@@ -220,16 +220,10 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     return kExitFailure;
   }
 
-  // glibc gives each thread that allocates its own malloc arena and keeps freed memory mapped;
-  // with a dozen threads and a large initial list that is most of the RSS. Two arenas, and
-  // returning free pages after the initial sync and then every minute, keep the steady state
-  // near what the caches hold (tests/bench/controller).
-  mallopt(M_ARENA_MAX, 2);
-  // A fixed mmap threshold: glibc otherwise raises it (up to 32 MB) after the first large buffer
-  // is freed, and from then on every list page body (~1 MB) is carved out of the heap between
-  // long-lived cache entries, leaving holes no trim can return. Measured on the controller
-  // benchmark: steady RSS 47.4-48.3 MB with the default, 40.3-44.0 MB with 64 KiB.
-  mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+  // Freed memory leaves the process (runtime/allocator.hpp); the tick below returns free pages
+  // after the initial sync and then every minute, keeping the steady state near what the caches
+  // hold (tests/bench/controller).
+  runtime::configureAllocator();
 
   controller::ControllerOptions controllerOptions;
   controllerOptions.namespaces = options.namespaces;
@@ -282,7 +276,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     const auto now = std::chrono::steady_clock::now();
     if ((!trimmedAfterSync && synced) || now - lastTrim > std::chrono::minutes(1)) {
       trimmedAfterSync = trimmedAfterSync || synced;
-      malloc_trim(0);
+      runtime::returnFreeMemory();
       lastTrim = now;
     }
   };

@@ -12,6 +12,7 @@
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
+#include "restarter/runtime/allocator.hpp"
 #include "restarter/runtime/manager.hpp"
 #include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/mwc.hpp"
@@ -250,6 +251,9 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
 }
 
 int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
+  // A request body is freed when its review is answered; this makes its memory leave the process
+  // too, so the in-flight byte budget bounds the RSS (runtime/allocator.hpp).
+  runtime::configureAllocator();
   obs::Logger log(io.err, options.logFormat, options.logLevel);
   obs::Registry registry;
   // First: blocks the signals before any other thread starts.
