@@ -34,7 +34,8 @@
 #      evicts the oldest idle one for a newcomer, so the idle ones cannot all be held at once).
 #      HOSTILE_IDLE=0 HOSTILE_SLOW=0 measures without them;
 #   3. the webhook's resident memory (VmRSS, and the peak VmHWM) after each part.
-# SKIP_SERVER_ALONE=1 skips part 1.
+# SKIP_SERVER_ALONE=1 skips part 1. WEBHOOK_FLAGS adds serve-webhook flags (split on blanks), e.g.
+# --content-aware=off to compare with the metadata-only lookups.
 # Needs: wrk (Debian package wrk), curl, jq, kubectl (the cluster's), python3.
 set -euo pipefail
 
@@ -86,9 +87,10 @@ kubectl delete namespace "$ns" --ignore-not-found --timeout=180s >/dev/null
 kubectl create namespace "$ns" >/dev/null
 kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
 kubectl -n "$ns" create secret generic app-secret --from-literal=password=x >/dev/null
+read -ra webhook_flags <<<"${WEBHOOK_FLAGS:-}"
 "$bin" serve-webhook --cert-dir "$work/certs" --bind-address 127.0.0.1 --port "$PORT" \
   --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address 0 --log-level warn \
-  >"$work/webhook.log" 2>&1 &
+  "${webhook_flags[@]}" >"$work/webhook.log" 2>&1 &
 webhook_pid=$!
 "$bin" install-mwc --name "$name" --webhook-url "https://127.0.0.1:$PORT/mutate" \
   --ca-bundle-file "$work/certs/ca.crt" --only-namespace "$ns" >/dev/null 2>&1
