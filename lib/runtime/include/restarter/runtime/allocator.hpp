@@ -12,10 +12,10 @@ namespace restarter::runtime {
 //    parsed trees' large strings) is its own mapping, returned to the kernel when freed. glibc
 //    otherwise raises the threshold (up to 32 MiB) after the first large buffer is freed, and from
 //    then on large buffers are carved out of the heap and stay resident after use.
-// Measured: serve-controller's steady RSS 40.3-44.0 MB instead of 47.4-48.3 MB
-// (tests/bench/controller); serve-webhook's peak under 16 parallel 7.9 MB reviews, kuttl
-// `webhook-hostile-bodies`, 64.9 MiB without, see the README's Benchmarks with. A no-op where the
-// allocator is not glibc's (the sanitizer builds replace it).
+// Measured on serve-controller: steady RSS 40.3-44.0 MB instead of 47.4-48.3 MB
+// (tests/bench/controller). For serve-webhook it keeps a large body, once freed, from staying
+// resident; its peak is bounded by the byte budget (lib/webhook/src/server.cpp). A no-op where
+// the allocator is not glibc's (the sanitizer builds replace it).
 void configureAllocator();
 
 // Returns free heap pages to the kernel (malloc_trim); cheap when there is nothing to return.
