@@ -8,8 +8,9 @@
 #     during it at least OLD_WORKERS idle connections to the webhook (as many as its old server
 #     had worker threads, each of which one idle connection held) and MIN_SLOW_COVERAGE of each
 #     group of slow-header and slow-body connections were open on average
-#     (tests/tools/hostile_client.py hold). A slow-body connection declares a review of almost
-#     8 MiB (4 x that is all but 2 KiB of the webhook's in-flight budget) and trickles it: a server
+#     (tests/tools/hostile_client.py hold). A slow-body connection declares a review of
+#     SLOW_BODY_LENGTH bytes, the largest the webhook admits (7 x that is all but 640 KiB of its
+#     32 MiB in-flight budget; a larger one is refused from its head), and trickles it: a server
 #     that charged the declared size from the head would refuse every real review meanwhile.
 #     A server may close connections (an idle one evicted at its connection cap, a request head
 #     past its deadline): the tool reopens them at once, and its report says when and how often;
@@ -26,7 +27,8 @@ set -euo pipefail
 COUNT=20            # labeled StatefulSets created under attack
 IDLE=200            # idle TLS connections to the webhook (handshake done, no request)
 SLOW=32             # slow-header TLS connections to the webhook
-SLOW_BODY=4         # TLS connections to the webhook declaring a body of almost 8 MiB, sent slowly
+SLOW_BODY=4         # TLS connections to the webhook declaring a body of SLOW_BODY_LENGTH, sent slowly
+SLOW_BODY_LENGTH=4700000  # x 7 (lib/webhook/src/server.cpp, kBodyCostFactor) fits in 32 MiB
 HEALTH_SLOW=8       # slow-header plain connections to each health port
 BYTE_INTERVAL=2     # seconds between two bytes of a slow request head
 PROBE_TIMEOUT=1     # the kubelet's default probe timeoutSeconds
@@ -82,7 +84,8 @@ python3 "$tool" hold \
   --hold "slow,http://$webhook_health/healthz,$HEALTH_SLOW" \
   --hold "slow,http://$controller_health/healthz,$HEALTH_SLOW" \
   --hold "idle,https://127.0.0.1:$port/mutate,$IDLE" \
-  --byte-interval "$BYTE_INTERVAL" --duration "$TOOL_SECONDS" --status "$work/hold.json" \
+  --byte-interval "$BYTE_INTERVAL" --body-length "$SLOW_BODY_LENGTH" --duration "$TOOL_SECONDS" \
+  --status "$work/hold.json" \
   >"$work/hold.out" 2>&1 &
 holder=$!
 deadline=$((SECONDS + OPEN_SECONDS))
