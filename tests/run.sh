@@ -18,7 +18,8 @@
 #      kuttl suites again with the ASan+UBSan build of stage 4, the suites of the threaded paths
 #      with the TSan build (any sanitizer report fails) and the Krew plugin test
 #      (krew/test-install.sh) inside its network namespace, and brings it down, also when a test
-#      fails; then proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
+#      fails; the Helm chart's check (tests/check-helm.sh) runs there too, with its helm; then
+#      proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
 # machine) and starts in the background; stage 8 waits for it. Stage 6 then runs in the
@@ -252,6 +253,13 @@ kuttl_suites() {
   return $rc
 }
 
+# The Helm chart: lint, the defaults render manifests/, the schema refuses wrong types, the README's
+# values table (offline, with the control plane's helm and kubectl; seconds).
+helm_check() {
+  need_cluster || return 1
+  "$cluster" exec -- tests/check-helm.sh
+}
+
 krew_test() {
   need_cluster || return 1
   "$cluster" exec -- krew/test-install.sh
@@ -281,6 +289,7 @@ stage "Dockerfile: build recipe and runtime packages" \
 if [ "$with_cluster" -eq 1 ]; then
   release_bin=$repo/build/ci/cmd/restarter/restarter
   stage "local control plane: up (started in the background) and ServiceAccounts" wait_for_cluster
+  stage "Helm chart (tests/check-helm.sh)" helm_check
   stage "integration tests" integration_tests build/ci
   stage "kuttl suites" kuttl_suites "$release_bin"
   # Once more with the ASan+UBSan build: memory errors and undefined behaviour abort the server

@@ -124,6 +124,24 @@ build_krew() {
   (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/krew/cmd/krew)
 }
 
+build_helm() {
+  local mod=$1 out=$2 client_go major minor flags
+  render_module helm "$mod"
+  # Stamp as helm's Makefile does: the version (else `helm version` says only "v3.22"), and the
+  # Kubernetes version that `helm template` and `helm lint` assume offline, derived from the
+  # client-go the module resolves (v0.37.x -> 1.37).
+  client_go=$(cd "$mod" && go_env go list -m -f '{{.Version}}' k8s.io/client-go) \
+    || die "could not resolve k8s.io/client-go in the helm tools module"
+  IFS=. read -r major minor _ <<<"${client_go#v}"
+  major=$((major + 1))
+  flags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  flags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=archive"
+  for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    flags+=" -X $pkg.k8sVersionMajor=$major -X $pkg.k8sVersionMinor=$minor"
+  done
+  (cd "$mod" && go_env go build -trimpath -ldflags="$flags" -o "$out/" helm.sh/helm/v3/cmd/helm)
+}
+
 # Build one tool into $CACHE_ROOT/tools/<tool>-<version>-<key> unless already complete.
 # The work happens in a temporary sibling that is renamed into place, so an interrupted build
 # leaves nothing that looks complete.

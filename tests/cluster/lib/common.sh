@@ -17,7 +17,7 @@ source "$CLUSTER_DIR/versions.env"
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
       -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
-      -e "s/@KREW_VERSION@/$KREW_VERSION/g" \
+      -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
 }
 
@@ -29,7 +29,7 @@ rendered_module() {
 # is rebuilt only when one of those changes; the others are reused.
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/restarter/cluster"
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew; do
+for _tool in k8s etcd kwok kuttl krew helm; do
   TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
     | sha256sum | cut -c1-10)
 done
@@ -40,7 +40,7 @@ VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
 # Tools outside the control plane's version set (not in VERSIONS_KEY, so adding one rebuilds
 # nothing else): each is built into its own cache entry and linked into $BIN_DIR by `build`.
-EXTRA_TOOLS=(krew)
+EXTRA_TOOLS=(krew helm)
 # kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
 
