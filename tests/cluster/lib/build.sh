@@ -142,6 +142,13 @@ build_helm() {
   (cd "$mod" && go_env go build -trimpath -ldflags="$flags" -o "$out/" helm.sh/helm/v3/cmd/helm)
 }
 
+build_fluxssa() {
+  local mod=$1 out=$2
+  render_module fluxssa "$mod"
+  cp "$CLUSTER_DIR/tools/fluxssa/main.go" "$mod/"
+  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/fluxssa" .)
+}
+
 # Build one tool into $CACHE_ROOT/tools/<tool>-<version>-<key> unless already complete.
 # The work happens in a temporary sibling that is renamed into place, so an interrupted build
 # leaves nothing that looks complete.

@@ -13,11 +13,12 @@ as_root() {
 # shellcheck source=SCRIPTDIR/../versions.env
 source "$CLUSTER_DIR/versions.env"
 
-# The tools module of tool $1 (k8s, etcd, kwok, kuttl) with the pinned versions filled in.
+# The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa) with the pinned versions filled in.
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
       -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
       -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
+      -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
 }
 
@@ -25,13 +26,26 @@ rendered_module() {
 #   $CACHE_ROOT/tools/<tool>-<version>-<key>/   one built tool: mod/ (its tools module), bin/,
 #                                               build.log, build-seconds, .complete
 #   $CACHE_ROOT/<VERSIONS_KEY>/bin/             symlinks to every tool of this set of versions
-# A tool's <key> hashes its rendered tools module (so every pin in it) and RECIPE_REVISION: a tool
-# is rebuilt only when one of those changes; the others are reused.
+# A tool's <key> hashes its rendered tools module (so every pin in it), RECIPE_REVISION and the
+# tool's own source files if it has any (tool_sources): a tool is rebuilt only when one of those
+# changes; the others are reused.
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/restarter/cluster"
+
+# Name and content of every file of tools/<tool>/ but its go.mod.in, in name order: the source of a
+# tool written here (fluxssa's main.go); nothing for a tool built from the module proxy alone.
+tool_sources() {
+  local f
+  for f in "$CLUSTER_DIR/tools/$1"/*; do
+    [[ ${f##*/} == go.mod.in ]] && continue
+    printf 'file %s\n' "${f##*/}"
+    cat "$f"
+  done
+}
+
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew helm; do
-  TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
-    | sha256sum | cut -c1-10)
+for _tool in k8s etcd kwok kuttl krew helm fluxssa; do
+  TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n%s' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
+    "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done
 unset _tool
 VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_$(
@@ -40,7 +54,7 @@ VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
 # Tools outside the control plane's version set (not in VERSIONS_KEY, so adding one rebuilds
 # nothing else): each is built into its own cache entry and linked into $BIN_DIR by `build`.
-EXTRA_TOOLS=(krew helm)
+EXTRA_TOOLS=(krew helm fluxssa)
 # kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
 
