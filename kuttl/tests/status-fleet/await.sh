@@ -1,25 +1,3 @@
 #!/bin/sh
-# await.sh JQ_FILTER: waits (bounded, 100 s) until `restarter status -o json` in this namespace
-# satisfies the jq filter (which must yield true), validating the document against its schema each
-# time; prints the table on success, and the last document on failure.
-set -eu
-filter=$1
-deadline=$(($(date +%s) + 100))
-doc=$(mktemp)
-trap 'rm -f "$doc"' EXIT
-while :; do
-  if sh ../../lib/restarter.sh status -n "$NAMESPACE" -o json >"$doc" 2>"$doc.err" &&
-     ../../lib/validate-explanation.py workload-status-list.schema.json <"$doc" >/dev/null &&
-     jq -e "$filter" "$doc" >/dev/null; then
-    sh ../../lib/restarter.sh status -n "$NAMESPACE"
-    rm -f "$doc.err"
-    exit 0
-  fi
-  if [ "$(date +%s)" -ge "$deadline" ]; then
-    echo "FAIL: status never satisfied: $filter"
-    cat "$doc" "$doc.err"
-    rm -f "$doc.err"
-    exit 1
-  fi
-  sleep 0.5
-done
+# await.sh JQ_FILTER: ../../lib/status-await.sh with status's default flags.
+exec sh ../../lib/status-await.sh "$1"
