@@ -191,6 +191,8 @@ core::Result<WatchEnd> Client::watch(const ResourceRef& ref, std::string_view na
   Query query;
   query.add("watch", "1")
       .add("allowWatchBookmarks", options.allowBookmarks ? "true" : "")
+      .add("sendInitialEvents", options.sendInitialEvents ? "true" : "")
+      .add("resourceVersionMatch", options.sendInitialEvents ? "NotOlderThan" : "")
       .add("resourceVersion", options.resourceVersion)
       .add("labelSelector", options.labelSelector)
       .add("fieldSelector", options.fieldSelector)

@@ -173,7 +173,10 @@ class CurlTransport final : public Transport {
                                                : options_.requestTimeout;
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
     curl_easy_setopt(h, CURLOPT_USERAGENT, options_.userAgent.c_str());
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered, as kubectl
+    // gzip when offered, as kubectl, except for streams: the apiserver compresses a streaming
+    // list (sendInitialEvents) as a series of gzip members, and libcurl's decoder stops after the
+    // first with CURLE_WRITE_ERROR (seen with kube-apiserver 1.37 and curl 7.88).
+    if (onChunk == nullptr) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 

@@ -79,9 +79,18 @@ struct WatchOptions {
   std::string fieldSelector;
   bool metadataOnly = false;
   bool allowBookmarks = true;
+  // A streaming list (the apiserver's WatchList): the stream starts with an ADDED event for every
+  // object as of `resourceVersion` or later (resourceVersionMatch=NotOlderThan; "" = the most
+  // recent, a consistent read), then a BOOKMARK annotated kInitialEventsEndAnnotation = "true",
+  // then changes as any watch. Needs allowBookmarks. An apiserver without the feature answers 422
+  // (InvalidInput) before any event.
+  bool sendInitialEvents = false;
   // Server-side end of the stream; client-go picks 5-10 minutes. The caller re-watches.
   std::chrono::seconds timeout{std::chrono::minutes(5)};
 };
+
+// The annotation of the bookmark that ends a streaming list's initial events.
+inline constexpr const char* kInitialEventsEndAnnotation = "k8s.io/initial-events-end";
 
 struct WatchEnd {
   bool stopped = false;  // true when the handler or the stop token ended it
