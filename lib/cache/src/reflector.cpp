@@ -96,8 +96,7 @@ bool Reflector::list(std::stop_token stop) {
   return true;
 }
 
-// Returns true to keep watching, false to relist.
-bool Reflector::watch(std::stop_token stop) {
+kube::WatchOptions Reflector::watchOptions() const {
   kube::WatchOptions options;
   options.resourceVersion = resourceVersion_;
   options.labelSelector = options_.labelSelector;
@@ -105,30 +104,32 @@ bool Reflector::watch(std::stop_token stop) {
   options.metadataOnly = options_.metadataOnly;
   options.allowBookmarks = true;
   options.timeout = options_.watchTimeout;
-  ++watches_;
-  std::size_t delivered = 0;
-  auto onEvent = [&](kube::WatchEvent&& event) {
-    std::string rv = core::metadataString(event.object, "resourceVersion");
-    if (options_.transform && event.type != kube::WatchEvent::Type::Bookmark) options_.transform(event.object);
-    bool stored = true;
-    switch (event.type) {
-      case kube::WatchEvent::Type::Added:
-      case kube::WatchEvent::Type::Modified: stored = store_.upsert(std::move(event.object)); break;
-      case kube::WatchEvent::Type::Deleted: stored = store_.erase(event.object); break;
-      case kube::WatchEvent::Type::Bookmark:
-        if (!rv.empty()) store_.setResourceVersion(rv);
-        break;
-      case kube::WatchEvent::Type::Error: break;  // the client turns these into errors
-    }
-    if (!stored) {
-      report(core::makeError(core::ErrorKind::InvalidInput,
-                             "a watched " + options_.resource.kind + " without a name was skipped"));
-    }
-    if (!rv.empty()) resourceVersion_ = rv;
-    ++delivered;
-    return true;
-  };
-  auto result = client_.watch(options_.resource, options_.namespace_, options, onEvent, stop);
+  return options;
+}
+
+bool Reflector::applyEvent(kube::WatchEvent&& event) {
+  std::string rv = core::metadataString(event.object, "resourceVersion");
+  if (options_.transform && event.type != kube::WatchEvent::Type::Bookmark) options_.transform(event.object);
+  bool stored = true;
+  switch (event.type) {
+    case kube::WatchEvent::Type::Added:
+    case kube::WatchEvent::Type::Modified: stored = store_.upsert(std::move(event.object)); break;
+    case kube::WatchEvent::Type::Deleted: stored = store_.erase(event.object); break;
+    case kube::WatchEvent::Type::Bookmark:
+      if (!rv.empty()) store_.setResourceVersion(rv);
+      break;
+    case kube::WatchEvent::Type::Error: break;  // the client turns these into errors
+  }
+  if (!stored) {
+    report(core::makeError(core::ErrorKind::InvalidInput,
+                           "a watched " + options_.resource.kind + " without a name was skipped"));
+  }
+  if (!rv.empty()) resourceVersion_ = rv;
+  return true;
+}
+
+bool Reflector::afterWatch(const core::Result<kube::WatchEnd>& result, std::stop_token stop,
+                           std::size_t delivered) {
   if (delivered > 0) failures_ = 0;
   if (stop.stop_requested()) return true;
   if (result.ok()) return !options_.relistOnStreamEnd;
@@ -141,11 +142,92 @@ bool Reflector::watch(std::stop_token stop) {
   return true;
 }
 
+// Returns true to keep watching, false to relist.
+bool Reflector::watch(std::stop_token stop) {
+  ++watches_;
+  std::size_t delivered = 0;
+  auto onEvent = [&](kube::WatchEvent&& event) {
+    ++delivered;
+    return applyEvent(std::move(event));
+  };
+  auto result = client_.watch(options_.resource, options_.namespace_, watchOptions(), onEvent, stop);
+  return afterWatch(result, stop, delivered);
+}
+
+// True when the initial events arrived (the store is synced) and the stream should go on as a
+// watch; false to list again (streaming again, or by pages once unsupported).
+bool Reflector::streamList(std::stop_token stop) {
+  kube::WatchOptions options = watchOptions();
+  options.resourceVersion.clear();  // a consistent read: everything as of now
+  options.sendInitialEvents = true;
+  ++lists_;
+  ++watches_;
+  bool initialEventsEnded = false;
+  bool notStreaming = false;  // a change before the end bookmark: the server ignored the request
+  std::size_t delivered = 0;
+  std::size_t skipped = 0;
+  std::vector<nlohmann::json> batch;
+  auto stageBatch = [&] {
+    if (batch.empty()) return;
+    skipped += store_.stage(std::move(batch));
+    batch.clear();
+  };
+  auto onEvent = [&](kube::WatchEvent&& event) {
+    ++delivered;
+    if (initialEventsEnded) return applyEvent(std::move(event));
+    if (event.type == kube::WatchEvent::Type::Added) {
+      if (options_.transform) options_.transform(event.object);
+      batch.push_back(std::move(event.object));
+      if (static_cast<std::int64_t>(batch.size()) >= std::max<std::int64_t>(options_.pageSize, 1)) stageBatch();
+      return true;
+    }
+    if (event.type == kube::WatchEvent::Type::Bookmark) {
+      const nlohmann::json* end =
+          core::valueAt(event.object, {"metadata", "annotations", kube::kInitialEventsEndAnnotation});
+      if (end == nullptr || !end->is_string() || end->get<std::string>() != "true") return true;  // progress
+      stageBatch();
+      resourceVersion_ = core::metadataString(event.object, "resourceVersion");
+      store_.commitList(resourceVersion_);
+      initialEventsEnded = true;
+      failures_ = 0;
+      return true;
+    }
+    notStreaming = true;
+    return false;
+  };
+  auto result = client_.watch(options_.resource, options_.namespace_, options, onEvent, stop);
+  if (initialEventsEnded) {
+    if (skipped > 0) {
+      report(core::makeError(
+          core::ErrorKind::InvalidInput,
+          std::to_string(skipped) + " listed " + options_.resource.plural + " without a name were skipped"));
+    }
+    return afterWatch(result, stop, delivered);
+  }
+  store_.discardStaged();
+  if (stop.stop_requested()) return false;
+  // Not supported: 422 (or 400) before any event; the stream ended without the end bookmark; or
+  // a change came before it. Then list by pages, at once and from now on.
+  if (notStreaming || result.ok() || (result.error().kind == core::ErrorKind::InvalidInput && delivered == 0)) {
+    streamingUnsupported_ = true;
+    std::string why = notStreaming  ? "a change arrived before the initial events ended"
+                      : result.ok() ? "the stream ended without the initial-events-end bookmark"
+                                    : result.error().describe();
+    report(core::makeError(core::ErrorKind::InvalidInput, "the apiserver cannot stream a list of " +
+                                                              options_.resource.plural + " (" + why +
+                                                              "); listing by pages from now on"));
+    return false;
+  }
+  report(result.error());
+  backoff(stop, result.error());
+  return false;
+}
+
 void Reflector::run(std::stop_token stop) {
   state_ = State::Listing;
   while (!stop.stop_requested()) {
     if (state_ == State::Listing) {
-      if (list(stop)) state_ = State::Watching;
+      if (streaming() ? streamList(stop) : list(stop)) state_ = State::Watching;
     } else {
       if (!watch(stop)) state_ = State::Listing;
     }

@@ -160,7 +160,8 @@ namespace {
 constexpr const char* kPodKind = "pod";
 constexpr std::string_view kRollPrefix = "ondelete-";
 
-// Objects per list page. Each page is parsed whole before its objects become compact cache
+// Objects per list page, or per batch a streaming list stages (cache/reflector.hpp). Each page is
+// parsed whole before its objects become compact cache
 // entries, and the entries made meanwhile sit between the page's freed nodes: a smaller page
 // leaves smaller holes behind the initial sync (client-go's 500 is tuned for fewer requests).
 constexpr std::int64_t kListPageSize = 100;
@@ -428,6 +429,7 @@ struct Controller::Impl {
     ro.labelSelector = selector;
     ro.metadataOnly = metadataOnly;
     ro.pageSize = pageSize;
+    ro.streamingList = true;  // see cache/reflector.hpp: a paged sync grows with the square of the objects
     // Only what the reconcilers read is kept (see slimReferencedObject): managedFields and
     // last-applied-configuration are most of an object's size.
     ro.transform = std::move(slim);

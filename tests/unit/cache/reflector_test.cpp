@@ -102,6 +102,100 @@ TEST_CASE("a paged list is swapped in whole then the watch resumes from its vers
   CHECK(query(r[3], "watch") == "1");
 }
 
+std::string endOfInitialEvents(const std::string& rv) {
+  return R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
+         rv + R"(","annotations":{"k8s.io/initial-events-end":"true"}}})";
+}
+
+ReflectorOptions streamingOptions() {
+  ReflectorOptions options;
+  options.streamingList = true;
+  return options;
+}
+
+TEST_CASE("a streaming list is swapped in at its end bookmark and the same stream goes on as the watch",
+          "[cache][reflector]") {
+  Harness h;
+  std::vector<std::size_t> sizesSeen;
+  h.store.addHandlers({[&](const ObjectPtr&) { sizesSeen.push_back(h.store.size()); }, {}, {}});
+  // pageSize 2: a, b staged as one batch, c as the next; a progress bookmark before the end
+  // changes nothing.
+  h.transport->push(
+      stream({event("ADDED", meta("a", "1")), event("ADDED", meta("b", "2")), event("BOOKMARK", meta("", "3")),
+              event("ADDED", meta("c", "4")), event("BOOKMARK", endOfInitialEvents("5")),
+              event("MODIFIED", meta("a", "6")), event("DELETED", meta("b", "7"))}));
+  h.run(streamingOptions());
+  CHECK(h.names() == std::vector<std::string>{"a", "c"});
+  CHECK((*h.store.get("ns/a").value())["metadata"]["resourceVersion"] == "6");
+  // The handlers of the initial objects ran after all three were in the store.
+  CHECK(sizesSeen == std::vector<std::size_t>{3, 3, 3});
+  auto r = h.transport->requests();
+  REQUIRE(r.size() >= 2);
+  CHECK(query(r[0], "watch") == "1");
+  CHECK(query(r[0], "sendInitialEvents") == "true");
+  CHECK(query(r[0], "resourceVersionMatch") == "NotOlderThan");
+  CHECK(query(r[0], "allowWatchBookmarks") == "true");
+  CHECK(query(r[0], "resourceVersion").empty());  // a consistent read of the current state
+  // The stream ended normally after the initial events: an ordinary watch from the last version.
+  CHECK(query(r[1], "resourceVersion") == "7");
+  CHECK(query(r[1], "sendInitialEvents").empty());
+}
+
+TEST_CASE("an apiserver that cannot stream a list is listed by pages from then on", "[cache][reflector]") {
+  SECTION("422 before any event") {
+    Harness h;
+    h.transport->push(status(422, statusJson(422, "Invalid")));
+    h.transport->push(ok(page({meta("a", "1")}, "1")));
+    h.transport->push(status(410, statusJson(410, "Gone")));  // relist: by pages again
+    h.transport->push(ok(page({meta("b", "2")}, "2")));
+    h.run(streamingOptions());
+    CHECK(h.names() == std::vector<std::string>{"b"});
+    auto r = h.transport->requests();
+    REQUIRE(r.size() >= 4);
+    CHECK(query(r[0], "sendInitialEvents") == "true");
+    CHECK(query(r[1], "watch").empty());
+    CHECK(query(r[3], "watch").empty());
+    CHECK(h.clock.waits().size() == 1);  // no backoff for the fallback; only "script ended"
+    CHECK(h.errors.at(0).message.find("cannot stream a list of configmaps") != std::string::npos);
+  }
+  SECTION("the parameter ignored: a stream of changes without the end bookmark") {
+    Harness h;
+    h.transport->push(stream({event("ADDED", meta("a", "1")), event("MODIFIED", meta("a", "2"))}));
+    h.transport->push(ok(page({meta("b", "2")}, "2")));
+    h.run(streamingOptions());
+    CHECK(h.names() == std::vector<std::string>{"b"});  // a was staged, never shown
+    CHECK(query(h.transport->requests().at(1), "watch").empty());
+  }
+  SECTION("the stream ended without the end bookmark") {
+    Harness h;
+    h.transport->push(stream({event("ADDED", meta("a", "1"))}));
+    h.transport->push(ok(page({meta("b", "2")}, "2")));
+    h.run(streamingOptions());
+    CHECK(h.names() == std::vector<std::string>{"b"});
+  }
+}
+
+TEST_CASE("a streaming list cut before its end bookmark changes nothing and streams again after a backoff",
+          "[cache][reflector]") {
+  Harness h;
+  std::vector<std::string> added;
+  h.store.addHandlers({[&](const ObjectPtr& o) { added.push_back((*o)["metadata"]["name"]); }, {}, {}});
+  Scripted cut = stream({event("ADDED", meta("a", "1"))});
+  cut.streamError =
+      restarter::core::makeError(ErrorKind::Unavailable, "transfer closed with outstanding read data");
+  h.transport->push(cut);
+  h.transport->push(stream({event("ADDED", meta("b", "2")), event("BOOKMARK", endOfInitialEvents("2"))}));
+  h.run(streamingOptions());
+  CHECK(added == std::vector<std::string>{"b"});
+  CHECK(h.names() == std::vector<std::string>{"b"});
+  auto r = h.transport->requests();
+  REQUIRE(r.size() >= 2);
+  CHECK(query(r[1], "sendInitialEvents") == "true");  // still streaming: a cut is not "unsupported"
+  REQUIRE(h.clock.waits().size() >= 1);
+  CHECK(h.clock.waits()[0] == 800ms);
+  CHECK(h.errors.at(0).kind == ErrorKind::Unavailable);
+}
+
 TEST_CASE("a list failing on a later page changes nothing and is listed again from the start",
           "[cache][reflector]") {
   Harness h;

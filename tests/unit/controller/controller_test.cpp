@@ -46,15 +46,44 @@ class FakeApi final : public kube::Transport {
     return status(405, "MethodNotAllowed");
   }
 
-  core::Result<kube::Response> stream(const kube::Request& request, const kube::ChunkHandler&,
+  // A streaming list (sendInitialEvents=true) gets the list's items as ADDED events and the
+  // end bookmark first; then, as every watch, nothing until stopped.
+  core::Result<kube::Response> stream(const kube::Request& request, const kube::ChunkHandler& onChunk,
                                       std::stop_token stop) override {
+    const std::string path = request.path.substr(0, request.path.find('?'));
     std::unique_lock lock(mutex_);
-    record("WATCH " + request.path.substr(0, request.path.find('?')));
-    if (asksMetadataOnly(request)) record("META WATCH " + request.path.substr(0, request.path.find('?')));
+    if (refuseStreaming_ && request.path.find("sendInitialEvents=true") != std::string::npos) {
+      record("REFUSED STREAM " + path);
+      return status(422, "Invalid");  // an apiserver without WatchList
+    }
+    record("WATCH " + path);
+    if (asksMetadataOnly(request)) record("META WATCH " + path);
+    if (request.path.find("sendInitialEvents=true") != std::string::npos) {
+      record("STREAMED LIST " + path);
+      std::string events;
+      for (const json& item : items(path)) events += json{{"type", "ADDED"}, {"object", item}}.dump() + "\n";
+      events +=
+          json{{"type", "BOOKMARK"},
+               {"object",
+                {{"kind", asksMetadataOnly(request) ? "PartialObjectMetadata" : "Bookmark"},
+                 {"apiVersion", "meta.k8s.io/v1"},
+                 {"metadata",
+                  {{"resourceVersion", "20"}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
+              .dump() +
+          "\n";
+      lock.unlock();
+      if (!onChunk(events)) return kube::Response{200, {}, {}};
+      lock.lock();
+    }
     cv_.wait(lock, stop, [] { return false; });
     return kube::Response{200, {}, {}};
   }
 
+  // From now on answer streaming lists as an apiserver without WatchList does (422).
+  void refuseStreaming() {
+    std::lock_guard lock(mutex_);
+    refuseStreaming_ = true;
+  }
   // Blocks until the apply has reached the server.
   void waitForApply() {
     std::unique_lock lock(mutex_);
@@ -133,6 +162,15 @@ class FakeApi final : public kube::Transport {
     for (const auto& [name, value] : request.headers) {
       if (name == "Accept" && value.find("PartialObjectMetadataList") != std::string::npos) metadata = true;
     }
+    json body = {{"kind", metadata ? "PartialObjectMetadataList" : "List"},
+                 {"apiVersion", metadata ? "meta.k8s.io/v1" : "v1"},
+                 {"metadata", {{"resourceVersion", "20"}}},
+                 {"items", items(path)}};
+    return kube::Response{200, {}, body.dump()};
+  }
+
+  // What the collection at `path` holds.
+  static json items(const std::string& path) {
     json items = json::array();
     if (path == "/apis/apps/v1/namespaces/ns/statefulsets") items.push_back(statefulSet());
     if (path == "/api/v1/namespaces/ns/configmaps") {
@@ -141,11 +179,7 @@ class FakeApi final : public kube::Transport {
            {"kind", "PartialObjectMetadata"},
            {"metadata", {{"name", "app"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "7"}}}});
     }
-    json body = {{"kind", metadata ? "PartialObjectMetadataList" : "List"},
-                 {"apiVersion", metadata ? "meta.k8s.io/v1" : "v1"},
-                 {"metadata", {{"resourceVersion", "20"}}},
-                 {"items", items}};
-    return kube::Response{200, {}, body.dump()};
+    return items;
   }
 
   core::Result<kube::Response> lease(const kube::Request& request, const std::string& path) {
@@ -185,6 +219,7 @@ class FakeApi final : public kube::Transport {
   int version_ = 100;
   bool applying_ = false;
   bool released_ = false;
+  bool refuseStreaming_ = false;
 };
 
 struct Fixture {
@@ -305,30 +340,41 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
     bool configMapsMetadataOnly;
     bool secretsMetadataOnly;
   };
-  for (const Mode mode :
-       {Mode{core::ContentAwareness::Off, true, true}, Mode{core::ContentAwareness::ConfigMaps, false, true},
-        Mode{core::ContentAwareness::All, false, false}}) {
-    INFO(core::contentAwarenessName(mode.awareness));
-    Fixture f;
-    f.api->release();  // applies answer at once
-    ControllerOptions options = f.options(false);
-    options.contentAware = mode.awareness;
-    Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
-    std::stop_source stop;
-    std::thread runner([&] { (void)controller.run(stop.get_token()); });
-    // Every reflector's watch has begun (they start concurrently), so every list was made.
-    f.api->waitFor("WATCH /api/v1/namespaces/ns/configmaps");
-    f.api->waitFor("WATCH /api/v1/namespaces/ns/secrets");
-    f.api->waitFor("WATCH /api/v1/namespaces/ns/pods");
-    stop.request_stop();
-    runner.join();
-    const std::vector<std::string> log = f.api->log();
-    auto has = [&](const std::string& line) { return std::find(log.begin(), log.end(), line) != log.end(); };
-    for (const char* verb : {"GET", "WATCH"}) {
-      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/configmaps") ==
-            mode.configMapsMetadataOnly);
-      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/secrets") == mode.secretsMetadataOnly);
-      CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/pods"));
+  // Against an apiserver that streams lists (the list is the first watch) and one that cannot
+  // (paged lists, then watches).
+  for (const bool streaming : {true, false}) {
+    for (const Mode mode :
+         {Mode{core::ContentAwareness::Off, true, true}, Mode{core::ContentAwareness::ConfigMaps, false, true},
+          Mode{core::ContentAwareness::All, false, false}}) {
+      INFO(core::contentAwarenessName(mode.awareness) << (streaming ? ", streaming" : ", paged"));
+      Fixture f;
+      f.api->release();  // applies answer at once
+      if (!streaming) f.api->refuseStreaming();
+      ControllerOptions options = f.options(false);
+      options.contentAware = mode.awareness;
+      Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
+      std::stop_source stop;
+      std::thread runner([&] { (void)controller.run(stop.get_token()); });
+      // Every reflector's watch has begun (they start concurrently), so every list was made.
+      f.api->waitFor("WATCH /api/v1/namespaces/ns/configmaps");
+      f.api->waitFor("WATCH /api/v1/namespaces/ns/secrets");
+      f.api->waitFor("WATCH /api/v1/namespaces/ns/pods");
+      stop.request_stop();
+      runner.join();
+      const std::vector<std::string> log = f.api->log();
+      auto has = [&](const std::string& line) { return std::find(log.begin(), log.end(), line) != log.end(); };
+      for (const char* resource : {"configmaps", "secrets", "pods"}) {
+        const std::string path = std::string("/api/v1/namespaces/ns/") + resource;
+        CHECK(has("STREAMED LIST " + path) == streaming);
+        CHECK(has("GET " + path) == !streaming);
+      }
+      for (const char* verb : {"GET", "WATCH"}) {
+        if (streaming && std::string(verb) == "GET") continue;  // no list request was made
+        CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/configmaps") ==
+              mode.configMapsMetadataOnly);
+        CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/secrets") == mode.secretsMetadataOnly);
+        CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/pods"));
+      }
     }
   }
 }

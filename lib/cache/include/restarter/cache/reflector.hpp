@@ -16,10 +16,23 @@
 //                                             a watch from RV replays every later change, and a
 //                                             relist diffs the new content against the store.
 //
-// A list is read page by page (`pageSize`, client-go's pager default 500): each page is
-// transformed and handed to the store, which converts it to its entries, before the next page is
-// asked for, so a list of 10,000 objects never exists as JSON at once; the store swaps the whole
-// list in when the last page has arrived (a failed page discards what was staged).
+// How Listing lists (docs/architecture.md, "Streaming lists"):
+// - streaming (`streamingList`, the apiserver's WatchList, client-go's WatchListClient): one
+//   watch with sendInitialEvents=true sends every object as an ADDED event, then a bookmark
+//   annotated k8s.io/initial-events-end; the store swaps the objects in at that bookmark and the
+//   same stream goes on as the watch. The apiserver serves it from its watch cache in one pass.
+//   A paged list costs it a pass over the whole collection per page (measured on the local
+//   control plane: 100-400 ms per page of 25 at 100,000 ConfigMaps whatever the page size), so a
+//   paged initial sync grows with the square of the collection (21,000 objects 5.9 s, 210,000
+//   objects 207 s). Objects are staged in batches of `pageSize` as they arrive, so the stream
+//   holds no more JSON at once than a page would. An apiserver without WatchList answers 422
+//   before any event (or, older, ignores the parameter: the stream then ends without the
+//   bookmark, or shows a change before it): the reflector reports it once and lists by pages
+//   from then on. A stream cut before its bookmark discards what was staged and backs off.
+// - paged (`pageSize`, client-go's pager default 500): each page is transformed and handed to
+//   the store, which converts it to its entries, before the next page is asked for, so a list of
+//   10,000 objects never exists as JSON at once; the store swaps the whole list in when the last
+//   page has arrived (a failed page discards what was staged).
 //
 // Backoff: exponential (initial * 2^(n-1), capped at max) with jitter (the delay is drawn from
 // [base*(1-jitter), base]), at least the server's Retry-After; reset after a successful list or a
@@ -55,7 +68,9 @@ struct ReflectorOptions {
   std::string labelSelector;
   std::string fieldSelector;
   bool metadataOnly = false;
-  std::int64_t pageSize = 500;
+  std::int64_t pageSize = 500;  // objects per page, or per staged batch of a streaming list
+  // List by streaming (see above) while the apiserver supports it; false: paged lists only.
+  bool streamingList = false;
   std::chrono::seconds watchTimeout{std::chrono::minutes(5)};
   bool relistOnStreamEnd = false;
   BackoffPolicy backoff;
@@ -80,12 +95,20 @@ class Reflector {
   void run(std::stop_token stop);
 
   State state() const { return state_.load(); }
-  std::uint64_t listCount() const { return lists_.load(); }
+  std::uint64_t listCount() const { return lists_.load(); }  // paged and streaming lists
   std::uint64_t watchCount() const { return watches_.load(); }
+  // False once the apiserver showed it cannot stream a list (then every list is paged).
+  bool streaming() const { return options_.streamingList && !streamingUnsupported_.load(); }
 
  private:
   bool list(std::stop_token stop);
+  bool streamList(std::stop_token stop);
   bool watch(std::stop_token stop);
+  kube::WatchOptions watchOptions() const;
+  // One watch event into the store (and resourceVersion_); always true (keep watching).
+  bool applyEvent(kube::WatchEvent&& event);
+  // After a watch stream: true to keep watching, false to relist (410 Gone, relistOnStreamEnd).
+  bool afterWatch(const core::Result<kube::WatchEnd>& result, std::stop_token stop, std::size_t delivered);
   void backoff(std::stop_token stop, const core::Error& error);
   void report(const core::Error& error);
 
@@ -97,6 +120,7 @@ class Reflector {
   std::atomic<State> state_{State::Listing};
   std::atomic<std::uint64_t> lists_{0};
   std::atomic<std::uint64_t> watches_{0};
+  std::atomic<bool> streamingUnsupported_{false};
   std::string resourceVersion_;
   int failures_ = 0;
 };
