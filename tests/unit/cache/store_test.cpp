@@ -80,6 +80,39 @@ TEST_CASE("upsert and erase keep the secondary index in step", "[cache][store]")
   CHECK_FALSE(store.erase(json{{"metadata", {{"name", 5}}}}));
 }
 
+TEST_CASE("an index lists an object once however often it names a value, in key order, until it changes",
+          "[cache][store]") {
+  Store store;
+  // Every value of spec.refs, duplicates included (a workload may name one ConfigMap twice).
+  store.addIndex("ref", [](const json& o) {
+    std::vector<std::string> out;
+    if (auto spec = o.find("spec"); spec != o.end() && spec->contains("refs"))
+      for (const auto& r : (*spec)["refs"]) out.push_back(r);
+    return out;
+  });
+  auto with = [](const std::string& name, const std::string& rv, std::vector<std::string> refs) {
+    json o = object("n", name, rv);
+    o["spec"]["refs"] = refs;
+    return o;
+  };
+  store.replace({with("w2", "1", {"cm-a", "cm-a"}), with("w1", "1", {"cm-a", "cm-b", "cm-a"})}, "1");
+  auto a = store.byIndex("ref", "cm-a");
+  REQUIRE(a->size() == 2);
+  CHECK(nameOf(a->at(0)) == "w1");
+  CHECK(nameOf(a->at(1)) == "w2");
+  store.upsert(with("w1", "2", {"cm-b", "cm-b"}));  // no longer names cm-a
+  a = store.byIndex("ref", "cm-a");
+  REQUIRE(a->size() == 1);
+  CHECK(nameOf(a->at(0)) == "w2");
+  auto b = store.byIndex("ref", "cm-b");
+  REQUIRE(b->size() == 1);
+  CHECK((*b->at(0))["metadata"]["resourceVersion"] == "2");  // the current entry, not the old one
+  store.erase(with("w2", "3", {}));
+  CHECK(store.byIndex("ref", "cm-a")->empty());
+  store.erase(with("w1", "4", {}));
+  CHECK(store.byIndex("ref", "cm-b")->empty());
+}
+
 TEST_CASE("a staged list is invisible until committed and a discarded one never appears", "[cache][store]") {
   Store store;
   store.stage({object("n", "a", "1")});
