@@ -8,7 +8,9 @@ MutatingWebhookConfiguration CONFIGURATION that started in [START_NS, END_NS] an
   n=N p50=.. p90=.. p99=.. max=.. ms, S% <= 5 ms; until the answer: p50=.. p99=.. ms
 Quantiles are nearest-rank (the value at rank ceil(q*n)), no interpolation. "Until the answer"
 is the span's "Request completed" event: the HTTPS round trip to the webhook, without the patch
-the apiserver applies afterwards. With --count it prints only the number of matching spans.
+the apiserver applies afterwards. With --count it prints only the number of matching spans; with
+--samples FILE it also appends every matching span's duration in ms to FILE, one per line, in the
+order the spans started (tests/bench/record.py reads them).
 """
 import json
 import math
@@ -22,11 +24,19 @@ def rank(values, q):
 def main():
     count_only = "--count" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--count"]
+    samples_path = None
+    if "--samples" in args:
+        at = args.index("--samples")
+        if at + 1 == len(args):
+            print(__doc__, file=sys.stderr)
+            return 2
+        samples_path = args[at + 1]
+        del args[at:at + 2]
     if len(args) != 4:
         print(__doc__, file=sys.stderr)
         return 2
     path, configuration, start_ns, end_ns = args[0], args[1], int(args[2]), int(args[3])
-    total, answered = [], []
+    total, answered, started = [], [], []
     with open(path) as f:
         for line in f:
             try:
@@ -38,11 +48,16 @@ def main():
             if not start_ns <= span.get("start_unix_nano", 0) <= end_ns:
                 continue
             total.append(span["duration_ms"])
+            started.append((span["start_unix_nano"], span["duration_ms"]))
             if "Request completed" in span.get("events_ms", {}):
                 answered.append(span["events_ms"]["Request completed"])
     if count_only:
         print(len(total))
         return 0
+    if samples_path:
+        with open(samples_path, "a") as f:
+            for _, duration in sorted(started):
+                f.write(f"{duration}\n")
     if not total:
         print("no spans")
         return 0

@@ -34,6 +34,8 @@
 #      evicts the oldest idle one for a newcomer, so the idle ones cannot all be held at once).
 #      HOSTILE_IDLE=0 HOSTILE_SLOW=0 measures without them;
 #   3. the webhook's resident memory (VmRSS, and the peak VmHWM) after each part.
+# BENCH_RESULTS_DIR=DIR writes, with the traces, DIR/webhook-e2e-<kind>.json: every span's duration
+# of part 2's runs for that kind, the input of tests/bench/plot.py (tests/bench/record.py).
 # SKIP_SERVER_ALONE=1 skips part 1. WEBHOOK_FLAGS adds serve-webhook flags (split on blanks), e.g.
 # --content-aware=off to compare with the metadata-only lookups.
 # Needs: wrk (Debian package wrk), curl, jq, kubectl (the cluster's), python3.
@@ -248,7 +250,8 @@ fi
 for body in $E2E_BODIES; do
 echo "-- $body: $(case $body in refs) echo "a ConfigMap and a Secret looked up per admission" ;;
   norefs) echo "no reference: no lookup, the apiserver's and the transport's own share" ;; esac)"
-: >"$work/e2e"; : >"$work/share5"; : >"$work/bound"; : >"$work/span_p99"
+: >"$work/e2e"; : >"$work/share5"; : >"$work/bound"; : >"$work/span_p99"; : >"$work/spans-$body"
+load_at_start=$(cut -d' ' -f1 /proc/loadavg)
 for run in $(seq "$RUNS"); do
   apiserver_buckets >"$work/a0"; webhook_buckets >"$work/w0"
   total=$((RATE * E2E_SECONDS))
@@ -264,7 +267,7 @@ for run in $(seq "$RUNS"); do
       sleep 0.2
     done
     echo "run $run: apiserver trace spans ($created created): $("$here/spans.py" "$work/spans.jsonl" "$name" "$t0" "$t1")"
-    "$here/spans.py" "$work/spans.jsonl" "$name" "$t0" "$t1" | sed -n 's/^n=[0-9]* p50=[0-9.]* p90=[0-9.]* p99=\([0-9.]*\) .*/\1/p' >>"$work/span_p99"
+    "$here/spans.py" --samples "$work/spans-$body" "$work/spans.jsonl" "$name" "$t0" "$t1" | sed -n 's/^n=[0-9]* p50=[0-9.]* p90=[0-9.]* p99=\([0-9.]*\) .*/\1/p' >>"$work/span_p99"
   fi
   read -r under5 observed bound < <(p99_bound "$work/a0" "$work/a1")
   verdict="p99 < 10 ms NOT shown"
@@ -283,6 +286,14 @@ done
 echo "$body, end to end over $RUNS runs: share in le=0.005 (%) $(stats <"$work/share5");" \
      "p99 bound per run (ms): $(paste -sd' ' "$work/bound")"
 [[ -s $work/span_p99 ]] && echo "$body, end to end over $RUNS runs, apiserver trace spans: p99 ms $(stats <"$work/span_p99")"
+if [[ -n ${BENCH_RESULTS_DIR:-} && -s $work/spans-$body ]]; then
+  mkdir -p "$BENCH_RESULTS_DIR"
+  "$here/record.py" "$BENCH_RESULTS_DIR/webhook-e2e-$body.json" webhook-e2e --load-at-start "$load_at_start" \
+    kind="$body" runs="$RUNS" rate_per_second="$RATE" seconds_per_run="$E2E_SECONDS" \
+    hostile_idle="$HOSTILE_IDLE" hostile_slow="$HOSTILE_SLOW" webhook_flags="${WEBHOOK_FLAGS:-}" \
+    --samples admission_ms="$work/spans-$body"
+  echo "results: $BENCH_RESULTS_DIR/webhook-e2e-$body.json"
+fi
 done
 if [[ -n $holder_pid ]]; then
   kill -USR2 "$holder_pid"; kill "$holder_pid"; wait "$holder_pid" 2>/dev/null || true; holder_pid=

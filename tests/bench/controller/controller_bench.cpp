@@ -2,15 +2,19 @@
 // namespace; KUBECONFIG from cluster.sh exec):
 //
 //   controller_bench populate <ns> <statefulsets> <configmaps> <secrets>
-//       creates the objects (each StatefulSet references its own configmaps/statefulsets
-//       ConfigMaps and secrets/statefulsets Secrets through envFrom; 1 replica, pods faked by kwok)
+//       creates the objects that do not exist yet (each StatefulSet references its own
+//       configmaps/statefulsets ConfigMaps and secrets/statefulsets Secrets through envFrom;
+//       BENCH_REPLICAS replicas, default 1, pods faked by kwok), so a population grows by running it
+//       with larger counts; every ConfigMap and Secret holds one key of BENCH_OBJECT_BYTES bytes
+//       (default 1024)
 //   controller_bench wait-annotated <ns> <statefulsets> <refs-per-statefulset> <seconds>
 //       waits until every labeled StatefulSet carries all its annotations
 //   controller_bench latency <ns> <updates> <configmaps-per-statefulset> [interval-ms]
 //       updates ConfigMaps one at a time, starting one at most every interval-ms (default 0: at
 //       once after the previous one was seen); for each, the time from just before the PATCH to
 //       the watch event of the referencing StatefulSet that first shows the new <uid>/<rv>;
-//       prints p50, p99
+//       prints p50, p99; with BENCH_SAMPLES=FILE also every latency in ms, one per line, in
+//       the order measured
 //   controller_bench writes
 //       apiserver_request_total of write verbs for statefulsets and events (the apiserver's own
 //       count, from its /metrics)
@@ -21,11 +25,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stop_token>
 #include <string>
@@ -58,29 +64,65 @@ void parallel(int count, int threads, const std::function<void(int)>& body) {
   for (auto& thread : pool) thread.join();
 }
 
+// The names of the objects of `resource` in `ns` (a metadata-only list).
+std::set<std::string> existingNames(kube::Client& client, const kube::ResourceRef& resource,
+                                    const std::string& ns) {
+  kube::ListOptions options;
+  options.metadataOnly = true;
+  std::set<std::string> names;
+  auto list = client.list(resource, ns, options);
+  if (!list) {
+    std::cerr << "bench: " << list.error().describe() << "\n";
+    std::exit(1);
+  }
+  for (const json& item : list->items) names.insert(item["metadata"]["name"].get<std::string>());
+  return names;
+}
+
+std::size_t objectBytes() {
+  const char* bytes = std::getenv("BENCH_OBJECT_BYTES");
+  return bytes != nullptr ? static_cast<std::size_t>(std::stoul(bytes)) : 1024;
+}
+
+int replicas() {
+  const char* replicas = std::getenv("BENCH_REPLICAS");
+  return replicas != nullptr ? std::stoi(replicas) : 1;
+}
+
 int populate(const std::string& ns, int statefulSets, int configMaps, int secrets) {
   auto client = bench::connectOrExit();
   (void)client->create(kube::resources::namespaces(), "",
                        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
   std::atomic<int> failures{0};
+  std::atomic<int> created{0};
   auto check = [&](const core::Result<json>& r) {
     if (!r && r.error().kind != core::ErrorKind::AlreadyExists) {
       if (failures++ < 5) std::cerr << "bench: " << r.error().describe() << "\n";
+    } else {
+      ++created;
     }
   };
+  // The content: printable, not compressible to nothing, the same in every object.
+  std::string value(objectBytes(), 'x');
+  for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>('a' + (i * 7 + i / 26) % 26);
+  const auto haveConfigMaps = existingNames(*client, kube::resources::configMaps(), ns);
+  const auto haveSecrets = existingNames(*client, kube::resources::secrets(), ns);
+  const auto haveStatefulSets = existingNames(*client, kube::resources::statefulSets(), ns);
   parallel(configMaps, 4, [&](int i) {
+    if (haveConfigMaps.contains(numbered("cm-", i))) return;
     check(client->create(kube::resources::configMaps(), ns,
                          {{"apiVersion", "v1"},
                           {"kind", "ConfigMap"},
                           {"metadata", {{"name", numbered("cm-", i)}}},
-                          {"data", {{"v", "0"}}}}));
+                          {"data", {{"v", value}}}}));
   });
   parallel(secrets, 4, [&](int i) {
+    if (haveSecrets.contains(numbered("secret-", i))) return;
     check(client->create(kube::resources::secrets(), ns,
                          {{"apiVersion", "v1"},
                           {"kind", "Secret"},
                           {"metadata", {{"name", numbered("secret-", i)}}},
-                          {"stringData", {{"v", "0"}}}}));
+                          {"stringData", {{"v", value}}}}));
   });
   const int cmPer = configMaps / statefulSets;
   const int secretPer = secrets / statefulSets;
@@ -91,12 +133,13 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
     for (int k = 0; k < secretPer; ++k)
       envFrom.push_back({{"secretRef", {{"name", numbered("secret-", i * secretPer + k)}}}});
     const std::string name = numbered("sts-", i);
+    if (haveStatefulSets.contains(name)) return;
     json sts = {{"apiVersion", "apps/v1"},
                 {"kind", "StatefulSet"},
                 {"metadata", {{"name", name}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
                 {"spec",
                  {{"serviceName", name},
-                  {"replicas", 1},
+                  {"replicas", replicas()},
                   {"selector", {{"matchLabels", {{"app", name}}}}},
                   {"template",
                    {{"metadata", {{"labels", {{"app", name}}}}},
@@ -106,7 +149,8 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
     check(client->create(kube::resources::statefulSets(), ns, sts));
   });
   std::cout << "populated " << ns << ": " << statefulSets << " StatefulSets, " << configMaps << " ConfigMaps, "
-            << secrets << " Secrets; failures=" << failures << "\n";
+            << secrets << " Secrets of " << value.size() << " bytes; created now " << created
+            << ", failures=" << failures << "\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -279,6 +323,14 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
       return 1;
     }
     samples.push_back(std::chrono::duration<double, std::milli>(*seen - started).count());
+  }
+  if (const char* path = std::getenv("BENCH_SAMPLES")) {
+    std::ofstream out(path);
+    for (double sample : samples) out << sample << "\n";
+    if (!out) {
+      std::cerr << "bench: cannot write " << path << "\n";
+      return 1;
+    }
   }
   std::sort(samples.begin(), samples.end());
   auto pct = [&](double p) {

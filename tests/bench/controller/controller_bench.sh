@@ -21,7 +21,11 @@
 # BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects of an earlier run;
 # BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 1000, to annotate a
 # fresh population quickly); RESTARTER_BIN runs that binary instead of building one.
-# RESTARTER_CLUSTER selects the cluster.
+# RESTARTER_CLUSTER selects the cluster, BENCH_NAMESPACE the namespace (default
+# restarter-controller-bench). BENCH_OBJECT_BYTES sets the size of each ConfigMap's and
+# Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1).
+# BENCH_RESULTS=FILE also writes the figures and every latency as JSON (tests/bench/record.py),
+# the input of tests/bench/plot.py; tests/bench/scale.sh runs this at three sizes.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${1:-$repo/build/bench}
@@ -30,7 +34,7 @@ idle=${3:-60}
 sts=${BENCH_STATEFULSETS:-1000}
 cms=${BENCH_CONFIGMAPS:-10000}
 secrets=${BENCH_SECRETS:-10000}
-ns="restarter-controller-bench"
+ns=${BENCH_NAMESPACE:-restarter-controller-bench}
 cluster="$repo/tests/cluster/cluster.sh"
 
 if [[ ! -f $build/build.ninja ]]; then
@@ -42,6 +46,7 @@ cmake --build "$build" --target "${targets[@]}" >/dev/null
 bench="$build/tests/bench/controller/controller_bench"
 restarter=${RESTARTER_BIN:-$build/cmd/restarter/restarter}
 work=$(mktemp -d)
+load_at_start=$(cut -d' ' -f1 /proc/loadavg)
 
 if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
   echo "== populate: $sts StatefulSets, $cms ConfigMaps, $secrets Secrets in $ns"
@@ -51,6 +56,7 @@ if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
 fi
 
 echo "== controller: start, initial sync and annotation of every StatefulSet"
+started_ns=$(date +%s%N)
 "$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 --min-rollout-interval 0 \
   --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
   ${BENCH_CONTROLLER_FLAGS:-} >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
@@ -58,10 +64,17 @@ wrapper=$!
 trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
 until [[ -s $work/pid ]]; do sleep 0.1; done
 pid=$(cat "$work/pid")
+until grep -q 'caches synced' "$work/controller.log" 2>/dev/null; do
+  kill -0 "$pid" 2>/dev/null || { cat "$work/controller.log"; echo "bench: the controller exited" >&2; exit 1; }
+  sleep 0.05
+done
+synced_ms=$((($(date +%s%N) - started_ns) / 1000000))
+echo "caches synced ${synced_ms} ms after start (includes process start)"
 "$cluster" exec -- "$bench" wait-annotated "$ns" "$sts" $(((cms + secrets) / sts)) 1800
 grep -E 'caches synced' "$work/controller.log" || true
 
 rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status"; }
+rss_kb() { awk -v f="$1:" '$1 == f {print $2}' "/proc/$pid/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 
 echo "== (b) writes at idle over ${idle} s, (c) RSS and CPU"
@@ -76,13 +89,14 @@ join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w0" | sort) \
 hz=$(getconf CLK_TCK)
 echo "restarter_controller_writes_total (cumulative since start):"
 "$cluster" exec -- curl -fsS http://127.0.0.1:18080/metrics | grep '^restarter_controller_writes_total' || true
+steady_kb=$(rss_kb VmRSS)
 echo "steady-state RSS: $(rss); CPU at idle: $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$idle" 'BEGIN {printf "%.2f%% of one core", (b - a) / hz / s * 100}')"
 
 interval=${BENCH_UPDATE_INTERVAL_MS:-200}
 echo "== (a) latency over $updates ConfigMap updates, one at a time, at most one every ${interval} ms; (b) writes per change"
 "$cluster" exec -- "$bench" writes >"$work/w2"
 t2=$(cpu_ticks)
-"$cluster" exec -- "$bench" latency "$ns" "$updates" $((cms / sts)) "$interval"
+"$cluster" exec -- env BENCH_SAMPLES="$work/latency" "$bench" latency "$ns" "$updates" $((cms / sts)) "$interval"
 t3=$(cpu_ticks)
 "$cluster" exec -- "$bench" writes >"$work/w3"
 echo "writes during the updates (apiserver_request_total delta; $updates changes):"
@@ -90,4 +104,12 @@ join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '{print $1":"$2, $3}' "$work/w2" | sort) \
   <(awk '{print $1":"$2, $3}' "$work/w3" | sort) | awk -v n="$updates" '{d = $3 - $2; printf "  %s %d (%.2f per change)\n", $1, d, d / n}'
 echo "RSS after the updates: $(rss); CPU during the updates: $((t3 - t2)) ticks of 1/$hz s"
 echo "controller restarts logged: $(grep -c 'restart triggered' "$work/controller.log")"
+if [[ -n ${BENCH_RESULTS:-} ]]; then
+  "$repo/tests/bench/record.py" "$BENCH_RESULTS" controller --load-at-start "$load_at_start" \
+    statefulsets="$sts" replicas="${BENCH_REPLICAS:-1}" configmaps="$cms" secrets="$secrets" object_bytes="${BENCH_OBJECT_BYTES:-1024}" \
+    cached_objects=$((sts + cms + secrets)) flags="--debounce 0 --min-rollout-interval 0 ${BENCH_CONTROLLER_FLAGS:-}" \
+    caches_synced_ms="$synced_ms" steady_rss_kb="$steady_kb" peak_rss_kb="$(rss_kb VmHWM)" \
+    update_interval_ms="$interval" --samples latency_ms="$work/latency"
+  echo "results: $BENCH_RESULTS"
+fi
 echo "(namespace $ns is left in place; delete it with kubectl delete namespace $ns; log: $work/controller.log)"

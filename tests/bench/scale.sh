@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The scale curve of serve-controller (issue 16): controller/controller_bench.sh at 1,000, 5,000
+# and 10,000 labeled StatefulSets with 0 replicas (the controller's work does not depend on pods,
+# and 10,000 pods would keep the scheduler busy on the two fake nodes), each referencing 10 ConfigMaps and 10 Secrets of 1 KiB (so
+# 21,000, 105,000 and 210,000 cached objects), one namespace, growing one population: each size
+# creates only the objects the previous one did not. At each size: the controller's time from start
+# to "caches synced", its steady RSS after IDLE seconds, and the latency from a ConfigMap update to
+# the new template annotation over UPDATES updates at 5/s with --debounce 0. A measurement, not a
+# test: it prints figures and writes RESULTS_DIR/scale-<statefulsets>.json for tests/bench/plot.py.
+#
+# Usage (the cluster must be up: tests/cluster/cluster.sh up; for figures without the audit log's
+# cost, up with RESTARTER_CLUSTER_AUDIT=off):
+#   tests/bench/scale.sh [RESULTS_DIR] [SIZES...]
+# Defaults: tests/bench/results, sizes 1000 5000 10000. Env: UPDATES (default 200), IDLE (30),
+# RESTARTER_BIN and RESTARTER_CLUSTER as for controller_bench.sh. The controller's flags are the
+# defaults except those controller_bench.sh sets and --max-writes-per-second 1000
+# --write-burst 1000: the default 10 writes/s would take 1,000 s to annotate 10,000 fresh
+# StatefulSets at start; it changes no figure measured after that (one write per change).
+# The population is left in place (namespace restarter-scale; BENCH_NAMESPACE names another).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+results=${1:-$repo/tests/bench/results}
+shift || true
+sizes=("$@")
+((${#sizes[@]})) || sizes=(1000 5000 10000)
+mkdir -p "$results"
+for sts in "${sizes[@]}"; do
+  echo "=== scale: $sts StatefulSets, $((sts * 10)) ConfigMaps, $((sts * 10)) Secrets; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  BENCH_NAMESPACE=${BENCH_NAMESPACE:-restarter-scale} BENCH_REPLICAS=0 BENCH_STATEFULSETS=$sts BENCH_CONFIGMAPS=$((sts * 10)) BENCH_SECRETS=$((sts * 10)) \
+    BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
+    BENCH_RESULTS="$results/scale-$sts.json" \
+    "$repo/tests/bench/controller/controller_bench.sh" "$repo/build/ci" "${UPDATES:-200}" "${IDLE:-30}"
+done
