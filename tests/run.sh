@@ -2,7 +2,9 @@
 # The one command that runs every test (README "Set up"; .ci/run calls exactly this):
 #   1. installs the Debian packages it needs (tests/install-deps.sh);
 #   2. lints: shellcheck over every script (tests/check-shell.sh) and clang-format over the C++
-#      sources (tests/check-format.sh), each a stage of its own;
+#      sources (tests/check-format.sh), and checks that the benchmark tables and plots of
+#      docs/benchmarks.md agree with their results files (tests/bench/plot.py --check), each a
+#      stage of its own;
 #   3. builds with warnings as errors and runs the unit tests;
 #   4. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   5. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
@@ -275,6 +277,7 @@ stage "install dependencies" tests/install-deps.sh
 if [ "$with_cluster" -eq 1 ]; then start_cluster_in_background; fi
 stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
 stage "C++ formatting (tests/check-format.sh)" tests/check-format.sh
+stage "benchmark figures agree with their results (tests/bench/plot.py --check)" tests/bench/plot.py --check
 # The four builds are CMakePresets.json's dev, asan, tsan and fuzz (a developer's `cmake --preset
 # NAME` configures exactly what CI builds, in the same directory), through cmd/build.sh's ccache.
 stage "build (warnings as errors) and unit tests" build_and_unit_test build/ci --preset dev

@@ -7,11 +7,13 @@ NAME says which benchmark made it (for example "controller" or "webhook-e2e"). E
 becomes a field: numbers as numbers, the rest as strings. --samples KEY=FILE reads one number per
 line of FILE into the list KEY (latencies, in the order measured). The machine (cores, memory,
 OS, kernel) and the load average now, and at the start when given, are recorded with it, so a plot
-can say what it was measured on. Standard library only: a benchmark must not need matplotlib.
+can say what it was measured on, and the commit of the checkout (git describe --always --dirty).
+Standard library only: a benchmark must not need matplotlib.
 """
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 
@@ -46,6 +48,15 @@ def machine():
     }
 
 
+def commit():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        return subprocess.run(["git", "-C", here, "describe", "--always", "--dirty"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -77,6 +88,7 @@ def main():
         result[key] = number_or_string(value.strip())
         i += 1
     result["machine"] = machine()
+    result.setdefault("commit", commit())
     result["load_average"] = {"at_start": load_at_start, "at_end": os.getloadavg()[0]}
     with open(out, "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
