@@ -80,7 +80,7 @@ TEST_CASE("upsert and erase keep the secondary index in step", "[cache][store]")
   CHECK_FALSE(store.erase(json{{"metadata", {{"name", 5}}}}));
 }
 
-TEST_CASE("an index lists an object once however often it names a value, in key order, until it changes",
+TEST_CASE("an index lists an object once however often it names a value and in key order until it changes",
           "[cache][store]") {
   Store store;
   // Every value of spec.refs, duplicates included (a workload may name one ConfigMap twice).
