@@ -44,6 +44,13 @@ void Reflector::report(const core::Error& error) {
   if (options_.onError) options_.onError(error);
 }
 
+void Reflector::reportSkipped(std::size_t skipped) {
+  if (skipped == 0) return;
+  report(core::makeError(
+      core::ErrorKind::InvalidInput,
+      std::to_string(skipped) + " listed " + options_.resource.plural + " without a name were skipped"));
+}
+
 void Reflector::backoff(std::stop_token stop, const core::Error& error) {
   State resume = state_.load();
   state_ = State::Backoff;
@@ -87,11 +94,7 @@ bool Reflector::list(std::stop_token stop) {
   }
   resourceVersion_ = resourceVersion;
   store_.commitList(std::move(resourceVersion));
-  if (skipped > 0) {
-    report(core::makeError(
-        core::ErrorKind::InvalidInput,
-        std::to_string(skipped) + " listed " + options_.resource.plural + " without a name were skipped"));
-  }
+  reportSkipped(skipped);
   failures_ = 0;
   return true;
 }
@@ -197,11 +200,7 @@ bool Reflector::streamList(std::stop_token stop) {
   };
   auto result = client_.watch(options_.resource, options_.namespace_, options, onEvent, stop);
   if (initialEventsEnded) {
-    if (skipped > 0) {
-      report(core::makeError(
-          core::ErrorKind::InvalidInput,
-          std::to_string(skipped) + " listed " + options_.resource.plural + " without a name were skipped"));
-    }
+    reportSkipped(skipped);
     return afterWatch(result, stop, delivered);
   }
   store_.discardStaged();

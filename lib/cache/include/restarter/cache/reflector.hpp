@@ -111,6 +111,8 @@ class Reflector {
   bool afterWatch(const core::Result<kube::WatchEnd>& result, std::stop_token stop, std::size_t delivered);
   void backoff(std::stop_token stop, const core::Error& error);
   void report(const core::Error& error);
+  // Reports, once per list, the objects a list or streamed list delivered without a name.
+  void reportSkipped(std::size_t skipped);
 
   kube::Client& client_;
   StoreBase& store_;
