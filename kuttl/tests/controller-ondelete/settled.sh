@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # settled.sh WORKLOAD...: waits (bounded, 150 s) until each named StatefulSet (web) or DaemonSet
 # (agent) has the controller's annotation in its template, its status describes that template,
-# and every pod runs the update revision and is Ready. Prints the state it last saw on failure.
+# and every pod runs the update revision and is available (Ready for minReadySeconds). Prints the
+# state it last saw on failure.
 set -euo pipefail
 deadline=$((SECONDS + 150))
 state() {
@@ -20,11 +21,15 @@ state() {
     revision='.metadata.labels["controller-revision-hash"]'
     count=$(kubectl -n "$NAMESPACE" get daemonset "$name" -o jsonpath='{.status.desiredNumberScheduled}')
   fi
-  pods=$(kubectl -n "$NAMESPACE" get pods -l "app=$name" -o json | jq -r --arg w "$want" "
+  # Available, not only Ready: Ready for minReadySeconds (web has 2), as the roll counts it; a pod
+  # Ready for less is what the roll replaces first, which would reorder the next roll.
+  min=$(kubectl -n "$NAMESPACE" get "$kind" "$name" -o jsonpath='{.spec.minReadySeconds}')
+  pods=$(kubectl -n "$NAMESPACE" get pods -l "app=$name" -o json | jq -r --arg w "$want" --argjson min "${min:-0}" "
     [.items[] | select(.metadata.deletionTimestamp == null)
       | select($revision == \$w)
-      | select([.status.conditions[]? | select(.type == \"Ready\" and .status == \"True\")] | length == 1)] | length")
-  [[ $pods == "$count" ]] || { echo "$name: $pods of $count pods Ready on $want"; return 1; }
+      | select([.status.conditions[]? | select(.type == \"Ready\" and .status == \"True\"
+          and ((.lastTransitionTime | fromdateiso8601) + \$min <= now))] | length == 1)] | length")
+  [[ $pods == "$count" ]] || { echo "$name: $pods of $count pods available on $want"; return 1; }
 }
 for name in "$@"; do
   until out=$(state "$name"); do
