@@ -7,6 +7,10 @@
 #                                          wait (bounded, default 90 s) until the annotation equals
 #                                          VALUE ("" = absent); fails with what it saw
 #   workload.sh field RES NAME JSONPATH    one field, e.g. '{.metadata.generation}'
+#   workload.sh described RES NAME [SECONDS]
+#                                          wait (bounded, default 60 s) until the status describes
+#                                          the current template (observedGeneration = generation):
+#                                          from then on its ControllerRevision exists
 #   workload.sh events RES NAME            reason and note of the Events regarding RES/NAME
 #   workload.sh writes RES NAME            one line that changes whenever anyone but the status writers
 #                                          (the workload's own controller) writes RES/NAME: spec,
@@ -42,6 +46,17 @@ expect() {
 
 field() { kubectl -n "$NAMESPACE" get "$1" "$2" -o jsonpath="$3"; }
 
+described() {
+  local res=$1 name=$2 seconds=${3:-60} got deadline
+  deadline=$((SECONDS + seconds))
+  while :; do
+    got=$(field "$res" "$name" '{.status.observedGeneration} {.metadata.generation}')
+    [[ ${got% *} == "${got#* }" ]] && return 0
+    ((SECONDS < deadline)) || die "$res/$name: observedGeneration and generation are '$got' after ${seconds}s"
+    sleep 0.2
+  done
+}
+
 events() {
   local kind
   kind=$(kubectl -n "$NAMESPACE" get "$1" "$2" -o jsonpath='{.kind}')
@@ -64,7 +79,8 @@ case ${1:-} in
   annotation) annotation "$2" "$3" "$4" ;;
   expect) expect "$2" "$3" "$4" "${5:-}" "${6:-90}" ;;
   field) field "$2" "$3" "$4" ;;
+  described) described "$2" "$3" "${4:-60}" ;;
   events) events "$2" "$3" ;;
   writes) writes "$2" "$3" ;;
-  *) die "usage: workload.sh version|annotation|expect|field|events|writes ..." ;;
+  *) die "usage: workload.sh version|annotation|expect|field|described|events|writes ..." ;;
 esac
