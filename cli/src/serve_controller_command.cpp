@@ -22,6 +22,7 @@
 #include "restarter/obs/metrics.hpp"
 #include "restarter/runtime/allocator.hpp"
 #include "restarter/runtime/manager.hpp"
+#include "restarter/runtime/trim_schedule.hpp"
 
 namespace restarter::cli {
 
@@ -204,6 +205,11 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
 }
 
 int runServeController(const ServeControllerOptions& options, Io& io) {
+  // Freed memory leaves the process (runtime/allocator.hpp); the tick below returns free pages
+  // after the initial sync, after each burst of work and every minute (runtime/trim_schedule.hpp),
+  // keeping the steady state near what the caches hold (tests/bench/controller).
+  // First, before any thread starts.
+  runtime::configureAllocator();
   obs::Logger logger(io.err, options.logFormat, options.logLevel);
 
   kube::LoadOptions load;
@@ -219,11 +225,6 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     logger.error("cannot create the API client", {{"error", client.error().describe()}});
     return kExitFailure;
   }
-
-  // Freed memory leaves the process (runtime/allocator.hpp); the tick below returns free pages
-  // after the initial sync and then every minute, keeping the steady state near what the caches
-  // hold (tests/bench/controller).
-  runtime::configureAllocator();
 
   controller::ControllerOptions controllerOptions;
   controllerOptions.namespaces = options.namespaces;
@@ -262,22 +263,17 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   obs::Registry registry;
   controller::Controller controller(**client, controllerOptions, logger, registry, kube::systemClock());
   // Signals are taken by the manager's thread: blocked here, before any other thread starts (the
-  // controller starts its threads in run()). That thread also returns free pages to the system,
-  // once after the initial sync and then every minute. Declared after the controller, so it is
-  // gone before the controller is.
-  bool trimmedAfterSync = false;
-  auto lastTrim = std::chrono::steady_clock::now();
+  // controller starts its threads in run()). That thread also returns free pages to the system
+  // when `trims` says so. Declared after the controller, so it is gone before the controller is.
+  runtime::TrimSchedule trims(std::chrono::seconds(2), std::chrono::minutes(1),
+                              std::chrono::steady_clock::now());
   runtime::ManagerOptions process;
   process.healthBind = options.healthBind;
   process.metricsBind = options.metricsBind;
   process.metricsPrefix = "restarter_controller";
   process.tick = [&] {
-    const bool synced = controller.synced();
-    const auto now = std::chrono::steady_clock::now();
-    if ((!trimmedAfterSync && synced) || now - lastTrim > std::chrono::minutes(1)) {
-      trimmedAfterSync = trimmedAfterSync || synced;
+    if (trims.due(controller.synced(), controller.reconciled(), std::chrono::steady_clock::now())) {
       runtime::returnFreeMemory();
-      lastTrim = now;
     }
   };
   runtime::Manager manager(std::move(process), logger, registry);

@@ -258,6 +258,7 @@ struct Controller::Impl {
   };
   std::vector<ReflectorEntry> reflectors;
   std::atomic<bool> synced{false};
+  std::atomic<std::uint64_t> reconciled{0};
 
   // StatefulSets and DaemonSets have an OnDelete strategy; Deployments do not.
   static bool rollsKind(const WorkloadKind& kind) {
@@ -511,6 +512,8 @@ Controller::~Controller() = default;
 
 bool Controller::synced() const { return impl_->synced.load(); }
 
+std::uint64_t Controller::reconciled() const { return impl_->reconciled.load(std::memory_order_relaxed); }
+
 core::Status Controller::run(std::stop_token stop) {
   Impl& s = *impl_;
   std::vector<std::jthread> reflectorThreads;
@@ -569,6 +572,7 @@ core::Status Controller::run(std::stop_token stop) {
       while (auto key = s.queue.get(token)) {
         s.process(*key, token);
         s.queue.done(*key);
+        s.reconciled.fetch_add(1, std::memory_order_relaxed);
       }
     });
   }

@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -113,6 +114,9 @@ class Controller {
 
   // Every cache has completed its initial list (for /readyz).
   bool synced() const;
+  // Queue keys processed since start (any thread): how the caller tells when a burst of work has
+  // ended (runtime/trim_schedule.hpp).
+  std::uint64_t reconciled() const;
 
  private:
   struct Impl;

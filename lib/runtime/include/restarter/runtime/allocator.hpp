@@ -15,10 +15,13 @@ namespace restarter::runtime {
 // Measured on serve-controller: steady RSS 40.3-44.0 MB instead of 47.4-48.3 MB
 // (tests/bench/controller). For serve-webhook it keeps a large body, once freed, from staying
 // resident; its peak is bounded by the byte budget (lib/webhook/src/server.cpp). A no-op where
-// the allocator is not glibc's (the sanitizer builds replace it).
-void configureAllocator();
+// the allocator is not glibc's (the sanitizer builds replace it). True when glibc took both
+// settings; false where there is no glibc (tests/unit/runtime/allocator_test.cpp holds it to true
+// on glibc: once, a missing include made this a silent no-op).
+bool configureAllocator();
 
 // Returns free heap pages to the kernel (malloc_trim); cheap when there is nothing to return.
-void returnFreeMemory();
+// True when it asked glibc; false where there is no glibc.
+bool returnFreeMemory();
 
 }  // namespace restarter::runtime
