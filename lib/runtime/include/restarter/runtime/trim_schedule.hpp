@@ -8,8 +8,8 @@
 //   - when a burst of work has ended: the work counter (finished reconciles) advanced since the
 //     last trim and has stood still for `quiet`;
 //   - every `period` in any case.
-// Measured on serve-controller --content-aware=all over 1,000 StatefulSets (tests/bench/
-// content_aware.sh): the README's "Memory" figures. Owned by one thread (the manager's tick).
+// Figures: README "Benchmarks", the content-aware rows (tests/bench/content_aware.sh). Owned by
+// one thread (the manager's tick).
 
 #include <chrono>
 #include <cstdint>
