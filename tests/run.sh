@@ -31,7 +31,8 @@
 # ccache of cmd/build.sh, so a fresh clone on a machine that ran this before compiles little, and
 # no build compiles a target its stages do not run (ASan: no integration tests, TSan: no
 # benchmarks, fuzz: only the fuzz targets and the modules they test). A table of stage times is
-# printed at the end, also when a stage fails or the run is interrupted.
+# printed at the end, also when a stage fails or the run is interrupted, and after it, for each failed
+# kuttl test, its own lines that say what failed (the full output stays above).
 # Flags: --no-cluster skips stage 8 (for a quick local loop; CI always runs everything).
 # Exit status: 0 only if every stage passed. The last line counts the stages.
 set -uo pipefail
@@ -64,6 +65,7 @@ table_seconds=()
 stage() {
   local name=$1; shift
   local start=$SECONDS result
+  current_stage=$name
   echo "=== ${name}"
   if "$@"; then
     passed=$((passed + 1))
@@ -91,6 +93,7 @@ print_stage_table() {
     printf '  %6d s  %-7s %s\n' "${table_seconds[$i]}" "${table_results[$i]}" "${table_names[$i]}"
   done
   printf '  %6d s  total\n' "$((SECONDS - run_start))"
+  print_failure_digest
 }
 
 build_and_unit_test() {  # build_and_unit_test DIR CMAKE_ARGS...
@@ -232,6 +235,26 @@ integration_tests() {
   env "$@" "$cluster" exec -- ctest --test-dir "$dir" -L integration --output-on-failure
 }
 
+# What failed and why, printed after the table of stage times: the full kuttl output of a run is
+# thousands of lines, and the end of a run's output is what a reader (or a CI summary that keeps
+# only part of it) sees first.
+failure_digest=$repo/build/logs/failure-digest.txt
+# kuttl_failure_digest LOG: for each failed kuttl test in LOG, its lines that say what went wrong
+# (a failed check, an error, a timeout), the last 25 of them.
+kuttl_failure_digest() {
+  local test
+  while read -r test; do
+    echo "--- kuttl test $test failed (stage: ${current_stage:-?}):"
+    grep -E "\| ${test}(/[^ |]*)? \|" "$1" | grep -Ei 'fail|error|timed out|timeout|panic|not ' | tail -n 25
+  done < <(sed -n 's/.*--- FAIL: kuttl\/harness\/\([^ ]*\) .*/\1/p' "$1")
+}
+print_failure_digest() {
+  [[ -s $failure_digest ]] || return 0
+  echo
+  echo "why (the failed kuttl tests' own lines; the full output is above):"
+  cat "$failure_digest"
+}
+
 # kuttl_suites BINARY [ENV...] [-- KUTTL ARGS...]: the kuttl suites with that build of restarter,
 # its servers authenticated as the manifests' ServiceAccounts. With sanitizer options in ENV
 # (log_path under $reports), any report the servers leave fails the step.
@@ -243,10 +266,14 @@ kuttl_suites() {
   (($#)) && shift
   [[ -x $binary ]] || { echo "no restarter binary at $binary (did its build stage fail?)"; return 1; }
   rm -rf "$reports" && mkdir -p "$reports"
+  local log
+  log=$(mktemp "$repo/build/logs/kuttl.XXXXXX")
   env RESTARTER_BIN="$binary" \
     RESTARTER_CONTROLLER_KUBECONFIG="$identities/controller.kubeconfig" \
     RESTARTER_WEBHOOK_KUBECONFIG="$identities/webhook.kubeconfig" "${envs[@]}" \
-    "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml "$@" || rc=1
+    "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-test.yaml "$@" 2>&1 | tee "$log" || rc=1
+  ((rc == 0)) || kuttl_failure_digest "$log" >>"$failure_digest"
+  rm -f "$log"
   if compgen -G "$reports/*" >/dev/null; then
     echo "sanitizer reports from the servers:"
     cat "$reports"/*
@@ -272,7 +299,8 @@ cluster_down() {
   "$cluster" down
 }
 
-mkdir -p build
+mkdir -p build/logs
+rm -f "$failure_digest"
 stage "install dependencies" tests/install-deps.sh
 if [ "$with_cluster" -eq 1 ]; then start_cluster_in_background; fi
 stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
