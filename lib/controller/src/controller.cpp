@@ -272,7 +272,9 @@ struct Controller::Impl {
     return nullptr;
   }
 
-  static ObjectName nameOf(const cache::ObjectIdentity& object) { return {object.namespace_, object.name}; }
+  static ObjectName nameOf(const cache::ObjectIdentity& object) {
+    return {object.namespace_.str(), object.name};
+  }
   static ObjectName nameOf(const json& object) {
     return {core::metadataString(object, "namespace"), core::metadataString(object, "name")};
   }
@@ -304,7 +306,7 @@ struct Controller::Impl {
     metrics.contentUnchanged.with({resource}).inc();
     logger.debug("metadata-only change", {{"resource", resource},
                                           {"object", cache::objectKey(after)},
-                                          {"uid", after.uid},
+                                          {"uid", after.uid.str()},
                                           {"resourceVersionBefore", before.resourceVersion},
                                           {"resourceVersion", after.resourceVersion}});
   }

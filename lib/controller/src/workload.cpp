@@ -66,7 +66,7 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
     if (meta.uid.empty() || meta.resourceVersion.empty())
       return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
     const std::string* ignore = meta.label(core::kIgnoreLabel);
-    return core::ObjectState::present(meta.uid, meta.resourceVersion,
+    return core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
                                       ignore != nullptr && *ignore == core::kIgnoreLabelValue,
                                       meta.contentDigest);
   };

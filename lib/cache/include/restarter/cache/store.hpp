@@ -27,7 +27,8 @@
 //   - MetaStore = BasicStore<ObjectMeta>: name, namespace, uid, resourceVersion and labels only,
 //     as plain strings, for caches of many objects of which only identity and version matter
 //     (ConfigMaps and Secrets: tens of thousands). ~0.3 KB an entry instead of ~1.4 KB for the
-//     same fields as nlohmann::json (tests/bench/controller: RSS).
+//     same fields as nlohmann::json (tests/bench/controller: RSS); the namespace is shared and the
+//     uid kept as 16 bytes (compact_text.hpp; docs/architecture.md, "Compact cache entries").
 
 #include <chrono>
 #include <condition_variable>
@@ -48,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/cache/compact_text.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 
@@ -56,13 +58,13 @@ namespace restarter::cache {
 // The metadata of one object, as a MetaStore keeps it.
 // Where an entry lives and which version it is: what every compact entry keeps at hand.
 struct ObjectIdentity {
-  std::string namespace_;
+  SharedText namespace_;  // one copy per namespace, shared by its entries (compact_text.hpp)
   std::string name;
   std::string resourceVersion;
 };
 
 struct ObjectMeta : ObjectIdentity {
-  std::string uid;
+  CompactUid uid;                                           // 16 bytes for an apiserver uid (compact_text.hpp)
   std::vector<std::pair<std::string, std::string>> labels;  // string-valued labels, by key
   // The content digest a reflector transform put in kContentDigestField (16 bytes, inline);
   // nullopt when the content was not read (docs/architecture.md, "Content-aware restarts").
