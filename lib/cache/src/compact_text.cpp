@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "restarter/core/content.hpp"
+
 namespace restarter::cache {
 namespace {
 
@@ -29,12 +31,22 @@ const std::string& emptyText() {
 
 constexpr std::size_t kUuidLength = 36;
 
-bool isDash(std::size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+bool isDashPosition(std::size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
 
-int lowerHexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;  // upper case too: it would not come back as the same text
+// The 32 hex digits of a canonical lower-case UUID, dashes removed; empty for anything else (upper
+// case too: it would not come back as the same text).
+std::string uuidDigits(std::string_view text) {
+  if (text.size() != kUuidLength) return {};
+  std::string digits;
+  digits.reserve(32);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (isDashPosition(i) != (c == '-')) return {};
+    if (c == '-') continue;
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return {};
+    digits += c;
+  }
+  return digits;
 }
 
 }  // namespace
@@ -77,23 +89,9 @@ std::size_t SharedText::poolEntries() {
 
 CompactUid::CompactUid(std::string_view text) {
   if (text.empty()) return;
-  bool uuid = text.size() == kUuidLength;
-  std::array<std::uint8_t, 16> bytes{};
-  for (std::size_t i = 0, out = 0; uuid && i < text.size(); ++i) {
-    if (isDash(i)) {
-      uuid = text[i] == '-';
-      continue;
-    }
-    const int high = lowerHexValue(text[i]);
-    const int low = ++i < text.size() && !isDash(i) ? lowerHexValue(text[i]) : -1;
-    if (high < 0 || low < 0) {
-      uuid = false;
-      break;
-    }
-    bytes[out++] = static_cast<std::uint8_t>(high << 4 | low);
-  }
-  if (uuid) {
-    bytes_ = bytes;
+  // 16 bytes as 32 hex digits: the content digests' codec (core/content.hpp).
+  if (auto bytes = core::parseDigest(uuidDigits(text))) {
+    bytes_ = *bytes;
     uuid_ = true;
   } else {
     text_ = std::make_unique<std::string>(text);
@@ -112,14 +110,9 @@ CompactUid& CompactUid::operator=(const CompactUid& other) {
 
 std::string CompactUid::str() const {
   if (!uuid_) return text_ ? *text_ : std::string();
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(kUuidLength);
-  for (std::size_t i = 0; i < bytes_.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
-    text += kHex[bytes_[i] >> 4];
-    text += kHex[bytes_[i] & 0x0f];
-  }
+  std::string text = core::formatDigest(bytes_);
+  for (std::size_t at : {std::size_t{8}, std::size_t{13}, std::size_t{18}, std::size_t{23}})
+    text.insert(at, 1, '-');
   return text;
 }
 
