@@ -91,6 +91,14 @@ WEBHOOK_KINDS = {
 }
 
 
+def hostile_connections(result):
+    """What webhook.sh held against the webhook during the run (results before the health port was
+    attacked too have no hostile_health_slow)."""
+    held = f"{result['hostile_idle']} idle + {result['hostile_slow']} slow-header"
+    health = result.get("hostile_health_slow", 0)
+    return held + (f", {health} slow-header to /healthz" if health else "")
+
+
 def webhook_table(webhook):
     lines = [
         "| StatefulSet | admissions | p50 | p90 | p99 | max | hostile connections held | load average |",
@@ -102,7 +110,7 @@ def webhook_table(webhook):
         lines.append(
             f"| {WEBHOOK_KINDS.get(r['kind'], r['kind'])} | {len(s)} | {rank(s, 0.5):.2f} ms "
             f"| {rank(s, 0.9):.2f} ms | {rank(s, 0.99):.2f} ms | {max(s):.2f} ms "
-            f"| {r['hostile_idle']} idle + {r['hostile_slow']} slow-header "
+            f"| {hostile_connections(r)} "
             f"| {load['at_start']:.1f}-{load['at_end']:.1f} |")
     return "\n".join(lines)
 
@@ -230,8 +238,8 @@ def plot_webhook(plt, webhook, path):
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="lower right")
     hostile = webhook[0]
-    axes.set_title(f"webhook admission latency end to end ({hostile['rate_per_second']} creates/s, "
-                   f"{hostile['hostile_idle']} idle + {hostile['hostile_slow']} slow connections held)\n"
+    axes.set_title(f"webhook admission latency end to end, {hostile['rate_per_second']} creates/s\n"
+                   f"held meanwhile: {hostile_connections(hostile)}\n"
                    + machine_line(webhook), fontsize=10)
     figure.tight_layout()
     save(figure, path)

@@ -32,7 +32,10 @@
 #      webhook by tests/tools/hostile_client.py, as the hardening's attacker would; the report says
 #      how many were open on average during the runs (the server keeps at most 128 connections and
 #      evicts the oldest idle one for a newcomer, so the idle ones cannot all be held at once).
-#      HOSTILE_IDLE=0 HOSTILE_SLOW=0 measures without them;
+#      HOSTILE_IDLE=0 HOSTILE_SLOW=0 measures without them. $HOSTILE_HEALTH_SLOW slow-header
+#      connections (default 8) are held against the webhook's health port as well, and a prober
+#      does what the kubelet does (a new connection per GET /healthz every 0.25 s, 1 s timeout)
+#      all through the runs: the report gives its probes, failures and latency max/p99/p50;
 #   3. the webhook's resident memory (VmRSS, and the peak VmHWM) after each part.
 # BENCH_RESULTS_DIR=DIR writes, with the traces, DIR/webhook-e2e-<kind>.json: every span's duration
 # of part 2's runs for that kind, the input of tests/bench/plot.py (tests/bench/record.py).
@@ -56,8 +59,10 @@ E2E_BODIES=${E2E_BODIES:-refs norefs}
 SKIP_SERVER_ALONE=${SKIP_SERVER_ALONE:-0}
 HOSTILE_IDLE=${HOSTILE_IDLE:-200}
 HOSTILE_SLOW=${HOSTILE_SLOW:-32}
+HOSTILE_HEALTH_SLOW=${HOSTILE_HEALTH_SLOW:-8}
 PORT=${PORT:-18443}
 METRICS_PORT=${METRICS_PORT:-18080}
+HEALTH_PORT=${HEALTH_PORT:-18081}
 PROXY_PORT=${PROXY_PORT:-18001}
 ns=webhook-bench
 name=webhook-bench.restarter.stackable.tech
@@ -66,10 +71,10 @@ for tool in wrk curl jq kubectl python3; do command -v "$tool" >/dev/null || { e
 [[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
 
 work=$(mktemp -d)
-webhook_pid="" proxy_pid="" sink_pid="" holder_pid=""
+webhook_pid="" proxy_pid="" sink_pid="" holder_pid="" prober_pid=""
 cleanup() {
   local pid
-  for pid in "$holder_pid" "$sink_pid" "$webhook_pid" "$proxy_pid"; do
+  for pid in "$prober_pid" "$holder_pid" "$sink_pid" "$webhook_pid" "$proxy_pid"; do
     if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null || true; fi
   done
   "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
@@ -91,7 +96,7 @@ kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
 kubectl -n "$ns" create secret generic app-secret --from-literal=password=x >/dev/null
 read -ra webhook_flags <<<"${WEBHOOK_FLAGS:-}"
 "$bin" serve-webhook --cert-dir "$work/certs" --bind-address 127.0.0.1 --port "$PORT" \
-  --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address 0 --log-level warn \
+  --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address "127.0.0.1:$HEALTH_PORT" --log-level warn \
   "${webhook_flags[@]}" >"$work/webhook.log" 2>&1 &
 webhook_pid=$!
 "$bin" install-mwc --name "$name" --webhook-url "https://127.0.0.1:$PORT/mutate" \
@@ -229,8 +234,9 @@ quantiles() { python3 "$work/histogram.py" quantiles "$1" "$2"; }
 p99_bound() { python3 "$work/histogram.py" bound "$1" "$2"; }
 # The hostile connections, held through every end-to-end run; a bounded wait until each has been
 # open once (at most 128 at a time are: see the header).
-if ((HOSTILE_IDLE + HOSTILE_SLOW > 0)); then
+if ((HOSTILE_IDLE + HOSTILE_SLOW + HOSTILE_HEALTH_SLOW > 0)); then
   holds=()
+  ((HOSTILE_HEALTH_SLOW > 0)) && holds+=(--hold "slow,http://127.0.0.1:$HEALTH_PORT/healthz,$HOSTILE_HEALTH_SLOW")
   ((HOSTILE_SLOW > 0)) && holds+=(--hold "slow,https://127.0.0.1:$PORT/mutate,$HOSTILE_SLOW")
   ((HOSTILE_IDLE > 0)) && holds+=(--hold "idle,https://127.0.0.1:$PORT/mutate,$HOSTILE_IDLE")
   python3 "$repo/tests/tools/hostile_client.py" hold "${holds[@]}" --duration 3600 \
@@ -242,11 +248,16 @@ if ((HOSTILE_IDLE + HOSTILE_SLOW > 0)); then
     sleep 0.2
   done
   kill -USR1 "$holder_pid"
-  echo "hostile connections held: $HOSTILE_SLOW slow-header, $HOSTILE_IDLE idle (ever open / open now:" \
+  echo "hostile connections held: $HOSTILE_HEALTH_SLOW slow-header to the health port, $HOSTILE_SLOW slow-header," \
+       "$HOSTILE_IDLE idle (ever open / open now:" \
        "$(jq -r '[.groups[] | "\(.reached)/\(.open)"] | join(", ")' "$work/hold.json" 2>/dev/null || echo unknown))"
 else
-  echo "hostile connections: none (HOSTILE_IDLE=0 HOSTILE_SLOW=0)"
+  echo "hostile connections: none (HOSTILE_IDLE=0 HOSTILE_SLOW=0 HOSTILE_HEALTH_SLOW=0)"
 fi
+# The kubelet's view of the webhook through every end-to-end run.
+python3 "$repo/tests/tools/hostile_client.py" probe --url "http://127.0.0.1:$HEALTH_PORT/healthz" \
+  --duration 3600 --status "$work/probe.json" >"$work/probe.out" 2>&1 &
+prober_pid=$!
 for body in $E2E_BODIES; do
 echo "-- $body: $(case $body in refs) echo "a ConfigMap and a Secret looked up per admission" ;;
   norefs) echo "no reference: no lookup, the apiserver's and the transport's own share" ;; esac)"
@@ -290,11 +301,15 @@ if [[ -n ${BENCH_RESULTS_DIR:-} && -s $work/spans-$body ]]; then
   mkdir -p "$BENCH_RESULTS_DIR"
   "$here/record.py" "$BENCH_RESULTS_DIR/webhook-e2e-$body.json" webhook-e2e --load-at-start "$load_at_start" \
     kind="$body" runs="$RUNS" rate_per_second="$RATE" seconds_per_run="$E2E_SECONDS" \
-    hostile_idle="$HOSTILE_IDLE" hostile_slow="$HOSTILE_SLOW" webhook_flags="${WEBHOOK_FLAGS:-}" \
+    hostile_idle="$HOSTILE_IDLE" hostile_slow="$HOSTILE_SLOW" hostile_health_slow="$HOSTILE_HEALTH_SLOW" \
+    webhook_flags="${WEBHOOK_FLAGS:-}" \
     --samples admission_ms="$work/spans-$body"
   echo "results: $BENCH_RESULTS_DIR/webhook-e2e-$body.json"
 fi
 done
+kill "$prober_pid"; wait "$prober_pid" 2>/dev/null || true; prober_pid=
+echo "/healthz of the webhook probed as a kubelet does through the end-to-end runs:" \
+     "$(jq -r '.probes[] | "\(.probes) probes, \(.failures) failed, max \(.max_seconds * 1000 | round) ms, p99 \(.p99_seconds * 1000 * 10 | round / 10) ms, p50 \(.p50_seconds * 1000 * 10 | round / 10) ms"' "$work/probe.json" 2>/dev/null || echo "no report: $(tail -3 "$work/probe.out")")"
 if [[ -n $holder_pid ]]; then
   kill -USR2 "$holder_pid"; kill "$holder_pid"; wait "$holder_pid" 2>/dev/null || true; holder_pid=
   echo "hostile connections during the end-to-end runs (mean open / held, closed by the server):" \
