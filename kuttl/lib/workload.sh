@@ -12,6 +12,12 @@
 #                                          the current template (observedGeneration = generation):
 #                                          from then on its ControllerRevision exists
 #   workload.sh events RES NAME            reason and note of the Events regarding RES/NAME
+#   workload.sh pod-creations COUNT [SECONDS]
+#                                          wait (bounded, default 60 s) until the StatefulSet
+#                                          controller's Events in the namespace record COUNT pod
+#                                          creations; any deletion, or more creations, fail at once.
+#                                          It writes each Event after its create returns, from a
+#                                          queue, so a pod can be Ready before its Event is stored
 #   workload.sh writes RES NAME            one line that changes whenever anyone but the status writers
 #                                          (the workload's own controller) writes RES/NAME: spec,
 #                                          labels, annotations, generation and the non-status
@@ -65,6 +71,22 @@ events() {
       '.items[] | select(.regarding.kind == $k and .regarding.name == $n) | "\(.reason)\t\(.note)"'
 }
 
+pod_creations() {
+  local want=$1 seconds=${2:-60} got creates deletes deadline
+  deadline=$((SECONDS + seconds))
+  while :; do
+    got=$(kubectl -n "$NAMESPACE" get events -o json |
+      jq -r '[.items[] | select(.involvedObject.kind == "StatefulSet")] as $e
+        | "\([$e[] | select(.reason == "SuccessfulCreate") | .count // 1] | add // 0) \([$e[] | select(.reason == "SuccessfulDelete") | .count // 1] | add // 0)"')
+    creates=${got% *} deletes=${got#* }
+    ((deletes == 0 && creates <= want)) ||
+      die "FAIL: the StatefulSet controller created $creates pods and deleted $deletes (want $want created, none deleted)"
+    ((creates == want)) && { echo "StatefulSet controller: $creates pods created, none deleted"; return 0; }
+    ((SECONDS < deadline)) || die "FAIL: the StatefulSet controller's Events record $creates of $want pod creations after ${seconds}s"
+    sleep 0.5
+  done
+}
+
 writes() {
   # -o json leaves managedFields out unless asked for.
   kubectl -n "$NAMESPACE" get "$1" "$2" -o json --show-managed-fields |
@@ -81,6 +103,7 @@ case ${1:-} in
   field) field "$2" "$3" "$4" ;;
   described) described "$2" "$3" "${4:-60}" ;;
   events) events "$2" "$3" ;;
+  pod-creations) pod_creations "$2" "${3:-60}" ;;
   writes) writes "$2" "$3" ;;
-  *) die "usage: workload.sh version|annotation|expect|field|described|events|writes ..." ;;
+  *) die "usage: workload.sh version|annotation|expect|field|described|events|pod-creations|writes ..." ;;
 esac

@@ -192,7 +192,6 @@ echo "controller: $(reconciled) StatefulSet reconciles, $writes StatefulSet writ
 kubectl -n "$NAMESPACE" get statefulsets -l suite=hostile -o json >"$work/sts"
 kubectl -n "$NAMESPACE" get configmaps -o json >"$work/cms"
 kubectl -n "$NAMESPACE" get controllerrevisions -o json >"$work/revs"
-kubectl -n "$NAMESPACE" get events -o json >"$work/events"
 while read -r line; do
   case $line in
     FAIL:*) fail "${line#FAIL: }" ;;
@@ -210,15 +209,12 @@ done < <(jq -n -r --argjson count "$COUNT" --slurpfile s "$work/sts" --slurpfile
       elif $a != version("cfg-\($i)") then "FAIL: \($n) is not annotated with its ConfigMap (\($a))"
       elif $nrev != 1 then "FAIL: \($n) has \($nrev) ControllerRevisions"
       else empty end] | if length == 0 then "all \($count): generation 1, annotated with their ConfigMaps, one ControllerRevision" else .[] end)')
-pods=$(jq -r --argjson count "$COUNT" '[.items[] | select(.involvedObject.kind == "StatefulSet")] as $e
-  | ([$e[] | select(.reason == "SuccessfulDelete") | .count // 1] | add // 0) as $deletes
-  | ([$e[] | select(.reason == "SuccessfulCreate") | .count // 1] | add // 0) as $creates
-  | if $deletes == 0 and $creates == $count then "StatefulSet controller: \($creates) pods created, none deleted"
-    else "FAIL: the StatefulSet controller created \($creates) pods and deleted \($deletes)" end' "$work/events")
-case $pods in
-  FAIL:*) fail "${pods#FAIL: }" ;;
-  *) echo "$pods" ;;
-esac
+# The StatefulSet controller's Events come after its pods: awaited, bounded.
+if pods=$(../../lib/workload.sh pod-creations "$COUNT" 2>&1); then
+  echo "$pods"
+else
+  fail "${pods#*FAIL: }"
+fi
 
 metrics=$(../../lib/webhook.sh metrics wh)
 patched=$(awk '/^restarter_webhook_admissions_total\{/ && /outcome="patched"/ && /kind="StatefulSet"/ && /operation="CREATE"/ { s += $NF } END { print s + 0 }' <<<"$metrics")
