@@ -82,6 +82,7 @@ class Connection final : public ConnectionBase {
       if (inIdle) shared_->idle.erase(idleAt);
       inIdle = false;
     }
+    shared_->drained.notify_all();
     if (!closed_ && registered) shared_->countClose(CloseReason::Stopped);
   }
 
@@ -101,7 +102,7 @@ class Connection final : public ConnectionBase {
       // Idle (evictable) until the client's first handshake byte: nothing has been read from the
       // socket yet, so waiting for readability cannot miss buffered data.
       state_ = State::Idle;
-      becomeIdle();
+      if (!becomeIdle()) return close(CloseReason::Stopped);
       arm(acceptedAt_ + shared_->limits.handshakeTimeout, CloseReason::HandshakeDeadline);
       socket().async_wait(tcp::socket::wait_read, [self = self()](const beast::error_code& ec) {
         if (self->closed_) return;
@@ -153,11 +154,15 @@ class Connection final : public ConnectionBase {
   }
 
   // --- the registry's idle list (evictable connections, oldest first).
-  void becomeIdle() {
+  // False once the server is shutting down: the caller closes the connection instead, since an
+  // idle connection would only wait for a request the server no longer takes.
+  bool becomeIdle() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
-    if (inIdle || shared_->open.count(this) == 0) return;  // evicted meanwhile
+    if (shared_->stopping.load()) return false;
+    if (inIdle || shared_->open.count(this) == 0) return true;  // evicted meanwhile: closing already
     idleAt = shared_->idle.insert(shared_->idle.end(), this);
     inIdle = true;
+    return true;
   }
   void becomeBusy() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -180,7 +185,7 @@ class Connection final : public ConnectionBase {
       return parse();
     }
     state_ = State::Idle;
-    becomeIdle();
+    if (!becomeIdle()) return close(CloseReason::Stopped);
     if (first) {
       arm(acceptedAt_ + shared_->limits.headTimeout, CloseReason::HeadDeadline);
     } else {
@@ -446,6 +451,7 @@ class Connection final : public ConnectionBase {
       if (inIdle) shared_->idle.erase(idleAt);
       inIdle = false;
     }
+    shared_->drained.notify_all();
     // Counted before the client can see the close.
     shared_->countClose(reason);
     beast::error_code ignored;

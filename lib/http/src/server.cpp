@@ -85,6 +85,7 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   bool started = false;
   bool running = false;
+  bool stopped = false;  // stop() ran (the owning thread's only)
 
   explicit Impl(ServerOptions o) : options(std::move(o)) {}
 
@@ -222,23 +223,48 @@ struct Server::Impl {
     }
   }
 
-  void stop() {
-    std::vector<std::shared_ptr<ConnectionBase>> open;
+  // Stops admitting connections and closes the listener (the first call); returns the connections
+  // of Shared::idle (idleOnly) or of Shared::open, taken under the lock, for the caller to close.
+  std::vector<std::shared_ptr<ConnectionBase>> stopAccepting(bool idleOnly) {
+    std::vector<std::shared_ptr<ConnectionBase>> taken;
+    bool first = false;
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
-      if (shared->stopping) return;
+      first = !shared->stopping;
       shared->stopping = true;
-      for (ConnectionBase* connection : shared->open) {
-        if (auto strong = connection->weak_from_this().lock()) open.push_back(std::move(strong));
+      auto take = [&](ConnectionBase* connection) {
+        if (auto strong = connection->weak_from_this().lock()) taken.push_back(std::move(strong));
+      };
+      if (idleOnly) {
+        for (ConnectionBase* connection : shared->idle) take(connection);
+      } else {
+        for (ConnectionBase* connection : shared->open) take(connection);
       }
     }
-    if (acceptor) {
+    if (first && acceptor) {
       asio::post(acceptor->get_executor(), [this] {
         boost::system::error_code ignored;
         acceptor->close(ignored);
         backoff->cancel();
       });
     }
+    return taken;
+  }
+
+  void shutdown(Milliseconds grace) {
+    if (stopped) return;
+    for (auto& connection : stopAccepting(true)) connection->postClose(CloseReason::Stopped);
+    {
+      std::unique_lock<std::mutex> lock(shared->mutex);
+      shared->drained.wait_for(lock, grace, [this] { return shared->open.empty(); });
+    }
+    stop();
+  }
+
+  void stop() {
+    if (stopped) return;
+    stopped = true;
+    std::vector<std::shared_ptr<ConnectionBase>> open = stopAccepting(false);
     for (auto& connection : open) connection->postClose(CloseReason::Stopped);
     open.clear();
     // Handlers running on workers finish; their answers find their connections closed.
@@ -268,6 +294,10 @@ core::Result<int> Server::start() {
 
 void Server::stop() {
   if (impl_->started) impl_->stop();
+}
+
+void Server::shutdown(Milliseconds grace) {
+  if (impl_->started) impl_->shutdown(grace);
 }
 
 Stats Server::stats() const {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -43,7 +44,10 @@ struct Shared {
   std::unordered_set<ConnectionBase*> open;
   std::list<ConnectionBase*> idle;  // oldest first
   // Set under `mutex` (admission checks it there); atomic so that answers read it without the lock.
+  // Once set, no connection becomes idle again: each closes after its answer (Server::shutdown).
   std::atomic<bool> stopping{false};
+  // Notified (without the lock) whenever a connection leaves `open`, for Server::shutdown's wait.
+  std::condition_variable drained;
 
   // Whether `bytes` more would fit now; charges nothing (a later charge may still fail).
   bool fits(std::size_t bytes) const {

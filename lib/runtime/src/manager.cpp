@@ -28,8 +28,11 @@ core::Status Manager::run(const Runnable& runnable) {
     if (stop.stop_requested()) return core::okStatus();
   }
   if (options_.healthBind) {
+    // Not ready from the signal on, whatever the runnable says: a Service stops sending to a
+    // process that is shutting down (docs/architecture.md, "Shutdown").
     obs::addHealthRoutes(
-        health_, [] { return true; }, runnable.ready);
+        health_, [] { return true; },
+        [stop, ready = runnable.ready] { return !stop.stop_requested() && (!ready || ready()); });
     auto port = health_.start(*options_.healthBind);
     if (!port) {
       logger_.error("cannot serve health endpoints", {{"error", port.error().describe()}});

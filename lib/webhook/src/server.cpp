@@ -240,4 +240,6 @@ core::Result<int> HttpsServer::start() { return impl_->server->start(); }
 
 void HttpsServer::stop() { impl_->server->stop(); }
 
+void HttpsServer::shutdown(std::chrono::milliseconds grace) { impl_->server->shutdown(grace); }
+
 }  // namespace restarter::webhook

@@ -186,9 +186,12 @@ core::Status Service::run(std::stop_token stop) {
       std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval), stop)) {
     self.checkCertificates();
   }
+  // Not ready from here on (the runtime's /readyz also says so once a signal came); the reviews
+  // under way are answered, each on a connection that then closes.
   self.serving = false;
-  self.log.info("stopping");
-  self.server.stop();
+  self.log.info("stopping", {{"grace", std::to_string(self.options.shutdownGrace.count()) + "ms"}});
+  self.server.shutdown(self.options.shutdownGrace);
+  self.log.info("stopped");
   return core::okStatus();
 }
 

@@ -743,6 +743,75 @@ TEST_CASE("stop with open connections returns and closes them", "[http]") {
   CHECK((!after.connected() || after.waitClosed()));
 }
 
+TEST_CASE("shutdown answers the request under way, closes idle connections and takes no new ones", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
+  options.routes[1].handler = [&gate](const Request& r) {
+    gate.pass();
+    return Response{200, "text/plain", "late:" + r.body, false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client idle(*port);
+  Client keptAlive(*port);
+  REQUIRE(keptAlive.request(get("/hello")));
+  Client handling(*port);
+  REQUIRE(handling.send(post("/echo", "x")));
+  REQUIRE(gate.waiting(1));
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 3; }));
+
+  std::atomic<bool> returned{false};
+  std::thread stopper([&] {
+    server.shutdown(kPatience);
+    returned = true;
+  });
+  // Both idle connections (one never used, one between requests) close at once.
+  CHECK(idle.waitClosed());
+  CHECK(keptAlive.waitClosed());
+  // No new connection is served.
+  Client late(*port);
+  CHECK((!late.connected() || !late.request(get("/hello"))));
+  // The review under way still gets its answer, which closes its connection.
+  CHECK_FALSE(returned.load());
+  gate.open();
+  auto reply = handling.read();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(reply->body == "late:x");
+  CHECK(reply->has("Connection: close"));
+  CHECK(handling.waitClosed());
+  stopper.join();
+  CHECK(returned.load());
+  CHECK(server.stats().openConnections == 0);
+  CHECK(closed(server, CloseReason::Stopped) == 2);
+  server.stop();  // a no-op after shutdown
+}
+
+TEST_CASE("shutdown closes what is left once its grace has passed", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
+  options.routes[1].handler = [&gate](const Request&) {
+    gate.pass();
+    return Response{200, "text/plain", "too late", false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client handling(*port);
+  REQUIRE(handling.send(post("/echo", "x")));
+  REQUIRE(gate.waiting(1));
+  std::thread opener([&] {
+    // The handler is released only once the grace is over and the connection closed.
+    waitUntil([&] { return handling.closedNow(); });
+    gate.open();
+  });
+  server.shutdown(50ms);
+  opener.join();
+  CHECK(handling.waitClosed());
+  CHECK(closed(server, CloseReason::Stopped) == 1);
+}
+
 TEST_CASE("a taken port is a clear error", "[http]") {
   Server first(plainOptions({hello()}));
   auto port = first.start();

@@ -230,6 +230,12 @@ class Server {
   // Stops accepting, closes every connection, waits for handlers running on workers to return
   // (queued ones are dropped), joins all threads. Idempotent; safe with connections open.
   void stop();
+  // A graceful stop (docs/architecture.md, "Shutdown"): stops accepting new connections and closes
+  // the idle ones (waiting for a request or a first handshake byte) at once; a connection with a
+  // request under way keeps its deadlines, gets its answer with "Connection: close" and is closed
+  // after it. Returns when every connection has closed or `grace` has passed, whichever is first,
+  // then does what stop() does with whatever is left. Idempotent, and stop() after it is a no-op.
+  void shutdown(Milliseconds grace);
 
   Stats stats() const;
 

@@ -5,7 +5,8 @@
 //   Manager(...)        blocks SIGINT/SIGTERM (construct it before any thread it must cover)
 //   run(runnable):
 //     1. runnable.start(stop)   e.g. the webhook's first certificate and its HTTPS listener
-//     2. the health endpoint (ready = runnable.ready), then the metrics endpoint
+//     2. the health endpoint (ready = runnable.ready until a signal, then never), then the
+//        metrics endpoint
 //     3. runnable.run(stop)     until a signal requests stop (or it fails)
 //     4. metrics and health endpoints stopped
 //

@@ -18,6 +18,7 @@
 // not fit gets 503 with Retry-After, so memory stays bounded whatever arrives. HTTP/1.1 only:
 // Beast speaks no HTTP/2, and no ALPN protocol is selected, so the apiserver uses HTTP/1.1.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,9 @@ class HttpsServer {
   // Binds and serves on a background thread; the bound port. Unavailable when it cannot bind.
   core::Result<int> start();
   void stop();
+  // Answers the reviews under way, closes idle connections, takes no new ones; at most `grace`
+  // (http::Server::shutdown).
+  void shutdown(std::chrono::milliseconds grace);
 
  private:
   struct Impl;

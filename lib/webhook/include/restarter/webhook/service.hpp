@@ -32,6 +32,11 @@ struct ServiceOptions {
   std::size_t threads = 16;  // HTTPS workers, and as many lookup threads
   // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  // On stop, how long reviews under way may take to be answered before the server closes what is
+  // left (docs/architecture.md, "Shutdown"). The apiserver gives up on a review after the
+  // configuration's timeoutSeconds (5 s in ours, 30 s at most), and the Deployments allow 30 s
+  // between SIGTERM and SIGKILL, 5 s of which the preStop pause takes.
+  std::chrono::milliseconds shutdownGrace{std::chrono::seconds(10)};
 };
 
 class Service {
@@ -52,7 +57,8 @@ class Service {
   // Serving, with a certificate (for /readyz).
   bool ready() const;
   // Logs "webhook serving", checks the certificates every certCheckInterval (wall clock) until
-  // stop, then stops the HTTPS server. Returns OK.
+  // stop, then shuts the HTTPS server down gracefully (reviews under way answered, at most
+  // shutdownGrace). Returns OK.
   core::Status run(std::stop_token stop);
 
  private:
