@@ -6,16 +6,29 @@
 # (for the kuttl steps' scripts) run tests/check-shell.sh, clang-format tests/check-format.sh.
 # Idempotent and quick when everything is there: apt-get runs only for missing packages. Uses sudo
 # only when not root.
+# Usage: tests/install-deps.sh [--build]
+#   --build  only what building the binary needs (a Release build without tests, with ccache): the
+#            Dockerfile's build stage, which needs neither the test tools nor clang.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates curl
-  libcurl4-openssl-dev libssl-dev libboost1.81-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev catch2
+# What `cmd/build.sh DIR -DCMAKE_BUILD_TYPE=Release -DRESTARTER_BUILD_TESTS=OFF` needs.
+build_packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libcurl4-openssl-dev libssl-dev libboost1.81-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev
+)
+# The rest: tests, fuzzing and lints.
+test_packages=(
+  git ca-certificates curl catch2
   libcpp-httplib-dev python3-jsonschema jq
   clang libclang-rt-14-dev
   iproute2 openssl util-linux procps
-  ccache shellcheck python3-yaml clang-format
+  shellcheck python3-yaml clang-format
 )
+case ${1:-} in
+  --build) packages=("${build_packages[@]}") ;;
+  '') packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) sed -n '9,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
