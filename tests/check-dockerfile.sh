@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Cheap CI checks of the Dockerfile, which CI cannot build (no container engine):
-#   1. its build stage still runs the build recipe CI runs (tests/install-deps.sh, cmd/build.sh);
+# Cheap CI checks of the Dockerfile (tests/image/build.sh builds it, with buildah; these need no
+# image build):
+#   1. its build stage still runs the build recipe CI runs: tests/install-deps.sh and cmd/build.sh
+#      (a RUN of a stage before the last; continuation lines and RUN flags such as --mount are
+#      understood), and the runtime stage copies its result from there;
 #   2. its runtime stage installs exactly the Debian packages that own the shared libraries the
 #      binary links directly (ELF NEEDED entries, resolved with ldd, owner from dpkg -S), minus
 #      those the slim base image already has; so a new library dependency, or a stale package,
@@ -21,11 +24,23 @@ fail() { echo "check-dockerfile: $*" >&2; failed=1; }
 [[ -f $dockerfile ]] || { echo "check-dockerfile: no Dockerfile at $dockerfile" >&2; exit 1; }
 [[ -x $binary ]] || { echo "check-dockerfile: no binary at $binary" >&2; exit 1; }
 
+# The Dockerfile's instructions, one a line: comments dropped, continuation lines joined, each
+# prefixed with its stage's number (1, 2, ...; the last is the runtime stage).
+instructions=$(sed '/^[[:space:]]*#/d' "$dockerfile" |
+  awk '{ if (sub(/\\[[:space:]]*$/, "")) { text = text $0 " "; next } print text $0; text = "" }' |
+  awk 'toupper($1) == "FROM" { stage++ } NF { print stage "\t" $0 }')
+stages=$(awk -F '\t' 'END { print $1 + 0 }' <<<"$instructions")
+stage() { awk -F '\t' -v from="$1" -v to="$2" '$1 >= from && $1 <= to { sub(/^[^\t]*\t/, ""); print }' <<<"$instructions"; }
+
 # 1. The build recipe.
-for step in 'tests/install-deps.sh' 'cmd/build.sh '; do
-  grep -Eq "^(RUN|[[:space:]]*&&)[[:space:]].*${step//./\\.}" "$dockerfile" ||
-    fail "the Dockerfile no longer runs $step (the build CI exercises)"
+((stages >= 2)) || fail "expected a build stage and a runtime stage, found $stages stage(s)"
+build_runs=$(stage 1 $((stages - 1)) | grep -Ei '^RUN[[:space:]]' || true)
+for step in 'tests/install-deps.sh' 'cmd/build.sh'; do
+  grep -Eq "(^|[[:space:];&|])${step//./\\.}([[:space:]]|\$)" <<<"$build_runs" ||
+    fail "the Dockerfile's build stage no longer runs $step (the build CI exercises)"
 done
+runtime=$(stage "$stages" "$stages")
+grep -Eiq '^COPY[[:space:]]+--from=' <<<"$runtime" || fail "the runtime stage copies nothing from the build stage"
 
 # 3. The release.
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
@@ -38,8 +53,8 @@ done < <(awk 'toupper($1) == "FROM" { print $2 }' "$dockerfile")
 declare -A listed=()
 while read -r package; do
   [[ -n $package ]] && listed[$package]=1
-done < <(awk 'toupper($1) == "FROM" { stage++ ; text = "" } { text = text " " $0 } END { print text }' "$dockerfile" |
-  sed 's/\\//g' | grep -o 'apt-get install[^&]*' | tr ' ' '\n' | grep -Ev '^(apt-get|install|-.*|)$' || true)
+done < <(grep -o 'apt-get install[^&;|]*' <<<"$runtime" | tr ' ' '\n' |
+  grep -Ev '^(apt-get|install|-.*|)$' || true)
 (( ${#listed[@]} > 0 )) || fail "found no apt-get install in the runtime stage"
 
 declare -A needed=()
