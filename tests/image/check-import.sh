@@ -34,8 +34,7 @@ version=$(apt-cache policy containerd | awk '$1 == "Candidate:" { print $2 }')
 bin=$cache/containerd-${version//[:~]/_}/usr/bin
 if [[ ! -x $bin/containerd || ! -x $bin/ctr ]]; then
   download=$(mktemp -d "${TMPDIR:-/tmp}/check-import.XXXXXX")
-  chmod 0755 "$download"  # apt downloads as its _apt user
-  (cd "$download" && apt-get download -qq "containerd=$version")
+  (cd "$download" && apt-get download -qq -o APT::Sandbox::User=root "containerd=$version")
   rm -rf "$(dirname "$(dirname "$bin")")"
   dpkg-deb -x "$download"/containerd_*.deb "$(dirname "$(dirname "$bin")")"
   rm -rf "$download"
