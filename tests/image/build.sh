@@ -17,7 +17,10 @@
 # buildah's storage (`buildah images`), and FILE, whose reference is that name:
 #   ctr -n k8s.io images import FILE          (tests/cluster/cluster.sh load-image FILE)
 #   podman load -i FILE, docker load -i FILE  (docker-archive before Docker 25)
-# Needs root (as CI runs). Exit status: non-zero when a step failed.
+# Needs root (as CI runs). Exit status: non-zero when a step failed. Each build leaves its
+# superseded layers (some MB after a source change; the whole chain, about 700 MB, after the base
+# images change) in buildah's storage: `buildah rmi --prune` drops unused ones; to start from cold,
+# `buildah rmi --all --force && rm -rf /var/tmp/buildah-cache ~/.cache/restarter/images`.
 #
 # Steps:
 #   1. Installs what it needs when missing, with apt-get: buildah and mmdebstrap (Debian's).
@@ -42,7 +45,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-usage() { sed -n '/^# Usage:/,/^# Needs root/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '/^# Usage:/,/^#   podman load/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 log() { echo "image: $*" >&2; }
 
 tag=
