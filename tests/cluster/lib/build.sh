@@ -56,9 +56,12 @@ module_field() {
 
 # --- one function per tool: build_<tool> <module dir> <output bin dir> ---------------------------
 
-build_k8s() {
-  local mod=$1 out=$2 gomod minor patch staging=() name flags
-  render_module k8s "$mod"
+# Render the tools module of tool $2 (k8s or kubenode: both require k8s.io/kubernetes) into $1,
+# replace its staging modules with their published versions, and set K8S_LDFLAGS to the version
+# stamp. Both tools get the same requirements, so the same build list.
+k8s_tools_module() {
+  local mod=$1 tool=$2 gomod minor patch staging=() name
+  render_module "$tool" "$mod"
   gomod=$(module_field "k8s.io/kubernetes@$K8S_VERSION" GoMod)
   [[ -f $gomod ]] || die "no go.mod found for k8s.io/kubernetes@$K8S_VERSION"
   # Staging modules: every k8s.io/<name> that k8s.io/kubernetes requires at v0.0.0.
@@ -68,20 +71,49 @@ build_k8s() {
   local edits=()
   for name in "${staging[@]}"; do edits+=(-replace="$name=$name@v0.$minor.$patch"); done
   (cd "$mod" && go_env go mod edit "${edits[@]}")
-  log "k8s: replaced ${#staging[@]} staging modules with v0.$minor.$patch"
+  log "$tool: replaced ${#staging[@]} staging modules with v0.$minor.$patch"
   # Stamp the version like Kubernetes' hack/lib/version.sh does, so `kubectl version` and /version
   # are truthful. buildDate is the module's publication time, so the build is reproducible.
   local date
   date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "${gomod%.mod}.info")
-  flags="-s -w"
+  K8S_LDFLAGS="-s -w"
   for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    flags+=" -X $pkg.gitTreeState=archive -X $pkg.buildDate=$date"
+    K8S_LDFLAGS+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    K8S_LDFLAGS+=" -X $pkg.gitTreeState=archive -X $pkg.buildDate=$date"
   done
+}
+
+build_k8s() {
+  local mod=$1 out=$2
+  k8s_tools_module "$mod" k8s
   # One invocation: the four commands share most packages.
-  (cd "$mod" && go_env go build -trimpath -ldflags="$flags" -o "$out/" \
+  (cd "$mod" && go_env go build -trimpath -ldflags="$K8S_LDFLAGS" -o "$out/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+}
+
+# The real node's kubelet and kube-proxy: the same module and flags as build_k8s, so what they share
+# with the control plane (client-go, apimachinery, ...) comes from the Go build cache.
+build_kubenode() {
+  local mod=$1 out=$2
+  k8s_tools_module "$mod" kubenode
+  (cd "$mod" && go_env go build -trimpath -ldflags="$K8S_LDFLAGS" -o "$out/" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy)
+}
+
+# containerd 2, its runc shim and ctr, static. Tags as containerd's Makefile sets them, and:
+# no_btrfs (its snapshotter needs cgo and btrfs headers), no_zfs and no_devmapper (snapshotters the
+# node does not use; overlayfs is the one). The shim gets no_grpc as in the Makefile (it speaks ttrpc).
+build_containerd() {
+  local mod=$1 out=$2 pkg=github.com/containerd/containerd/v2 flags tags
+  render_module containerd "$mod"
+  flags="-s -w -X $pkg/version.Version=$CONTAINERD_VERSION -X $pkg/version.Revision=module"
+  flags+=" -X $pkg/version.Package=github.com/containerd/containerd"
+  tags="urfave_cli_no_docs no_btrfs no_zfs no_devmapper"
+  (cd "$mod" && go_env go build -trimpath -tags "$tags" -ldflags="$flags" -o "$out/" \
+    "$pkg/cmd/containerd" "$pkg/cmd/ctr")
+  (cd "$mod" && go_env go build -trimpath -tags "$tags no_grpc" -ldflags="$flags" -o "$out/" \
+    "$pkg/cmd/containerd-shim-runc-v2")
 }
 
 build_etcd() {
@@ -211,11 +243,13 @@ build_all() {
 }
 
 # Build (or reuse) each of EXTRA_TOOLS and link it into $BIN_DIR; quick when all are cached.
-link_extra_tools() {
-  local tool version version_var dir f
-  for tool in "${EXTRA_TOOLS[@]}"; do
-    version_var="${tool^^}_VERSION"
-    version=${!version_var}
+link_extra_tools() { link_tools "${EXTRA_TOOLS[@]}"; }
+
+# Build (or reuse) each tool named and link its binaries into $BIN_DIR, under the cache lock.
+link_tools() {
+  local tool version dir f
+  for tool in "$@"; do
+    version=$(tool_version "$tool")
     dir="$CACHE_ROOT/tools/$tool-$version-${TOOL_KEY[$tool]}"
     if [[ ! -f $dir/.complete ]]; then
       ensure_go
@@ -228,4 +262,27 @@ link_extra_tools() {
     fi
     for f in "$dir"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
   done
+}
+
+# Build (or reuse) the real node's tools (NODE_TOOLS) and link them into $BIN_DIR. Built at once,
+# like the control plane: containerd compiles while the kubelet does.
+build_node_tools() {
+  local tool pids=() pid failed=0 missing=()
+  for tool in "${NODE_TOOLS[@]}"; do
+    [[ -f $CACHE_ROOT/tools/$tool-$(tool_version "$tool")-${TOOL_KEY[$tool]}/.complete ]] || missing+=("$tool")
+  done
+  if ((${#missing[@]})); then
+    ensure_go
+    mkdir -p "$CACHE_ROOT"
+    exec 9>"$CACHE_ROOT/.lock"
+    flock 9
+    for tool in "${missing[@]}"; do
+      build_tool "$tool" "$(tool_version "$tool")" >/dev/null & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    flock -u 9
+    exec 9>&-
+    ((failed == 0)) || die "building the real node's tools failed (see above)"
+  fi
+  link_tools "${NODE_TOOLS[@]}"
 }

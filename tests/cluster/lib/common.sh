@@ -13,13 +13,24 @@ as_root() {
 # shellcheck source=SCRIPTDIR/../versions.env
 source "$CLUSTER_DIR/versions.env"
 
-# The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa) with the pinned versions filled in.
+# The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa, kubenode, containerd)
+# with the pinned versions filled in.
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
       -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
       -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
-      -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" \
+      -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" -e "s/@CONTAINERD_VERSION@/$CONTAINERD_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
+}
+
+# The pinned version of tool $1: <TOOL>_VERSION, but K8S_VERSION for k8s and kubenode (both are
+# built from k8s.io/kubernetes).
+tool_version() {
+  local var
+  case $1 in
+    k8s | kubenode) echo "$K8S_VERSION" ;;
+    *) var="${1^^}_VERSION"; echo "${!var}" ;;
+  esac
 }
 
 # Cache layout (outside the work tree, shared by every clone on the machine):
@@ -43,7 +54,7 @@ tool_sources() {
 }
 
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew helm fluxssa; do
+for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd; do
   TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n%s' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
     "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done
@@ -55,6 +66,10 @@ BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
 # Tools outside the control plane's version set (not in VERSIONS_KEY, so adding one rebuilds
 # nothing else): each is built into its own cache entry and linked into $BIN_DIR by `build`.
 EXTRA_TOOLS=(krew helm fluxssa)
+# The real node's tools (lib/node.sh), outside VERSIONS_KEY too: built and linked into $BIN_DIR only
+# when the node is asked for (RESTARTER_CLUSTER_REAL_NODE=1 at build or up), so a cluster without it
+# never waits for them.
+NODE_TOOLS=(kubenode containerd)
 # kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
 
