@@ -2,7 +2,8 @@
 # shellcheck source-path=SCRIPTDIR
 # Local Kubernetes control plane for restarter's tests: real etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok (fake Nodes) and kuttl, built from the Go module
-# proxy at the versions in versions.env, running in a network namespace with only loopback up.
+# proxy at the versions in versions.env, running in a network namespace with only loopback up;
+# optionally a real node (containerd, runc, CNI, kubelet, kube-proxy) in the same namespace.
 #
 # Usage: tests/cluster/cluster.sh COMMAND
 #   build            install missing host tools, build the pinned tools if not cached; prints the bin dir
@@ -11,7 +12,9 @@
 #   status           show the components; exit 0 when the cluster is up and ready, 1 otherwise
 #   env              print the exports that `exec` applies (for use inside the namespace)
 #   exec -- CMD...   run CMD inside the namespace with KUBECONFIG and the tools on PATH; CMD's exit code
+#   load-image ARCHIVE...  import image archives (oci-archive, docker-archive) into the real node
 # RESTARTER_CLUSTER=<name> (default: default) selects the cluster (state dir, network namespace).
+# RESTARTER_CLUSTER_REAL_NODE=1 at build/up: also build/start the real node (containerd, kubelet).
 # More in tests/cluster/README.md.
 set -euo pipefail
 
@@ -20,6 +23,8 @@ source "$CLUSTER_DIR/lib/common.sh"
 source "$CLUSTER_DIR/lib/build.sh"
 source "$CLUSTER_DIR/lib/pki.sh"
 source "$CLUSTER_DIR/lib/run.sh"
+source "$CLUSTER_DIR/lib/images.sh"
+source "$CLUSTER_DIR/lib/node.sh"
 
 # Print the usage block at the top of this file; exit with $1.
 usage() {
@@ -31,12 +36,16 @@ main() {
   local cmd=${1:-}
   (($#)) && shift
   case $cmd in
-    build) build_all ;;
+    build)
+      build_all
+      if want_real_node; then build_node; fi
+      ;;
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     env) cmd_env ;;
     exec) cmd_exec "$@" ;;
+    load-image) cmd_load_image "$@" ;;
     -h | --help | help) usage 0 ;;
     *) usage 2 ;;
   esac

@@ -16,8 +16,14 @@ ensure_host_tools() {
   for cmd in "${!HOST_TOOL_PACKAGE[@]}"; do
     command -v "$cmd" >/dev/null || missing+=("${HOST_TOOL_PACKAGE[$cmd]}")
   done
-  ((${#missing[@]} == 0)) && return 0
-  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  apt_install "${missing[@]}"
+}
+
+# Install the given Debian packages (duplicates allowed) through apt-get; nothing when none given.
+apt_install() {
+  (($#)) || return 0
+  local missing
+  mapfile -t missing < <(printf '%s\n' "$@" | sort -u)
   log "installing missing Debian packages: ${missing[*]}"
   command -v apt-get >/dev/null || die "missing commands from ${missing[*]} and no apt-get to install them"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

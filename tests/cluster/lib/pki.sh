@@ -6,7 +6,9 @@
 #   apiserver.crt apiserver.key    kube-apiserver serving certificate (SANs below)
 #   sa.key sa.pub                  service-account token signing key pair
 #   <user>.crt <user>.key          client certificates: admin (system:masters),
-#                                  kube-controller-manager, kube-scheduler, kwok
+#                                  kube-controller-manager, kube-scheduler, kwok,
+#                                  apiserver-kubelet-client (the apiserver's, to the real node's
+#                                  kubelet: logs, exec, port-forward, proxy; system:masters)
 #   front-proxy-ca.crt/.key        request-header CA; front-proxy-client.crt/.key is signed by it
 # Keys are ECDSA P-256 (fast to make); the service-account key is RSA 2048 (RS256, what every
 # token consumer supports). Certificates are valid for 10 years: a test cluster must not expire
@@ -40,11 +42,13 @@ make_pki() {
   chmod 700 "$dir"
   make_ca "$dir" ca restarter-test-ca
   # 10.96.0.1 is the first address of --service-cluster-ip-range: the `kubernetes` Service.
-  issue_cert "$dir" apiserver "/CN=kube-apiserver" "$(cat <<'EOF'
+  # NODE_IP (run.sh) is the address the apiserver advertises: what the `kubernetes` Service's
+  # endpoints point to, so what pods of the real node reach it at.
+  issue_cert "$dir" apiserver "/CN=kube-apiserver" "$(cat <<EOF
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+subjectAltName=IP:127.0.0.1,IP:10.96.0.1,IP:$NODE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
 EOF
 )"
   local client_ext='basicConstraints=critical,CA:FALSE
@@ -56,12 +60,34 @@ extendedKeyUsage=clientAuth'
   issue_cert "$dir" kwok "/O=system:masters/CN=kwok" "$client_ext"
   issue_cert "$dir" kube-controller-manager "/CN=system:kube-controller-manager" "$client_ext"
   issue_cert "$dir" kube-scheduler "/CN=system:kube-scheduler" "$client_ext"
+  # Made at every `up` (a few milliseconds) so that the apiserver always has the flags a real node
+  # needs, whether or not one is started.
+  issue_cert "$dir" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$client_ext"
   # Front proxy (request-header authentication for aggregated APIs): its own CA, as the
   # apiserver requires; without it every component logs "missing content for CA bundle".
   make_ca "$dir" front-proxy-ca restarter-test-front-proxy-ca
   issue_cert "$dir" front-proxy-client "/CN=front-proxy-client" "$client_ext" front-proxy-ca
   openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
   openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
+}
+
+# The real node's certificates (lib/node.sh), in <dir> beside the cluster CA:
+#   kubelet.crt/.key          the kubelet's client certificate: user system:node:<node>, group
+#                             system:nodes, what the Node authorizer and NodeRestriction expect
+#   kubelet-serving.crt/.key  the kubelet's serving certificate (port 10250), signed by the CA
+#   kube-proxy.crt/.key       user system:kube-proxy, bound to system:node-proxier by the
+#                             apiserver's bootstrap RBAC policy
+#   make_node_pki <dir> <node name> <node ip>
+make_node_pki() {
+  local dir=$1 node=$2 ip=$3 client_ext='basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth'
+  issue_cert "$dir" kubelet "/O=system:nodes/CN=system:node:$node" "$client_ext"
+  issue_cert "$dir" kubelet-serving "/CN=$node" "basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:$ip,DNS:$node"
+  issue_cert "$dir" kube-proxy "/CN=system:kube-proxy" "$client_ext"
 }
 
 # Write a kubeconfig for <user> with the certificates embedded, so it stays valid when copied

@@ -12,7 +12,9 @@
 #   logs/audit.log         kube-apiserver audit log: lists and watches of ConfigMaps and Secrets only
 #
 # Every component listens on 127.0.0.1 inside the cluster's own network namespace, which has only
-# `lo` up, so fixed ports are fine: two clusters never share a loopback.
+# `lo` up, so fixed ports are fine: two clusters never share a loopback. The apiserver alone listens
+# on every address of the namespace: 127.0.0.1 for the host-side clients, NODE_IP for the pods of
+# the real node (lib/node.sh), which have a loopback of their own.
 
 # Components in start order; `down` stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -25,6 +27,11 @@ KWOK_PORT=10247
 # Fake ranges, valid only inside the namespace (where nothing routes them). Disjoint on purpose.
 SERVICE_CIDR=10.96.0.0/16
 POD_CIDR=10.244.0.0/16
+# The node address, on the namespace's `lo` (a /32; no other interface is needed for it): the
+# apiserver advertises it, so the `kubernetes` Service's endpoints point to it, and the real node's
+# kubelet reports it as its InternalIP. Outside the three ranges (services, kwok's pods, the real
+# node's pods 10.245.0.0/24). Set at every `up`: it costs nothing, and a pod's 127.0.0.1 is its own.
+NODE_IP=10.240.0.1
 # Bound on each readiness wait. Measured on 2 cores: /readyz ~3 s, default ServiceAccount ~6 s,
 # also with three CPU hogs running; the bound is for a machine far busier than that.
 WAIT_SECONDS=${RESTARTER_CLUSTER_WAIT_SECONDS:-180}
@@ -53,10 +60,11 @@ in_netns() {
   "${NETNS_ARGV[@]}" "$@"
 }
 
-# Create the namespace with only loopback up (idempotent).
+# Create the namespace with only loopback up, and NODE_IP on it (idempotent).
 create_netns() {
   netns_exists || as_root ip netns add "$NETNS"
   as_root ip netns exec "$NETNS" ip link set lo up
+  as_root ip netns exec "$NETNS" ip addr replace "$NODE_IP/32" dev lo
 }
 
 # Admin kubectl inside the namespace.
@@ -81,17 +89,25 @@ component_alive() { proc_alive "$RUN_DIR/$1.pid"; }
 # Start <component> detached (own session, survives the script) inside the namespace.
 #   start_component <component> <args...>     the binary is $BIN_DIR/<component>
 start_component() {
+  local name=$1
+  shift
+  start_process "$name" ip netns exec "$NETNS" "$BIN_DIR/$name" "$@"
+}
+
+# Start <command> as root, detached, as <component>: output to logs/<component>.log, PID recorded.
+#   start_process <component> <command...>
+start_process() {
   local name=$1 pid
   shift
   mkdir -p "$RUN_DIR" "$LOG_DIR"
   # setsid: a new session, so the process is immune to the caller's terminal and job control.
   # Not a process-group leader here (no job control), so setsid execs without forking, and so
-  # does `ip netns exec`: $! is the component itself.
+  # do `ip netns exec`, `nsenter --net` and `unshare --mount` (lib/node.sh): $! is the component.
   # 8>&-: the cluster lock stays with this script, or a later up/down would wait forever.
   if [[ $(id -u) -eq 0 ]]; then
-    setsid ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
+    setsid "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
   else
-    setsid sudo ip netns exec "$NETNS" "$BIN_DIR/$name" "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
+    setsid sudo "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 8>&- &
   fi
   pid=$!
   proc_record "$pid" "$RUN_DIR/$name.pid"
@@ -121,7 +137,7 @@ log_tail() {
 # Die if any component that has been started has exited, showing its log tail.
 check_components_alive() {
   local name
-  for name in "${COMPONENTS[@]}"; do
+  for name in "${COMPONENTS[@]}" "${NODE_COMPONENTS[@]}"; do
     [[ -f $RUN_DIR/$name.pid ]] || continue
     if ! component_alive "$name"; then
       log_tail "$name" 40
@@ -222,14 +238,18 @@ start_apiserver() {
   esac
   # Admission: the default plugin set (it includes ServiceAccount, NamespaceLifecycle,
   # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled.
-  # --endpoint-reconciler-type=none: with --advertise-address=127.0.0.1 the default (lease)
-  # reconciler refuses to start ("cannot use public IP 127.0.0.1 with endpoint reconciler: may not
-  # be in the loopback range"). Without it the `kubernetes` Service has no endpoints, which
-  # nothing here uses: clients talk to https://127.0.0.1:6443 directly.
+  # --bind-address=0.0.0.0: every address of the namespace (lo's 127.0.0.1 and NODE_IP, the real
+  # node's bridge), none outside it. --advertise-address=NODE_IP: the default (lease) endpoint
+  # reconciler then points the `kubernetes` Service at NODE_IP:6443, which the real node's pods
+  # reach (it refuses a loopback address, and 127.0.0.1 would be the pod's own).
+  # --kubelet-preferred-address-types=InternalIP: reach a kubelet at the address it reports
+  # (NODE_IP), never by resolving its host name (a DNS query the namespace cannot send).
   start_component kube-apiserver \
     --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
-    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --advertise-address=127.0.0.1 \
-    --endpoint-reconciler-type=none \
+    --bind-address=0.0.0.0 --secure-port="$APISERVER_PORT" --advertise-address="$NODE_IP" \
+    --kubelet-client-certificate="$PKI_DIR/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$PKI_DIR/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --cert-dir="$PKI_DIR/apiserver-generated" \
     --tls-cert-file="$PKI_DIR/apiserver.crt" --tls-private-key-file="$PKI_DIR/apiserver.key" \
     --client-ca-file="$PKI_DIR/ca.crt" \
@@ -286,11 +306,14 @@ start_kwok() {
   # lifecycle controller saw no heartbeat within its grace period, marked the Nodes NotReady every
   # minute for a few seconds and with them their pods, so readiness-based waits timed out at random.
   # 40 s is the kubelet's default.
+  # --manage-nodes-with-annotation-selector: only the Nodes of manifests/nodes.yaml (annotated
+  # kwok.x-k8s.io/node=fake), never the real node (lib/node.sh), whose kubelet holds its own Lease:
+  # kwok leaves a Node's pods alone unless it holds that Node's Lease.
   HOME="$STATE_DIR/kwok-home" start_component kwok \
     --kubeconfig="$PKI_DIR/kwok.kubeconfig" \
     --config="$STATE_DIR/kwok-stages.yaml" \
     --node-lease-duration-seconds=40 \
-    --manage-all-nodes=true \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --cidr="$POD_CIDR" \
     --server-address="127.0.0.1:$KWOK_PORT"
 }
@@ -314,6 +337,9 @@ cluster_healthy() {
 
 # Stop what `up` started (by PID only) and delete the namespace. Safe when nothing runs.
 stop_cluster() {
+  # The real node first (lib/node.sh; nothing to do when it never ran): its kubelet and
+  # kube-proxy are clients of the apiserver, its containers live in the namespace.
+  stop_node
   # Clients first, then the apiserver (so it can close its etcd connections), then etcd.
   stop_components "$STOP_GRACE_SECONDS" kwok kube-scheduler kube-controller-manager kube-apiserver
   stop_components "$ETCD_STOP_GRACE_SECONDS" etcd
@@ -338,8 +364,17 @@ lock_cluster() {
 
 cmd_up() {
   build_all >/dev/null
+  want_real_node && build_node >/dev/null
   lock_cluster
   if cluster_healthy; then
+    # Asked for the real node on a cluster that runs without it (or whose node died): start it
+    # alone; a failure stops the node and leaves the control plane as it was.
+    if want_real_node && ! node_healthy; then
+      stop_node
+      trap on_node_up_exit EXIT
+      start_node
+      trap - EXIT
+    fi
     log "cluster '$CLUSTER_NAME' is already up"
     print_kubeconfig
     return 0
@@ -372,6 +407,7 @@ cmd_up() {
   wait_for "Nodes created" "kube-apiserver" apply_nodes
   wait_for "ServiceAccount default/default present" "kube-controller-manager" default_sa_exists
   wait_for "Nodes Ready" "kwok kube-controller-manager" nodes_ready
+  want_real_node && start_node
   UP_DONE=1
   trap - EXIT
   log "cluster '$CLUSTER_NAME' is up in $((SECONDS - start))s"
@@ -406,6 +442,7 @@ cmd_status() {
       ok=1
     fi
   done
+  node_status || ok=1
   if ((ok == 0)) && apiserver_ready; then
     echo "readyz:     ok"
     echo "kubeconfig: $KUBECONFIG_FILE"
@@ -425,6 +462,10 @@ cmd_env() {
   printf 'export RESTARTER_CLUSTER_NETNS=%q\n' "$NETNS"
   printf 'export RESTARTER_CLUSTER_STATE_DIR=%q\n' "$STATE_DIR"
   printf 'export RESTARTER_CLUSTER_AUDIT_LOG=%q\n' "$LOG_DIR/audit.log"
+  # The real node's containerd (lib/node.sh), for ctr (on PATH; root only): the images, containers
+  # and tasks of the pods are in its k8s.io namespace.
+  printf 'export CONTAINERD_ADDRESS=%q\n' "$CONTAINERD_SOCK"
+  printf 'export CONTAINERD_NAMESPACE=k8s.io\n'
   printf '# Clients must run inside the network namespace: ip netns exec %s CMD, or cluster.sh exec -- CMD\n' "$NETNS"
 }
 
@@ -436,7 +477,8 @@ cmd_exec() {
   [[ -f $KUBECONFIG_FILE ]] || die "cluster '$CLUSTER_NAME' has no kubeconfig; run: cluster.sh up"
   export KUBECONFIG="$KUBECONFIG_FILE" PATH="$BIN_DIR:$PATH" RESTARTER_CLUSTER="$CLUSTER_NAME" \
     RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR" \
-    RESTARTER_CLUSTER_AUDIT_LOG="$LOG_DIR/audit.log"
+    RESTARTER_CLUSTER_AUDIT_LOG="$LOG_DIR/audit.log" CONTAINERD_ADDRESS="$CONTAINERD_SOCK" \
+    CONTAINERD_NAMESPACE=k8s.io
   netns_argv
   exec "${NETNS_ARGV[@]}" "$@"
 }
