@@ -412,6 +412,9 @@ prepare_node_dirs() {
 # On failure (die), the caller's EXIT trap stops what was started.
 start_node() {
   local start=$SECONDS image
+  # A unix socket's path has 107 bytes at most; containerd's ttrpc socket is the longest.
+  ((${#CONTAINERD_SOCK} + 6 <= 107)) \
+    || die "the real node's socket path $CONTAINERD_SOCK.ttrpc is too long for a unix socket; use a shorter XDG_STATE_HOME or RESTARTER_CLUSTER"
   build_node
   image=$(ensure_test_image)
   touch "$NODE_MARKER"
@@ -468,7 +471,7 @@ kill_node_shims() {
     pid=${f#/proc/}
     pid=${pid%/cmdline}
     # The command line's NULs become newlines.
-    if tr '\0' '\n' <"$f" 2>/dev/null | grep -qxF -- "$CONTAINERD_SOCK"; then pids+=("$pid"); fi
+    if { tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF -- "$CONTAINERD_SOCK"; then pids+=("$pid"); fi
   done
   ((${#pids[@]})) || return 0
   as_root kill -KILL "${pids[@]}" 2>/dev/null || true
