@@ -463,9 +463,10 @@ cmd_env() {
   printf 'export RESTARTER_CLUSTER_STATE_DIR=%q\n' "$STATE_DIR"
   printf 'export RESTARTER_CLUSTER_AUDIT_LOG=%q\n' "$LOG_DIR/audit.log"
   # The real node's containerd (lib/node.sh), for ctr (on PATH; root only): the images, containers
-  # and tasks of the pods are in its k8s.io namespace.
+  # and tasks of the pods are in its k8s.io namespace. Without containerd's warning at every call
+  # that cgroup v1 is deprecated (this kernel has no other).
   printf 'export CONTAINERD_ADDRESS=%q\n' "$CONTAINERD_SOCK"
-  printf 'export CONTAINERD_NAMESPACE=k8s.io\n'
+  printf 'export CONTAINERD_NAMESPACE=k8s.io CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1\n'
   printf '# Clients must run inside the network namespace: ip netns exec %s CMD, or cluster.sh exec -- CMD\n' "$NETNS"
 }
 
@@ -478,7 +479,7 @@ cmd_exec() {
   export KUBECONFIG="$KUBECONFIG_FILE" PATH="$BIN_DIR:$PATH" RESTARTER_CLUSTER="$CLUSTER_NAME" \
     RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR" \
     RESTARTER_CLUSTER_AUDIT_LOG="$LOG_DIR/audit.log" CONTAINERD_ADDRESS="$CONTAINERD_SOCK" \
-    CONTAINERD_NAMESPACE=k8s.io
+    CONTAINERD_NAMESPACE=k8s.io CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
   netns_argv
   exec "${NETNS_ARGV[@]}" "$@"
 }
