@@ -415,6 +415,10 @@ start_node() {
   # A unix socket's path has 107 bytes at most; containerd's ttrpc socket is the longest.
   ((${#CONTAINERD_SOCK} + 6 <= 107)) \
     || die "the real node's socket path $CONTAINERD_SOCK.ttrpc is too long for a unix socket; use a shorter XDG_STATE_HOME or RESTARTER_CLUSTER"
+  # A control plane started by an older cluster.sh lacks the apiserver's side (NODE_IP, its kubelet
+  # client certificate); its version key may be the same.
+  [[ -f $PKI_DIR/apiserver-kubelet-client.crt ]] \
+    || die "cluster '$CLUSTER_NAME' was started without what the real node needs (an older cluster.sh); run down, then up"
   build_node
   image=$(ensure_test_image)
   touch "$NODE_MARKER"
