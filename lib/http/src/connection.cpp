@@ -154,8 +154,10 @@ class Connection final : public ConnectionBase {
   }
 
   // --- the registry's idle list (evictable connections, oldest first).
-  // False once the server is shutting down: the caller closes the connection instead, since an
-  // idle connection would only wait for a request the server no longer takes.
+  // False once the server is stopping: the caller closes the connection instead. (During a
+  // shutdown every answer closes its connection, so only a connection admitted just before the
+  // shutdown began, or one that sent nothing yet, gets here; connections already idle are not
+  // touched: their next request is answered.)
   bool becomeIdle() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     if (shared_->stopping.load()) return false;

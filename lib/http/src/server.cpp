@@ -223,22 +223,17 @@ struct Server::Impl {
     }
   }
 
-  // Stops admitting connections and closes the listener (the first call); returns the connections
-  // of Shared::idle (idleOnly) or of Shared::open, taken under the lock, for the caller to close.
-  std::vector<std::shared_ptr<ConnectionBase>> stopAccepting(bool idleOnly) {
+  // Stops admitting connections and closes the listener (the first call); returns the open
+  // connections, taken under the lock, for the caller to close or not.
+  std::vector<std::shared_ptr<ConnectionBase>> stopAccepting() {
     std::vector<std::shared_ptr<ConnectionBase>> taken;
     bool first = false;
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
       first = !shared->stopping;
       shared->stopping = true;
-      auto take = [&](ConnectionBase* connection) {
+      for (ConnectionBase* connection : shared->open) {
         if (auto strong = connection->weak_from_this().lock()) taken.push_back(std::move(strong));
-      };
-      if (idleOnly) {
-        for (ConnectionBase* connection : shared->idle) take(connection);
-      } else {
-        for (ConnectionBase* connection : shared->open) take(connection);
       }
     }
     if (first && acceptor) {
@@ -253,7 +248,10 @@ struct Server::Impl {
 
   void shutdown(Milliseconds grace) {
     if (stopped) return;
-    for (auto& connection : stopAccepting(true)) connection->postClose(CloseReason::Stopped);
+    // Idle connections are left open: a client may be writing a request into one right now, and
+    // closing it would lose that request (the apiserver does not retry a POST it has written).
+    // Their next answer closes them; those still idle when the grace ends are closed then.
+    stopAccepting();
     {
       std::unique_lock<std::mutex> lock(shared->mutex);
       shared->drained.wait_for(lock, grace, [this] { return shared->open.empty(); });
@@ -264,7 +262,7 @@ struct Server::Impl {
   void stop() {
     if (stopped) return;
     stopped = true;
-    std::vector<std::shared_ptr<ConnectionBase>> open = stopAccepting(false);
+    std::vector<std::shared_ptr<ConnectionBase>> open = stopAccepting();
     for (auto& connection : open) connection->postClose(CloseReason::Stopped);
     open.clear();
     // Handlers running on workers finish; their answers find their connections closed.

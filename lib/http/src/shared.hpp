@@ -44,7 +44,8 @@ struct Shared {
   std::unordered_set<ConnectionBase*> open;
   std::list<ConnectionBase*> idle;  // oldest first
   // Set under `mutex` (admission checks it there); atomic so that answers read it without the lock.
-  // Once set, no connection becomes idle again: each closes after its answer (Server::shutdown).
+  // Once set, every answer closes its connection and no connection starts waiting anew
+  // (Server::shutdown).
   std::atomic<bool> stopping{false};
   // Notified (without the lock) whenever a connection leaves `open`, for Server::shutdown's wait.
   std::condition_variable drained;

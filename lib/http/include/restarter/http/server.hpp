@@ -230,11 +230,13 @@ class Server {
   // Stops accepting, closes every connection, waits for handlers running on workers to return
   // (queued ones are dropped), joins all threads. Idempotent; safe with connections open.
   void stop();
-  // A graceful stop (docs/architecture.md, "Shutdown"): stops accepting new connections and closes
-  // the idle ones (waiting for a request or a first handshake byte) at once; a connection with a
-  // request under way keeps its deadlines, gets its answer with "Connection: close" and is closed
-  // after it. Returns when every connection has closed or `grace` has passed, whichever is first,
-  // then does what stop() does with whatever is left. Idempotent, and stop() after it is a no-op.
+  // A graceful stop (docs/architecture.md, "Shutdown"): stops accepting new connections; every
+  // answer from now on, to a request under way or to one that arrives on an open keep-alive
+  // connection, carries "Connection: close" and closes its connection after it. Idle connections
+  // are not closed early: a client may be writing a request into one at that very moment, and a
+  // client does not resend a POST it has written. Returns when every connection has closed or
+  // `grace` has passed, whichever is first, then does what stop() does with whatever is left.
+  // Idempotent, and stop() after it is a no-op.
   void shutdown(Milliseconds grace);
 
   Stats stats() const;
