@@ -10,6 +10,7 @@
 #   versions               the VERSIONS_KEY the running components were built for
 #   logs/<component>.log   component output; the previous run's logs move to logs.prev/
 #   logs/audit.log         kube-apiserver audit log: lists and watches of ConfigMaps and Secrets only
+#   node/                  the real node's, while it runs (lib/node.sh); run/real-node marks it started
 #
 # Every component listens on 127.0.0.1 inside the cluster's own network namespace, which has only
 # `lo` up, so fixed ports are fine: two clusters never share a loopback. The apiserver alone listens
