@@ -13,14 +13,19 @@
 #      (with stage 8 it runs in the background during stage 8's first steps, see Time);
 #      (the builds of 3-6 are CMakePresets.json's dev, asan, tsan and fuzz, through cmd/build.sh;)
 #   7. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
-#      packages the binary links (tests/check-dockerfile.sh);
-#   8. builds the local control plane if not cached (tests/cluster), brings it up, runs the
+#      packages the binary links (tests/check-dockerfile.sh), then builds the image from it with
+#      buildah, no daemon, no registry (tests/image/build.sh: base images made from Debian's
+#      packages, a smoke test, an archive for the real node);
+#   8. builds the local control plane if not cached (tests/cluster), brings it up with its real
+#      node (containerd, runc, CNI, kubelet, kube-proxy beside the kwok nodes), runs the
 #      integration tests (with the build of stage 3, then with the TSan build), the kuttl suites
 #      (serve-controller and serve-webhook authenticated as the manifests' ServiceAccounts), the
 #      kuttl suites again with the ASan+UBSan build of stage 4, the suites of the threaded paths
 #      with the TSan build (any sanitizer report fails) and the Krew plugin test
-#      (krew/test-install.sh) inside its network namespace, and brings it down, also when a test
-#      fails; the Helm chart's check (tests/check-helm.sh) runs there too, with its helm; then
+#      (krew/test-install.sh) inside its network namespace, loads the image into the real node
+#      and runs the suites of kuttl/kuttl-node.yaml (restarter installed with kubectl apply -k and
+#      helm install, in real containers), and brings it down, also when a test fails; the Helm
+#      chart's check (tests/check-helm.sh) runs there too, with its helm; then
 #      proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
@@ -167,7 +172,9 @@ cluster_pid=""
 cluster_started=0
 start_cluster_in_background() {
   mkdir -p "$(dirname "$cluster_log")"
-  tests/cluster/cluster.sh up >"$cluster_log" 2>&1 &
+  # With the real node (containerd, runc, CNI, kubelet, kube-proxy; tainted, so only the suites
+  # that ask for it put pods there) for the suites that run restarter's image.
+  RESTARTER_CLUSTER_REAL_NODE=1 tests/cluster/cluster.sh up >"$cluster_log" 2>&1 &
   cluster_pid=$!
   cluster_started=1
 }
@@ -195,6 +202,7 @@ trap 'exit 143' TERM
 # being skipped) when the control plane is not up, so a broken start cannot pass for a green run.
 cluster=tests/cluster/cluster.sh
 cluster_ready=0
+image_archive=$repo/build/image/restarter.tar
 identities=$repo/build/identities
 reports=$repo/build/sanitizer-reports
 
@@ -294,6 +302,27 @@ krew_test() {
   "$cluster" exec -- krew/test-install.sh
 }
 
+# The image of the image stage, loaded into the real node's containerd, where the manifests'
+# `restarter:<tag>` finds it (imagePullPolicy IfNotPresent: no registry is asked).
+load_image() {
+  need_cluster || return 1
+  [[ -f $image_archive ]] || { echo "no image archive at $image_archive (did the image stage fail?)"; return 1; }
+  "$cluster" load-image "$image_archive"
+}
+
+# The suites that run restarter as users install it, in real containers on the real node; then the
+# install they share is removed (also when one failed).
+node_suites() {
+  need_cluster || return 1
+  local rc=0 log
+  log=$(mktemp "$repo/build/logs/kuttl-node.XXXXXX")
+  "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-node.yaml 2>&1 | tee "$log" || rc=1
+  ((rc == 0)) || kuttl_failure_digest "$log" >>"$failure_digest"
+  rm -f "$log"
+  "$cluster" exec -- kuttl/lib/node.sh uninstall || rc=1
+  return $rc
+}
+
 cluster_down() {
   need_cluster || return 1
   "$cluster" down
@@ -317,6 +346,10 @@ fuzz_stage="fuzz targets (clang libFuzzer, ASan+UBSan), ${fuzz_runs} seeded runs
 if [ "$with_cluster" -eq 1 ]; then start_fuzz_in_background; else stage "$fuzz_stage" build_and_fuzz; fi
 stage "Dockerfile: build recipe and runtime packages" \
   tests/check-dockerfile.sh build/ci/cmd/restarter/restarter
+# The image users build: the Dockerfile itself, with buildah (no daemon, no registry; base images
+# made from Debian's packages), smoke-tested and exported for the real node.
+stage "image: the Dockerfile built with buildah (tests/image/build.sh)" \
+  tests/image/build.sh --output "$image_archive"
 if [ "$with_cluster" -eq 1 ]; then
   release_bin=$repo/build/ci/cmd/restarter/restarter
   stage "local control plane: up (started in the background) and ServiceAccounts" wait_for_cluster
@@ -331,6 +364,8 @@ if [ "$with_cluster" -eq 1 ]; then
   stage "kuttl suites of the threaded paths with the TSan build" kuttl_suites "$repo/build/tsan/cmd/restarter/restarter" \
     "TSAN_OPTIONS=$tsan_options:log_path=$reports/tsan" -- --test "$tsan_suites"
   stage "Krew plugin install" krew_test
+  stage "real node: the image loaded (cluster.sh load-image)" load_image
+  stage "kuttl suites on the real node (restarter's image, kuttl/kuttl-node.yaml)" node_suites
   stage "$fuzz_stage (background)" wait_for_fuzz
   stage "local control plane: down" cluster_down
   # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
