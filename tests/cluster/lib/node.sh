@@ -436,6 +436,9 @@ start_node() {
   start_containerd
   wait_for "containerd serving" "containerd" containerd_ready
   import_image "$image" >/dev/null
+  # A Node left by an earlier run on this control plane would look Ready (from that run's status)
+  # until the node lifecycle controller notices, 40 s later: make the kubelet register anew.
+  kctl delete node "$NODE_NAME" --ignore-not-found >/dev/null
   start_kubelet
   start_kube_proxy
   wait_for "Node $NODE_NAME Ready" "kubelet containerd" real_node_ready
@@ -527,6 +530,12 @@ stop_node() {
   kill_node_shims
   unmount_node
   remove_node_cgroups
+  # The namespace side (it goes with the namespace at `down`, but not when only the node stops):
+  # kube-proxy's rules, the bridge and with it the Service route.
+  if netns_exists; then
+    if [[ -x $BIN_DIR/kube-proxy ]]; then node_exec "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
+    node_exec ip link del "$NODE_BRIDGE" 2>/dev/null || true
+  fi
   as_root rm -rf "$SHIM_SOCKET_DIR"
   as_root rmdir /run/restarter 2>/dev/null || true
   local link
