@@ -449,7 +449,7 @@ start_node() {
 # EXIT trap of `up` when it starts the node on a control plane that was already up.
 on_node_up_exit() {
   log "starting the real node failed; stopping it (logs stay in $LOG_DIR)"
-  stop_node
+  stop_node netns-stays
 }
 
 # --- teardown -----------------------------------------------------------------------------------
@@ -520,7 +520,9 @@ remove_node_cgroups() {
 # Stop the real node and remove everything it made (see the top of this file). Safe when it never
 # ran, and after a crash: it goes by what is there (cgroups, command lines, mounts), not by what was
 # recorded. Fast when there is nothing: $NODE_DIR is the first thing the node makes and the last
-# this removes.
+# this removes. netns-goes (from `down`): the namespace side is left to the namespace's
+# deletion; netns-stays (the node alone stops): it is removed here.
+#   stop_node netns-goes|netns-stays
 stop_node() {
   [[ -e $NODE_DIR || -f $NODE_MARKER ]] || return 0
   # The kubelet first, so that it does not restart the containers killed next.
@@ -530,9 +532,9 @@ stop_node() {
   kill_node_shims
   unmount_node
   remove_node_cgroups
-  # The namespace side (it goes with the namespace at `down`, but not when only the node stops):
-  # kube-proxy's rules, the bridge and with it the Service route.
-  if netns_exists; then
+  # The namespace side, when only the node stops: kube-proxy's rules, the bridge and with it the
+  # Service route.
+  if [[ $1 == netns-stays ]] && netns_exists; then
     if [[ -x $BIN_DIR/kube-proxy ]]; then node_exec "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
     node_exec ip link del "$NODE_BRIDGE" 2>/dev/null || true
   fi

@@ -340,7 +340,7 @@ cluster_healthy() {
 stop_cluster() {
   # The real node first (lib/node.sh; nothing to do when it never ran): its kubelet and
   # kube-proxy are clients of the apiserver, its containers live in the namespace.
-  stop_node
+  stop_node netns-goes
   # Clients first, then the apiserver (so it can close its etcd connections), then etcd.
   stop_components "$STOP_GRACE_SECONDS" kwok kube-scheduler kube-controller-manager kube-apiserver
   stop_components "$ETCD_STOP_GRACE_SECONDS" etcd
@@ -371,7 +371,7 @@ cmd_up() {
     # Asked for the real node on a cluster that runs without it (or whose node died): start it
     # alone; a failure stops the node and leaves the control plane as it was.
     if want_real_node && ! node_healthy; then
-      stop_node
+      stop_node netns-stays
       trap on_node_up_exit EXIT
       start_node
       trap - EXIT
