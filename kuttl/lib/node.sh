@@ -23,7 +23,7 @@
 #                               configuration NAME (0 when it never did)
 #   node.sh admissions NAME     how many reviews the apiserver sent to the webhook configuration NAME
 #   node.sh leader [NS [LEASE]] the controller pod holding the Lease (default restarter-system's
-#                               restarter-controller); fails when none does
+#                               restarter-controller); waits for one (bounded), fails when none
 #   node.sh metric PATTERN [NS [LEASE]]  the sum of the leader's metric lines matching PATTERN
 #                               (grep -E), read through the apiserver's pod proxy
 #   node.sh test-image          the tiny busybox image the node has (tests/cluster)
@@ -152,10 +152,16 @@ admissions() {
 }
 
 # The pod name in a Lease's holder identity (serve-controller's is "<pod name>_<random hex>").
+# Waits (bounded) for a holder: right after an install the replicas may still be electing, and
+# after a release the Lease is briefly held by nobody.
 leader() {
-  local ns=${1:-restarter-system} lease=${2:-restarter-controller} holder
-  holder=$(kubectl -n "$ns" get lease "$lease" -o jsonpath='{.spec.holderIdentity}')
-  [[ -n $holder ]] || die "nobody holds the Lease $ns/$lease"
+  local ns=${1:-restarter-system} lease=${2:-restarter-controller} holder deadline=$((SECONDS + WAIT_SECONDS))
+  while :; do
+    holder=$(kubectl -n "$ns" get lease "$lease" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true)
+    [[ -n $holder ]] && break
+    ((SECONDS < deadline)) || die "nobody holds the Lease $ns/$lease after ${WAIT_SECONDS}s"
+    sleep 0.5
+  done
   echo "${holder%_*}"
 }
 
@@ -163,7 +169,7 @@ metric() {
   local pattern=$1 ns=${2:-restarter-system} lease=${3:-restarter-controller} pod
   pod=$(leader "$ns" "$lease")
   kubectl get --raw "/api/v1/namespaces/$ns/pods/$pod:8080/proxy/metrics" |
-    grep -E "$pattern" | awk '{ sum += $NF } END { printf "%d\n", sum }'
+    { grep -E "$pattern" || true; } | awk '{ sum += $NF } END { printf "%d\n", sum }'
 }
 
 case ${1:-} in
