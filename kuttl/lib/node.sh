@@ -117,10 +117,11 @@ pods() {
   jq -r '.items[].metadata.name' <<<"$out"
 }
 
-fail_opens() {
-  local name=$1
-  kubectl get --raw /metrics | awk -v name="$name" '
-    $1 ~ /^apiserver_admission_webhook_fail_open_count\{/ && index($1, "name=\"" name "\"") { sum += $2 }
+# webhook_count METRIC NAME: the apiserver's counter apiserver_admission_webhook_<METRIC>, summed
+# over the series of the webhook configuration NAME (0 before its first series).
+webhook_count() {
+  kubectl get --raw /metrics | awk -v metric="apiserver_admission_webhook_$1{" -v name="$2" '
+    index($1, metric) == 1 && index($1, "name=\"" name "\"") { sum += $2 }
     END { printf "%d\n", sum }'
 }
 
@@ -142,13 +143,6 @@ hardened() {
     all(.items[]; ([.status.conditions[] | select(.type == "Ready")][0].status == "True")
       and all(.status.containerStatuses[]; .restartCount == 0 and .ready))' >/dev/null ||
     die "a pod is not Ready or restarted: $(kubectl -n "$ns" get pods -l "$selector" -o wide)"
-}
-
-admissions() {
-  local name=$1
-  kubectl get --raw /metrics | awk -v name="$name" '
-    $1 ~ /^apiserver_admission_webhook_admission_duration_seconds_count\{/ && index($1, "name=\"" name "\"") { sum += $2 }
-    END { printf "%d\n", sum }'
 }
 
 # The pod name in a Lease's holder identity (serve-controller's is "<pod name>_<random hex>").
@@ -179,8 +173,8 @@ case ${1:-} in
   placement-patch) placement_patch ;;
   pods) pods "${2:?NS}" "${3:?SELECTOR}" ;;
   hardened) hardened "${2:?NS}" "${3:?SELECTOR}" ;;
-  fail-opens) fail_opens "${2:?NAME}" ;;
-  admissions) admissions "${2:?NAME}" ;;
+  fail-opens) webhook_count fail_open_count "${2:?NAME}" ;;
+  admissions) webhook_count admission_duration_seconds_count "${2:?NAME}" ;;
   leader) shift; leader "$@" ;;
   metric) shift; metric "$@" ;;
   test-image) echo "$TEST_IMAGE" ;;
