@@ -235,7 +235,8 @@ struct Controller::Impl {
                 options.dryRun,
                 "restarter.stackable.tech/controller",
                 options.identity,
-                options.minRolloutInterval} {}
+                options.minRolloutInterval,
+                options.rollOnOptIn} {}
 
   kube::Client& client;
   ControllerOptions options;

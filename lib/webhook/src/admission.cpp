@@ -7,6 +7,7 @@
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/base64.hpp"
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
@@ -22,6 +23,7 @@ const char* outcomeName(Outcome outcome) noexcept {
   switch (outcome) {
     case Outcome::Patched: return "patched";
     case Outcome::Unchanged: return "unchanged";
+    case Outcome::Recorded: return "recorded";
     case Outcome::Skipped: return "skipped";
     case Outcome::SkippedTooLarge: return "skipped-too-large";
     case Outcome::Failed: return "failed";
@@ -129,7 +131,28 @@ AdmissionResult tooLarge(AdmissionResult result, json review, const core::Annota
   return answer(std::move(result), review);
 }
 
-AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
+// No template change: allowed, and when the baseline record changes (a running workload opted in,
+// an object created after its workload), the baseline and its content record are written into the
+// object's metadata, which restarts nothing.
+AdmissionResult recordOnly(AdmissionResult result, json review, const json& object,
+                           const core::DesiredAnnotations& desired) {
+  result.outcome = Outcome::Unchanged;
+  if (core::recordedBaseline(object) == core::parseBaseline(desired.baseline))
+    return answer(std::move(result), review);
+  auto patch = core::metadataAnnotationsPatch(
+      object, {{std::string(core::kBaselineAnnotation), desired.baseline},
+               {std::string(core::kContentDigestsAnnotation), desired.contentDigests}});
+  if (!patch) return failed(std::move(result), review, patch.error().describe());
+  if (patch->empty()) return answer(std::move(result), review);
+  review["response"]["patchType"] = "JSONPatch";
+  review["response"]["patch"] = core::base64Encode(patch->dump());
+  result.outcome = Outcome::Recorded;
+  result.detail = std::string(desired.optingIn ? "opted in: " : "") + "baseline " +
+                  (desired.baseline.empty() ? "removed" : desired.baseline) + ", no restart";
+  return answer(std::move(result), review);
+}
+
+AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, const AdmissionOptions& options) {
   AdmissionResult result;
   const auto parsed = parseReview(body);
   if (!parsed) return malformed(std::move(result), "the body cannot be parsed: " + parsed.error().message);
@@ -173,14 +196,17 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
     const auto it = states.find({kind, name});
     return it != states.end() ? it->second : core::ObjectState::unknown("not looked up");
   };
-  auto desired = core::desiredAnnotations(*object, lookup);
+  // On CREATE no pod runs yet: every present object goes into the template (generation 1 either
+  // way). On UPDATE pods may run: the baseline rules apply (docs/architecture.md, "Restart only
+  // when pods need it"), e.g. a running workload labeled by this very update is recorded, not rolled.
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = result.operation == "UPDATE";
+  desiredOptions.rollOnOptIn = options.rollOnOptIn;
+  auto desired = core::desiredAnnotations(*object, lookup, desiredOptions);
   if (!desired) return failed(std::move(result), out, desired.error().describe());
   auto changes = core::planAnnotationChanges(*object, *desired);
   if (!changes) return failed(std::move(result), out, changes.error().describe());
-  if (changes->empty()) {
-    result.outcome = Outcome::Unchanged;
-    return answer(std::move(result), out);
-  }
+  if (changes->empty()) return recordOnly(std::move(result), std::move(out), *object, *desired);
   auto current = core::templateAnnotations(*object);
   if (!current) return failed(std::move(result), out, current.error().describe());
   if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
@@ -188,9 +214,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   }
   auto patch = core::annotationPatch(*object, *changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());
-  // The content record goes with the template change it describes, never alone
-  // (docs/architecture.md, "Content-aware restarts").
-  auto record = core::contentRecordPatch(*object, desired->contentDigests);
+  // The content record goes with the template change it describes (docs/architecture.md,
+  // "Content-aware restarts"); a rollout empties the baseline.
+  auto record = core::metadataAnnotationsPatch(
+      *object, {{std::string(core::kContentDigestsAnnotation), desired->contentDigests},
+                {std::string(core::kBaselineAnnotation), desired->baseline}});
   if (!record) return failed(std::move(result), out, record.error().describe());
   for (json& op : *record) patch->push_back(std::move(op));
   out["response"]["patchType"] = "JSONPatch";
@@ -253,9 +281,10 @@ std::size_t parseCostBound(std::string_view body) noexcept {
   return cost;
 }
 
-AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch) {
+AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch,
+                                      const AdmissionOptions& options) {
   try {
-    return handle(body, fetch);
+    return handle(body, fetch, options);
   } catch (const std::exception& e) {
     // Only a bug gets here (a JSON type error on input we did not anticipate). A request with a
     // uid is still allowed (docs/architecture.md, "Fail open"); anything else is malformed.

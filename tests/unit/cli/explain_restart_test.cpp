@@ -67,7 +67,9 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
                                                        {"optional", false},
                                                        {"disposition", "tracked"},
                                                        {"value", "u/3"},
-                                                       {"metadataOnlyChange", nullptr}});
+                                                       {"metadataOnlyChange", nullptr},
+                                                       {"baseline", nullptr},
+                                                       {"noRestart", nullptr}});
 }
 
 TEST_CASE("a reference kept at an older version is shown as a metadata-only change",

@@ -70,6 +70,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"ca-bundle-secret", "a Secret holding the CA bundle"},
     {"delete", "delete the configuration"},
     {"content-aware", "which referenced kinds' content is read to tell a metadata-only change"},
+    {"roll-on-opt-in", "roll a workload at opt-in instead of recording the baseline its pods run with"},
     {"ondelete-ready-timeout", "when a replacement pod of an OnDelete roll counts as stuck"},
     {"all-namespaces", "kubectl's -A: every namespace"},
     {"selector", "kubectl's -l: a further label selector"},

@@ -56,6 +56,7 @@ struct ServeWebhookOptions {
 
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
+  bool rollOnOptIn = false;                                                  // --roll-on-opt-in
   std::size_t threads = 16;
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;

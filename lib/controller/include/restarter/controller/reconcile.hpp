@@ -48,6 +48,9 @@ struct ReconcileContext {
   std::string reportingInstance;  // this replica's identity
   // The least time between two rollouts of one workload (core::decideRollout); 0: no limit.
   milliseconds minRolloutInterval{0};
+  // --roll-on-opt-in: a workload restarter has no record of gets its template annotations at once
+  // (a rollout) instead of a baseline record (core::DesiredOptions).
+  bool rollOnOptIn = false;
 };
 
 }  // namespace restarter::controller
