@@ -1,5 +1,6 @@
 #include "restarter/controller/workload.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 
@@ -32,6 +33,13 @@ const std::vector<WorkloadKind>& workloadKinds() {
     return rows;
   }();
   return kinds;
+}
+
+core::WorkloadKind coreKind(const WorkloadKind& kind) {
+  for (const core::ManagedKind& row : core::kManagedKinds) {
+    if (row.id == kind.name) return row.kind;
+  }
+  return core::WorkloadKind::StatefulSet;  // unreachable: every WorkloadKind is a row (workloadKinds)
 }
 
 cache::IndexFunc referenceIndex(core::RefKind kind) {
@@ -132,6 +140,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   // The cache may not show our last write yet (the watch event is on its way): plan against what
   // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
   // same thing again nor announces the same restart twice.
+  bool overlaid = false;
   {
     std::lock_guard lock(mutex_);
     auto last = lastWrites_.find(key);
@@ -144,6 +153,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
           it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
         }
         for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
+        overlaid = true;
         // The interval counts from that write too, and the content record is the one written.
         json& stamped = workload["metadata"]["annotations"];
         if (!stamped.is_object()) stamped = json::object();
@@ -198,8 +208,14 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
 
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
-  const core::RolloutDecision gate = core::decideRollout(lastRollout, now, context_.minRolloutInterval);
-  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate.notBefore, now);
+  // The status of the cached copy describes the rollout before our last write while the cache
+  // does not show that write: ours has not even been observed.
+  const core::RolloutProgress progress =
+      overlaid ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
+               : core::rolloutProgressOf(workload, coreKind(kind_));
+  const core::RolloutDecision gate =
+      core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
+  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);
   {
     std::lock_guard lock(mutex_);
     held_.erase(key);
@@ -345,14 +361,21 @@ core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
 
 Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                                 const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
-                                core::TimePoint until, core::TimePoint now) {
-  // Rounded up: woken a fraction early, the key would only be held again for the rest.
-  const Action lookAgain = Action::requeue(std::chrono::ceil<milliseconds>(until - now));
+                                const core::RolloutDecision& decision, core::TimePoint now) {
+  // Rounded up: woken a fraction early, the key would only be held again for the rest. While the
+  // previous rollout is in progress, the status change that finishes it queues the key (the
+  // controller's workload handlers, core::rolloutProgressOf); the recheck only bounds a missed one.
+  auto wait = std::chrono::ceil<milliseconds>(decision.notBefore - now);
+  if (decision.wait == core::RolloutWait::Progress) {
+    wait = std::min<milliseconds>(wait, core::kRolloutProgressRecheck);
+  }
+  const Action lookAgain = Action::requeue(wait);
   {
+    // One hold per previous rollout, however its reason moves (the floor, then the progress).
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = held_.emplace(key, until);
-    if (!inserted && it->second == until) return lookAgain;  // this hold is announced already
-    it->second = until;
+    auto [it, inserted] = held_.emplace(key, lastRollout);
+    if (!inserted && it->second == lastRollout) return lookAgain;  // this hold is announced already
+    it->second = lastRollout;
   }
   const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
@@ -361,7 +384,8 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                        {{"kind", kind_.name},
                         {"workload", key},
                         {"namespace", ns},
-                        {"until", core::formatRfc3339(until)},
+                        {"until", core::formatRfc3339(decision.upperBound)},
+                        {"waitingFor", core::describeHold(decision)},
                         {"lastRollout", core::formatRfc3339(lastRollout)},
                         {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
                         {"changes", described}});
@@ -373,7 +397,7 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
   event.type = "Normal";
   event.reason = std::string(core::kRolloutHeldReason);
   event.action = "Hold";
-  event.note = core::rolloutHeldNote(until, lastRollout, context_.minRolloutInterval, ns, described);
+  event.note = core::rolloutHeldNote(decision, lastRollout, context_.minRolloutInterval, ns, described);
   event.reportingController = context_.reportingController;
   event.reportingInstance = context_.reportingInstance;
   auto created = context_.client.createEvent(event);

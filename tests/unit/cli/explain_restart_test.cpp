@@ -167,8 +167,9 @@ TEST_CASE("unlistable Events make the hold unknown and leave the rest standing",
 
 TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
   using namespace std::chrono_literals;
-  const std::string note =
-      core::rolloutHeldNote(t0() + 20s, t0(), 20s, "shop", "configmap/cfg: u/1 -> u/2 (updated)");
+  const std::string note = core::rolloutHeldNote(
+      core::decideRollout(t0(), t0() + 1s, 20s, core::RolloutProgress{false, "0 of 1 pod updated"}), t0(), 20s,
+      "shop", "configmap/cfg: u/1 -> u/2 (updated)");
   json event = {{"reason", "RolloutHeld"},
                 {"message", note},
                 {"eventTime", "2027-01-15T08:00:01.500000Z"},
