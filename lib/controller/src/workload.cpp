@@ -140,7 +140,6 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   // The cache may not show our last write yet (the watch event is on its way): plan against what
   // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
   // same thing again nor announces the same restart twice.
-  bool overlaid = false;
   {
     std::lock_guard lock(mutex_);
     auto last = lastWrites_.find(key);
@@ -153,7 +152,6 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
           it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
         }
         for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
-        overlaid = true;
         // The interval counts from that write too, and the content record is the one written.
         json& stamped = workload["metadata"]["annotations"];
         if (!stamped.is_object()) stamped = json::object();
@@ -208,11 +206,17 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
 
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
-  // The status of the cached copy describes the rollout before our last write while the cache
-  // does not show that write: ours has not even been observed.
+  // While the cache does not show our last rollout (the overlay above kept its record), the cached
+  // status describes the rollout before it: ours has not even been observed.
+  bool rolloutUnseen = false;
+  {
+    std::lock_guard lock(mutex_);
+    const auto last = lastWrites_.find(key);
+    rolloutUnseen = last != lastWrites_.end() && !last->second.rolledAt.empty();
+  }
   const core::RolloutProgress progress =
-      overlaid ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
-               : core::rolloutProgressOf(workload, coreKind(kind_));
+      rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
+                    : core::rolloutProgressOf(workload, coreKind(kind_));
   const core::RolloutDecision gate =
       core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
   if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);
