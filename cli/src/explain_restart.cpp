@@ -373,9 +373,29 @@ ordered_json explanationDocument(const ExplainInput& input) {
     hold["reason"] = input.heldRollouts.error().describe();
   } else if (auto current =
                  core::currentRolloutHold(*input.heldRollouts, lastRollout, !pendingChanges.empty())) {
-    hold["status"] = "held";
-    hold["until"] = core::formatRfc3339(current->until);
-    hold["recorded"] = core::formatRfc3339(current->recorded);
+    // The Event says when the hold ends at the latest; what it waits for now is judged again from
+    // the workload's status, as the controller judges it (core::decideRollout), with the interval
+    // the Event implies (its upper bound less the last rollout).
+    std::optional<core::RolloutDecision> now;
+    if (lastRollout && current->until > *lastRollout) {
+      now = core::decideRollout(
+          lastRollout, input.now,
+          std::chrono::duration_cast<std::chrono::milliseconds>(current->until - *lastRollout),
+          core::rolloutProgressOf(input.workload, input.kind));
+    }
+    if (now && now->rollNow) {
+      hold["status"] = "not-held";
+      hold["reason"] = now->reason;
+    } else {
+      hold["status"] = "held";
+      const bool floorOnly = now && now->waitingFor.empty();
+      hold["until"] = core::formatRfc3339(floorOnly ? now->notBefore : current->until);
+      hold["waitingFor"] =
+          now && !now->waitingFor.empty() ? ordered_json(now->waitingFor) : ordered_json(nullptr);
+      hold["description"] =
+          now ? core::describeHold(*now) : "held until " + core::formatRfc3339(current->until);
+      hold["recorded"] = core::formatRfc3339(current->recorded);
+    }
   } else {
     hold["status"] = "not-held";
   }

@@ -165,9 +165,12 @@ std::string renderText(const ordered_json& doc, bool color) {
     const ordered_json hold = pending.contains("rolloutHold") ? pending["rolloutHold"] : ordered_json::object();
     const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
     if (holdStatus == "held") {
-      out << style.yellow("a restart is due") << ", rollout held until " << str(hold["until"])
-          << " (the controller's minimum rollout interval since the last rollout at "
-          << str(hold["lastRollout"]) << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
+      const std::string description =
+          hold.contains("description") ? str(hold["description"]) : "held until " + str(hold["until"]);
+      const bool waiting = hold.contains("waitingFor") && hold["waitingFor"].is_string();
+      out << style.yellow("a restart is due") << (waiting ? ", rollout held: " : ", rollout ") << description
+          << " (the controller's rollout hold since the last rollout at " << str(hold["lastRollout"])
+          << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
     } else {
       out << style.yellow("a restart is due") << " (the controller will apply it)\n";
       if (holdStatus == "unknown")

@@ -48,10 +48,11 @@ cxxopts::Options makeOptions(const Io& io) {
                               "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
                               cxxopts::value<std::string>()->default_value("1s"), "DURATION")(
       "min-rollout-interval",
-      "roll one workload at most once per this long, on top of the debounce; "
-      "changes meanwhile are merged into the next rollout, which is held until "
-      "then (Event reason RolloutHeld); measured from the workload's "
-      "restarter.stackable.tech/last-rollout annotation; 0 disables",
+      "the upper bound of a rollout hold: a change that follows a rollout by restarter is "
+      "held while that rollout is in progress (the workload's status; at least 10s after it), "
+      "merged with every later change and applied as one rollout when it has finished, or "
+      "when this long has passed since it (Event reason RolloutHeld); measured from the "
+      "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
       cxxopts::value<std::string>()->default_value(
           core::formatInterval(controller::kDefaultMinRolloutInterval)),
       "DURATION")("ondelete-ready-timeout",

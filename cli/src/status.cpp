@@ -53,6 +53,7 @@ int attentionGroup(const WorkloadStatus& row) {
 
 std::string pendingText(const WorkloadStatus& row) {
   if (row.pending == "restart-due") {
+    if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
   if (row.pending == "up-to-date") return "no";
@@ -100,7 +101,10 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
   row.pendingReason = text(member(pending, "reason"));
   for (const auto& change : member(pending, "changes")) row.pendingChanges.push_back(changeLine(change));
   const auto& hold = member(pending, "rolloutHold");
-  if (text(member(hold, "status")) == "held") row.heldUntil = text(member(hold, "until"));
+  if (text(member(hold, "status")) == "held") {
+    row.heldUntil = text(member(hold, "until"));
+    if (member(hold, "waitingFor").is_string()) row.heldFor = text(member(hold, "waitingFor"));
+  }
   if (member(hold, "lastRollout").is_string()) row.lastRollout = text(member(hold, "lastRollout"));
 
   row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
@@ -141,6 +145,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
   for (const WorkloadStatus& row : rows) {
     ordered_json pending = {{"status", row.pending}, {"changes", row.pendingChanges}};
     if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
+    if (row.heldFor) pending["heldFor"] = *row.heldFor;
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
     ordered_json roll = nullptr;
     if (!row.roll.empty()) roll = {{"state", row.roll}, {"reason", row.rollReason}};

@@ -126,6 +126,8 @@ void slimWorkload(json& object) {
   slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
   if (auto status = object.find("status"); status != object.end()) {
     // The OnDelete roll's inputs and triggers (ondelete.hpp): pods becoming Ready change these.
+    // The rollout hold reads them too (core::rolloutProgressOf, with metadata.generation and
+    // spec.replicas and spec.updateStrategy).
     keepFields(*status, {"observedGeneration", "updateRevision", "currentRevision", "replicas", "readyReplicas",
                          "availableReplicas", "updatedReplicas", "currentReplicas", "desiredNumberScheduled",
                          "currentNumberScheduled", "numberReady", "numberAvailable", "numberUnavailable",
@@ -199,6 +201,15 @@ bool workloadChanged(const cache::PackedPtr& beforePacked, const cache::PackedPt
   const json after = afterPacked->unpack();
   return !sameMetadata(before, after, "generation") || !sameMetadata(before, after, "annotations") ||
          !sameMetadata(before, after, "uid") || templateAnnotationsOf(before) != templateAnnotationsOf(after);
+}
+
+// A workload update that finishes its rollout (core::rolloutProgressOf): a change held while that
+// rollout was in progress may roll now (docs/architecture.md, "Rollouts rate-limited per workload").
+// Status updates are otherwise no reason to reconcile; this one comes once per rollout.
+bool rolloutFinished(core::WorkloadKind kind, const cache::PackedPtr& beforePacked,
+                     const cache::PackedPtr& afterPacked) {
+  return !core::rolloutProgressOf(beforePacked->unpack(), kind).finished &&
+         core::rolloutProgressOf(afterPacked->unpack(), kind).finished;
 }
 
 // A workload update worth a look by the OnDelete roll: anything but its resourceVersion (the
@@ -330,8 +341,11 @@ struct Controller::Impl {
               enqueueWorkload(name, nameOf(*o), options.debounce);
               if (!roll.empty()) enqueueWorkload(roll, nameOf(*o), milliseconds(0));
             },
-            [this, name, roll](const cache::PackedPtr& before, const cache::PackedPtr& after) {
-              if (workloadChanged(before, after)) enqueueWorkload(name, nameOf(*after), options.debounce);
+            [this, name, roll, progressKind = coreKind(kind)](const cache::PackedPtr& before,
+                                                              const cache::PackedPtr& after) {
+              if (workloadChanged(before, after) || rolloutFinished(progressKind, before, after)) {
+                enqueueWorkload(name, nameOf(*after), options.debounce);
+              }
               if (!roll.empty() && rollInputChanged(before, after)) {
                 enqueueWorkload(roll, nameOf(*after), milliseconds(0));
               }

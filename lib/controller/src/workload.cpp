@@ -1,5 +1,6 @@
 #include "restarter/controller/workload.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 
@@ -33,6 +34,13 @@ const std::vector<WorkloadKind>& workloadKinds() {
     return rows;
   }();
   return kinds;
+}
+
+core::WorkloadKind coreKind(const WorkloadKind& kind) {
+  for (const core::ManagedKind& row : core::kManagedKinds) {
+    if (row.id == kind.name) return row.kind;
+  }
+  return core::WorkloadKind::StatefulSet;  // unreachable: every WorkloadKind is a row (workloadKinds)
 }
 
 cache::IndexFunc referenceIndex(core::RefKind kind) {
@@ -232,8 +240,20 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
 
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
   const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
-  const core::RolloutDecision gate = core::decideRollout(lastRollout, now, context_.minRolloutInterval);
-  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate.notBefore, now);
+  // While the cache does not show our last rollout (the overlay above kept its record), the cached
+  // status describes the rollout before it: ours has not even been observed.
+  bool rolloutUnseen = false;
+  {
+    std::lock_guard lock(mutex_);
+    const auto last = lastWrites_.find(key);
+    rolloutUnseen = last != lastWrites_.end() && !last->second.rolledAt.empty();
+  }
+  const core::RolloutProgress progress =
+      rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
+                    : core::rolloutProgressOf(workload, coreKind(kind_));
+  const core::RolloutDecision gate =
+      core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
+  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);
   {
     std::lock_guard lock(mutex_);
     held_.erase(key);
@@ -312,7 +332,7 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
     lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
                                  core::metadataString(workload, "resourceVersion"),
                                  desired.annotations,
-                                 sent.lastRollout.value_or(""),
+                                 "",  // not a rollout: the cached last-rollout stays as it is
                                  desired.contentDigests,
                                  sent.baseline};
   }
@@ -461,14 +481,21 @@ core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
 
 Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                                 const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
-                                core::TimePoint until, core::TimePoint now) {
-  // Rounded up: woken a fraction early, the key would only be held again for the rest.
-  const Action lookAgain = Action::requeue(std::chrono::ceil<milliseconds>(until - now));
+                                const core::RolloutDecision& decision, core::TimePoint now) {
+  // Rounded up: woken a fraction early, the key would only be held again for the rest. While the
+  // previous rollout is in progress, the status change that finishes it queues the key (the
+  // controller's workload handlers, core::rolloutProgressOf); the recheck only bounds a missed one.
+  auto wait = std::chrono::ceil<milliseconds>(decision.notBefore - now);
+  if (decision.wait == core::RolloutWait::Progress) {
+    wait = std::min<milliseconds>(wait, core::kRolloutProgressRecheck);
+  }
+  const Action lookAgain = Action::requeue(wait);
   {
+    // One hold per previous rollout, however its reason moves (the floor, then the progress).
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = held_.emplace(key, until);
-    if (!inserted && it->second == until) return lookAgain;  // this hold is announced already
-    it->second = until;
+    auto [it, inserted] = held_.emplace(key, lastRollout);
+    if (!inserted && it->second == lastRollout) return lookAgain;  // this hold is announced already
+    it->second = lastRollout;
   }
   const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
@@ -477,7 +504,8 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                        {{"kind", kind_.name},
                         {"workload", key},
                         {"namespace", ns},
-                        {"until", core::formatRfc3339(until)},
+                        {"until", core::formatRfc3339(decision.upperBound)},
+                        {"waitingFor", core::describeHold(decision)},
                         {"lastRollout", core::formatRfc3339(lastRollout)},
                         {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
                         {"changes", described}});
@@ -489,7 +517,7 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
   event.type = "Normal";
   event.reason = std::string(core::kRolloutHeldReason);
   event.action = "Hold";
-  event.note = core::rolloutHeldNote(until, lastRollout, context_.minRolloutInterval, ns, described);
+  event.note = core::rolloutHeldNote(decision, lastRollout, context_.minRolloutInterval, ns, described);
   event.reportingController = context_.reportingController;
   event.reportingInstance = context_.reportingInstance;
   auto created = context_.client.createEvent(event);

@@ -1,23 +1,141 @@
 #include "restarter/core/rollout.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+#include "restarter/core/json_access.hpp"
+
 namespace restarter::core {
 
 namespace {
 
-constexpr std::string_view kHeldNotePrefix = "Rollout held until ";
+constexpr std::string_view kHeldNotePrefix = "Rollout held at most until ";
+// The prefix of the notes written when the interval alone held a rollout.
+constexpr std::string_view kFixedHoldNotePrefix = "Rollout held until ";
+
+// An integer at `path`; `fallback` when absent or not an integer.
+std::int64_t intAt(const nlohmann::json& object, std::initializer_list<std::string_view> path,
+                   std::int64_t fallback = 0) {
+  const nlohmann::json* value = valueAt(object, path);
+  if (value == nullptr || !value->is_number_integer()) return fallback;
+  return value->get<std::int64_t>();
+}
+
+std::string pods(std::int64_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
+
+RolloutProgress notFinished(std::string missing) { return {false, std::move(missing)}; }
 
 }  // namespace
 
-RolloutDecision decideRollout(std::optional<TimePoint> lastRollout, TimePoint now,
-                              std::chrono::milliseconds interval) {
-  if (interval <= std::chrono::milliseconds(0)) return {true, {}, "no minimum rollout interval"};
-  if (!lastRollout) return {true, {}, "no earlier rollout recorded"};
-  if (*lastRollout > now + interval) {
-    return {true, {}, "the recorded last rollout lies more than the interval in the future; ignored"};
+RolloutProgress rolloutProgressOf(const nlohmann::json& workload, WorkloadKind kind) {
+  if (!workload.is_object()) return {};
+  const std::int64_t generation = intAt(workload, {"metadata", "generation"});
+  const std::int64_t observed = intAt(workload, {"status", "observedGeneration"});
+  if (observed < generation) {
+    return notFinished("generation " + std::to_string(generation) + " not yet observed by the " +
+                       std::string(managedKind(kind).name) + " controller");
   }
-  const TimePoint notBefore = *lastRollout + interval;
-  if (now >= notBefore) return {true, {}, "the minimum rollout interval has passed"};
-  return {false, notBefore, "the last rollout was less than the minimum rollout interval ago"};
+  if (kind == WorkloadKind::DaemonSet) {
+    const std::int64_t desired = intAt(workload, {"status", "desiredNumberScheduled"});
+    const std::int64_t updated = intAt(workload, {"status", "updatedNumberScheduled"});
+    const std::int64_t available = intAt(workload, {"status", "numberAvailable"});
+    if (updated < desired) return notFinished(std::to_string(updated) + " of " + pods(desired) + " updated");
+    if (available < desired)
+      return notFinished(std::to_string(available) + " of " + pods(desired) + " available");
+    return {};
+  }
+  const std::int64_t replicas = intAt(workload, {"spec", "replicas"}, 1);
+  const std::int64_t updated = intAt(workload, {"status", "updatedReplicas"});
+  if (kind == WorkloadKind::Deployment) {
+    const std::int64_t existing = intAt(workload, {"status", "replicas"});
+    const std::int64_t available = intAt(workload, {"status", "availableReplicas"});
+    if (updated < replicas) return notFinished(std::to_string(updated) + " of " + pods(replicas) + " updated");
+    if (existing > updated) {
+      const std::int64_t old = existing - updated;
+      return notFinished(std::to_string(old) + (old == 1 ? " old pod" : " old pods") + " left");
+    }
+    if (available < replicas) {
+      return notFinished(std::to_string(available) + " of " + pods(replicas) + " available");
+    }
+    return {};
+  }
+  // StatefulSet. A RollingUpdate partition leaves the ordinals below it on the old revision.
+  std::int64_t partition = 0;
+  if (stringAt(workload, {"spec", "updateStrategy", "type"}) != "OnDelete") {
+    partition = std::clamp<std::int64_t>(
+        intAt(workload, {"spec", "updateStrategy", "rollingUpdate", "partition"}), 0, replicas);
+  }
+  const std::int64_t ready = intAt(workload, {"status", "readyReplicas"});
+  if (updated < replicas - partition) {
+    return notFinished(std::to_string(updated) + " of " + pods(replicas - partition) + " updated");
+  }
+  if (ready < replicas) return notFinished(std::to_string(ready) + " of " + pods(replicas) + " ready");
+  return {};
+}
+
+RolloutDecision decideRollout(std::optional<TimePoint> lastRollout, TimePoint now,
+                              std::chrono::milliseconds interval, const RolloutProgress& progress,
+                              std::chrono::milliseconds floor) {
+  RolloutDecision decision;
+  if (interval <= std::chrono::milliseconds(0)) {
+    decision.reason = "no minimum rollout interval";
+    return decision;
+  }
+  if (!lastRollout) {
+    decision.reason = "no earlier rollout recorded";
+    return decision;
+  }
+  if (*lastRollout > now + interval) {
+    decision.reason = "the recorded last rollout lies more than the interval in the future; ignored";
+    return decision;
+  }
+  const TimePoint floorEnd = *lastRollout + std::min(floor, interval);
+  const TimePoint upperBound = *lastRollout + interval;
+  if (now < floorEnd) {
+    decision.rollNow = false;
+    decision.wait = RolloutWait::Floor;
+    decision.notBefore = floorEnd;
+    decision.upperBound = upperBound;
+    if (!progress.finished) decision.waitingFor = progress.missing;
+    decision.reason = "the last rollout was less than the rollout floor ago";
+    return decision;
+  }
+  if (now >= upperBound) {
+    decision.reason = "the minimum rollout interval (the upper bound of a hold) has passed";
+    return decision;
+  }
+  if (progress.finished) {
+    decision.reason = "the previous rollout has finished";
+    return decision;
+  }
+  decision.rollNow = false;
+  decision.wait = RolloutWait::Progress;
+  decision.notBefore = upperBound;
+  decision.upperBound = upperBound;
+  decision.waitingFor = progress.missing;
+  decision.reason = "the previous rollout is still in progress";
+  return decision;
+}
+
+namespace {
+
+// describeHold without the upper bound (the RolloutHeld note starts with it).
+std::string holdReason(const RolloutDecision& decision, std::chrono::milliseconds floor) {
+  if (!decision.waitingFor.empty()) return "waiting for the previous rollout (" + decision.waitingFor + ")";
+  return "held until " + formatRfc3339(decision.notBefore) + " (the previous rollout was less than " +
+         formatInterval(floor) + " ago)";
+}
+
+}  // namespace
+
+std::string describeHold(const RolloutDecision& decision, std::chrono::milliseconds floor) {
+  if (decision.rollNow) return "not held";
+  if (!decision.waitingFor.empty()) {
+    return holdReason(decision, floor) + ", at most until " + formatRfc3339(decision.upperBound);
+  }
+  return holdReason(decision, floor);
 }
 
 std::optional<TimePoint> lastRolloutOf(const nlohmann::json& workload) {
@@ -38,12 +156,14 @@ std::string formatInterval(std::chrono::milliseconds interval) {
   return formatDuration(std::chrono::duration_cast<std::chrono::seconds>(interval));
 }
 
-std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout, std::chrono::milliseconds interval,
-                            std::string_view namespace_, std::string_view changes) {
+std::string rolloutHeldNote(const RolloutDecision& decision, TimePoint lastRollout,
+                            std::chrono::milliseconds interval, std::string_view namespace_,
+                            std::string_view changes) {
   std::string note(kHeldNotePrefix);
-  note += formatRfc3339(until);
-  note += "; at most one rollout per " + formatInterval(interval) + ", the last at ";
-  note += formatRfc3339(lastRollout);
+  note += formatRfc3339(decision.upperBound);
+  note += "; " + holdReason(decision, kMinRolloutFloor);
+  note += "; at most one rollout per " + formatInterval(interval) + " while the previous one is in progress, ";
+  note += "the last at " + formatRfc3339(lastRollout);
   note += "; changes so far in namespace ";
   note += namespace_;
   note += ": ";
@@ -52,8 +172,14 @@ std::string rolloutHeldNote(TimePoint until, TimePoint lastRollout, std::chrono:
 }
 
 std::optional<TimePoint> heldUntilFromNote(std::string_view note) {
-  if (note.substr(0, kHeldNotePrefix.size()) != kHeldNotePrefix) return std::nullopt;
-  std::string_view rest = note.substr(kHeldNotePrefix.size());
+  std::string_view rest;
+  if (note.substr(0, kHeldNotePrefix.size()) == kHeldNotePrefix) {
+    rest = note.substr(kHeldNotePrefix.size());
+  } else if (note.substr(0, kFixedHoldNotePrefix.size()) == kFixedHoldNotePrefix) {
+    rest = note.substr(kFixedHoldNotePrefix.size());
+  } else {
+    return std::nullopt;
+  }
   rest = rest.substr(0, rest.find(';'));
   auto parsed = parseRfc3339(rest);
   if (!parsed) return std::nullopt;

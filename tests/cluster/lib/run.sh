@@ -297,8 +297,22 @@ start_scheduler() {
 }
 
 start_kwok() {
-  # The Stages: those taken from the kwok module at build time, plus our own pod-delete.
-  { cat "$KWOK_STAGES"; echo '---'; cat "$CLUSTER_DIR/kwok/pod-delete.yaml"; } >"$STATE_DIR/kwok-stages.yaml"
+  # The Stages: those taken from the kwok module at build time, plus our own pod-delete. The
+  # pod-ready Stage gets a delay read from the pod's annotation restarter.test/ready-after (a Go
+  # duration, "30s"): a pod without it is Ready at once, as before (kwok delays nothing when the
+  # expression yields no string); suites that need pods slow to become Ready set it in their pod
+  # template (kuttl controller-rollout-progress). Added here, not at build time, so that a warm
+  # tools cache needs no rebuild.
+  awk -v delay_file="$CLUSTER_DIR/kwok/pod-ready-delay.yaml" '
+    BEGIN { while ((getline line < delay_file) > 0) delay = delay (delay == "" ? "" : "\n") line }
+    /^---$/ { in_ready = 0 }
+    /^  name: pod-ready$/ { in_ready = 1 }
+    { print }
+    in_ready && /^spec:$/ { print delay; added++ }
+    END { if (added != 1) { print "pod-ready Stage not found once: " added > "/dev/stderr"; exit 1 } }
+  ' "$KWOK_STAGES" >"$STATE_DIR/kwok-stages.yaml" \
+    || die "cannot add the readiness delay to kwok's pod-ready Stage"
+  { echo '---'; cat "$CLUSTER_DIR/kwok/pod-delete.yaml"; } >>"$STATE_DIR/kwok-stages.yaml"
   # HOME points into the state directory so that a user's ~/.kwok/kwok.yaml is never read.
   mkdir -p "$STATE_DIR/kwok-home"
   # --node-lease-duration-seconds: kwok keeps a Lease per Node in kube-node-lease, renewed well

@@ -131,20 +131,49 @@ core::TimePoint t0() { return core::parseRfc3339("2027-01-15T08:00:00Z").value()
 
 }  // namespace
 
-TEST_CASE("a held rollout is shown with its end in the text and the JSON", "[cli][explain]") {
+TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[cli][explain]") {
   using namespace std::chrono_literals;
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
       {"restarter.stackable.tech/last-rollout", "2027-01-15T08:00:00Z"}};
+  input.workload["spec"]["replicas"] = 3;
+  input.workload["status"] = {{"observedGeneration", 3}, {"updatedReplicas", 2}, {"readyReplicas", 3}};
   input.heldRollouts = std::vector<core::HeldRollout>{{t0() + 5s, t0() + 5min}};
+  input.now = t0() + 30s;
   const auto doc = explanationDocument(input);
-  CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "held"},
-                                                     {"until", "2027-01-15T08:05:00Z"},
-                                                     {"recorded", "2027-01-15T08:00:05Z"},
-                                                     {"lastRollout", "2027-01-15T08:00:00Z"}});
-  CHECK_THAT(renderText(doc, false),
-             Catch::Contains("Pending: a restart is due, rollout held until 2027-01-15T08:05:00Z") &&
-                 Catch::Contains("since the last rollout at 2027-01-15T08:00:00Z"));
+  CHECK(plain(doc["pending"]["rolloutHold"]) ==
+        json{{"status", "held"},
+             {"until", "2027-01-15T08:05:00Z"},
+             {"waitingFor", "2 of 3 pods updated"},
+             {"description",
+              "waiting for the previous rollout (2 of 3 pods updated), at most until "
+              "2027-01-15T08:05:00Z"},
+             {"recorded", "2027-01-15T08:00:05Z"},
+             {"lastRollout", "2027-01-15T08:00:00Z"}});
+  CHECK_THAT(
+      renderText(doc, false),
+      Catch::Contains("Pending: a restart is due, rollout held: waiting for the previous rollout (2 of 3 "
+                      "pods updated), at most until 2027-01-15T08:05:00Z") &&
+          Catch::Contains("since the last rollout at 2027-01-15T08:00:00Z"));
+
+  // Within the floor, the previous rollout finished: held until the floor ends.
+  input.workload["status"]["updatedReplicas"] = 3;
+  input.now = t0() + 5s;
+  const auto floor = explanationDocument(input);
+  CHECK(floor["pending"]["rolloutHold"]["status"] == "held");
+  CHECK(floor["pending"]["rolloutHold"]["until"] == "2027-01-15T08:00:10Z");
+  CHECK(floor["pending"]["rolloutHold"]["waitingFor"].is_null());
+  CHECK_THAT(renderText(floor, false),
+             Catch::Contains("Pending: a restart is due, rollout held until 2027-01-15T08:00:10Z (the previous "
+                             "rollout was less than 10s ago"));
+
+  // After the floor, the previous rollout finished: the controller rolls it now.
+  input.now = t0() + 30s;
+  const auto released = explanationDocument(input);
+  CHECK(released["pending"]["rolloutHold"]["status"] == "not-held");
+  CHECK_THAT(released["pending"]["rolloutHold"]["reason"].get<std::string>(), Catch::Contains("finished"));
+  CHECK_THAT(renderText(released, false), Catch::Contains("a restart is due (the controller will apply it)"));
+
   // The held rollout was made: the workload's record is newer than the Event.
   input.workload["metadata"]["annotations"]["restarter.stackable.tech/last-rollout"] = "2027-01-15T08:05:00Z";
   const auto rolled = explanationDocument(input);
@@ -169,8 +198,9 @@ TEST_CASE("unlistable Events make the hold unknown and leave the rest standing",
 
 TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
   using namespace std::chrono_literals;
-  const std::string note =
-      core::rolloutHeldNote(t0() + 20s, t0(), 20s, "shop", "configmap/cfg: u/1 -> u/2 (updated)");
+  const std::string note = core::rolloutHeldNote(
+      core::decideRollout(t0(), t0() + 1s, 20s, core::RolloutProgress{false, "0 of 1 pod updated"}), t0(), 20s,
+      "shop", "configmap/cfg: u/1 -> u/2 (updated)");
   json event = {{"reason", "RolloutHeld"},
                 {"message", note},
                 {"eventTime", "2027-01-15T08:00:01.500000Z"},

@@ -88,20 +88,35 @@ TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[cli
   CHECK(pendingOrUnknown(r));
 }
 
-TEST_CASE("status: a held rollout shows until when", "[cli][status]") {
+TEST_CASE("status: a held rollout shows what it waits for or until when", "[cli][status]") {
   ExplainInput in = input("3");
   const auto last = core::parseRfc3339("2026-11-29T18:02:00Z");
   REQUIRE(last);
   in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2026-11-29T18:02:00Z"}};
+  in.workload["status"] = {{"observedGeneration", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}};
   in.heldRollouts =
       std::vector<core::HeldRollout>{{*last + std::chrono::seconds(10), *last + std::chrono::minutes(5)}};
+  in.now = *last + std::chrono::seconds(40);
   const WorkloadStatus r = row(in);
   CHECK(r.pending == "restart-due");
   REQUIRE(r.heldUntil);
   CHECK(*r.heldUntil == "2026-11-29T18:07:00Z");
+  REQUIRE(r.heldFor);
+  CHECK(*r.heldFor == "1 of 3 pods updated");
   REQUIRE(r.lastRollout);
   CHECK(*r.lastRollout == "2026-11-29T18:02:00Z");
-  CHECK(renderStatusTable({r}, false, false, "").find("held until 2026-11-29T18:07:00Z") != std::string::npos);
+  CHECK(renderStatusTable({r}, false, false, "")
+            .find("held: waiting for the previous rollout (1 of 3 pods updated)") != std::string::npos);
+  CHECK(statusDocument({r})["items"][0]["pending"]["heldFor"] == "1 of 3 pods updated");
+
+  // Within the floor of a finished rollout: held until the floor ends.
+  in.workload["status"] = {{"observedGeneration", 3}, {"updatedReplicas", 3}, {"readyReplicas", 3}};
+  in.now = *last + std::chrono::seconds(4);
+  const WorkloadStatus f = row(in);
+  CHECK_FALSE(f.heldFor);
+  REQUIRE(f.heldUntil);
+  CHECK(*f.heldUntil == "2026-11-29T18:02:10Z");
+  CHECK(renderStatusTable({f}, false, false, "").find("held until 2026-11-29T18:02:10Z") != std::string::npos);
 }
 
 TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[cli][status]") {

@@ -8,6 +8,8 @@
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::core::ErrorKind;
+using restarter::core::kMinRolloutFloor;
+using restarter::core::kRolloutProgressRecheck;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
 using namespace std::chrono_literals;
@@ -274,12 +276,13 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
 }
 
-TEST_CASE("a change within the interval is held and announced once however often it changes again",
+TEST_CASE("a change after a rollout is held until that rollout finishes and announced once",
           "[controller][workload][interval]") {
   // A new reconciler (a restarted controller, a new leader) sees the record another replica wrote.
   Fixture f;
-  f.harness.context->minRolloutInterval = 20s;
+  f.harness.context->minRolloutInterval = 5min;
   const auto start = nowOf(f);
+  // Generation 1 not yet observed by the StatefulSet controller: the last rollout is in progress.
   f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 5s)}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -288,7 +291,7 @@ TEST_CASE("a change within the interval is held and announced once however often
   auto held = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(held.ok());
   REQUIRE(held->requeueAfter);
-  CHECK(*held->requeueAfter == 15s);  // the moment it may roll
+  CHECK(*held->requeueAfter == 5s);  // the end of the floor
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 1);  // no write to the workload, one Event
   CHECK(requests[0].method == "POST");
@@ -297,11 +300,13 @@ TEST_CASE("a change within the interval is held and announced once however often
   CHECK(event["type"] == "Normal");
   CHECK(event["regarding"]["uid"] == "sts-uid");
   const std::string note = event["note"];
-  CHECK(restarter::core::heldUntilFromNote(note) == start + 15s);
-  CHECK_THAT(note, Catch::Contains("at most one rollout per 20s") &&
+  CHECK(restarter::core::heldUntilFromNote(note) == start + 5min - 5s);  // the upper bound
+  CHECK_THAT(note, Catch::Contains("waiting for the previous rollout (generation 1 not yet observed") &&
+                       Catch::Contains("at most one rollout per 5m") &&
                        Catch::Contains("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)"));
   const std::string logs = f.harness.logs.str();
-  CHECK_THAT(logs, Catch::Contains("rollout held") && Catch::Contains("until=" + formatRfc3339(start + 15s)));
+  CHECK_THAT(logs,
+             Catch::Contains("rollout held") && Catch::Contains("until=" + formatRfc3339(start + 5min - 5s)));
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
 
@@ -312,13 +317,25 @@ TEST_CASE("a change within the interval is held and announced once however often
                          "2" + std::to_string(version));
     auto again = f.reconciler->reconcile({"ns", "web"});
     REQUIRE(again.ok());
-    CHECK(again->requeueAfter == std::optional<std::chrono::milliseconds>(15s - (version - 2) * 1s));
+    CHECK(again->requeueAfter == std::optional<std::chrono::milliseconds>(5s - (version - 2) * 1s));
   }
+  // After the floor the rollout is still in progress: the hold goes on (the same hold, not
+  // announced again), looked at again after the recheck at the latest.
+  f.harness.clock.advance(2s);
+  auto waiting = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(waiting.ok());
+  CHECK(waiting->requeueAfter == std::optional<std::chrono::milliseconds>(kRolloutProgressRecheck));
   CHECK(f.harness.transport->requests().size() == 1);
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
 
-  // At the end of the interval (the boundary itself) the latest version rolls, stamped now.
-  f.harness.clock.advance(12s);
+  // The previous rollout finishes (one replica, observed, updated and ready): the latest version
+  // rolls at once, minutes before the interval would have let it.
+  f.harness.clock.advance(3s);
+  json finished = rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 5s);
+  finished["status"] = {
+      {"observedGeneration", 1}, {"replicas", 1}, {"updatedReplicas", 1}, {"readyReplicas", 1}};
+  finished["metadata"]["resourceVersion"] = "11";
+  f.workloads.replace({finished}, "11");
   f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/5"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto rolled = f.reconciler->reconcile({"ns", "web"});
@@ -329,22 +346,48 @@ TEST_CASE("a change within the interval is held and announced once however often
   json body = json::parse(requests[1].body);
   CHECK(requests[1].method == "PATCH");
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/5"}});
-  CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 15s));
+  CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
   CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") !=
         std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
 
-  // A change right after: the interval counts from that write, though the cache does not show it yet.
+  // A change right after: the floor counts from that write, and its rollout is in progress
+  // though the cache does not show the write yet (the finished status there is the old one's).
   f.harness.clock.advance(1s);
   f.configMaps.replace({configMap("app-config", "cm-uid", "6")}, "26");
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto next = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(next.ok());
-  CHECK(next->requeueAfter == std::optional<std::chrono::milliseconds>(19s));
+  CHECK(next->requeueAfter == std::optional<std::chrono::milliseconds>(9s));
   requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 4);
   CHECK(json::parse(requests[3].body)["reason"] == "RolloutHeld");
+  CHECK_THAT(json::parse(requests[3].body)["note"].get<std::string>(), Catch::Contains("not yet in the cache"));
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 2);
+}
+
+TEST_CASE("a rollout that never finishes holds the next change until the interval has passed",
+          "[controller][workload][interval]") {
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  const auto start = nowOf(f);
+  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 12s)}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto held = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(held.ok());
+  CHECK(held->requeueAfter == std::optional<std::chrono::milliseconds>(8s));  // the upper bound is nearer
+  f.harness.clock.advance(8s);
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  auto rolled = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(rolled.ok());
+  CHECK_FALSE(rolled->requeueAfter);
+  const auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 3);
+  CHECK(requests[1].method == "PATCH");
+  CHECK(json::parse(requests[1].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
 }
 
 TEST_CASE("a rollout record more than an interval in the future does not hold the workload",
@@ -391,14 +434,21 @@ TEST_CASE("dry run announces a change within the interval and holds nothing",
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
 }
 
-TEST_CASE(
-    "a ConfigMap changed ten times a second for a minute rolls once per interval and ends at its last version",
-    "[controller][workload][interval]") {
-  // The reconciler driven as the controller drives it: a queue with the 1 s debounce, every
-  // change queuing the workload, each write showing up in the cache and queuing it again, the
-  // requeue the reconciler asks for; time from the fake clock only.
-  Fixture f;
-  f.harness.context->minRolloutInterval = 20s;
+namespace {
+
+struct StormResult {
+  std::vector<restarter::core::TimePoint> rollouts;
+  std::string lastWritten;
+  int configVersion = 1;
+};
+
+// A ConfigMap changed ten times a second for a minute, the reconciler driven as the controller
+// drives it: a queue with the 1 s debounce, every change queuing the workload, each write showing
+// up in the cache and queuing it again, the requeue the reconciler asks for; time from the fake
+// clock only. `finishAtOnce`: each write shows up with a status saying its rollout has finished
+// (pods Ready at once), and that status change queues the workload as the controller's handler
+// does; otherwise the status never shows the rollout observed.
+StormResult storm(Fixture& f, bool finishAtOnce) {
   auto& clock = f.harness.clock;
   WorkQueue queue(clock, restarter::cache::BackoffPolicy{500ms, 300'000ms, 0.5});
   const QueueKey key{"statefulset", {"ns", "web"}};
@@ -406,12 +456,12 @@ TEST_CASE(
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");
   f.secrets.replace({}, "20");
-  for (int i = 0; i < 100; ++i) f.harness.transport->push(ok(statefulSet().dump()));  // any write succeeds
+  for (int i = 0; i < 200; ++i) f.harness.transport->push(ok(statefulSet().dump()));  // any write succeeds
 
   int workloadVersion = 10;
+  int generation = 1;
   std::size_t seen = 0;
-  std::vector<restarter::core::TimePoint> rollouts;
-  std::string lastWritten;
+  StormResult result;
   auto work = [&] {
     while (auto due = queue.tryGet(clock.now())) {
       auto action = f.reconciler->reconcile(due->object);
@@ -427,16 +477,20 @@ TEST_CASE(
         json updated = statefulSet(body["spec"]["template"]["metadata"]["annotations"]);
         updated["metadata"]["annotations"] = body["metadata"]["annotations"];
         updated["metadata"]["resourceVersion"] = std::to_string(++workloadVersion);
+        updated["metadata"]["generation"] = ++generation;
+        if (finishAtOnce) {
+          updated["status"] = {
+              {"observedGeneration", generation}, {"updatedReplicas", 1}, {"readyReplicas", 1}};
+        }
         f.workloads.upsert(updated);
-        lastWritten = body["spec"]["template"]["metadata"]["annotations"][kCm];
-        rollouts.push_back(nowOf(f));
+        result.lastWritten = body["spec"]["template"]["metadata"]["annotations"][kCm];
+        result.rollouts.push_back(nowOf(f));
         queue.add(key, debounce);
       }
     }
   };
-  int configVersion = 1;
   for (int tick = 0; tick < 600; ++tick) {
-    f.configMaps.upsert(configMap("app-config", "cm-uid", std::to_string(++configVersion)));
+    f.configMaps.upsert(configMap("app-config", "cm-uid", std::to_string(++result.configVersion)));
     queue.add(key, debounce);
     work();
     clock.advance(100ms);
@@ -450,19 +504,52 @@ TEST_CASE(
     work();
   }
   CHECK_FALSE(queue.nextDue());
+  return result;
+}
 
-  CHECK(lastWritten == "cm-uid/" + std::to_string(configVersion));  // no change lost
-  CHECK(rollouts.size() <= 60 / 20 + 1);
-  CHECK(rollouts.size() >= 3);
-  for (std::size_t i = 1; i < rollouts.size(); ++i) CHECK(rollouts[i] - rollouts[i - 1] >= 20s);
+std::size_t heldEvents(const Fixture& f) {
+  std::size_t count = 0;
+  for (const auto& request : f.harness.transport->requests()) {
+    if (request.method == "POST" && json::parse(request.body)["reason"] == "RolloutHeld") ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a ConfigMap changed ten times a second for a minute with rollouts that never finish rolls once per interval "
+    "and ends at its last version",
+    "[controller][workload][interval]") {
+  Fixture f;
+  f.harness.context->minRolloutInterval = 20s;
+  const StormResult r = storm(f, false);
+  CHECK(r.lastWritten == "cm-uid/" + std::to_string(r.configVersion));  // no change lost
+  CHECK(r.rollouts.size() <= 60 / 20 + 1);
+  CHECK(r.rollouts.size() >= 3);
+  for (std::size_t i = 1; i < r.rollouts.size(); ++i) CHECK(r.rollouts[i] - r.rollouts[i - 1] >= 20s);
   // One RolloutHeld Event per hold (one between each two rollouts), not one per change.
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() ==
-        static_cast<double>(rollouts.size() - 1));
-  std::size_t heldEvents = 0;
-  for (const auto& request : f.harness.transport->requests()) {
-    if (request.method == "POST" && json::parse(request.body)["reason"] == "RolloutHeld") ++heldEvents;
-  }
-  CHECK(heldEvents == rollouts.size() - 1);
+        static_cast<double>(r.rollouts.size() - 1));
+  CHECK(heldEvents(f) == r.rollouts.size() - 1);
+}
+
+TEST_CASE(
+    "a ConfigMap changed ten times a second for a minute with rollouts that finish at once rolls once per floor "
+    "and ends at its last version",
+    "[controller][workload][interval]") {
+  Fixture f;
+  f.harness.context->minRolloutInterval = 5min;
+  const StormResult r = storm(f, true);
+  CHECK(r.lastWritten == "cm-uid/" + std::to_string(r.configVersion));  // no change lost
+  // Not once per 5 minutes: each rollout finishes at once, so only the floor spaces them.
+  CHECK(r.rollouts.size() <= 60 / 10 + 1);
+  CHECK(r.rollouts.size() >= 5);
+  for (std::size_t i = 1; i < r.rollouts.size(); ++i)
+    CHECK(r.rollouts[i] - r.rollouts[i - 1] >= kMinRolloutFloor);
+  CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() ==
+        static_cast<double>(r.rollouts.size() - 1));
+  CHECK(heldEvents(f) == r.rollouts.size() - 1);
 }
 
 namespace {

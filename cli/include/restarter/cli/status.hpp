@@ -35,9 +35,12 @@ struct WorkloadStatus {
   // restarter recorded (revision 1, the creation, never counts).
   std::int64_t restarts = 0;
   // The explanation's pending.status: "up-to-date", "restart-due" or "unknown"; with "restart-due"
-  // the held-until time when the controller's minimum rollout interval holds it.
+  // the held-until time when the controller holds it (the upper bound while it waits for the
+  // previous rollout), and what it waits for ("2 of 3 pods updated"; none when only the floor
+  // holds it).
   std::string pending;
   std::optional<std::string> heldUntil;
+  std::optional<std::string> heldFor;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown
   std::string firstRollout;                 // "restart-free", "extra-restart" or "unknown"

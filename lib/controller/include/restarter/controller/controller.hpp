@@ -49,16 +49,17 @@
 
 namespace restarter::controller {
 
-// serve-controller --min-rollout-interval's default (README "serve-controller" says why 5m): about
-// the time a StatefulSet of a few replicas with Kubernetes' default 30 s termination grace period
-// and a readiness probe needs for one rolling update, so that under a restart storm each rollout
-// can finish before the next one starts.
+// serve-controller --min-rollout-interval's default (README "serve-controller" says why 5m): the
+// upper bound of a hold (core::decideRollout). A held change waits for the previous rollout to
+// finish, which for a StatefulSet of a few replicas with Kubernetes' default 30 s termination
+// grace period and a readiness probe takes about this long; a rollout that never finishes holds
+// the next change no longer than this.
 inline constexpr milliseconds kDefaultMinRolloutInterval{5 * 60 * 1000};
 
 struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   milliseconds debounce{1000};
-  // At most one rollout per workload per this interval (core::decideRollout); 0: no limit.
+  // The upper bound of a rollout hold (core::decideRollout); 0: no holds.
   milliseconds minRolloutInterval = kDefaultMinRolloutInterval;
   bool dryRun = false;
   // Whose content is read to tell a metadata-only change from a real one (core/content.hpp).

@@ -21,8 +21,9 @@ struct Metrics {
   // announced only, counted under restarter_controller_dry_run_restarts_total).
   obs::Family<obs::Counter>& restarts;
   obs::Family<obs::Counter>& dryRunRestarts;
-  // restarter_controller_rollouts_held_total{kind}: rollouts held back by --min-rollout-interval,
-  // one per hold (however many changes it merges), each announced by a RolloutHeld Event.
+  // restarter_controller_rollouts_held_total{kind}: rollouts held back while the previous one was
+  // in progress (core::decideRollout, bounded by --min-rollout-interval), one per hold (however
+  // many changes it merges and whatever it waits for), each announced by a RolloutHeld Event.
   obs::Family<obs::Counter>& rolloutsHeld;
   // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
   // (resource: configmaps, secrets) whose content digest did not change (same uid, new

@@ -46,7 +46,8 @@ struct ReconcileContext {
   bool dryRun = false;
   std::string reportingController = "restarter.stackable.tech/controller";
   std::string reportingInstance;  // this replica's identity
-  // The least time between two rollouts of one workload (core::decideRollout); 0: no limit.
+  // The upper bound of a rollout hold: a rollout still in progress holds the next one at most
+  // this long (core::decideRollout); 0: no holds.
   milliseconds minRolloutInterval{0};
   // --roll-on-opt-in: a workload restarter has no record of gets its template annotations at once
   // (a rollout) instead of a baseline record (core::DesiredOptions).

@@ -21,13 +21,18 @@
 //      One server-side apply of the metadata alone (the baseline, its content record, and every
 //      field this manager owns sent again unchanged), which restarts nothing; a log line and a
 //      Normal Event BaselineRecorded naming why (dry-run: the log line only, once per state);
-//   3a. core::decideRollout (the minimum rollout interval, measured from the workload's
-//      last-rollout annotation): when the workload rolled too recently, nothing is written and
-//      the key comes back at the moment it may roll, when it applies whatever is desired then
-//      (every change made meanwhile, merged). The first reconcile of each hold announces it: a log
-//      line, restarter_controller_rollouts_held_total, and an Event (Normal, reason RolloutHeld,
-//      naming the time it will roll); later reconciles of the same hold announce nothing, so a
-//      ConfigMap changing ten times a second costs one Event per hold, not one per change.
+//   3a. core::decideRollout (docs/architecture.md, "Rollouts rate-limited per workload"): within
+//      the floor after the workload's last-rollout annotation, or while that rollout is still in
+//      progress by the workload's status (core::rolloutProgressOf; a write of ours the cache does
+//      not show yet counts as in progress), at most until the minimum rollout interval has
+//      passed, nothing is written; the key comes back at the end of the floor, when the status
+//      change that finishes the rollout queues it (controller.cpp), or at the latest after
+//      core::kRolloutProgressRecheck, and then applies whatever is desired (every change made
+//      meanwhile, merged). The first reconcile of each hold (one per last rollout) announces it:
+//      a log line, restarter_controller_rollouts_held_total, and an Event (Normal, reason
+//      RolloutHeld, naming what it waits for and the upper bound); later reconciles of the same
+//      hold announce nothing, so a ConfigMap changing ten times a second costs one Event per
+//      hold, not one per change.
 //      Not in dry-run (no rollout is made, so there is nothing to space out);
 //   4. otherwise one server-side apply with the kind's field manager and force, whose body holds
 //      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
@@ -60,6 +65,7 @@
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
+#include "restarter/core/rollout.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/kube/resource.hpp"
@@ -75,6 +81,9 @@ struct WorkloadKind {
 // StatefulSet, Deployment, DaemonSet: core::kManagedKinds (core/workload_kinds.hpp) as the
 // controller uses them.
 const std::vector<WorkloadKind>& workloadKinds();
+
+// The core kind of one of workloadKinds() (its row in core::kManagedKinds).
+core::WorkloadKind coreKind(const WorkloadKind& kind);
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
 // template references.
@@ -129,7 +138,7 @@ class WorkloadReconciler {
     std::string uid;
     std::string resourceVersionBefore;    // the cached resourceVersion the write was planned on
     core::AnnotationMap annotations;      // what was written
-    std::string rolledAt;                 // the last-rollout annotation written
+    std::string rolledAt;                 // the last-rollout annotation written ("" none: a baseline write)
     std::string contentDigests;           // the content-digests annotation written ("" none)
     std::optional<std::string> baseline;  // the baseline annotation written (nullopt: not sent)
   };
@@ -142,7 +151,7 @@ class WorkloadReconciler {
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
-              core::TimePoint until, core::TimePoint now);
+              const core::RolloutDecision& decision, core::TimePoint now);
   // Step 3's refusal of a change that would pass the annotations size limit.
   Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
                         const core::AnnotationsSize& size, const std::vector<core::AnnotationChange>& changes);
@@ -156,7 +165,7 @@ class WorkloadReconciler {
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;            // key -> the last write made
   std::map<std::string, std::string> lastAnnounced_;       // dry-run: key -> last announced plan
-  std::map<std::string, core::TimePoint> held_;            // key -> end of the hold announced
+  std::map<std::string, core::TimePoint> held_;            // key -> last rollout of the hold announced
   std::map<std::string, std::string> tooLargeWarned_;      // key -> the refused state warned about
   std::map<std::string, std::string> metadataOnlyLogged_;  // key -> the kept references logged
 };
