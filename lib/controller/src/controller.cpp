@@ -137,7 +137,8 @@ void slimWorkload(json& object) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
       keepPrefixed(*annotations,
                    {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kOnDeleteAnnotation});
+                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
+                    core::kOnDeleteAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {

@@ -41,6 +41,7 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                 {"annotations",
                  {{"restarter.stackable.tech/ignore-secret.x", "s"},
                   {"other", "y"},
+                  {"restarter.stackable.tech/baseline", "configmap/a=u/1"},
                   {"restarter.stackable.tech/ondelete", "manual"}}}}},
               {"spec",
                {{"replicas", 3},
@@ -55,6 +56,7 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                             {"template", {{"spec", {{"containers", json::array()}}}}},
                             {"updateStrategy", {{"type", "OnDelete"}}}});
   CHECK(sts["metadata"]["annotations"] == json{{"restarter.stackable.tech/ignore-secret.x", "s"},
+                                               {"restarter.stackable.tech/baseline", "configmap/a=u/1"},
                                                {"restarter.stackable.tech/ondelete", "manual"}});
   CHECK(sts["metadata"]["generation"] == 3);
   CHECK(sts["metadata"]["labels"].size() == 1);
