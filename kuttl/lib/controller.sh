@@ -9,7 +9,11 @@
 #                               --debounce 200ms, --min-rollout-interval 0 (suites change a
 #                               workload's objects in turn and expect each change rolled at
 #                               once; controller-rollout-interval gives its own, a later flag
-#                               wins), endpoints on 127.0.0.1:0 (free ports).
+#                               wins), --roll-on-opt-in (the suites written before the
+#                               baseline create labeled workloads without the webhook and read the
+#                               template annotations the controller then writes; controller-baseline
+#                               and webhook-baseline pass --roll-on-opt-in=false, the default of a
+#                               real install), endpoints on 127.0.0.1:0 (free ports).
 #   controller.sh stop [N]      SIGTERM, wait (bounded) for a clean exit ("stopped" logged)
 #   controller.sh kill [N]      SIGKILL (no clean-up: to prove a hand-over without release)
 #   controller.sh exit-code [N] [SECONDS]  wait (bounded) until N has exited by itself; print its
@@ -84,7 +88,7 @@ start() {
   RESTARTER_PIDFILE=$dir/$name.pid RESTARTER_RCFILE=$dir/$name.rc RESTARTER_PROCESS_LIB=$repo/tests/lib/process.sh \
     setsid bash -c 'source "$RESTARTER_PROCESS_LIB"; timeout -s TERM "$0" "$@" & proc_record $! "$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
-    --leader-elect=false --debounce 200ms --min-rollout-interval 0 \
+    --leader-elect=false --debounce 200ms --min-rollout-interval 0 --roll-on-opt-in \
     --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
     </dev/null >"$log" 2>&1 &
   local deadline=$((SECONDS + 10))

@@ -11,7 +11,8 @@
 #       $WEBHOOK_TIMEOUT_SECONDS, default 5); or, when the flags say --cert-dir, install-mwc first
 #       (same settings plus $WEBHOOK_INSTALL_ARGS) and serve-webhook with those files. Then waits
 #       (bounded) until the apiserver really calls it: a server-side dry-run create of a labeled
-#       probe StatefulSet comes back annotated.
+#       probe StatefulSet comes back annotated. Also --roll-on-opt-in, as controller.sh gives
+#       (a later --roll-on-opt-in=false among the flags wins: webhook-baseline).
 #
 # Identity: $RESTARTER_WEBHOOK_KUBECONFIG when set (tests/run.sh: a token of the manifests'
 # restarter-webhook ServiceAccount, kuttl/lib/identity.sh), else kuttl's admin $KUBECONFIG. The
@@ -158,7 +159,7 @@ start() {
     setsid "$bin" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "$port" \
       --webhook-url "https://127.0.0.1:$port/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --secret-namespace "$secret_namespace" \
-      --configuration-name "$configuration" "${settings[@]}" \
+      --configuration-name "$configuration" "${settings[@]}" --roll-on-opt-in \
       --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" "$@" \
       >"$state/log" 2>&1 </dev/null &
     proc_record $! "$state/pid"

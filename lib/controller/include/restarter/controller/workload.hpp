@@ -38,7 +38,8 @@
 //      only metadata.name/namespace/uid (the uid makes the apply fail instead of re-creating a
 //      deleted workload, as commons-operator does), the metadata annotations last-rollout (now)
 //      and content-digests (the record of core::DesiredAnnotations::contentDigests; left out when
-//      empty) and spec.template.metadata.annotations with the desired restarter-owned keys. Owned keys
+//      empty), the baseline ("" to empty one; left out when there is none) and
+//      spec.template.metadata.annotations with the desired restarter-owned keys. Owned keys
 //      no longer sent are removed by the server.
 //      A restarter key that another manager owns (e.g. written by the webhook during CREATE, which
 //      is attributed to the creator's manager) survives an apply; it is then removed by a JSON
