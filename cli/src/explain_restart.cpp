@@ -1,6 +1,7 @@
 // explain-restart: reading the API and building the explanation document (see explain_restart.hpp).
 #include "restarter/cli/explain_restart.hpp"
 
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 
@@ -284,6 +285,27 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
       },
       desiredOptions);
 
+  // When the baseline was recorded and why: the newest BaselineRecorded Event, if any is kept
+  // (Events expire; the baseline annotation itself stays). A failed list only leaves it out.
+  kube::ListOptions recordedBaseline;
+  recordedBaseline.fieldSelector =
+      "involvedObject.uid=" + uid + ",reason=" + std::string(core::kBaselineRecordedReason);
+  if (auto recorded = client.list(coreEvents(), namespace_, recordedBaseline)) {
+    for (const json& event : recorded->items) {
+      std::string time;
+      for (const std::string& candidate :
+           {text(event, "eventTime"), text(event, "lastTimestamp"), text(event, "firstTimestamp"),
+            text(field(event, "metadata"), "creationTimestamp")}) {
+        if (!candidate.empty()) {
+          time = candidate;
+          break;
+        }
+      }
+      if (!input.baselineRecorded || time > input.baselineRecorded->first)
+        input.baselineRecorded = std::pair{time, text(event, "message")};
+    }
+  }
+
   // Held rollouts: the workload's RolloutHeld Events, selected on the server.
   kube::ListOptions held;
   held.fieldSelector = "involvedObject.uid=" + uid + ",reason=" + std::string(core::kRolloutHeldReason);
@@ -401,6 +423,10 @@ ordered_json explanationDocument(const ExplainInput& input) {
   }
   hold["lastRollout"] = lastRollout ? ordered_json(core::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
   pending["rolloutHold"] = std::move(hold);
+  if (input.baselineRecorded) {
+    pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},
+                                   {"note", input.baselineRecorded->second}};
+  }
   doc["pending"] = std::move(pending);
   if (input.kind != core::WorkloadKind::Deployment) doc["roll"] = rollDocument(input);
   return doc;

@@ -180,6 +180,10 @@ std::string renderText(const ordered_json& doc, bool color) {
   } else {
     out << "unknown: " << str(pending["reason"]) << "\n";
   }
+  if (pending.contains("baselineRecorded")) {
+    out << "  baseline recorded at " << str(pending["baselineRecorded"]["time"]) << ": "
+        << str(pending["baselineRecorded"]["note"]) << "\n";
+  }
   if (!pending["references"].empty()) {
     std::size_t width = 0;
     for (const auto& ref : pending["references"]) {

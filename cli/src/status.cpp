@@ -56,7 +56,7 @@ std::string pendingText(const WorkloadStatus& row) {
     if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
-  if (row.pending == "up-to-date") return "no";
+  if (row.pending == "up-to-date") return row.noRestart.empty() ? "no" : "no (held back)";
   return "unknown";
 }
 
@@ -100,6 +100,11 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
   if (row.pending.empty()) row.pending = "unknown";
   row.pendingReason = text(member(pending, "reason"));
   for (const auto& change : member(pending, "changes")) row.pendingChanges.push_back(changeLine(change));
+  for (const auto& ref : member(pending, "references")) {
+    if (!member(ref, "noRestart").is_string()) continue;
+    row.noRestart.push_back(text(member(ref, "kind")) + "/" + text(member(ref, "name")) + ": " +
+                            text(member(ref, "noRestart")));
+  }
   const auto& hold = member(pending, "rolloutHold");
   if (text(member(hold, "status")) == "held") {
     row.heldUntil = text(member(hold, "until"));
@@ -147,6 +152,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
     if (row.heldFor) pending["heldFor"] = *row.heldFor;
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
+    if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;
     if (!row.roll.empty()) roll = {{"state", row.roll}, {"reason", row.rollReason}};
     items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
@@ -188,6 +194,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
       std::string changes;
       for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
       if (row.pending == "unknown" && !row.pendingReason.empty()) changes = row.pendingReason;
+      for (const std::string& note : row.noRestart) changes += (changes.empty() ? "" : "; ") + note;
       if ((row.roll == "paused" || row.roll == "unknown") && !row.rollReason.empty()) {
         changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);
       }

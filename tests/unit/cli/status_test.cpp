@@ -197,3 +197,21 @@ TEST_CASE("status: an OnDelete roll shows its state and a paused one needs atten
   CHECK(json::parse(statusDocument({paused}).dump())["items"][0]["roll"] ==
         json{{"state", "paused"}, {"reason", "db-2 not Ready for 10m"}});
 }
+
+TEST_CASE("status: a reference that restarts nothing says why", "[cli][status][baseline]") {
+  ExplainInput in = input("2");
+  // The ConfigMap was deleted: the running pods keep their copy (README, "Restart only when pods
+  // need it").
+  core::DesiredOptions running;
+  running.podsRunning = true;
+  in.desired = core::desiredAnnotations(
+      in.workload, [](core::RefKind, const std::string&) { return core::ObjectState::absent(); }, running);
+  const WorkloadStatus r = row(in);
+  CHECK(r.pending == "up-to-date");
+  REQUIRE(r.noRestart.size() == 1);
+  CHECK(r.noRestart[0] == "configmap/cfg: deleted: running pods keep their copy, no restart");
+  const std::string wide = renderStatusTable({r}, false, true, "in namespace shop");
+  CHECK(wide.find("no (held back)") != std::string::npos);
+  CHECK(wide.find("configmap/cfg: deleted: running pods keep their copy, no restart") != std::string::npos);
+  CHECK(statusDocument({r})["items"][0]["pending"]["noRestart"][0] == r.noRestart[0]);
+}

@@ -55,6 +55,9 @@ struct ExplainInput {
   // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
   // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
   core::Result<std::vector<core::HeldRollout>> heldRollouts = std::vector<core::HeldRollout>{};
+  // The newest BaselineRecorded Event of the workload (time, note), when one is kept: when and why
+  // serve-controller recorded what its pods run with (opted in, an object created after it).
+  std::optional<std::pair<std::string, std::string>> baselineRecorded;
   // StatefulSets and DaemonSets: their pods in full (the roll needs the Ready condition; pods
   // hold no Secret contents) and a DaemonSet's current revision hash, for the "roll" section
   // (core::decideRoll, judged at `now` with `readyTimeout`).

@@ -43,8 +43,11 @@ struct WorkloadStatus {
   std::optional<std::string> heldFor;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown
-  std::string firstRollout;                 // "restart-free", "extra-restart" or "unknown"
-  std::optional<std::string> lastRollout;   // RFC 3339, restarter's last rollout of it
+  // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
+  // references whose noRestart is set (README, "Restart only when pods need it").
+  std::vector<std::string> noRestart;
+  std::string firstRollout;                // "restart-free", "extra-restart" or "unknown"
+  std::optional<std::string> lastRollout;  // RFC 3339, restarter's last rollout of it
   // The explanation's roll.state for an OnDelete StatefulSet or DaemonSet (rolling, paused, done,
   // manual, waiting-for-status, unknown); empty for other workloads, where Kubernetes rolls.
   std::string roll;
