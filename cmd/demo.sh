@@ -301,7 +301,8 @@ k -n "$ns" get statefulset web -o json |
   jq -r '.spec.template.metadata.annotations // {} | to_entries[] | "      \(.key): \(.value)"'
 if [[ $generation == 1 ]]; then
   say "Generation 1: the first revision already carried the annotations, so no pod was restarted."
-  say "(Without the webhook the controller would annotate after pod 0 started: generation 2, one extra restart.)"
+  say "(Without the webhook the controller records the versions in the workload's metadata instead,"
+  say " restarter.stackable.tech/baseline, which restarts nothing either; README \"Restart only when pods need it\".)"
 else
   say "Generation $generation, not 1: the webhook did not annotate the creation (see $state/serve-webhook.log);"
   say "the controller added the annotations afterwards, at the cost of one extra restart."

@@ -135,10 +135,9 @@ void slimWorkload(json& object) {
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
-      keepPrefixed(*annotations,
-                   {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
-                    core::kOnDeleteAnnotation});
+      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation,
+                                  core::kBaselineAnnotation, core::kOnDeleteAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
