@@ -213,7 +213,7 @@ ordered_json rollDocument(const ExplainInput& input) {
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
-                                            core::ContentAwareness contentAware) {
+                                            core::ContentAwareness contentAware, bool rollOnOptIn) {
   ExplainInput input;
   input.kind = kind;
   auto workload = client.get(workloadResource(kind), namespace_, name);
@@ -263,9 +263,10 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   // Pending: the live template against the live objects, read fresh (metadata only but for the
   // kinds whose content is read: hashed, then dropped).
-  // As serve-controller decides for a running workload (its default, without --roll-on-opt-in).
+  // As serve-controller decides for a running workload.
   core::DesiredOptions desiredOptions;
   desiredOptions.podsRunning = true;
+  desiredOptions.rollOnOptIn = rollOnOptIn;
   input.desired = core::desiredAnnotations(
       input.workload,
       [&](core::RefKind refKind, const std::string& refName) {

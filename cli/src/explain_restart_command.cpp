@@ -349,7 +349,10 @@ void addJudgementFlags(cxxopts::Options& options) {
       "long (give serve-controller's --ondelete-ready-timeout)",
       cxxopts::value<std::string>()->default_value(
           core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-      "DURATION");
+      "DURATION")("roll-on-opt-in",
+                  "judge as serve-controller --roll-on-opt-in does: a workload restarter has no record of "
+                  "is rolled rather than given a baseline",
+                  cxxopts::value<bool>()->default_value("false"));
 }
 
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
@@ -365,6 +368,7 @@ core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flag
                            "--ondelete-ready-timeout: " + readyTimeout.error().message);
   }
   out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
+  out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   return out;
 }
 
@@ -414,7 +418,8 @@ Subcommand explainRestartCommand() {
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware);
+        auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware,
+                                      judgement->rollOnOptIn);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {

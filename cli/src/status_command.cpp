@@ -108,7 +108,8 @@ Subcommand statusCommand() {
           for (const nlohmann::json& workload : workloads->items) {
             const std::string ns = core::metadataString(workload, "namespace");
             const std::string name = core::metadataString(workload, "name");
-            auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware);
+            auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware,
+                                          judgement->rollOnOptIn);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
               rows.push_back(

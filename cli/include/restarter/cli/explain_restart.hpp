@@ -91,9 +91,11 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 // Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
 // are read whole and hashed (their content is dropped at once), the others metadata only, as
 // serve-controller --content-aware does, so Pending says what that controller would do.
+// `rollOnOptIn`: judge as serve-controller --roll-on-opt-in does (a workload without any restarter
+// record is rolled, not given a baseline).
 core::Result<ExplainInput> readExplainInput(
     kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
-    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
+    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps, bool rollOnOptIn = false);
 
 // What explain-restart and status judge by, as serve-controller was started: --content-aware
 // (which referenced kinds' content tells a metadata-only change from a real one) and
@@ -101,6 +103,7 @@ core::Result<ExplainInput> readExplainInput(
 struct JudgementOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
   std::chrono::seconds readyTimeout{10 * 60};
+  bool rollOnOptIn = false;  // --roll-on-opt-in
 };
 void addJudgementFlags(cxxopts::Options& options);
 // The parsed judgement flags; an InvalidInput error naming the flag for a bad value.
