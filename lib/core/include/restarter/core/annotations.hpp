@@ -47,6 +47,9 @@ struct ObjectState {
   // Present only: the content digest (content.hpp); nullopt when the content was not read
   // (content-aware off for the kind), which makes every new version a change, as commons-operator.
   std::optional<ContentDigest> contentDigest;
+  // Present only: Reloader's annotations on the object, "true" (reloader.hpp).
+  bool reloaderMatch = false;
+  bool reloaderIgnore = false;
   std::string problem;  // Unknown only: why the state is not known
 
   static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel,
@@ -56,7 +59,7 @@ struct ObjectState {
 };
 
 // Reads an object's `metadata` (of a full object or a PartialObjectMetadata): uid,
-// resourceVersion and the ignore label. InvalidInput when uid or resourceVersion is missing.
+// resourceVersion, the ignore label and Reloader's match and ignore annotations. InvalidInput when uid or resourceVersion is missing.
 Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
 // The same from a whole ConfigMap or Secret, with its content digest when `readContent` (a
 // content that cannot be hashed leaves the digest out: the object then rolls at every version, as
@@ -67,7 +70,8 @@ Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind 
 using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& name)>;
 
 // How one reference was turned into (or not into) an annotation; explain-restart shows this.
-enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation };
+// NotSelected: Reloader's annotations do not select it (reloader.hpp); kept as an ignored one.
+enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation, NotSelected };
 const char* dispositionName(Disposition disposition) noexcept;
 
 struct ReferenceStatus {
@@ -79,6 +83,8 @@ struct ReferenceStatus {
   // Tracked only: the object has a newer version than `value` whose content is the same, so the
   // template keeps `value` (a metadata-only change, no restart).
   bool metadataOnly = false;
+  // Under Reloader's annotations: the rule that selects the reference or why none does.
+  std::string selection;
 };
 
 struct DesiredAnnotations {
@@ -103,6 +109,12 @@ Result<AnnotationMap> templateAnnotations(const nlohmann::json& workload);
 // current values). `lookup` is called at most once per reference, never for one ignored by
 // annotation. Deterministic: same inputs, same output.
 Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload, const ObjectLookup& lookup);
+// The same, tracking only what Reloader's annotations select when `options` reads them and the
+// workload is opted in that way (reloader.hpp): the reload lists' names become references too, and
+// a reference not selected is kept as an ignored one (Disposition::NotSelected).
+struct SelectionOptions;
+Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload, const ObjectLookup& lookup,
+                                              const SelectionOptions& options);
 
 // Why an owned annotation changes between two annotation sets.
 enum class ChangeCause {
