@@ -12,6 +12,7 @@
 
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/work_queue.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/log.hpp"
@@ -48,6 +49,8 @@ struct ReconcileContext {
   std::string reportingInstance;  // this replica's identity
   // The least time between two rollouts of one workload (core::decideRollout); 0: no limit.
   milliseconds minRolloutInterval{0};
+  // Whether Reloader's annotations opt workloads in and select their references (core/reloader.hpp).
+  core::SelectionOptions selection{};
 };
 
 }  // namespace restarter::controller
