@@ -76,8 +76,10 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
     }
   }
   meta.labels.shrink_to_fit();
-  meta.reloaderMatch = core::stringAt(object, {"metadata", "annotations", core::kReloaderMatchAnnotation}) == "true";
-  meta.reloaderIgnore = core::stringAt(object, {"metadata", "annotations", core::kReloaderIgnoreAnnotation}) == "true";
+  meta.reloaderMatch =
+      core::stringAt(object, {"metadata", "annotations", core::kReloaderMatchAnnotation}) == "true";
+  meta.reloaderIgnore =
+      core::stringAt(object, {"metadata", "annotations", core::kReloaderIgnoreAnnotation}) == "true";
   if (const std::string digest = core::stringAt(object, {kContentDigestField}); !digest.empty()) {
     meta.contentDigest = core::parseDigest(digest);
   }

@@ -423,8 +423,9 @@ struct Controller::Impl {
       // "Reloader annotations").
       const bool reloader = options.selection.reloaderAnnotations;
       for (const WorkloadKind& kind : workloadKinds()) {
-        addReflector(kind.resource, c.namespace_, reloader ? std::string() : std::string(core::kEnabledSelector),
-                     false, *c.workloads.at(kind.name),
+        addReflector(kind.resource, c.namespace_,
+                     reloader ? std::string() : std::string(core::kEnabledSelector), false,
+                     *c.workloads.at(kind.name),
                      [selection = options.selection](json& object) { slimWorkload(object, selection); });
       }
       addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_,

@@ -48,8 +48,11 @@ cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions
   };
 }
 
-cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {
-  return [index = referenceIndex(kind, selection)](const cache::PackedObject& object) { return index(object.unpack()); };
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
+                                                   const core::SelectionOptions& selection) {
+  return [index = referenceIndex(kind, selection)](const cache::PackedObject& object) {
+    return index(object.unpack());
+  };
 }
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
@@ -63,9 +66,9 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
     if (meta.uid.empty() || meta.resourceVersion.empty())
       return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
     const std::string* ignore = meta.label(core::kIgnoreLabel);
-    core::ObjectState state = core::ObjectState::present(
-        meta.uid.str(), meta.resourceVersion, ignore != nullptr && *ignore == core::kIgnoreLabelValue,
-        meta.contentDigest);
+    core::ObjectState state =
+        core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
+                                   ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
     state.reloaderMatch = meta.reloaderMatch;
     state.reloaderIgnore = meta.reloaderIgnore;
     return state;

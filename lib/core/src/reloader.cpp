@@ -44,8 +44,9 @@ std::vector<std::string> splitList(const std::string& text) {
 // A ConfigMap or Secret name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253).
 bool isObjectName(const std::string& text) {
   if (text.empty() || text.size() > 253) return false;
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; });
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
 }
 
 std::string_view reloadKey(RefKind kind) {
@@ -98,7 +99,8 @@ void addReason(std::vector<std::string>& reasons, std::string reason) {
 }  // namespace
 
 std::optional<bool> parseGoBool(std::string_view text) noexcept {
-  if (text == "1" || text == "t" || text == "T" || text == "TRUE" || text == "true" || text == "True") return true;
+  if (text == "1" || text == "t" || text == "T" || text == "TRUE" || text == "true" || text == "True")
+    return true;
   if (text == "0" || text == "f" || text == "F" || text == "FALSE" || text == "false" || text == "False")
     return false;
   return std::nullopt;
@@ -120,6 +122,9 @@ Management workloadManagement(const json& workload, const SelectionOptions& opti
     out.reason = "label " + std::string(kEnabledSelector);
     return out;
   }
+  // Labeled enabled=false: restarter's explicit opt-out beats Reloader's opt-in (and lets the
+  // webhook configuration's objectSelector leave it out).
+  if (stringAt(workload, {"metadata", "labels", kEnabledLabel}) == "false") return out;
   if (!options.reloaderAnnotations || !workload.is_object()) return out;
   const ReloaderRules rules = reloaderRules(workload, options.autoReloadAll);
   std::vector<std::string> reasons;
@@ -178,8 +183,9 @@ Selection ReferenceSelector::select(const Reference& ref, const ObjectState& sta
     return Selection{false, std::string(kReloaderIgnoreAnnotation) + " on the object"};
   }
   if (std::find(rules.listed.begin(), rules.listed.end(), ref.name) != rules.listed.end()) {
-    return Selection{true, "listed in " + std::string(reloadKey(ref.kind)) +
-                               (listedOnly_.count({ref.kind, ref.name}) > 0 ? " (not referenced by the pod spec)" : "")};
+    return Selection{
+        true, "listed in " + std::string(reloadKey(ref.kind)) +
+                  (listedOnly_.count({ref.kind, ref.name}) > 0 ? " (not referenced by the pod spec)" : "")};
   }
   if (rules.search && present && state.reloaderMatch) {
     return Selection{true, std::string(kReloaderSearchAnnotation) + " and the object's " +
@@ -187,8 +193,9 @@ Selection ReferenceSelector::select(const Reference& ref, const ObjectState& sta
   }
   if (rules.autoBy) return Selection{true, *rules.autoBy};
   if (rules.search) {
-    return Selection{false, std::string(kReloaderSearchAnnotation) + ": the object " +
-                                (present ? "lacks " + std::string(kReloaderMatchAnnotation) : std::string("is absent"))};
+    return Selection{
+        false, std::string(kReloaderSearchAnnotation) + ": the object " +
+                   (present ? "lacks " + std::string(kReloaderMatchAnnotation) : std::string("is absent"))};
   }
   return Selection{false, "not in " + std::string(reloadKey(ref.kind))};
 }

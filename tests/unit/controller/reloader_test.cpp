@@ -30,9 +30,10 @@ json deployment(json workloadAnnotations) {
 }
 
 json configMap(const std::string& name, bool match) {
-  json cm = {{"apiVersion", "meta.k8s.io/v1"},
-             {"kind", "PartialObjectMetadata"},
-             {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", name + "-uid"}, {"resourceVersion", "2"}}}};
+  json cm = {
+      {"apiVersion", "meta.k8s.io/v1"},
+      {"kind", "PartialObjectMetadata"},
+      {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", name + "-uid"}, {"resourceVersion", "2"}}}};
   if (match) cm["metadata"]["annotations"] = {{"reloader.stakater.com/match", "true"}};
   return cm;
 }
@@ -65,7 +66,8 @@ TEST_CASE("a workload Reloader's annotations do not opt in is cached as a stub",
   slimWorkload(plain, kReloader);
   CHECK(plain.contains(kUnmanagedField));
   CHECK_FALSE(plain.contains("spec"));
-  CHECK(plain["metadata"] == json{{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"}});
+  CHECK(plain["metadata"] ==
+        json{{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"}});
 
   json opted = deployment({{"reloader.stakater.com/search", "true"}, {"other", "x"}});
   slimWorkload(opted, kReloader);

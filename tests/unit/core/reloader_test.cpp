@@ -27,7 +27,8 @@ json workload(const json& workloadAnnotations = nullptr, const json& templateAnn
                        {"containers",
                         {{{"name", "app"}, {"envFrom", {{{"secretRef", {{"name", "app-secret"}}}}}}}}}}}}}}}};
   if (!workloadAnnotations.is_null()) deploy["metadata"]["annotations"] = workloadAnnotations;
-  if (!templateAnnotations.is_null()) deploy["spec"]["template"]["metadata"]["annotations"] = templateAnnotations;
+  if (!templateAnnotations.is_null())
+    deploy["spec"]["template"]["metadata"]["annotations"] = templateAnnotations;
   return deploy;
 }
 
@@ -97,6 +98,14 @@ TEST_CASE("the restarter label wins and keeps restarter's rules", "[reloader]") 
   CHECK(statusOf(d, RefKind::ConfigMap, "app-config").selection.empty());
 }
 
+TEST_CASE("the label enabled=false opts out whatever Reloader's annotations say", "[reloader]") {
+  json w = workload({{"reloader.stakater.com/auto", "true"}});
+  w["metadata"]["labels"] = {{"restarter.stackable.tech/enabled", "false"}};
+  CHECK(workloadManagement(w, kReloaderAll).by == ManagedBy::None);
+  w["metadata"]["labels"] = {{"restarter.stackable.tech/enabled", "no"}};
+  CHECK(workloadManagement(w, kReloader).by == ManagedBy::Reloader);
+}
+
 TEST_CASE("reloader.stakater.com/auto tracks every referenced object", "[reloader]") {
   for (const char* value : {"true", "True", "1", "t", "TRUE"}) {
     const json w = workload({{"reloader.stakater.com/auto", value}});
@@ -106,7 +115,8 @@ TEST_CASE("reloader.stakater.com/auto tracks every referenced object", "[reloade
     CHECK(statusOf(d, RefKind::Secret, "app-secret").selection == "reloader.stakater.com/auto");
   }
   for (const char* value : {"false", "yes", "", "on"}) {
-    CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", value}}), kReloader).by == ManagedBy::None);
+    CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", value}}), kReloader).by ==
+          ManagedBy::None);
   }
 }
 
@@ -137,7 +147,8 @@ TEST_CASE("search tracks only referenced objects annotated match", "[reloader]")
   CHECK(statusOf(d, RefKind::Secret, "app-secret").selection ==
         "reloader.stakater.com/search and the object's reloader.stakater.com/match");
   // Only "true" exactly, on both sides.
-  CHECK(workloadManagement(workload({{"reloader.stakater.com/search", "True"}}), kReloader).by == ManagedBy::None);
+  CHECK(workloadManagement(workload({{"reloader.stakater.com/search", "True"}}), kReloader).by ==
+        ManagedBy::None);
 }
 
 TEST_CASE("gaining or losing match changes no annotation by itself", "[reloader]") {
@@ -168,10 +179,12 @@ TEST_CASE("reload lists name objects, referenced or not", "[reloader]") {
   Table table = both();
   table.objects[{RefKind::ConfigMap, "other-config"}] = present("o-uid", "3");
   const auto d = desired(w, table);
-  CHECK(d.annotations == AnnotationMap{{kCm, "cm-uid/10"}, {"configmap.restarter.stackable.tech/other-config", "o-uid/3"}});
+  CHECK(d.annotations ==
+        AnnotationMap{{kCm, "cm-uid/10"}, {"configmap.restarter.stackable.tech/other-config", "o-uid/3"}});
   CHECK(statusOf(d, RefKind::ConfigMap, "other-config").selection ==
         "listed in configmap.reloader.stakater.com/reload (not referenced by the pod spec)");
-  CHECK(statusOf(d, RefKind::ConfigMap, "app-config").selection == "listed in configmap.reloader.stakater.com/reload");
+  CHECK(statusOf(d, RefKind::ConfigMap, "app-config").selection ==
+        "listed in configmap.reloader.stakater.com/reload");
   // The Secret is referenced but not listed.
   CHECK(statusOf(d, RefKind::Secret, "app-secret").selection == "no Reloader annotation selects secrets");
   // References stay sorted by (kind, name).
@@ -206,9 +219,9 @@ TEST_CASE("reload list entries that are not names select nothing", "[reloader]")
 TEST_CASE("reloader.stakater.com/ignore on an object beats every rule", "[reloader]") {
   Table table = both();
   table.objects[{RefKind::ConfigMap, "app-config"}] = present("cm-uid", "10", true, true);
-  for (const json& annotations :
-       {json{{"reloader.stakater.com/auto", "true"}}, json{{"configmap.reloader.stakater.com/reload", "app-config"}},
-        json{{"reloader.stakater.com/search", "true"}}}) {
+  for (const json& annotations : {json{{"reloader.stakater.com/auto", "true"}},
+                                  json{{"configmap.reloader.stakater.com/reload", "app-config"}},
+                                  json{{"reloader.stakater.com/search", "true"}}}) {
     const auto d = desired(workload(annotations, {{kCm, "cm-uid/4"}}), table);
     const ReferenceStatus& cm = statusOf(d, RefKind::ConfigMap, "app-config");
     CHECK(cm.disposition == Disposition::NotSelected);
@@ -234,11 +247,14 @@ TEST_CASE("--auto-reload-all selects every workload but those with auto false", 
   const Management m = workloadManagement(workload(), kReloaderAll);
   CHECK(m.by == ManagedBy::Reloader);
   CHECK(m.reason == "--auto-reload-all");
-  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", "false"}}), kReloaderAll).by == ManagedBy::None);
+  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", "false"}}), kReloaderAll).by ==
+        ManagedBy::None);
   // Any value set (even one Go does not parse) opts out, as in Reloader.
-  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", "nope"}}), kReloaderAll).by == ManagedBy::None);
+  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", "nope"}}), kReloaderAll).by ==
+        ManagedBy::None);
   // An empty value counts as unset.
-  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", ""}}), kReloaderAll).by == ManagedBy::Reloader);
+  CHECK(workloadManagement(workload({{"reloader.stakater.com/auto", ""}}), kReloaderAll).by ==
+        ManagedBy::Reloader);
   // A typed "false" opts that kind out only.
   const json cmOff = workload({{"configmap.reloader.stakater.com/auto", "false"}});
   const auto d = desired(cmOff, both(), kReloaderAll);
@@ -246,7 +262,8 @@ TEST_CASE("--auto-reload-all selects every workload but those with auto false", 
 }
 
 TEST_CASE("auto false still lets the reload list and search select", "[reloader]") {
-  const json w = workload({{"reloader.stakater.com/auto", "false"}, {"configmap.reloader.stakater.com/reload", "app-config"}});
+  const json w = workload(
+      {{"reloader.stakater.com/auto", "false"}, {"configmap.reloader.stakater.com/reload", "app-config"}});
   const auto d = desired(w, both(), kReloaderAll);
   CHECK(d.annotations == AnnotationMap{{kCm, "cm-uid/10"}});
 }
@@ -270,8 +287,8 @@ TEST_CASE("the pod template's annotations count when the metadata has none for t
 }
 
 TEST_CASE("restarter's own ignore rules still apply under Reloader's annotations", "[reloader]") {
-  const json w = workload({{"reloader.stakater.com/auto", "true"},
-                           {"restarter.stackable.tech/ignore-configmap.0", "app-config"}});
+  const json w = workload(
+      {{"reloader.stakater.com/auto", "true"}, {"restarter.stackable.tech/ignore-configmap.0", "app-config"}});
   const auto d = desired(w, both());
   CHECK(statusOf(d, RefKind::ConfigMap, "app-config").disposition == Disposition::IgnoredByAnnotation);
 }
@@ -299,10 +316,10 @@ TEST_CASE("Go's ParseBool spellings", "[reloader]") {
 }
 
 TEST_CASE("object states carry Reloader's match and ignore annotations", "[reloader]") {
-  auto state = objectStateFromMetadata({{"uid", "u"},
-                                        {"resourceVersion", "1"},
-                                        {"annotations", {{"reloader.stakater.com/match", "true"},
-                                                         {"reloader.stakater.com/ignore", "True"}}}});
+  auto state = objectStateFromMetadata(
+      {{"uid", "u"},
+       {"resourceVersion", "1"},
+       {"annotations", {{"reloader.stakater.com/match", "true"}, {"reloader.stakater.com/ignore", "True"}}}});
   REQUIRE(state);
   CHECK(state->reloaderMatch);
   CHECK_FALSE(state->reloaderIgnore);

@@ -80,7 +80,8 @@ inline constexpr const char* kSecretIndex = "secret";
 // template that cannot be read indexes nothing.
 cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection = {});
 // The same over packed workloads (the controller's caches).
-cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind, const core::SelectionOptions& selection = {});
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
+                                                   const core::SelectionOptions& selection = {});
 
 // A top-level field slimWorkload sets (with Reloader's annotations read, the workloads are listed
 // without the label selector) on a workload that is not opted in, kept as a stub of its identity:

@@ -70,12 +70,14 @@ inline constexpr std::string_view kReloaderSecretReloadAnnotation = "secret.relo
 // On a workload's metadata only: comma-separated names never selected.
 inline constexpr std::string_view kReloaderConfigMapExcludeAnnotation =
     "configmaps.exclude.reloader.stakater.com/reload";
-inline constexpr std::string_view kReloaderSecretExcludeAnnotation = "secrets.exclude.reloader.stakater.com/reload";
+inline constexpr std::string_view kReloaderSecretExcludeAnnotation =
+    "secrets.exclude.reloader.stakater.com/reload";
 // On a ConfigMap or Secret: "true" makes it eligible under reloader.stakater.com/search, and
 // "true" on the other never lets it trigger anything.
 inline constexpr std::string_view kReloaderMatchAnnotation = "reloader.stakater.com/match";
 inline constexpr std::string_view kReloaderIgnoreAnnotation = "reloader.stakater.com/ignore";
 // What Reloader's annotation strategy writes into a pod template; restarter leaves it alone.
-inline constexpr std::string_view kReloaderLastReloadedFromAnnotation = "reloader.stakater.com/last-reloaded-from";
+inline constexpr std::string_view kReloaderLastReloadedFromAnnotation =
+    "reloader.stakater.com/last-reloaded-from";
 
 }  // namespace restarter::core

@@ -25,7 +25,8 @@
 // Not taken: reload-list entries are names, not Reloader's (undocumented) regular expressions; an
 // entry that is not an object name selects nothing.
 // A workload labeled restarter.stackable.tech/enabled=true keeps restarter's rules (everything
-// referenced); its Reloader annotations are not read.
+// referenced); its Reloader annotations are not read. One labeled ...enabled=false is not managed
+// whatever its Reloader annotations say (the webhook configuration's objectSelector leaves it out).
 
 #include <optional>
 #include <set>
@@ -59,8 +60,8 @@ struct Management {
 // Reloader's rules of one referenced kind for one workload.
 struct ReloaderKindRules {
   RefKind kind = RefKind::ConfigMap;
-  bool fromTemplate = false;        // read from the pod template's annotations (rule fallback)
-  std::vector<std::string> listed;  // the reload list's entries that are object names
+  bool fromTemplate = false;          // read from the pod template's annotations (rule fallback)
+  std::vector<std::string> listed;    // the reload list's entries that are object names
   std::vector<std::string> unusable;  // the reload list's other entries (patterns): they select nothing
   bool search = false;
   std::optional<std::string> autoBy;  // what selects every referenced object of the kind
@@ -122,7 +123,8 @@ ReferenceSelector referenceSelector(const nlohmann::json& workload, const Select
 // The references whose objects a workload's desired annotations read: the pod template's, plus
 // the reload lists' names when Reloader's rules apply. The controller's reference index and the
 // webhook's lookups use it. Errors as collectReferences; InvalidInput without spec.template.
-Result<std::vector<Reference>> trackedReferences(const nlohmann::json& workload, const SelectionOptions& options);
+Result<std::vector<Reference>> trackedReferences(const nlohmann::json& workload,
+                                                 const SelectionOptions& options);
 
 // Go's strconv.ParseBool: "1", "t", "T", "TRUE", "true", "True" are true; nullopt for anything
 // that is not one of those or the false spellings.
