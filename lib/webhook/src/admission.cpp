@@ -11,6 +11,7 @@
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/text.hpp"
 #include "restarter/core/workload_kinds.hpp"
 
@@ -63,8 +64,10 @@ core::Result<json> parseReview(std::string_view body) {
                          reviewMemberWanted);
 }
 
-bool enabled(const json& object) {
-  return core::stringAt(object, {"metadata", "labels", core::kEnabledLabel}) == core::kEnabledLabelValue;
+// The controller's predicate (core/reloader.hpp): the enable label, or with
+// --reloader-annotations Reloader's annotations.
+bool enabled(const json& object, const core::SelectionOptions& selection) {
+  return core::workloadManagement(object, selection).by != core::ManagedBy::None;
 }
 
 // The kinds we manage (core::kManagedKinds, the same set the controller reconciles), by group,
@@ -129,7 +132,8 @@ AdmissionResult tooLarge(AdmissionResult result, json review, const core::Annota
   return answer(std::move(result), review);
 }
 
-AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
+AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch,
+                       const core::SelectionOptions& selection) {
   AdmissionResult result;
   const auto parsed = parseReview(body);
   if (!parsed) return malformed(std::move(result), "the body cannot be parsed: " + parsed.error().message);
@@ -155,7 +159,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   const auto object = req.find("object");
   if (requestKind == req.end() || !managedKind(*requestKind) ||
       (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
-      !object->is_object() || !enabled(*object)) {
+      !object->is_object() || !enabled(*object, selection)) {
     result.outcome = Outcome::Skipped;
     return answer(std::move(result), out);
   }
@@ -166,14 +170,15 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch) {
   if (spec == object->end() || !spec->is_object() || !spec->contains("template")) {
     return failed(std::move(result), out, "the object has no spec.template");
   }
-  auto refs = core::collectReferences((*spec)["template"]);
+  // The pod template's references and, under Reloader's annotations, the reload lists' names.
+  auto refs = core::trackedReferences(*object, selection);
   if (!refs) return failed(std::move(result), out, refs.error().describe());
   const ReferenceStates states = refs->empty() ? ReferenceStates{} : fetch(result.namespace_, *refs);
   const core::ObjectLookup lookup = [&states](core::RefKind kind, const std::string& name) {
     const auto it = states.find({kind, name});
     return it != states.end() ? it->second : core::ObjectState::unknown("not looked up");
   };
-  auto desired = core::desiredAnnotations(*object, lookup);
+  auto desired = core::desiredAnnotations(*object, lookup, selection);
   if (!desired) return failed(std::move(result), out, desired.error().describe());
   auto changes = core::planAnnotationChanges(*object, *desired);
   if (!changes) return failed(std::move(result), out, changes.error().describe());
@@ -253,9 +258,10 @@ std::size_t parseCostBound(std::string_view body) noexcept {
   return cost;
 }
 
-AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch) {
+AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch,
+                                      const core::SelectionOptions& selection) {
   try {
-    return handle(body, fetch);
+    return handle(body, fetch, selection);
   } catch (const std::exception& e) {
     // Only a bug gets here (a JSON type error on input we did not anticipate). A request with a
     // uid is still allowed (docs/architecture.md, "Fail open"); anything else is malformed.

@@ -23,6 +23,7 @@
 
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/references.hpp"
+#include "restarter/core/reloader.hpp"
 
 namespace restarter::webhook {
 
@@ -65,8 +66,11 @@ struct AdmissionResult {
                        // the sizes and the changes not made
 };
 
-// Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
-AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch);
+// Answers one admission.k8s.io/v1 AdmissionReview. Never throws. A workload is ours when
+// core::workloadManagement opts it in under `selection` (the enable label; with
+// --reloader-annotations also Reloader's annotations).
+AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch,
+                                      const core::SelectionOptions& selection = {});
 
 // An upper bound of the bytes handleAdmissionReview allocates at once for `body`: its parse into
 // a JSON tree (nlohmann/json with std::map objects, on 64-bit libstdc++ and glibc malloc) and its
