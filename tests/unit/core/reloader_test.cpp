@@ -173,7 +173,7 @@ TEST_CASE("a search workload does not track an absent object", "[reloader]") {
         "reloader.stakater.com/search: the object is absent");
 }
 
-TEST_CASE("reload lists name objects, referenced or not", "[reloader]") {
+TEST_CASE("reload lists name objects referenced or not", "[reloader]") {
   const json w = workload({{"configmap.reloader.stakater.com/reload", " other-config , app-config,"}});
   CHECK(workloadManagement(w, kReloader).reason == "configmap.reloader.stakater.com/reload");
   Table table = both();
@@ -201,7 +201,7 @@ TEST_CASE("reload lists name objects, referenced or not", "[reloader]") {
   CHECK(plain->size() == 2);
 }
 
-TEST_CASE("a listed object that does not exist gets no annotation, as under the label", "[reloader]") {
+TEST_CASE("a listed object that does not exist gets no annotation as under the label", "[reloader]") {
   const json w = workload({{"secret.reloader.stakater.com/reload", "missing"}});
   const auto d = desired(w, both());
   CHECK(statusOf(d, RefKind::Secret, "missing").disposition == Disposition::Absent);
@@ -243,7 +243,7 @@ TEST_CASE("exclude lists on the workload's metadata beat the reload list and aut
   CHECK(table.looked.empty());
 }
 
-TEST_CASE("--auto-reload-all selects every workload but those with auto false", "[reloader]") {
+TEST_CASE("the flag auto-reload-all selects every workload but those with auto false", "[reloader]") {
   const Management m = workloadManagement(workload(), kReloaderAll);
   CHECK(m.by == ManagedBy::Reloader);
   CHECK(m.reason == "--auto-reload-all");
