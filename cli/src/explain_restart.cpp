@@ -208,16 +208,27 @@ ordered_json rollDocument(const ExplainInput& input) {
   return roll;
 }
 
+const char* managedByName(core::ManagedBy by) {
+  switch (by) {
+    case core::ManagedBy::Label: return "label";
+    case core::ManagedBy::Reloader: return "reloader-annotations";
+    case core::ManagedBy::None: return "none";
+  }
+  return "none";
+}
+
 }  // namespace
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
-                                            core::ContentAwareness contentAware) {
+                                            core::ContentAwareness contentAware,
+                                            const core::SelectionOptions& selection) {
   ExplainInput input;
   input.kind = kind;
   auto workload = client.get(workloadResource(kind), namespace_, name);
   if (!workload) return std::move(workload).error();
   input.workload = std::move(*workload);
+  input.management = core::workloadManagement(input.workload, selection);
   const std::string uid = text(field(input.workload, "metadata"), "uid");
 
   kube::ListOptions byLabels;
@@ -262,8 +273,9 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   // Pending: the live template against the live objects, read fresh (metadata only but for the
   // kinds whose content is read: hashed, then dropped).
-  input.desired =
-      core::desiredAnnotations(input.workload, [&](core::RefKind refKind, const std::string& refName) {
+  input.desired = core::desiredAnnotations(
+      input.workload,
+      [&](core::RefKind refKind, const std::string& refName) {
         const bool readContent = core::readsContent(contentAware, refKind);
         kube::GetOptions options;
         options.metadataOnly = !readContent;
@@ -277,7 +289,8 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
         }
         auto state = core::objectStateFromObject(*object, refKind, readContent);
         return state ? *state : core::ObjectState::unknown(state.error().describe());
-      });
+      },
+      selection);
 
   // Held rollouts: the workload's RolloutHeld Events, selected on the server.
   kube::ListOptions held;
@@ -314,6 +327,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
                      {"name", text(metadata, "name")},
                      {"uid", text(metadata, "uid")},
                      {"generation", first.generation}};
+  doc["managedBy"] = {{"by", managedByName(input.management.by)}, {"reason", input.management.reason}};
   doc["firstRollout"] = {{"verdict", core::firstRolloutVerdictName(first.verdict)},
                          {"reason", first.reason},
                          {"generation", first.generation},
@@ -344,15 +358,18 @@ ordered_json explanationDocument(const ExplainInput& input) {
     pending["changes"] = std::move(changes);
     ordered_json references = ordered_json::array();
     for (const core::ReferenceStatus& ref : input.desired->references) {
-      references.push_back({{"kind", std::string(core::refKindName(ref.ref.kind))},
-                            {"name", ref.ref.name},
-                            {"optional", ref.ref.optional},
-                            {"disposition", core::dispositionName(ref.disposition)},
-                            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
-                            // The object has a newer version than `value` with the same content.
-                            {"metadataOnlyChange",
-                             ref.metadataOnly ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
-                                              : ordered_json(nullptr)}});
+      references.push_back(
+          {{"kind", std::string(core::refKindName(ref.ref.kind))},
+           {"name", ref.ref.name},
+           {"optional", ref.ref.optional},
+           {"disposition", core::dispositionName(ref.disposition)},
+           // Under Reloader's annotations: the rule that selects it, or why none does.
+           {"selection", ref.selection.empty() ? ordered_json(nullptr) : ordered_json(ref.selection)},
+           {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
+           // The object has a newer version than `value` with the same content.
+           {"metadataOnlyChange", ref.metadataOnly
+                                      ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
+                                      : ordered_json(nullptr)}});
     }
     pending["references"] = std::move(references);
   }

@@ -10,6 +10,7 @@
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
+#include "restarter/cli/selection_flags.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
@@ -133,7 +134,16 @@ std::string renderText(const ordered_json& doc, bool color) {
   std::ostringstream out;
   const auto& w = doc["workload"];
   out << style.bold(str(w["kind"]) + " " + str(w["namespace"]) + "/" + str(w["name"])) << "  generation "
-      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n\n";
+      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n";
+  if (doc.contains("managedBy")) {
+    const auto& managed = doc["managedBy"];
+    out << "managed: "
+        << (str(managed["by"]) == "none"
+                ? std::string("no (neither labeled nor opted in by Reloader's annotations)")
+                : str(managed["reason"]))
+        << "\n";
+  }
+  out << "\n";
 
   const auto& first = doc["firstRollout"];
   const std::string verdict = str(first["verdict"]);
@@ -190,6 +200,10 @@ std::string renderText(const ordered_json& doc, bool color) {
           << (ref["optional"].get<bool>() ? "  (optional)" : "")
           << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
                   ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
+                  : "")
+          << (ref.contains("selection") && !ref["selection"].is_null()
+                  ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +
+                        str(ref["selection"])
                   : "")
           << "\n";
     }
@@ -340,6 +354,7 @@ void addJudgementFlags(cxxopts::Options& options) {
       cxxopts::value<std::string>()->default_value(
           core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
       "DURATION");
+  addSelectionFlags(options);
 }
 
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
@@ -355,6 +370,8 @@ core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flag
                            "--ondelete-ready-timeout: " + readyTimeout.error().message);
   }
   out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
+  if (auto error = readSelectionFlags(flags, out.selection))
+    return core::makeError(core::ErrorKind::InvalidInput, *error);
   return out;
 }
 
@@ -404,7 +421,8 @@ Subcommand explainRestartCommand() {
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware);
+        auto input =
+            readExplainInput(**client, *kind, namespace_, name, judgement->contentAware, judgement->selection);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {
