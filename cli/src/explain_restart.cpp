@@ -273,6 +273,10 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   // Pending: the live template against the live objects, read fresh (metadata only but for the
   // kinds whose content is read: hashed, then dropped).
+  // As serve-controller decides for a running workload (its default, without --roll-on-opt-in).
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = true;
+  desiredOptions.selection = selection;
   input.desired = core::desiredAnnotations(
       input.workload,
       [&](core::RefKind refKind, const std::string& refName) {
@@ -290,7 +294,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
         auto state = core::objectStateFromObject(*object, refKind, readContent);
         return state ? *state : core::ObjectState::unknown(state.error().describe());
       },
-      selection);
+      desiredOptions);
 
   // Held rollouts: the workload's RolloutHeld Events, selected on the server.
   kube::ListOptions held;
@@ -369,7 +373,12 @@ ordered_json explanationDocument(const ExplainInput& input) {
            // The object has a newer version than `value` with the same content.
            {"metadataOnlyChange", ref.metadataOnly
                                       ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
-                                      : ordered_json(nullptr)}});
+                                      : ordered_json(nullptr)},
+           // The version the pods run with where the template holds none.
+           {"baseline", ref.baseline ? ordered_json(*ref.baseline) : ordered_json(nullptr)},
+           {"noRestart", ref.noRestart == core::NoRestart::None
+                             ? ordered_json(nullptr)
+                             : ordered_json(core::noRestartText(ref.noRestart))}});
     }
     pending["references"] = std::move(references);
   }

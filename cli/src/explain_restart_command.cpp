@@ -198,6 +198,8 @@ std::string renderText(const ordered_json& doc, bool color) {
       out << "    " << pad(name, width) << "  " << pad(str(ref["disposition"]), 21)
           << (ref["value"].is_null() ? "" : "  " + str(ref["value"]))
           << (ref["optional"].get<bool>() ? "  (optional)" : "")
+          << (ref.contains("baseline") && !ref["baseline"].is_null() ? "  baseline " + str(ref["baseline"])
+                                                                     : "")
           << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
                   ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
                   : "")
@@ -205,6 +207,7 @@ std::string renderText(const ordered_json& doc, bool color) {
                   ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +
                         str(ref["selection"])
                   : "")
+          << (ref.contains("noRestart") && !ref["noRestart"].is_null() ? "  " + str(ref["noRestart"]) : "")
           << "\n";
     }
   }

@@ -72,6 +72,11 @@ cxxopts::Options makeOptions(const Io& io) {
       "as it arrives) or off (metadata only; every new resourceVersion restarts, "
       "as commons-operator)",
       cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
+      "roll-on-opt-in",
+      "roll a running workload when it is opted in (labeled), by writing its template annotations at "
+      "once, as before; by default its pods' versions are recorded in its metadata "
+      "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
+      cxxopts::value<bool>()->default_value("false"))(
       "leader-elect",
       "run only while holding the Lease: --leader-elect or --leader-elect=false "
       "(default: true in a cluster, false otherwise)",
@@ -180,6 +185,7 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
   out.contentAware = *contentAware;
   if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
+  out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
   if (flags.count("leader-election-namespace") > 0)
     out.leaderElectionNamespace = flags["leader-election-namespace"].as<std::string>();
@@ -237,6 +243,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;
   controllerOptions.selection = options.selection;
+  controllerOptions.rollOnOptIn = options.rollOnOptIn;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;
   controllerOptions.identity = replicaIdentity();

@@ -86,6 +86,11 @@ cxxopts::Options makeOptions(const Io& io) {
                               "(also Secrets: their data reaches the webhook, hashed and dropped at once) "
                               "or off (metadata only)",
                               cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
+      "roll-on-opt-in",
+      "roll a running workload when it is opted in (labeled), by writing its template annotations at "
+      "once, as before; by default its pods' versions are recorded in its metadata "
+      "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
+      cxxopts::value<bool>()->default_value("false"))(
       "threads",
       "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
       "503 beyond); as many more look up references (a fixed pool)",
@@ -219,6 +224,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
     // The managed configuration must send what the handler now calls ours.
     out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
+    out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
     // Only managed certificates are rotated; with --cert-dir these durations are unused.
     if (out.certDir.empty()) {
       const std::vector<std::string> problems = core::checkRotationTimings(
@@ -296,6 +302,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   service.threads = options.threads;
   service.contentAware = options.contentAware;
   service.selection = options.selection;
+  service.rollOnOptIn = options.rollOnOptIn;
   if (options.certDir.empty()) {
     auto names = servingNames(options);
     if (!names) {

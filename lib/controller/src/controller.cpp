@@ -137,13 +137,14 @@ void slimWorkload(json& object) {
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
-      keepPrefixed(*annotations,
-                   {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kOnDeleteAnnotation,
-                    core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
-                    core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
-                    core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
-                    core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
+      keepPrefixed(
+          *annotations,
+          {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+           core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
+           core::kOnDeleteAnnotation, core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
+           core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
+           core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
+           core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
@@ -255,7 +256,8 @@ struct Controller::Impl {
                 "restarter.stackable.tech/controller",
                 options.identity,
                 options.minRolloutInterval,
-                options.selection} {}
+                options.selection,
+                options.rollOnOptIn} {}
 
   kube::Client& client;
   ControllerOptions options;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "restarter/core/annotation_keys.hpp"
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_patch.hpp"
@@ -75,15 +76,16 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
   };
 }
 
-json applyBody(const WorkloadKind& kind, const json& workload, const core::AnnotationMap& desired,
-               core::TimePoint rolledAt, const std::string& contentDigests) {
+json applyBody(const WorkloadKind& kind, const json& workload, const AppliedAnnotations& sent) {
   json annotations = json::object();
-  for (const auto& [key, value] : desired) annotations[key] = value;
-  json metadataAnnotations = {{std::string(core::kLastRolloutAnnotation), core::formatRfc3339(rolledAt)}};
+  for (const auto& [key, value] : sent.templateAnnotations) annotations[key] = value;
+  json metadataAnnotations = json::object();
+  if (sent.lastRollout) metadataAnnotations[std::string(core::kLastRolloutAnnotation)] = *sent.lastRollout;
   // Not sent when empty: the apply then removes a record this manager wrote before (nothing is
   // tracked whose content is read).
-  if (!contentDigests.empty())
-    metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = contentDigests;
+  if (!sent.contentDigests.empty())
+    metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = sent.contentDigests;
+  if (sent.baseline) metadataAnnotations[std::string(core::kBaselineAnnotation)] = *sent.baseline;
   return {{"apiVersion", kind.resource.apiVersion()},
           {"kind", kind.resource.kind},
           {"metadata",
@@ -93,6 +95,29 @@ json applyBody(const WorkloadKind& kind, const json& workload, const core::Annot
             {"annotations", std::move(metadataAnnotations)}}},
           {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
 }
+
+namespace {
+
+// The workload's metadata annotation `key`, if it is a string.
+std::optional<std::string> metadataAnnotation(const json& workload, std::string_view key) {
+  const json::json_pointer pointer("/metadata/annotations");
+  if (!workload.is_object() || !workload.contains(pointer)) return std::nullopt;
+  const json& annotations = workload.at(pointer);
+  if (!annotations.is_object()) return std::nullopt;
+  const auto it = annotations.find(std::string(key));
+  if (it == annotations.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// The baseline to send: the desired one, or "" to empty a record that is there; nothing when
+// there is none and none is wanted.
+std::optional<std::string> baselineToSend(const json& workload, const core::DesiredAnnotations& desired) {
+  if (!desired.baseline.empty() || metadataAnnotation(workload, core::kBaselineAnnotation))
+    return desired.baseline;
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes) {
   std::string text;
@@ -162,12 +187,14 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
         // The interval counts from that write too, and the content record is the one written.
         json& stamped = workload["metadata"]["annotations"];
         if (!stamped.is_object()) stamped = json::object();
-        stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
+        if (!last->second.rolledAt.empty())
+          stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
         if (last->second.contentDigests.empty()) {
           stamped.erase(std::string(core::kContentDigestsAnnotation));
         } else {
           stamped[std::string(core::kContentDigestsAnnotation)] = last->second.contentDigests;
         }
+        if (last->second.baseline) stamped[std::string(core::kBaselineAnnotation)] = *last->second.baseline;
       } else {
         lastWrites_.erase(last);
       }
@@ -176,14 +203,21 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
 
   // After the overlay above: which version a reference keeps depends on the template and content
   // record as we wrote them (core::decideTrackedValue).
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = true;
+  desiredOptions.rollOnOptIn = context_.rollOnOptIn;
+  desiredOptions.selection = context_.selection;
   auto desired = core::desiredAnnotations(workload, cacheLookup(*caches->configMaps, *caches->secrets, ns),
-                                          context_.selection);
+                                          desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
   auto changes = core::planAnnotationChanges(workload, *desired);
   if (!changes) return std::move(changes).error().withContext(kind_.name + " " + key);
   if (changes->empty()) {
     logMetadataOnly(key, *desired);
+    if (core::recordedBaseline(workload) != core::parseBaseline(desired->baseline)) {
+      return recordBaseline(workload, key, *desired, stop);
+    }
     std::lock_guard lock(mutex_);
     lastAnnounced_.erase(key);
     held_.erase(key);
@@ -227,17 +261,18 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   // Stamped when the write limiter let the write through, not when it was decided: the limiter
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
-  auto applied =
-      context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
-                            applyBody(kind_, workload, desired->annotations, rolledAt, desired->contentDigests),
-                            kube::ApplyOptions{kind_.fieldManager, true, false});
+  AppliedAnnotations sent{desired->annotations, core::formatRfc3339(rolledAt), desired->contentDigests,
+                          baselineToSend(workload, *desired)};
+  auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
+                                       applyBody(kind_, workload, sent),
+                                       kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
   if (!applied)
     return std::move(applied).error().withContext("applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
-    lastWrites_[key] = LastWrite{uid, resourceVersion, desired->annotations, core::formatRfc3339(rolledAt),
-                                 desired->contentDigests};
+    lastWrites_[key] = LastWrite{
+        uid, resourceVersion, desired->annotations, *sent.lastRollout, desired->contentDigests, sent.baseline};
   }
   if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
     return std::move(s).error().withContext("removing annotations of " + kind_.name + " " + key);
@@ -252,27 +287,108 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   return Action::awaitChange();
 }
 
+core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, const std::string& key,
+                                                        const core::DesiredAnnotations& desired,
+                                                        std::stop_token stop) {
+  const std::string ns = core::metadataString(workload, "namespace");
+  std::string why;
+  for (const core::ReferenceStatus& status : desired.references) {
+    if (status.noRestart == core::NoRestart::None || status.noRestart == core::NoRestart::Baseline) continue;
+    if (!why.empty()) why += "; ";
+    why += std::string(core::refKindName(status.ref.kind)) + "/" + status.ref.name + ": " +
+           core::noRestartText(status.noRestart);
+  }
+  const std::string recorded = desired.baseline.empty() ? "none" : desired.baseline;
+  if (context_.dryRun) {
+    const std::string plan = "baseline " + recorded;
+    {
+      std::lock_guard lock(mutex_);
+      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
+      if (!inserted && it->second == plan) return Action::awaitChange();
+      it->second = plan;
+    }
+    context_.logger.info("baseline would be recorded (dry run, nothing written)",
+                         {{"kind", kind_.name}, {"workload", key}, {"baseline", recorded}, {"why", why}});
+    return Action::awaitChange();
+  }
+  if (!context_.writeLimiter.acquire(stop)) {
+    return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
+  }
+  // Everything this manager owns is sent again as it is, or the apply would remove it.
+  AppliedAnnotations sent{desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation),
+                          desired.contentDigests, desired.baseline};
+  auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
+                                       applyBody(kind_, workload, sent),
+                                       kube::ApplyOptions{kind_.fieldManager, true, false});
+  context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
+  if (!applied)
+    return std::move(applied).error().withContext("recording the baseline of " + kind_.name + " " + key);
+  {
+    std::lock_guard lock(mutex_);
+    lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
+                                 core::metadataString(workload, "resourceVersion"),
+                                 desired.annotations,
+                                 sent.lastRollout.value_or(""),
+                                 desired.contentDigests,
+                                 sent.baseline};
+  }
+  context_.logger.info(
+      "baseline recorded, no restart",
+      {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"baseline", recorded}, {"why", why}});
+  kube::EventRecord event;
+  event.namespace_ = ns;
+  event.regarding =
+      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
+  event.type = "Normal";
+  event.reason = std::string(core::kBaselineRecordedReason);
+  event.action = "Record";
+  event.note = "No restart: the versions the pods run with are recorded (" + recorded + ")" +
+               (why.empty() ? std::string() : ": " + why);
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  if (!created) {
+    context_.logger.warn("cannot record baseline event",
+                         {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
+  }
+  return Action::awaitChange();
+}
+
 void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired) {
   std::string kept;
+  std::string deleted;
   for (const core::ReferenceStatus& status : desired.references) {
+    const std::string name = std::string(core::refKindName(status.ref.kind)) + "/" + status.ref.name;
+    if (status.noRestart == core::NoRestart::DeletedKept) {
+      if (!deleted.empty()) deleted += "; ";
+      deleted += name + ": " + status.value.value_or(status.baseline.value_or("none")) + " kept";
+    }
     if (!status.metadataOnly) continue;
     if (!kept.empty()) kept += "; ";
-    kept += std::string(core::refKindName(status.ref.kind)) + "/" + status.ref.name + ": " +
-            status.value.value_or("none") + " kept, now " + status.state.uid + "/" +
-            status.state.resourceVersion;
+    kept += name + ": " + status.value.value_or(status.baseline.value_or("none")) + " kept, now " +
+            status.state.uid + "/" + status.state.resourceVersion;
   }
   {
     std::lock_guard lock(mutex_);
-    if (kept.empty()) {
+    if (kept.empty() && deleted.empty()) {
       metadataOnlyLogged_.erase(key);
       return;
     }
-    auto [it, inserted] = metadataOnlyLogged_.emplace(key, kept);
-    if (!inserted && it->second == kept) return;  // this state is logged already
-    it->second = kept;
+    const std::string state = kept + "\n" + deleted;
+    auto [it, inserted] = metadataOnlyLogged_.emplace(key, state);
+    if (!inserted && it->second == state) return;  // this state is logged already
+    it->second = state;
   }
-  context_.logger.debug("metadata-only change, no restart",
-                        {{"kind", kind_.name}, {"workload", key}, {"references", kept}});
+  if (!kept.empty()) {
+    context_.logger.debug("metadata-only change, no restart",
+                          {{"kind", kind_.name}, {"workload", key}, {"references", kept}});
+  }
+  if (!deleted.empty()) {
+    context_.logger.debug("referenced object deleted, running pods keep their copy, no restart",
+                          {{"kind", kind_.name}, {"workload", key}, {"references", deleted}});
+  }
 }
 
 Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::string& key,

@@ -79,6 +79,28 @@ const char* dispositionName(Disposition disposition) noexcept {
   return "tracked";
 }
 
+const char* noRestartName(NoRestart reason) noexcept {
+  switch (reason) {
+    case NoRestart::None: return "";
+    case NoRestart::OptedIn: return "opted-in";
+    case NoRestart::CreatedAfterWorkload: return "created-after-workload";
+    case NoRestart::Baseline: return "baseline";
+    case NoRestart::DeletedKept: return "deleted-kept";
+  }
+  return "";
+}
+
+const char* noRestartText(NoRestart reason) noexcept {
+  switch (reason) {
+    case NoRestart::None: return "";
+    case NoRestart::OptedIn: return "opted in: baseline recorded, no restart";
+    case NoRestart::CreatedAfterWorkload: return "created after the workload: pods start with it, no restart";
+    case NoRestart::Baseline: return "pods run with the baseline version, no restart";
+    case NoRestart::DeletedKept: return "deleted: running pods keep their copy, no restart";
+  }
+  return "";
+}
+
 const char* changeCauseName(ChangeCause cause) noexcept {
   switch (cause) {
     case ChangeCause::Added: return "added";
@@ -144,12 +166,36 @@ ContentRecords recordedContentDigests(const json& workload) {
   return parseContentRecords(it->get_ref<const std::string&>());
 }
 
-Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup) {
-  return desiredAnnotations(workload, lookup, SelectionOptions{});
+namespace {
+
+// Do the restarter-owned keys of `current` differ from `desired` (which holds owned keys only)?
+bool ownedKeysDiffer(const AnnotationMap& current, const AnnotationMap& desired) {
+  std::size_t owned = 0;
+  for (const auto& [key, value] : current) {
+    if (!parseTemplateAnnotationKey(key)) continue;
+    ++owned;
+    const auto it = desired.find(key);
+    if (it == desired.end() || it->second != value) return true;
+  }
+  return owned != desired.size();
 }
 
+// One reference's decision before the workload-wide one (does it roll?) is known.
+struct Pending {
+  ReferenceStatus status;
+  // Held out of the template (a baseline entry, or a deleted object's kept value): the template
+  // value it gets if the workload rolls anyway.
+  bool heldBack = false;
+  std::optional<std::string> valueIfRolled;
+  std::optional<std::string> baselineEntry;  // the baseline entry to keep if it does not roll
+  std::optional<ContentRecord> record;       // the content record entry to keep
+  std::optional<ContentRecord> recordIfRolled;
+};
+
+}  // namespace
+
 Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup,
-                                              const SelectionOptions& options) {
+                                              DesiredOptions options) {
   if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
   auto workloadAnnotations = nestedObject(workload, {"metadata", "annotations"});
   if (!workloadAnnotations) return std::move(workloadAnnotations).error();
@@ -162,21 +208,35 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   }
   auto refs = collectReferences(**podTemplate);
   if (!refs) return std::move(refs).error();
-  ReferenceSelector selector = referenceSelector(workload, options);
+  ReferenceSelector selector = referenceSelector(workload, options.selection);
   selector.addListed(*refs);
   auto current = templateAnnotations(workload);
   if (!current) return std::move(current).error();
 
   const ContentRecords recorded = recordedContentDigests(workload);
-  ContentRecords records;
-
+  const BaselineRecords baseline = options.podsRunning ? recordedBaseline(workload) : BaselineRecords{};
   DesiredAnnotations out;
+  const bool hasRecord = hasRestarterRecord(workload);
+  out.optingIn = options.podsRunning && !options.rollOnOptIn && !hasRecord;
+
+  std::vector<Pending> pending;
+  pending.reserve(refs->size());
+  bool forceRoll = false;  // a change that needs a rollout though no template value changed yet
   for (Reference& ref : *refs) {
-    ReferenceStatus status;
+    Pending p;
+    ReferenceStatus& status = p.status;
     status.key = templateAnnotationKey(ref.kind, ref.name);
     const auto existing = current->find(status.key);
     const std::optional<std::string> frozen =
         existing == current->end() ? std::nullopt : std::optional<std::string>(existing->second);
+    const std::string recordKey = contentRecordKey(ref.kind, ref.name);
+    const auto baselined = baseline.find(recordKey);
+    if (baselined != baseline.end()) status.baseline = baselined->second;
+    const auto recordedEntry = recorded.find(recordKey);
+    const std::optional<ContentRecord> entry =
+        recordedEntry == recorded.end() ? std::nullopt : std::optional<ContentRecord>(recordedEntry->second);
+    // The pods' version where the template has none: the baseline's.
+    const std::optional<std::string>& held = frozen ? frozen : status.baseline;
 
     if (rules->ignores(ref.kind, ref.name)) {
       status.disposition = Disposition::IgnoredByAnnotation;
@@ -203,41 +263,126 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             break;
           }
           status.disposition = Disposition::Absent;
-          if (frozen == kLegacyChangesIgnoredValue) status.value = frozen;
+          if (frozen == kLegacyChangesIgnoredValue) {
+            status.value = frozen;
+          } else if (options.podsRunning && !ref.optional && held && *held != kBaselineAbsent) {
+            // The running pods keep their copy; a rollout would leave new pods waiting for it.
+            status.noRestart = NoRestart::DeletedKept;
+            status.value = frozen;
+            p.heldBack = true;
+            if (!frozen) p.baselineEntry = status.baseline;
+            if (entry && entry->version == *held) p.record = entry;
+          } else if (options.podsRunning && ref.optional && !frozen && status.baseline &&
+                     *status.baseline != kBaselineAbsent) {
+            // An optional object the running pods had, deleted: as when its template annotation
+            // is removed, the workload rolls (and, with nothing else to write, records it absent).
+            forceRoll = true;
+            p.heldBack = true;
+            p.baselineEntry = std::string(kBaselineAbsent);
+          } else if (ref.optional && !frozen && (status.baseline || !hasRecord)) {
+            // Pods start without it: recorded, so that its creation rolls them even on a workload
+            // that carries no other record (which would otherwise look opted in).
+            p.heldBack = true;
+            p.baselineEntry = std::string(kBaselineAbsent);
+          }
           break;
         case Presence::Present:
           if (status.state.ignoreLabel) {
             status.disposition = Disposition::IgnoredByLabel;
             status.value = frozen;
-          } else if (!selection.selected) {
+            break;
+          }
+          if (!selection.selected) {
             status.disposition = Disposition::NotSelected;
             status.value = frozen;
-          } else {
-            status.disposition = Disposition::Tracked;
-            const std::string recordKey = contentRecordKey(ref.kind, ref.name);
-            const auto entry = recorded.find(recordKey);
-            TrackedValue tracked = decideTrackedValue(
-                frozen, entry == recorded.end() ? std::nullopt : std::optional<ContentRecord>(entry->second),
-                status.state.uid, status.state.resourceVersion, status.state.contentDigest);
+            break;
+          }
+          status.disposition = Disposition::Tracked;
+          if (frozen || !options.podsRunning) {
+            TrackedValue tracked = decideTrackedValue(frozen, entry, status.state.uid,
+                                                      status.state.resourceVersion, status.state.contentDigest);
             status.value = std::move(tracked.value);
             status.metadataOnly = tracked.metadataOnly;
-            if (tracked.record) records.insert_or_assign(recordKey, std::move(*tracked.record));
+            p.record = std::move(tracked.record);
+          } else if (status.baseline == kBaselineAbsent && ref.optional) {
+            // An optional object the pods started without: they need a restart to see it.
+            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
+                                                      status.state.resourceVersion, status.state.contentDigest);
+            status.value = std::move(tracked.value);
+            p.record = std::move(tracked.record);
+          } else if (status.baseline && status.baseline != kBaselineAbsent) {
+            TrackedValue tracked = decideTrackedValue(status.baseline, entry, status.state.uid,
+                                                      status.state.resourceVersion, status.state.contentDigest);
+            if (tracked.value == *status.baseline) {
+              status.noRestart = NoRestart::Baseline;
+              status.metadataOnly = tracked.metadataOnly;
+              p.heldBack = true;
+              p.valueIfRolled = tracked.value;
+              p.baselineEntry = status.baseline;
+              p.record = tracked.record;
+              p.recordIfRolled = std::move(tracked.record);
+            } else {
+              status.value = std::move(tracked.value);
+              p.record = std::move(tracked.record);
+            }
+          } else if (out.optingIn || (!ref.optional && (hasRecord || status.baseline))) {
+            // Opted in while running, or an object the pods need that appeared after them: the
+            // pods run (or start) with this version.
+            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
+                                                      status.state.resourceVersion, status.state.contentDigest);
+            status.noRestart = out.optingIn ? NoRestart::OptedIn : NoRestart::CreatedAfterWorkload;
+            p.heldBack = true;
+            p.valueIfRolled = tracked.value;
+            p.baselineEntry = std::move(tracked.value);
+            p.record = tracked.record;
+            p.recordIfRolled = std::move(tracked.record);
+          } else {
+            // An optional object that appeared: the pods started without it.
+            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
+                                                      status.state.resourceVersion, status.state.contentDigest);
+            status.value = std::move(tracked.value);
+            p.record = std::move(tracked.record);
           }
           break;
       }
     }
     if (status.value) out.annotations.emplace(status.key, *status.value);
     status.ref = std::move(ref);
+    pending.push_back(std::move(p));
+  }
+
+  // One rollout takes everything: when some template value changes anyway, every reference held
+  // back goes into the template as it would be now, and the baseline empties.
+  const bool rolls = forceRoll || ownedKeysDiffer(*current, out.annotations);
+  ContentRecords records;
+  BaselineRecords newBaseline;
+  for (Pending& p : pending) {
+    ReferenceStatus& status = p.status;
+    const std::string recordKey = contentRecordKey(status.ref.kind, status.ref.name);
+    if (p.heldBack && rolls && options.podsRunning) {
+      status.noRestart = NoRestart::None;
+      status.value = p.valueIfRolled;
+      if (status.value) {
+        out.annotations.insert_or_assign(status.key, *status.value);
+      } else {
+        out.annotations.erase(status.key);
+      }
+      p.record = std::move(p.recordIfRolled);
+    } else if (p.heldBack && p.baselineEntry) {
+      newBaseline.insert_or_assign(recordKey, *p.baselineEntry);
+    }
+    if (p.record) records.insert_or_assign(recordKey, std::move(*p.record));
     out.references.push_back(std::move(status));
   }
   out.contentDigests = formatContentRecords(records);
+  out.baseline = formatBaseline(newBaseline);
   return out;
 }
 
 std::string AnnotationChange::describe() const {
   std::string out(refKindName(kind));
-  out += "/" + name + ": " + before.value_or("none") + " -> " + after.value_or("none") + " (" +
-         changeCauseName(cause) + ")";
+  const std::string from = before ? *before : baseline ? *baseline + " (baseline)" : "none";
+  out += "/" + name + ": " + from + " -> " + after.value_or("none") + " (" + changeCauseName(cause) + ")";
   return out;
 }
 
@@ -287,8 +432,24 @@ Result<std::vector<AnnotationChange>> planAnnotationChanges(const json& workload
   if (!current) return std::move(current).error();
   std::vector<Reference> refs;
   refs.reserve(desired.references.size());
-  for (const ReferenceStatus& status : desired.references) refs.push_back(status.ref);
-  return diffAnnotations(*current, desired.annotations, refs);
+  std::map<std::string, const std::string*> baselineByKey;
+  for (const ReferenceStatus& status : desired.references) {
+    refs.push_back(status.ref);
+    if (status.baseline) baselineByKey.emplace(status.key, &*status.baseline);
+  }
+  std::vector<AnnotationChange> changes = diffAnnotations(*current, desired.annotations, refs);
+  // A value added where the pods ran with a baseline version is an update (or a re-creation) of
+  // that version, not a new reference.
+  for (AnnotationChange& change : changes) {
+    const auto it = baselineByKey.find(change.key);
+    if (change.before || !change.after || it == baselineByKey.end()) continue;
+    change.baseline = *it->second;
+    const auto oldUid = uidOf(*change.baseline);
+    const auto newUid = uidOf(*change.after);
+    if (!oldUid) continue;  // kBaselineAbsent: the pods started without the object, it was added
+    change.cause = oldUid && newUid && *oldUid != *newUid ? ChangeCause::Recreated : ChangeCause::Updated;
+  }
+  return changes;
 }
 
 }  // namespace restarter::core

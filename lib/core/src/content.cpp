@@ -208,13 +208,15 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
   out.value = uid + "/" + resourceVersion;
   if (digest) out.record = ContentRecord{out.value, *digest};
   if (!templateValue || *templateValue == out.value || !digest || !recorded) return out;
-  // Same object, another version, content known: keep the template's version when the content
-  // recorded for exactly that version is the content now.
+  // Another version (of the same object, or of one re-created under the same name), content
+  // known: keep the template's version when the content recorded for exactly that version is the
+  // content now. The pods see the same files and values either way.
   const std::string& held = *templateValue;
-  // "<uid>/<rv>" of the same uid, with a non-empty rv that has no further slash.
-  const bool sameUid = held.size() > uid.size() + 1 && held.compare(0, uid.size(), uid) == 0 &&
-                       held[uid.size()] == '/' && held.find('/', uid.size() + 1) == std::string::npos;
-  if (!sameUid || recorded->version != held || recorded->digest != *digest) return out;
+  // "<uid>/<rv>": both parts non-empty, one slash (not the legacy marker, not garbage).
+  const std::size_t slash = held.find('/');
+  const bool version = slash != std::string::npos && slash != 0 && slash + 1 != held.size() &&
+                       held.find('/', slash + 1) == std::string::npos;
+  if (!version || recorded->version != held || recorded->digest != *digest) return out;
   out.value = held;
   out.metadataOnly = true;
   out.record = recorded;

@@ -75,7 +75,7 @@ Result<json> annotationPatch(const json& workload, const std::vector<AnnotationC
   return patch;
 }
 
-Result<json> contentRecordPatch(const json& workload, const std::string& record) {
+Result<json> metadataAnnotationsPatch(const json& workload, const std::vector<MetadataAnnotation>& wanted) {
   json patch = json::array();
   if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
   auto metadata = d::optionalObject(workload, "metadata", "");
@@ -86,28 +86,38 @@ Result<json> contentRecordPatch(const json& workload, const std::string& record)
     if (!found) return std::move(found).error();
     annotations = *found;
   }
-  const std::string key(kContentDigestsAnnotation);
   if (annotations == nullptr) {
-    if (record.empty()) return patch;
+    // RFC 6902 `add` needs the parent: one operation creates it with every value at once.
+    json values = json::object();
+    for (const MetadataAnnotation& item : wanted) {
+      if (!item.value.empty()) values[item.key] = item.value;
+    }
+    if (values.empty()) return patch;
     if (*metadata == nullptr) {
-      patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", {{"annotations", {{key, record}}}}}});
+      patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", {{"annotations", std::move(values)}}}});
     } else {
-      patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{key, record}}}});
+      patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", std::move(values)}});
     }
     return patch;
   }
-  const std::string path = "/metadata/annotations/" + escapeJsonPointerToken(key);
-  const auto current = annotations->find(key);
-  if (record.empty()) {
-    if (current != annotations->end()) patch.push_back({{"op", "remove"}, {"path", path}});
-    return patch;
+  for (const MetadataAnnotation& item : wanted) {
+    const std::string path = "/metadata/annotations/" + escapeJsonPointerToken(item.key);
+    const auto current = annotations->find(item.key);
+    if (item.value.empty()) {
+      if (current != annotations->end()) patch.push_back({{"op", "remove"}, {"path", path}});
+      continue;
+    }
+    if (current != annotations->end() && current->is_string() &&
+        current->get_ref<const std::string&>() == item.value) {
+      continue;
+    }
+    patch.push_back({{"op", "add"}, {"path", path}, {"value", item.value}});
   }
-  if (current != annotations->end() && current->is_string() &&
-      current->get_ref<const std::string&>() == record) {
-    return patch;
-  }
-  patch.push_back({{"op", "add"}, {"path", path}, {"value", record}});
   return patch;
+}
+
+Result<json> contentRecordPatch(const json& workload, const std::string& record) {
+  return metadataAnnotationsPatch(workload, {{std::string(kContentDigestsAnnotation), record}});
 }
 
 }  // namespace restarter::core

@@ -7,6 +7,7 @@
 #include "restarter/certs/certs.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/base64.hpp"
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
@@ -23,6 +24,7 @@ const char* outcomeName(Outcome outcome) noexcept {
   switch (outcome) {
     case Outcome::Patched: return "patched";
     case Outcome::Unchanged: return "unchanged";
+    case Outcome::Recorded: return "recorded";
     case Outcome::Skipped: return "skipped";
     case Outcome::SkippedTooLarge: return "skipped-too-large";
     case Outcome::Failed: return "failed";
@@ -132,8 +134,28 @@ AdmissionResult tooLarge(AdmissionResult result, json review, const core::Annota
   return answer(std::move(result), review);
 }
 
-AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch,
-                       const core::SelectionOptions& selection) {
+// No template change: allowed, and when the baseline record changes (a running workload opted in,
+// an object created after its workload), the baseline and its content record are written into the
+// object's metadata, which restarts nothing.
+AdmissionResult recordOnly(AdmissionResult result, json review, const json& object,
+                           const core::DesiredAnnotations& desired) {
+  result.outcome = Outcome::Unchanged;
+  if (core::recordedBaseline(object) == core::parseBaseline(desired.baseline))
+    return answer(std::move(result), review);
+  auto patch = core::metadataAnnotationsPatch(
+      object, {{std::string(core::kBaselineAnnotation), desired.baseline},
+               {std::string(core::kContentDigestsAnnotation), desired.contentDigests}});
+  if (!patch) return failed(std::move(result), review, patch.error().describe());
+  if (patch->empty()) return answer(std::move(result), review);
+  review["response"]["patchType"] = "JSONPatch";
+  review["response"]["patch"] = core::base64Encode(patch->dump());
+  result.outcome = Outcome::Recorded;
+  result.detail = std::string(desired.optingIn ? "opted in: " : "") + "baseline " +
+                  (desired.baseline.empty() ? "removed" : desired.baseline) + ", no restart";
+  return answer(std::move(result), review);
+}
+
+AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, const AdmissionOptions& options) {
   AdmissionResult result;
   const auto parsed = parseReview(body);
   if (!parsed) return malformed(std::move(result), "the body cannot be parsed: " + parsed.error().message);
@@ -159,7 +181,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch,
   const auto object = req.find("object");
   if (requestKind == req.end() || !managedKind(*requestKind) ||
       (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
-      !object->is_object() || !enabled(*object, selection)) {
+      !object->is_object() || !enabled(*object, options.selection)) {
     result.outcome = Outcome::Skipped;
     return answer(std::move(result), out);
   }
@@ -171,21 +193,25 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch,
     return failed(std::move(result), out, "the object has no spec.template");
   }
   // The pod template's references and, under Reloader's annotations, the reload lists' names.
-  auto refs = core::trackedReferences(*object, selection);
+  auto refs = core::trackedReferences(*object, options.selection);
   if (!refs) return failed(std::move(result), out, refs.error().describe());
   const ReferenceStates states = refs->empty() ? ReferenceStates{} : fetch(result.namespace_, *refs);
   const core::ObjectLookup lookup = [&states](core::RefKind kind, const std::string& name) {
     const auto it = states.find({kind, name});
     return it != states.end() ? it->second : core::ObjectState::unknown("not looked up");
   };
-  auto desired = core::desiredAnnotations(*object, lookup, selection);
+  // On CREATE no pod runs yet: every present object goes into the template (generation 1 either
+  // way). On UPDATE pods may run: the baseline rules apply (docs/architecture.md, "Restart only
+  // when pods need it"), e.g. a running workload labeled by this very update is recorded, not rolled.
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = result.operation == "UPDATE";
+  desiredOptions.rollOnOptIn = options.rollOnOptIn;
+  desiredOptions.selection = options.selection;
+  auto desired = core::desiredAnnotations(*object, lookup, desiredOptions);
   if (!desired) return failed(std::move(result), out, desired.error().describe());
   auto changes = core::planAnnotationChanges(*object, *desired);
   if (!changes) return failed(std::move(result), out, changes.error().describe());
-  if (changes->empty()) {
-    result.outcome = Outcome::Unchanged;
-    return answer(std::move(result), out);
-  }
+  if (changes->empty()) return recordOnly(std::move(result), std::move(out), *object, *desired);
   auto current = core::templateAnnotations(*object);
   if (!current) return failed(std::move(result), out, current.error().describe());
   if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
@@ -193,9 +219,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch,
   }
   auto patch = core::annotationPatch(*object, *changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());
-  // The content record goes with the template change it describes, never alone
-  // (docs/architecture.md, "Content-aware restarts").
-  auto record = core::contentRecordPatch(*object, desired->contentDigests);
+  // The content record goes with the template change it describes (docs/architecture.md,
+  // "Content-aware restarts"); a rollout empties the baseline.
+  auto record = core::metadataAnnotationsPatch(
+      *object, {{std::string(core::kContentDigestsAnnotation), desired->contentDigests},
+                {std::string(core::kBaselineAnnotation), desired->baseline}});
   if (!record) return failed(std::move(result), out, record.error().describe());
   for (json& op : *record) patch->push_back(std::move(op));
   out["response"]["patchType"] = "JSONPatch";
@@ -259,9 +287,9 @@ std::size_t parseCostBound(std::string_view body) noexcept {
 }
 
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch,
-                                      const core::SelectionOptions& selection) {
+                                      const AdmissionOptions& options) {
   try {
-    return handle(body, fetch, selection);
+    return handle(body, fetch, options);
   } catch (const std::exception& e) {
     // Only a bug gets here (a JSON type error on input we did not anticipate). A request with a
     // uid is still allowed (docs/architecture.md, "Fail open"); anything else is malformed.

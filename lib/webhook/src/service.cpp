@@ -113,7 +113,8 @@ struct Service::Impl {
   // The admission handler: runs on the HTTPS workers.
   HttpReply handle(const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
-    const AdmissionResult result = handleAdmissionReview(body, fetcher, options.selection);
+    const AdmissionResult result =
+        handleAdmissionReview(body, fetcher, AdmissionOptions{options.rollOnOptIn, options.selection});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string outcome = outcomeName(result.outcome);
     metrics.admissions.with({kindLabel(result), operationLabel(result), outcome}).inc();
@@ -125,6 +126,7 @@ struct Service::Impl {
         {"detail", result.detail}};
     switch (result.outcome) {
       case Outcome::Patched: log.info("admission patched", fields); break;
+      case Outcome::Recorded: log.info("admission recorded a baseline", fields); break;
       case Outcome::Failed: log.warn("admission not patched", fields); break;
       case Outcome::SkippedTooLarge:
         log.warn("admission not patched: the annotations would be too large", fields);

@@ -68,7 +68,10 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
                                                        {"disposition", "tracked"},
                                                        {"selection", nullptr},
                                                        {"value", "u/3"},
-                                                       {"metadataOnlyChange", nullptr}});
+                                                       {"metadataOnlyChange", nullptr},
+                                                       {"selection", nullptr},
+                                                       {"baseline", nullptr},
+                                                       {"noRestart", nullptr}});
   // Not labeled in this sample, and no --reloader-annotations: not managed.
   CHECK(plain(doc["managedBy"]) == json{{"by", "none"}, {"reason", ""}});
 }

@@ -189,9 +189,11 @@ TEST_CASE("status and explain-restart name what opts a workload in and each refe
   in.workload["metadata"]["annotations"] = {{"reloader.stakater.com/search", "true"}};
   const core::SelectionOptions reloader{true, false};
   in.management = core::workloadManagement(in.workload, reloader);
+  core::DesiredOptions options;
+  options.selection = reloader;
   in.desired = core::desiredAnnotations(
       in.workload,
-      [](core::RefKind, const std::string&) { return core::ObjectState::present("u", "2", false); }, reloader);
+      [](core::RefKind, const std::string&) { return core::ObjectState::present("u", "2", false); }, options);
   const auto doc = explanationDocument(in);
   CHECK(doc["managedBy"]["by"] == "reloader-annotations");
   CHECK(doc["managedBy"]["reason"] == "reloader.stakater.com/search");

@@ -103,7 +103,8 @@ TEST_CASE("the reference index names the reload lists' objects", "[controller][r
   CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(w) == std::vector<std::string>{"ns/app-config"});
 }
 
-TEST_CASE("search writes only the objects annotated match", "[controller][reloader]") {
+TEST_CASE("search tracks only the objects annotated match from a baseline that restarts nothing",
+          "[controller][reloader]") {
   Fixture f;
   f.workloads.replace({deployment({{"reloader.stakater.com/search", "true"}})}, "10");
   f.configMaps.replace({configMap("app-config", false)}, "20");
@@ -119,8 +120,12 @@ TEST_CASE("search writes only the objects annotated match", "[controller][reload
   REQUIRE(action.ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
-  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] ==
-        json{{"configmap.restarter.stackable.tech/app-config", "app-config-uid/2"}});
+  // The running workload is opted in by what search selects now: the version its pods run with is
+  // recorded in its metadata (the baseline), the template is left alone.
+  const json body = json::parse(requests[0].body);
+  CHECK(body["metadata"]["annotations"]["restarter.stackable.tech/baseline"] ==
+        "configmap/app-config=app-config-uid/2");
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json::object());
 }
 
 TEST_CASE("a stub is never written", "[controller][reloader]") {

@@ -192,7 +192,7 @@ TEST_CASE("a second trigger before the cache shows our write writes nothing", "[
 
 TEST_CASE("dry run announces once and applies nothing", "[controller][workload]") {
   Fixture f(true);
-  f.workloads.replace({statefulSet()}, "10");
+  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -203,7 +203,7 @@ TEST_CASE("dry run announces once and applies nothing", "[controller][workload]"
   CHECK(requests[0].method == "POST");
   json event = json::parse(requests[0].body);
   CHECK(event["reason"] == "WouldRestart");
-  CHECK(event["note"].get<std::string>().find("none -> cm-uid/2 (added)") != std::string::npos);
+  CHECK(event["note"].get<std::string>().find("cm-uid/1 -> cm-uid/2 (updated)") != std::string::npos);
   CHECK(f.harness.logs.str().find("dry run") != std::string::npos);
 }
 
@@ -603,4 +603,65 @@ TEST_CASE("a second trigger before the cache shows our write still counts foreig
   json event = json::parse(requests[2].body);
   CHECK(event["reason"] == "AnnotationsTooLarge");
   CHECK(event["note"].get<std::string>().find("cm-uid/2 -> cm-uid/10") != std::string::npos);
+}
+
+TEST_CASE("a workload opted in while running gets a baseline and no rollout",
+          "[controller][workload][baseline]") {
+  Fixture f;
+  f.workloads.replace({statefulSet()}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  json applied = statefulSet();
+  applied["metadata"]["annotations"]["restarter.stackable.tech/baseline"] = "configmap/app-config=cm-uid/2";
+  f.harness.transport->push(ok(applied.dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  const json body = json::parse(requests[0].body);
+  // Metadata only: no template annotation (nothing restarts), no last-rollout stamp (no rollout).
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json::object());
+  CHECK(body["metadata"]["annotations"] ==
+        json{{"restarter.stackable.tech/baseline", "configmap/app-config=cm-uid/2"}});
+  const json event = json::parse(requests[1].body);
+  CHECK(event["reason"] == "BaselineRecorded");
+  CHECK(event["note"].get<std::string>().find(
+            "configmap/app-config: opted in: baseline recorded, no restart") != std::string::npos);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+
+  // Before the cache shows the write, a second trigger writes nothing; once a real change comes,
+  // the rollout writes the template and empties the baseline.
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.harness.transport->requests().size() == 2);
+  applied["metadata"]["resourceVersion"] = "11";
+  f.workloads.replace({applied}, "11");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "3")}, "21");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 4);
+  const json rollout = json::parse(requests[2].body);
+  CHECK(rollout["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/3"}});
+  CHECK(rollout["metadata"]["annotations"]["restarter.stackable.tech/baseline"] == "");
+  CHECK(rollout["metadata"]["annotations"].contains(kLastRollout));
+  CHECK(json::parse(requests[3].body)["note"].get<std::string>().find(
+            "configmap/app-config: cm-uid/2 (baseline) -> cm-uid/3 (updated)") != std::string::npos);
+}
+
+TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[controller][workload][baseline]") {
+  Fixture f;
+  f.harness.context->rollOnOptIn = true;
+  f.workloads.replace({statefulSet()}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] ==
+        json{{kCm, "cm-uid/2"}});
+  CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
 }

@@ -179,16 +179,22 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
     CHECK_FALSE(v.metadataOnly);
     CHECK_FALSE(v.record);
   }
-  SECTION("another uid (recreated) always rolls, even with identical content recorded") {
-    for (const auto& digest : {known, unread}) {
-      TrackedValue v = decideTrackedValue("u0/41", ContentRecord{"u0/41", kA}, uid, rv, digest);
+  SECTION(
+      "another uid (deleted and re-created) with the content recorded for the template's version keeps it") {
+    TrackedValue same = decideTrackedValue("u0/41", ContentRecord{"u0/41", kA}, uid, rv, known);
+    CHECK(same.value == "u0/41");
+    CHECK(same.metadataOnly);
+    CHECK(same.record == ContentRecord{"u0/41", kA});
+    // Other content, content not read, or no entry for exactly that version: a restart.
+    for (const auto& [recorded, digest] :
+         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB}), known},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA}), unread},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA}), known},
+          std::pair{std::optional<ContentRecord>(), known}}) {
+      TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
-    // A uid that merely starts with the current one is another uid.
-    TrackedValue prefix = decideTrackedValue("u1x/41", ContentRecord{"u1x/41", kA}, uid, rv, known);
-    CHECK(prefix.value == now);
-    CHECK_FALSE(prefix.metadataOnly);
   }
   SECTION("a value that is not <uid>/<rv> (legacy marker, garbage) is replaced") {
     for (const std::string odd : {"changes-ignored", "", "u1", "u1/"}) {

@@ -60,7 +60,9 @@ Table both(bool cmMatch = false, bool secretMatch = false) {
 }
 
 DesiredAnnotations desired(const json& w, const Table& table, const SelectionOptions& options = kReloader) {
-  auto result = desiredAnnotations(w, table.fn(), options);
+  DesiredOptions desiredOptions;
+  desiredOptions.selection = options;
+  auto result = desiredAnnotations(w, table.fn(), desiredOptions);
   if (!result) FAIL(result.error().describe());
   return *result;
 }
@@ -304,7 +306,9 @@ TEST_CASE("Reloader's last-reloaded-from is not restarter's and stays untouched"
 TEST_CASE("an unknown state of a selectable object fails the computation", "[reloader]") {
   Table table = both();
   table.objects[{RefKind::ConfigMap, "app-config"}] = ObjectState::unknown("timeout");
-  CHECK_FALSE(desiredAnnotations(workload({{"reloader.stakater.com/search", "true"}}), table.fn(), kReloader));
+  DesiredOptions options;
+  options.selection = kReloader;
+  CHECK_FALSE(desiredAnnotations(workload({{"reloader.stakater.com/search", "true"}}), table.fn(), options));
 }
 
 TEST_CASE("Go's ParseBool spellings", "[reloader]") {

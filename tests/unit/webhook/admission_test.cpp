@@ -132,6 +132,26 @@ TEST_CASE("admission: UPDATE patches only what differs", "[admission]") {
   CHECK(patch[0]["value"] == "uid-cm/11");
 }
 
+TEST_CASE("admission: an UPDATE that opts a running workload in records a baseline and no template change",
+          "[admission][baseline]") {
+  const json labeled = workload("StatefulSet", true, {{"other", "x"}});
+  const auto result = handleAdmissionReview(review(labeled, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Recorded);
+  CHECK(result.detail.find("opted in") == 0);
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["path"] == "/metadata/annotations");
+  CHECK(patch[0]["value"] == json{{"restarter.stackable.tech/baseline",
+                                   "configmap/app-config=uid-cm/11,secret/app-secret=uid-s/12"}});
+
+  // The same review of a workload being created writes the template (no pod runs yet), and so
+  // does an UPDATE with --roll-on-opt-in.
+  CHECK(handleAdmissionReview(review(labeled, "CREATE").dump(), bothPresent().fetcher()).outcome ==
+        Outcome::Patched);
+  CHECK(handleAdmissionReview(review(labeled, "UPDATE").dump(), bothPresent().fetcher(), AdmissionOptions{true})
+            .outcome == Outcome::Patched);
+}
+
 TEST_CASE("admission: annotations already right give no patch", "[admission]") {
   const json current = workload("StatefulSet", true, {{kCmKey, "uid-cm/11"}, {kSecretKey, "uid-s/12"}});
   const auto result = handleAdmissionReview(review(current, "UPDATE").dump(), bothPresent().fetcher());
@@ -508,13 +528,13 @@ TEST_CASE("admission: parts of the review the handler does not read change nothi
   full["response"] = {{"uid", "not ours"}};
 
   const auto result = handleAdmissionReview(full.dump(), bothPresent().fetcher());
-  CHECK(result.outcome == Outcome::Patched);
-  // The ignore annotation of the workload's metadata is read: only the ConfigMap is annotated.
+  // An UPDATE of a running workload restarter has no record of opts it in: a baseline, no restart.
+  CHECK(result.outcome == Outcome::Recorded);
+  // The ignore annotation of the workload's metadata is read: only the ConfigMap is recorded.
   const json patch = patchOf(responseOf(result));
   REQUIRE(patch.size() == 1);
-  CHECK(patch[0]["path"] ==
-        "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1app-config");
-  CHECK(patch[0]["value"] == "uid-cm/11");
+  CHECK(patch[0]["path"] == "/metadata/annotations/restarter.stackable.tech~1baseline");
+  CHECK(patch[0]["value"] == "configmap/app-config=uid-cm/11");
 }
 
 TEST_CASE("admission: a CREATE also records the content digests it read on the workload's metadata",
@@ -550,7 +570,8 @@ TEST_CASE("admission: an UPDATE after a metadata-only change keeps the recorded 
 
 TEST_CASE("admission: with --reloader-annotations a workload opted in by them is patched as selected",
           "[admission][reloader]") {
-  const core::SelectionOptions reloader{true, false};
+  AdmissionOptions reloader;
+  reloader.selection = core::SelectionOptions{true, false};
   json object = workload("Deployment", false);
   object["metadata"]["annotations"] = {{"reloader.stakater.com/search", "true"},
                                        {"configmap.reloader.stakater.com/reload", "shared"}};

@@ -58,6 +58,7 @@ struct ServeWebhookOptions {
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
+  bool rollOnOptIn = false;            // --roll-on-opt-in
   std::size_t threads = 16;
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;

@@ -64,6 +64,8 @@ struct ControllerOptions {
   bool dryRun = false;
   // Whose content is read to tell a metadata-only change from a real one (core/content.hpp).
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  // Roll a workload at opt-in instead of recording its baseline (ReconcileContext::rollOnOptIn).
+  bool rollOnOptIn = false;
   double writesPerSecond = 10.0;  // global write limit (token bucket)
   double writeBurst = 50.0;
   int workers = 2;

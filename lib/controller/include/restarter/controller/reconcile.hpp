@@ -51,6 +51,9 @@ struct ReconcileContext {
   milliseconds minRolloutInterval{0};
   // Whether Reloader's annotations opt workloads in and select their references (core/reloader.hpp).
   core::SelectionOptions selection{};
+  // --roll-on-opt-in: a workload restarter has no record of gets its template annotations at once
+  // (a rollout) instead of a baseline record (core::DesiredOptions).
+  bool rollOnOptIn = false;
 };
 
 }  // namespace restarter::controller

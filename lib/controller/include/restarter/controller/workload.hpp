@@ -16,6 +16,11 @@
 //      AnnotationsTooLarge, naming both sizes and the changes) per state: a reconcile of the same
 //      state (same workload uid, sizes and changes) records nothing more, and nothing is requeued;
 //      the next change of the workload or of a referenced object is reconciled afresh;
+//   3b. no template change, but the baseline record (core/baseline.hpp) changes: a running
+//      workload opted in, an object its pods need created after them, a baseline entry dropped.
+//      One server-side apply of the metadata alone (the baseline, its content record, and every
+//      field this manager owns sent again unchanged), which restarts nothing; a log line and a
+//      Normal Event BaselineRecorded naming why (dry-run: the log line only, once per state);
 //   3a. core::decideRollout (the minimum rollout interval, measured from the workload's
 //      last-rollout annotation): when the workload rolled too recently, nothing is written and
 //      the key comes back at the moment it may roll, when it applies whatever is desired then
@@ -102,11 +107,17 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_);
 
-// The server-side apply body (see the file comment); `rolledAt` goes into the last-rollout
-// annotation, `contentDigests` (when not empty) into the content-digests annotation.
+// What one server-side apply of the controller sends (see the file comment). Every field the
+// kind's manager owns must be sent again, or the apply removes it.
+struct AppliedAnnotations {
+  core::AnnotationMap templateAnnotations;  // the desired restarter-owned template keys
+  std::optional<std::string> lastRollout;   // RFC 3339; nullopt: not sent
+  std::string contentDigests;               // "": not sent
+  std::optional<std::string> baseline;      // nullopt: not sent; "" empties a record another
+                                            // manager wrote (the webhook's UPDATE patch)
+};
 nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
-                         const core::AnnotationMap& desired, core::TimePoint rolledAt,
-                         const std::string& contentDigests = {});
+                         const AppliedAnnotations& sent);
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
@@ -124,14 +135,18 @@ class WorkloadReconciler {
  private:
   struct LastWrite {
     std::string uid;
-    std::string resourceVersionBefore;  // the cached resourceVersion the write was planned on
-    core::AnnotationMap annotations;    // what was written
-    std::string rolledAt;               // the last-rollout annotation written
-    std::string contentDigests;         // the content-digests annotation written ("" none)
+    std::string resourceVersionBefore;    // the cached resourceVersion the write was planned on
+    core::AnnotationMap annotations;      // what was written
+    std::string rolledAt;                 // the last-rollout annotation written
+    std::string contentDigests;           // the content-digests annotation written ("" none)
+    std::optional<std::string> baseline;  // the baseline annotation written (nullopt: not sent)
   };
 
   core::Status announce(const nlohmann::json& workload, const std::string& key,
                         const std::vector<core::AnnotationChange>& changes);
+  // Step 3b: no template change, but the baseline record changes: one metadata-only apply.
+  core::Result<Action> recordBaseline(const nlohmann::json& workload, const std::string& key,
+                                      const core::DesiredAnnotations& desired, std::stop_token stop);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,

@@ -6,11 +6,21 @@
 //   - a present object that is not ignored: `<uid>/<resourceVersion>` of now, except that an
 //     older version of the same object is kept when the workload's record says its content equals
 //     the content now (a metadata-only change; core::decideTrackedValue in content.hpp);
-//   - an absent object (the caller confirmed it does not exist): no annotation. This is what
-//     commons-operator 26.3 writes, and it still restarts the workload when the object appears
-//     (the annotation is added) or disappears (it is removed). Exception: where the template
-//     already holds commons-operator's legacy value `changes-ignored`, it is kept, so a migrated
-//     cluster sees no write;
+//   - an absent object (the caller confirmed it does not exist): no annotation, as commons-operator
+//     26.3 writes. While pods run (DesiredOptions::podsRunning) a reference that is not `optional`
+//     keeps whatever its template annotation holds: the running pods keep their copy, and new pods
+//     could not start without the object anyway (docs/architecture.md, "Restart only when pods
+//     need it"). An optional one loses it (its pods start without the object; the deletion rolls).
+//     Where the template holds commons-operator's legacy value `changes-ignored`, it is kept, so a
+//     migrated cluster sees no write;
+//   - while pods run, a present object without a template annotation is recorded in the baseline
+//     (baseline.hpp) instead of written into the template, when the pods run with it already: the
+//     workload is being opted in (it carries no restarter record), or the object is one the pods
+//     need (not `optional`) and so was created after them. A baseline entry holds the version until
+//     the content changes (the same rule as a template value, decideTrackedValue); then the
+//     reference is written into the template, and with it every baseline entry (one rollout), and
+//     the baseline empties. An optional object that appears rolls, as before: the pods started
+//     without it;
 //   - an ignored object (ignore label, or ignore annotation on the workload): the annotation is
 //     frozen at whatever the template holds now (nothing if nothing). Starting or stopping to
 //     ignore an object therefore causes no restart of its own; the next real change after the
@@ -28,9 +38,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/references.hpp"
 #include "restarter/core/result.hpp"
+#include "restarter/core/selection.hpp"
 
 namespace restarter::core {
 
@@ -74,6 +86,36 @@ using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& 
 enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation, NotSelected };
 const char* dispositionName(Disposition disposition) noexcept;
 
+// Why a reference whose object appeared, disappeared or is first seen restarts nothing
+// (docs/architecture.md, "Restart only when pods need it"); None when that is not the case.
+enum class NoRestart {
+  None,
+  OptedIn,               // first seen on a running workload: its version is the baseline
+  CreatedAfterWorkload,  // a required object that appeared: the pods start with it
+  Baseline,              // the baseline entry still holds (same version, or same content)
+  DeletedKept,           // a required object deleted: the running pods keep their copy
+};
+const char* noRestartName(NoRestart reason) noexcept;
+// "opted in: baseline recorded, no restart", "created after the workload: pods start with it, no
+// restart", "pods run with the baseline version, no restart", "deleted: running pods keep their
+// copy, no restart"; empty for None.
+const char* noRestartText(NoRestart reason) noexcept;
+
+// How desiredAnnotations is asked.
+struct DesiredOptions {
+  // False for a workload being created (the webhook at CREATE; no pod runs yet, so every present
+  // object goes into the template at no cost); true everywhere else (the controller, the webhook at
+  // UPDATE, explain-restart), which turns on the baseline and the deletion rules above.
+  bool podsRunning = false;
+  // serve-controller / serve-webhook --roll-on-opt-in: a workload restarter has no record of gets
+  // its template annotations at once (a rollout), as before the baseline existed.
+  bool rollOnOptIn = false;
+  // --reloader-annotations, --auto-reload-all: when Reloader's annotations opt the workload in,
+  // only what they select is tracked (reloader.hpp): the reload lists' names become references
+  // too, and a reference not selected is kept as an ignored one (Disposition::NotSelected).
+  SelectionOptions selection{};
+};
+
 struct ReferenceStatus {
   Reference ref;
   std::string key;
@@ -85,6 +127,9 @@ struct ReferenceStatus {
   bool metadataOnly = false;
   // Under Reloader's annotations: the rule that selects the reference or why none does.
   std::string selection;
+  // The reference's baseline entry (baseline.hpp) before this decision, if any.
+  std::optional<std::string> baseline;
+  NoRestart noRestart = NoRestart::None;
 };
 
 struct DesiredAnnotations {
@@ -94,6 +139,12 @@ struct DesiredAnnotations {
   // one entry per tracked reference whose content is known (formatContentRecords). Written only
   // together with a template change, never alone (docs/architecture.md, "Content-aware restarts").
   std::string contentDigests;
+  // The baseline record the workload's metadata annotation kBaselineAnnotation should hold
+  // (formatBaseline; empty: none). Unlike the content record it may be written alone: it records
+  // what the pods run with, and writing it restarts nothing.
+  std::string baseline;
+  // The workload carried no restarter record: this computation opts it in.
+  bool optingIn = false;
 };
 
 // The workload's recorded content digests (metadata annotation kContentDigestsAnnotation), parsed;
@@ -108,13 +159,8 @@ Result<AnnotationMap> templateAnnotations(const nlohmann::json& workload);
 // DaemonSet JSON: `metadata.annotations` for ignore rules, `spec.template` for references and the
 // current values). `lookup` is called at most once per reference, never for one ignored by
 // annotation. Deterministic: same inputs, same output.
-Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload, const ObjectLookup& lookup);
-// The same, tracking only what Reloader's annotations select when `options` reads them and the
-// workload is opted in that way (reloader.hpp): the reload lists' names become references too, and
-// a reference not selected is kept as an ignored one (Disposition::NotSelected).
-struct SelectionOptions;
 Result<DesiredAnnotations> desiredAnnotations(const nlohmann::json& workload, const ObjectLookup& lookup,
-                                              const SelectionOptions& options);
+                                              DesiredOptions options = {});
 
 // Why an owned annotation changes between two annotation sets.
 enum class ChangeCause {
@@ -134,8 +180,12 @@ struct AnnotationChange {
   std::optional<std::string> before;
   std::optional<std::string> after;
   ChangeCause cause = ChangeCause::Added;
+  // The baseline entry the pods ran with where the template held nothing (planAnnotationChanges);
+  // the cause is then judged against it (updated, recreated) rather than "added".
+  std::optional<std::string> baseline;
 
-  // "configmap/app-config: <uid>/<rv> -> <uid>/<rv> (updated)", with "none" for a missing side.
+  // "configmap/app-config: <uid>/<rv> -> <uid>/<rv> (updated)", with "none" for a missing side;
+  // "<uid>/<rv> (baseline) -> ..." where the template held nothing but the baseline did.
   std::string describe() const;
 };
 

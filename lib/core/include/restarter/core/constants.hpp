@@ -44,6 +44,12 @@ inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.
 // own: written only together with a template change, so a migrated cluster still sees no write.
 inline constexpr std::string_view kContentDigestsAnnotation = "restarter.stackable.tech/content-digests";
 
+// Workload metadata annotation (not pod template: writing it restarts nothing): the versions the
+// pods run with for references whose template annotation restarter has not written yet, because
+// writing it would have restarted pods that did not need it (a workload opted in while running, an
+// object created after its workload; baseline.hpp). restarter's own; commons-operator ignores it.
+inline constexpr std::string_view kBaselineAnnotation = "restarter.stackable.tech/baseline";
+
 // Workload metadata annotation: `manual` opts an OnDelete StatefulSet or DaemonSet out of the
 // pod-by-pod roll (ondelete.hpp): restarter then only annotates the template, and explain-restart
 // lists the pods still on the old revision. Any other value, or none, lets restarter roll.

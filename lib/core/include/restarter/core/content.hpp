@@ -88,13 +88,15 @@ struct TrackedValue {
 // now. `digest`: its content now, nullopt when not read.
 //
 //   the template holds <uid>/<rv> of now           -> keep it
-//   no template value, another uid, not "<uid>/<rv>" -> now (added, recreated: always a restart)
-//   same uid, other rv, content not read            -> now (as commons-operator: every version rolls)
-//   same uid, other rv, no entry for the template's
+//   no template value, or not "<uid>/<rv>"          -> now (added: a restart)
+//   other version, content not read                 -> now (as commons-operator: every version rolls)
+//   other version, no entry for the template's
 //     exact version (migration, stale record)       -> now (as commons-operator; records it)
-//   same uid, other rv, entry for the template's
-//     version with the same digest as now           -> keep the template's (metadata-only)
-//   same uid, other rv, entry with another digest   -> now (the content changed)
+//   other version, entry for the template's version
+//     with the same digest as now                   -> keep the template's (metadata-only); also
+//                                                      for another uid: an object deleted and
+//                                                      re-created with the same content
+//   other version, entry with another digest        -> now (the content changed)
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
                                 const std::string& resourceVersion, const std::optional<ContentDigest>& digest);

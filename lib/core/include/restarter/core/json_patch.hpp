@@ -34,4 +34,16 @@ Result<nlohmann::json> annotationPatch(const nlohmann::json& workload,
 // InvalidInput when `metadata` or its annotations have the wrong JSON type.
 Result<nlohmann::json> contentRecordPatch(const nlohmann::json& workload, const std::string& record);
 
+// One metadata annotation a patch should leave behind: `value`, or none when empty.
+struct MetadataAnnotation {
+  std::string key;
+  std::string value;
+};
+// The operations that make the workload's metadata annotations hold `wanted` (each absent when its
+// value is empty), under `/metadata/annotations`; empty when they hold them already. The content
+// record and the baseline record (baseline.hpp) are written this way. InvalidInput when `metadata`
+// or its annotations have the wrong JSON type.
+Result<nlohmann::json> metadataAnnotationsPatch(const nlohmann::json& workload,
+                                                const std::vector<MetadataAnnotation>& wanted);
+
 }  // namespace restarter::core

@@ -38,15 +38,9 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/references.hpp"
 #include "restarter/core/result.hpp"
+#include "restarter/core/selection.hpp"
 
 namespace restarter::core {
-
-// What the serve commands, explain-restart and status are told (--reloader-annotations,
-// --auto-reload-all). autoReloadAll counts only with reloaderAnnotations.
-struct SelectionOptions {
-  bool reloaderAnnotations = false;
-  bool autoReloadAll = false;
-};
 
 enum class ManagedBy { None, Label, Reloader };
 

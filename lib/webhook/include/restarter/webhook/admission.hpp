@@ -45,6 +45,8 @@ using ReferenceFetcher =
 enum class Outcome {
   Patched,          // allowed with a JSON Patch
   Unchanged,        // a managed workload whose annotations are already right: allowed, no patch
+  Recorded,         // UPDATE of a running workload: no template change, but a patch of the baseline
+                    // record in its metadata (opted in, or an object created after it): no restart
   Skipped,          // not ours (kind, operation, label): allowed, no patch
   SkippedTooLarge,  // the patch would make the pod template's annotations longer than the
                     // apiserver allows (core/annotation_size.hpp), so it would deny the request:
@@ -66,11 +68,18 @@ struct AdmissionResult {
                        // the sizes and the changes not made
 };
 
-// Answers one admission.k8s.io/v1 AdmissionReview. Never throws. A workload is ours when
-// core::workloadManagement opts it in under `selection` (the enable label; with
-// --reloader-annotations also Reloader's annotations).
+struct AdmissionOptions {
+  // serve-webhook --roll-on-opt-in: a running workload labeled by an UPDATE gets its template
+  // annotations in that update (a rollout) instead of a baseline record (core::DesiredOptions).
+  bool rollOnOptIn = false;
+  // Which workloads are ours and what they track (core::workloadManagement: the enable label; with
+  // --reloader-annotations also Reloader's annotations, core/reloader.hpp).
+  core::SelectionOptions selection{};
+};
+
+// Answers one admission.k8s.io/v1 AdmissionReview. Never throws.
 AdmissionResult handleAdmissionReview(std::string_view body, const ReferenceFetcher& fetch,
-                                      const core::SelectionOptions& selection = {});
+                                      const AdmissionOptions& options = {});
 
 // An upper bound of the bytes handleAdmissionReview allocates at once for `body`: its parse into
 // a JSON tree (nlohmann/json with std::map objects, on 64-bit libstdc++ and glibc malloc) and its

@@ -35,6 +35,8 @@ struct ServiceOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
   // Which workloads are ours and what they track (core/reloader.hpp; --reloader-annotations).
   core::SelectionOptions selection{};
+  // --roll-on-opt-in (AdmissionOptions).
+  bool rollOnOptIn = false;
   // On stop, how long reviews under way may take to be answered before the server closes what is
   // left (docs/architecture.md, "Shutdown"). The apiserver gives up on a review after the
   // configuration's timeoutSeconds (5 s in ours, 30 s at most), and the Deployments allow 30 s
