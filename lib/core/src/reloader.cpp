@@ -150,7 +150,9 @@ void ReferenceSelector::addListed(std::vector<Reference>& refs) {
         return ref.kind == kind->kind && ref.name == name;
       });
       if (present) continue;
-      refs.push_back(Reference{kind->kind, name, true});
+      // Not optional: named on purpose, and an object created after its workload is then recorded
+      // in the baseline rather than rolled (Reloader does not reload on create either).
+      refs.push_back(Reference{kind->kind, name, false});
       listedOnly_.emplace(kind->kind, name);
       added = true;
     }

@@ -185,6 +185,8 @@ TEST_CASE("reload lists name objects referenced or not", "[reloader]") {
         AnnotationMap{{kCm, "cm-uid/10"}, {"configmap.restarter.stackable.tech/other-config", "o-uid/3"}});
   CHECK(statusOf(d, RefKind::ConfigMap, "other-config").selection ==
         "listed in configmap.reloader.stakater.com/reload (not referenced by the pod spec)");
+  // Named on purpose: required, so one created after its running workload goes into the baseline.
+  CHECK_FALSE(statusOf(d, RefKind::ConfigMap, "other-config").ref.optional);
   CHECK(statusOf(d, RefKind::ConfigMap, "app-config").selection ==
         "listed in configmap.reloader.stakater.com/reload");
   // The Secret is referenced but not listed.
