@@ -2,7 +2,9 @@
 # Generation bookkeeping for the Reloader-annotation suites (reloader-annotations,
 # reloader-annotations-webhook, reloader-switch): which Deployments of the namespace rolled, and how
 # often, since the last snapshot. A Deployment's metadata.generation grows by one per template
-# change, so "rolled exactly once" is "generation + 1", and "never" is "generation unchanged".
+# change, so "rolled exactly once" is "generation + 1", and "never" is "generation unchanged". (It
+# also grows when the Deployment's metadata annotations change, which restarter writes only together
+# with a template change, except the baseline record of an opt-in: take a snapshot after it.)
 #
 # Usage (in kuttl TestStep scripts; kuttl sets NAMESPACE and KUBECONFIG):
 #   reloader.sh snapshot               record every Deployment's generation
