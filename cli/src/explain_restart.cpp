@@ -209,16 +209,27 @@ ordered_json rollDocument(const ExplainInput& input) {
   return roll;
 }
 
+const char* managedByName(core::ManagedBy by) {
+  switch (by) {
+    case core::ManagedBy::Label: return "label";
+    case core::ManagedBy::Reloader: return "reloader-annotations";
+    case core::ManagedBy::None: return "none";
+  }
+  return "none";
+}
+
 }  // namespace
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
-                                            core::ContentAwareness contentAware, bool rollOnOptIn) {
+                                            core::ContentAwareness contentAware,
+                                            const core::SelectionOptions& selection, bool rollOnOptIn) {
   ExplainInput input;
   input.kind = kind;
   auto workload = client.get(workloadResource(kind), namespace_, name);
   if (!workload) return std::move(workload).error();
   input.workload = std::move(*workload);
+  input.management = core::workloadManagement(input.workload, selection);
   const std::string uid = text(field(input.workload, "metadata"), "uid");
 
   kube::ListOptions byLabels;
@@ -267,6 +278,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   core::DesiredOptions desiredOptions;
   desiredOptions.podsRunning = true;
   desiredOptions.rollOnOptIn = rollOnOptIn;
+  desiredOptions.selection = selection;
   input.desired = core::desiredAnnotations(
       input.workload,
       [&](core::RefKind refKind, const std::string& refName) {
@@ -342,6 +354,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
                      {"name", text(metadata, "name")},
                      {"uid", text(metadata, "uid")},
                      {"generation", first.generation}};
+  doc["managedBy"] = {{"by", managedByName(input.management.by)}, {"reason", input.management.reason}};
   doc["firstRollout"] = {{"verdict", core::firstRolloutVerdictName(first.verdict)},
                          {"reason", first.reason},
                          {"generation", first.generation},
@@ -372,20 +385,23 @@ ordered_json explanationDocument(const ExplainInput& input) {
     pending["changes"] = std::move(changes);
     ordered_json references = ordered_json::array();
     for (const core::ReferenceStatus& ref : input.desired->references) {
-      references.push_back({{"kind", std::string(core::refKindName(ref.ref.kind))},
-                            {"name", ref.ref.name},
-                            {"optional", ref.ref.optional},
-                            {"disposition", core::dispositionName(ref.disposition)},
-                            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
-                            // The object has a newer version than `value` with the same content.
-                            {"metadataOnlyChange",
-                             ref.metadataOnly ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
-                                              : ordered_json(nullptr)},
-                            // The version the pods run with where the template holds none.
-                            {"baseline", ref.baseline ? ordered_json(*ref.baseline) : ordered_json(nullptr)},
-                            {"noRestart", ref.noRestart == core::NoRestart::None
-                                              ? ordered_json(nullptr)
-                                              : ordered_json(core::noRestartText(ref.noRestart))}});
+      references.push_back(
+          {{"kind", std::string(core::refKindName(ref.ref.kind))},
+           {"name", ref.ref.name},
+           {"optional", ref.ref.optional},
+           {"disposition", core::dispositionName(ref.disposition)},
+           // Under Reloader's annotations: the rule that selects it, or why none does.
+           {"selection", ref.selection.empty() ? ordered_json(nullptr) : ordered_json(ref.selection)},
+           {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
+           // The object has a newer version than `value` with the same content.
+           {"metadataOnlyChange", ref.metadataOnly
+                                      ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
+                                      : ordered_json(nullptr)},
+           // The version the pods run with where the template holds none.
+           {"baseline", ref.baseline ? ordered_json(*ref.baseline) : ordered_json(nullptr)},
+           {"noRestart", ref.noRestart == core::NoRestart::None
+                             ? ordered_json(nullptr)
+                             : ordered_json(core::noRestartText(ref.noRestart))}});
     }
     pending["references"] = std::move(references);
   }

@@ -10,6 +10,7 @@
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
+#include "restarter/cli/selection_flags.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
@@ -133,7 +134,16 @@ std::string renderText(const ordered_json& doc, bool color) {
   std::ostringstream out;
   const auto& w = doc["workload"];
   out << style.bold(str(w["kind"]) + " " + str(w["namespace"]) + "/" + str(w["name"])) << "  generation "
-      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n\n";
+      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n";
+  if (doc.contains("managedBy")) {
+    const auto& managed = doc["managedBy"];
+    out << "managed: "
+        << (str(managed["by"]) == "none"
+                ? std::string("no (neither labeled nor opted in by Reloader's annotations)")
+                : str(managed["reason"]))
+        << "\n";
+  }
+  out << "\n";
 
   const auto& first = doc["firstRollout"];
   const std::string verdict = str(first["verdict"]);
@@ -199,6 +209,10 @@ std::string renderText(const ordered_json& doc, bool color) {
                                                                      : "")
           << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
                   ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
+                  : "")
+          << (ref.contains("selection") && !ref["selection"].is_null()
+                  ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +
+                        str(ref["selection"])
                   : "")
           << (ref.contains("noRestart") && !ref["noRestart"].is_null() ? "  " + str(ref["noRestart"]) : "")
           << "\n";
@@ -353,6 +367,7 @@ void addJudgementFlags(cxxopts::Options& options) {
                   "judge as serve-controller --roll-on-opt-in does: a workload restarter has no record of "
                   "is rolled rather than given a baseline",
                   cxxopts::value<bool>()->default_value("false"));
+  addSelectionFlags(options);
 }
 
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
@@ -369,6 +384,8 @@ core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flag
   }
   out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
   out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
+  if (auto error = readSelectionFlags(flags, out.selection))
+    return core::makeError(core::ErrorKind::InvalidInput, *error);
   return out;
 }
 
@@ -419,7 +436,7 @@ Subcommand explainRestartCommand() {
         }
         const std::string namespace_ = (*client)->defaultNamespace();
         auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware,
-                                      judgement->rollOnOptIn);
+                                      judgement->selection, judgement->rollOnOptIn);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {

@@ -7,6 +7,7 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
+#include "restarter/cli/selection_flags.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/core/yaml_writer.hpp"
 #include "restarter/kube/client.hpp"
@@ -41,6 +42,7 @@ cxxopts::Options makeOptions(const Io& io) {
               cxxopts::value<std::string>()->default_value(""), "NS/NAME");
   addServiceNamespaceFlag(options, "webhook Service namespace");
   addMwcShapeFlags(options, "");
+  addSelectionFlags(options, false);
   options.add_options()("dry-run", "print the configuration as YAML instead of applying it")(
       "delete", "delete the configuration")("h,help", "show this help");
   addConnectionFlags(options);
@@ -68,6 +70,9 @@ std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io
       return reportUsageError(io, kName, *error);
     out.mwc.url = flags["webhook-url"].as<std::string>();
     if (auto error = readMwcShapeFlags(flags, out.mwc)) return reportUsageError(io, kName, *error);
+    core::SelectionOptions selection;
+    if (auto error = readSelectionFlags(flags, selection)) return reportUsageError(io, kName, *error);
+    out.mwc.reloaderAnnotations = selection.reloaderAnnotations;
     out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
     out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
     out.dryRun = flags.count("dry-run") > 0;

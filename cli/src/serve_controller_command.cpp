@@ -13,6 +13,7 @@
 
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
+#include "restarter/cli/selection_flags.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/rollout.hpp"
@@ -97,6 +98,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
       "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
       "h,help", "show this help");
+  addSelectionFlags(options);
   addConnectionFlags(options);
   addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
   return options;
@@ -183,6 +185,7 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
   out.contentAware = *contentAware;
+  if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
   out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
   if (flags.count("leader-election-namespace") > 0)
@@ -240,6 +243,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.onDeleteReadyTimeout = options.onDeleteReadyTimeout;
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;
+  controllerOptions.selection = options.selection;
   controllerOptions.rollOnOptIn = options.rollOnOptIn;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;

@@ -9,6 +9,7 @@
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
+#include "restarter/cli/selection_flags.hpp"
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
@@ -97,6 +98,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "N")("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
       "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
       "h,help", "show this help");
+  addSelectionFlags(options);
   addConnectionFlags(options);
   return options;
 }
@@ -219,6 +221,9 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
     if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
     out.contentAware = *contentAware;
+    if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
+    // The managed configuration must send what the handler now calls ours.
+    out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
     out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
     // Only managed certificates are rotated; with --cert-dir these durations are unused.
     if (out.certDir.empty()) {
@@ -296,6 +301,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   service.lookupTimeout = options.lookupTimeout;
   service.threads = options.threads;
   service.contentAware = options.contentAware;
+  service.selection = options.selection;
   service.rollOnOptIn = options.rollOnOptIn;
   if (options.certDir.empty()) {
     auto names = servingNames(options);

@@ -72,6 +72,7 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
   row.kind = text(member(identity, "kind"));
   row.namespace_ = text(member(identity, "namespace"));
   row.name = text(member(identity, "name"));
+  row.managedBy = text(member(member(explanation, "managedBy"), "reason"));
 
   const json& spec = member(workload, "spec");
   const json& status = member(workload, "status");
@@ -162,6 +163,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
                      {"firstRollout", row.firstRollout},
                      {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
                      {"roll", std::move(roll)}});
+    if (!row.managedBy.empty()) items.back()["managedBy"] = row.managedBy;
   }
   return {
       {"apiVersion", "restarter.stackable.tech/v1alpha1"}, {"kind", "WorkloadStatusList"}, {"items", items}};
@@ -176,6 +178,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
   if (wide) {
     header.push_back("LAST-ROLLOUT");
     header.push_back("CHANGES");
+    header.push_back("MANAGED-BY");
   }
   std::vector<std::vector<std::string>> table;
   for (const WorkloadStatus& row : rows) {
@@ -199,6 +202,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
         changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);
       }
       cells.push_back(changes.empty() ? "-" : changes);
+      cells.push_back(row.managedBy.empty() ? "-" : row.managedBy);
     }
     table.push_back(std::move(cells));
   }

@@ -81,10 +81,13 @@ Subcommand statusCommand() {
         auto judgement = judgementOptions(flags);
         if (!judgement) return reportUsageError(io, kName, judgement.error().message);
         const bool allNamespaces = flags.count("all-namespaces") > 0;
-        std::string selector(core::kEnabledSelector);
+        // Reloader's annotations are not labels: with them every workload is listed and
+        // core::workloadManagement filters, as the controller does.
+        std::string selector =
+            judgement->selection.reloaderAnnotations ? "" : std::string(core::kEnabledSelector);
         if (flags.count("selector") > 0) {
           const std::string more = flags["selector"].as<std::string>();
-          if (!more.empty()) selector += "," + more;
+          if (!more.empty()) selector += (selector.empty() ? "" : ",") + more;
         }
 
         const std::string prefix = io.programName + " " + kName + ": ";
@@ -106,10 +109,11 @@ Subcommand statusCommand() {
             return exitFor(workloads.error());
           }
           for (const nlohmann::json& workload : workloads->items) {
+            if (core::workloadManagement(workload, judgement->selection).by == core::ManagedBy::None) continue;
             const std::string ns = core::metadataString(workload, "namespace");
             const std::string name = core::metadataString(workload, "name");
             auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware,
-                                          judgement->rollOnOptIn);
+                                          judgement->selection, judgement->rollOnOptIn);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
               rows.push_back(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 
 namespace restarter::cache {
@@ -75,6 +76,10 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
     }
   }
   meta.labels.shrink_to_fit();
+  meta.reloaderMatch =
+      core::stringAt(object, {"metadata", "annotations", core::kReloaderMatchAnnotation}) == "true";
+  meta.reloaderIgnore =
+      core::stringAt(object, {"metadata", "annotations", core::kReloaderIgnoreAnnotation}) == "true";
   if (const std::string digest = core::stringAt(object, {kContentDigestField}); !digest.empty()) {
     meta.contentDigest = core::parseDigest(digest);
   }

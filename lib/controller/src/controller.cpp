@@ -112,11 +112,15 @@ void slimReferencedObjectWithDigest(json& object, core::RefKind kind) {
 void slimReferencedObject(json& object) {
   if (!object.is_object()) return;
   keepFields(object, {"apiVersion", "kind", "metadata"});
-  slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "labels"});
+  slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "labels", "annotations"});
   auto metadata = object.find("metadata");
   if (metadata == object.end() || !metadata->is_object()) return;
   if (auto labels = metadata->find("labels"); labels != metadata->end()) {
     keepPrefixed(*labels, {core::kIgnoreLabel});
+  }
+  if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
+    keepPrefixed(*annotations, {core::kReloaderMatchAnnotation, core::kReloaderIgnoreAnnotation});
+    if (annotations->empty()) metadata->erase(annotations);
   }
 }
 
@@ -135,14 +139,30 @@ void slimWorkload(json& object) {
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
-      keepPrefixed(*annotations, {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-                                  core::kLastRolloutAnnotation, core::kContentDigestsAnnotation,
-                                  core::kBaselineAnnotation, core::kOnDeleteAnnotation});
+      keepPrefixed(
+          *annotations,
+          {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+           core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
+           core::kOnDeleteAnnotation, core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
+           core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
+           core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
+           core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
     keepFields(*spec, {"template", "replicas", "selector", "updateStrategy", "minReadySeconds"});
   }
+}
+
+void slimWorkload(json& object, const core::SelectionOptions& selection) {
+  if (selection.reloaderAnnotations && object.is_object() &&
+      core::workloadManagement(object, selection).by == core::ManagedBy::None) {
+    keepFields(object, {"apiVersion", "kind", "metadata"});
+    slimMetadata(object, {"name", "namespace", "uid", "resourceVersion"});
+    object[kUnmanagedField] = true;
+    return;
+  }
+  slimWorkload(object);
 }
 
 void slimPod(json& object) {
@@ -247,6 +267,7 @@ struct Controller::Impl {
                 "restarter.stackable.tech/controller",
                 options.identity,
                 options.minRolloutInterval,
+                options.selection,
                 options.rollOnOptIn} {}
 
   kube::Client& client;
@@ -332,8 +353,8 @@ struct Controller::Impl {
       NamespaceCaches& c = *entry;
       for (const WorkloadKind& kind : workloadKinds()) {
         auto store = std::make_unique<cache::PackedStore>();
-        store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap));
-        store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret));
+        store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
+        store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
         const std::string name = kind.name;
         const std::string roll = rollsKind(kind) ? std::string(kRollPrefix) + kind.name : std::string();
         store->addHandlers(cache::PackedStore::Handlers{
@@ -413,9 +434,15 @@ struct Controller::Impl {
 
     for (const auto& entry : caches) {
       NamespaceCaches& c = *entry;
+      // Reloader's annotations are annotations, which no selector can ask for: with them every
+      // workload is listed, and those not opted in are kept as stubs (docs/architecture.md,
+      // "Reloader annotations").
+      const bool reloader = options.selection.reloaderAnnotations;
       for (const WorkloadKind& kind : workloadKinds()) {
-        addReflector(kind.resource, c.namespace_, std::string(core::kEnabledSelector), false,
-                     *c.workloads.at(kind.name), slimWorkload);
+        addReflector(kind.resource, c.namespace_,
+                     reloader ? std::string() : std::string(core::kEnabledSelector), false,
+                     *c.workloads.at(kind.name),
+                     [selection = options.selection](json& object) { slimWorkload(object, selection); });
       }
       addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_,
                              c.configMaps);

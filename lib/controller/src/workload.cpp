@@ -9,6 +9,7 @@
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_patch.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/rollout.hpp"
 
 namespace restarter::controller {
@@ -43,14 +44,10 @@ core::WorkloadKind coreKind(const WorkloadKind& kind) {
   return core::WorkloadKind::StatefulSet;  // unreachable: every WorkloadKind is a row (workloadKinds)
 }
 
-cache::IndexFunc referenceIndex(core::RefKind kind) {
-  return [kind](const json& object) {
+cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {
+  return [kind, selection](const json& object) {
     std::vector<std::string> values;
-    auto spec = object.find("spec");
-    if (spec == object.end() || !spec->is_object()) return values;
-    auto podTemplate = spec->find("template");
-    if (podTemplate == spec->end()) return values;
-    auto refs = core::collectReferences(*podTemplate);
+    auto refs = core::trackedReferences(object, selection);
     if (!refs) return values;
     const std::string ns = core::metadataString(object, "namespace");
     for (const core::Reference& ref : *refs) {
@@ -60,8 +57,11 @@ cache::IndexFunc referenceIndex(core::RefKind kind) {
   };
 }
 
-cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind) {
-  return [index = referenceIndex(kind)](const cache::PackedObject& object) { return index(object.unpack()); };
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
+                                                   const core::SelectionOptions& selection) {
+  return [index = referenceIndex(kind, selection)](const cache::PackedObject& object) {
+    return index(object.unpack());
+  };
 }
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
@@ -75,9 +75,12 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
     if (meta.uid.empty() || meta.resourceVersion.empty())
       return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
     const std::string* ignore = meta.label(core::kIgnoreLabel);
-    return core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
-                                      ignore != nullptr && *ignore == core::kIgnoreLabelValue,
-                                      meta.contentDigest);
+    core::ObjectState state =
+        core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
+                                   ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
+    state.reloaderMatch = meta.reloaderMatch;
+    state.reloaderIgnore = meta.reloaderIgnore;
+    return state;
   };
 }
 
@@ -136,6 +139,15 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes) 
 WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context)
     : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
 
+void WorkloadReconciler::forget(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  lastWrites_.erase(key);
+  lastAnnounced_.erase(key);
+  held_.erase(key);
+  tooLargeWarned_.erase(key);
+  metadataOnlyLogged_.erase(key);
+}
+
 core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std::stop_token stop) {
   const std::string& ns = object.namespace_;
   const std::string key = object.key();
@@ -146,18 +158,21 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   auto cached = caches->workloads->get(key);
   if (!cached) return std::move(cached).error();
   if (*cached == nullptr) {
-    std::lock_guard lock(mutex_);
-    lastWrites_.erase(key);
-    lastAnnounced_.erase(key);
-    held_.erase(key);
-    tooLargeWarned_.erase(key);
-    metadataOnlyLogged_.erase(key);
+    forget(key);
     return Action::awaitChange();
   }
   json workload = (*cached)->unpack();
   if (!workload.is_object()) {
     return core::makeError(core::ErrorKind::Internal,
                            "cached " + kind_.name + " " + key + " cannot be decoded");
+  }
+  // With Reloader's annotations the cache holds every workload of the kind; one that is not opted
+  // in is kept as a stub (slimWorkload) and never written.
+  if (workload.contains(kUnmanagedField) ||
+      (context_.selection.reloaderAnnotations &&
+       core::workloadManagement(workload, context_.selection).by == core::ManagedBy::None)) {
+    forget(key);
+    return Action::awaitChange();
   }
   const std::string uid = core::metadataString(workload, "uid");
   const std::string resourceVersion = core::metadataString(workload, "resourceVersion");
@@ -199,6 +214,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   core::DesiredOptions desiredOptions;
   desiredOptions.podsRunning = true;
   desiredOptions.rollOnOptIn = context_.rollOnOptIn;
+  desiredOptions.selection = context_.selection;
   auto desired = core::desiredAnnotations(workload, cacheLookup(*caches->configMaps, *caches->secrets, ns),
                                           desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);

@@ -8,6 +8,8 @@
 #include "restarter/core/annotation_keys.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/ignore.hpp"
+#include "restarter/core/json_access.hpp"
+#include "restarter/core/reloader.hpp"
 
 namespace restarter::core {
 
@@ -50,7 +52,10 @@ Result<ObjectState> objectStateFromMetadata(const json& metadata) {
   auto labels = d::optionalObject(metadata, "labels", "metadata");
   if (!labels) return std::move(labels).error();
   const bool ignored = *labels != nullptr && hasIgnoreLabel(**labels);
-  return ObjectState::present(std::move(uid->value()), std::move(rv->value()), ignored);
+  ObjectState state = ObjectState::present(std::move(uid->value()), std::move(rv->value()), ignored);
+  state.reloaderMatch = stringAt(metadata, {"annotations", kReloaderMatchAnnotation}) == "true";
+  state.reloaderIgnore = stringAt(metadata, {"annotations", kReloaderIgnoreAnnotation}) == "true";
+  return state;
 }
 
 Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool readContent) {
@@ -69,6 +74,7 @@ const char* dispositionName(Disposition disposition) noexcept {
     case Disposition::Absent: return "absent";
     case Disposition::IgnoredByLabel: return "ignored-by-label";
     case Disposition::IgnoredByAnnotation: return "ignored-by-annotation";
+    case Disposition::NotSelected: return "not-selected";
   }
   return "tracked";
 }
@@ -202,6 +208,8 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   }
   auto refs = collectReferences(**podTemplate);
   if (!refs) return std::move(refs).error();
+  ReferenceSelector selector = referenceSelector(workload, options.selection);
+  selector.addListed(*refs);
   auto current = templateAnnotations(workload);
   if (!current) return std::move(current).error();
 
@@ -233,13 +241,27 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
     if (rules->ignores(ref.kind, ref.name)) {
       status.disposition = Disposition::IgnoredByAnnotation;
       status.value = frozen;
+    } else if (auto decided = selector.preselect(ref)) {
+      // Reloader's rules select it in no case (reloader.hpp): kept as an ignored one, not looked up.
+      status.disposition = Disposition::NotSelected;
+      status.selection = std::move(decided->reason);
+      status.value = frozen;
     } else {
       status.state = lookup(ref.kind, ref.name);
+      // Reloader's rules (reloader.hpp); under the restarter label everything is selected.
+      const Selection selection =
+          status.state.presence == Presence::Unknown ? Selection{} : selector.select(ref, status.state);
+      status.selection = selection.reason;
       switch (status.state.presence) {
         case Presence::Unknown:
           return makeError(ErrorKind::Unavailable, std::string(refKindName(ref.kind)) + "/" + ref.name +
                                                        ": state unknown: " + status.state.problem);
         case Presence::Absent:
+          if (!selection.selected) {
+            status.disposition = Disposition::NotSelected;
+            status.value = frozen;
+            break;
+          }
           status.disposition = Disposition::Absent;
           if (frozen == kLegacyChangesIgnoredValue) {
             status.value = frozen;
@@ -267,6 +289,11 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
         case Presence::Present:
           if (status.state.ignoreLabel) {
             status.disposition = Disposition::IgnoredByLabel;
+            status.value = frozen;
+            break;
+          }
+          if (!selection.selected) {
+            status.disposition = Disposition::NotSelected;
             status.value = frozen;
             break;
           }

@@ -12,6 +12,7 @@
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/text.hpp"
 #include "restarter/core/workload_kinds.hpp"
 
@@ -65,8 +66,10 @@ core::Result<json> parseReview(std::string_view body) {
                          reviewMemberWanted);
 }
 
-bool enabled(const json& object) {
-  return core::stringAt(object, {"metadata", "labels", core::kEnabledLabel}) == core::kEnabledLabelValue;
+// The controller's predicate (core/reloader.hpp): the enable label, or with
+// --reloader-annotations Reloader's annotations.
+bool enabled(const json& object, const core::SelectionOptions& selection) {
+  return core::workloadManagement(object, selection).by != core::ManagedBy::None;
 }
 
 // The kinds we manage (core::kManagedKinds, the same set the controller reconciles), by group,
@@ -178,7 +181,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   const auto object = req.find("object");
   if (requestKind == req.end() || !managedKind(*requestKind) ||
       (result.operation != "CREATE" && result.operation != "UPDATE") || object == req.end() ||
-      !object->is_object() || !enabled(*object)) {
+      !object->is_object() || !enabled(*object, options.selection)) {
     result.outcome = Outcome::Skipped;
     return answer(std::move(result), out);
   }
@@ -189,7 +192,8 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   if (spec == object->end() || !spec->is_object() || !spec->contains("template")) {
     return failed(std::move(result), out, "the object has no spec.template");
   }
-  auto refs = core::collectReferences((*spec)["template"]);
+  // The pod template's references and, under Reloader's annotations, the reload lists' names.
+  auto refs = core::trackedReferences(*object, options.selection);
   if (!refs) return failed(std::move(result), out, refs.error().describe());
   const ReferenceStates states = refs->empty() ? ReferenceStates{} : fetch(result.namespace_, *refs);
   const core::ObjectLookup lookup = [&states](core::RefKind kind, const std::string& name) {
@@ -202,6 +206,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   core::DesiredOptions desiredOptions;
   desiredOptions.podsRunning = result.operation == "UPDATE";
   desiredOptions.rollOnOptIn = options.rollOnOptIn;
+  desiredOptions.selection = options.selection;
   auto desired = core::desiredAnnotations(*object, lookup, desiredOptions);
   if (!desired) return failed(std::move(result), out, desired.error().describe());
   auto changes = core::planAnnotationChanges(*object, *desired);

@@ -79,32 +79,40 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
                // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
                {"scope", "Namespaced"}};
 
-  json webhook = {
-      // The apiserver wants a webhook name with at least three DNS labels; one webhook per
-      // configuration, named like it (suffixed when the configuration name is shorter).
-      {"name", webhookName(o.name)},
-      {"clientConfig", clientConfig},
-      {"rules", json::array({rule})},
-      // Ignore: a down, slow or misconfigured webhook must never block a create or update; the
-      // controller adds the annotations later (the only cost is the old extra restart).
-      {"failurePolicy", "Ignore"},
-      // Equivalent: a request through another API version of the same resource is still sent
-      // (converted to apps/v1), so no path around the webhook exists.
-      {"matchPolicy", "Equivalent"},
-      // None: the webhook only reads; dry-run requests may call it.
-      {"sideEffects", "None"},
-      // v1 only: the only version the handler speaks.
-      {"admissionReviewVersions", json::array({"v1"})},
-      // Well below the 10 s default: a hung webhook delays a create by this much at most. The
-      // webhook's own lookup deadline is shorter still (serve-webhook --lookup-timeout).
-      {"timeoutSeconds", o.timeoutSeconds},
-      // IfNeeded: a later webhook (sidecar injectors) may add volumes that reference ConfigMaps or
-      // Secrets; we are then called again and annotate those too.
-      {"reinvocationPolicy", "IfNeeded"},
-      // Only opted-in workloads are sent: everything else never pays the webhook's latency.
-      {"objectSelector",
-       {{"matchLabels", {{std::string(core::kEnabledLabel), std::string(core::kEnabledLabelValue)}}}}},
-      {"namespaceSelector", namespaceSelector}};
+  json webhook = {// The apiserver wants a webhook name with at least three DNS labels; one webhook per
+                  // configuration, named like it (suffixed when the configuration name is shorter).
+                  {"name", webhookName(o.name)},
+                  {"clientConfig", clientConfig},
+                  {"rules", json::array({rule})},
+                  // Ignore: a down, slow or misconfigured webhook must never block a create or update; the
+                  // controller adds the annotations later (the only cost is the old extra restart).
+                  {"failurePolicy", "Ignore"},
+                  // Equivalent: a request through another API version of the same resource is still sent
+                  // (converted to apps/v1), so no path around the webhook exists.
+                  {"matchPolicy", "Equivalent"},
+                  // None: the webhook only reads; dry-run requests may call it.
+                  {"sideEffects", "None"},
+                  // v1 only: the only version the handler speaks.
+                  {"admissionReviewVersions", json::array({"v1"})},
+                  // Well below the 10 s default: a hung webhook delays a create by this much at most. The
+                  // webhook's own lookup deadline is shorter still (serve-webhook --lookup-timeout).
+                  {"timeoutSeconds", o.timeoutSeconds},
+                  // IfNeeded: a later webhook (sidecar injectors) may add volumes that reference ConfigMaps or
+                  // Secrets; we are then called again and annotate those too.
+                  {"reinvocationPolicy", "IfNeeded"},
+                  // Only opted-in workloads are sent: everything else never pays the webhook's latency. With
+                  // Reloader's annotations (annotations, not labels) that cannot be told from here: every
+                  // workload but those labeled enabled=false (restarter's explicit opt-out, which
+                  // core::workloadManagement honours too) is sent, and the unmanaged ones are allowed
+                  // unchanged without a lookup (docs/architecture.md, "Reloader annotations").
+                  {"objectSelector",
+                   o.reloaderAnnotations
+                       ? json{{"matchExpressions", json::array({{{"key", std::string(core::kEnabledLabel)},
+                                                                 {"operator", "NotIn"},
+                                                                 {"values", json::array({"false"})}}})}}
+                       : json{{"matchLabels",
+                               {{std::string(core::kEnabledLabel), std::string(core::kEnabledLabelValue)}}}}},
+                  {"namespaceSelector", namespaceSelector}};
 
   return json{{"apiVersion", "admissionregistration.k8s.io/v1"},
               {"kind", "MutatingWebhookConfiguration"},

@@ -113,7 +113,8 @@ struct Service::Impl {
   // The admission handler: runs on the HTTPS workers.
   HttpReply handle(const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
-    const AdmissionResult result = handleAdmissionReview(body, fetcher, AdmissionOptions{options.rollOnOptIn});
+    const AdmissionResult result =
+        handleAdmissionReview(body, fetcher, AdmissionOptions{options.rollOnOptIn, options.selection});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string outcome = outcomeName(result.outcome);
     metrics.admissions.with({kindLabel(result), operationLabel(result), outcome}).inc();

@@ -66,10 +66,14 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
                                                        {"name", "cfg"},
                                                        {"optional", false},
                                                        {"disposition", "tracked"},
+                                                       {"selection", nullptr},
                                                        {"value", "u/3"},
                                                        {"metadataOnlyChange", nullptr},
+                                                       {"selection", nullptr},
                                                        {"baseline", nullptr},
                                                        {"noRestart", nullptr}});
+  // Not labeled in this sample, and no --reloader-annotations: not managed.
+  CHECK(plain(doc["managedBy"]) == json{{"by", "none"}, {"reason", ""}});
 }
 
 TEST_CASE("a reference kept at an older version is shown as a metadata-only change",

@@ -138,3 +138,21 @@ TEST_CASE("serve-controller --ondelete-ready-timeout takes a positive duration",
   }
   CHECK_THAT(Run({"--help"}).out.str(), Catch::Contains("--ondelete-ready-timeout"));
 }
+
+TEST_CASE("serve-controller reads Reloader's annotations only when asked",
+          "[cli][serve-controller][reloader]") {
+  Run off({});
+  CHECK_FALSE(off.options.selection.reloaderAnnotations);
+  CHECK_FALSE(off.options.selection.autoReloadAll);
+  Run on({"--reloader-annotations", "--auto-reload-all"});
+  CHECK_FALSE(on.exit);
+  CHECK(on.options.selection.reloaderAnnotations);
+  CHECK(on.options.selection.autoReloadAll);
+  Run explicitOff({"--reloader-annotations=false"});
+  CHECK_FALSE(explicitOff.exit);
+  CHECK_FALSE(explicitOff.options.selection.reloaderAnnotations);
+  // --auto-reload-all alone would select nothing and say nothing.
+  Run alone({"--auto-reload-all"});
+  CHECK(alone.exit == kExitUsage);
+  CHECK(alone.err.str().find("--auto-reload-all needs --reloader-annotations") != std::string::npos);
+}

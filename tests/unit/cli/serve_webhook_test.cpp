@@ -244,3 +244,29 @@ TEST_CASE("serve-webhook: certificate durations are checked at their limits", "[
   // With --cert-dir nothing is rotated: the managed certificates' durations are not used.
   CHECK_FALSE(exitOf({"--cert-dir", "certs", "--ca-validity", "90s"}).exit);
 }
+
+TEST_CASE("serve-webhook: --reloader-annotations reaches the handler and the managed configuration",
+          "[cli][serve-webhook][reloader]") {
+  ServeWebhookOptions options;
+  const Parsed p =
+      parse(parseServeWebhookFlags,
+            {"--webhook-url", "https://127.0.0.1:9443/mutate", "--reloader-annotations", "--auto-reload-all"},
+            options);
+  REQUIRE_FALSE(p.exit);
+  CHECK(options.selection.reloaderAnnotations);
+  CHECK(options.selection.autoReloadAll);
+  CHECK(options.configuration.reloaderAnnotations);
+
+  ServeWebhookOptions plain;
+  REQUIRE_FALSE(parse(parseServeWebhookFlags, {"--webhook-url", "https://127.0.0.1:9443/mutate"}, plain).exit);
+  CHECK_FALSE(plain.configuration.reloaderAnnotations);
+}
+
+TEST_CASE("install-mwc: --reloader-annotations shapes the objectSelector", "[cli][install-mwc][reloader]") {
+  InstallMwcOptions options;
+  REQUIRE_FALSE(parse(parseInstallMwcFlags, {"--service", "s", "--reloader-annotations"}, options).exit);
+  CHECK(options.mwc.reloaderAnnotations);
+  InstallMwcOptions plain;
+  REQUIRE_FALSE(parse(parseInstallMwcFlags, {"--service", "s"}, plain).exit);
+  CHECK_FALSE(plain.mwc.reloaderAnnotations);
+}

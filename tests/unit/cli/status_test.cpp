@@ -215,3 +215,29 @@ TEST_CASE("status: a reference that restarts nothing says why", "[cli][status][b
   CHECK(wide.find("configmap/cfg: deleted: running pods keep their copy, no restart") != std::string::npos);
   CHECK(statusDocument({r})["items"][0]["pending"]["noRestart"][0] == r.noRestart[0]);
 }
+
+TEST_CASE("status and explain-restart name what opts a workload in and each reference's decision",
+          "[cli][status][reloader]") {
+  ExplainInput in = input("2");
+  in.workload["metadata"]["annotations"] = {{"reloader.stakater.com/search", "true"}};
+  const core::SelectionOptions reloader{true, false};
+  in.management = core::workloadManagement(in.workload, reloader);
+  core::DesiredOptions options;
+  options.selection = reloader;
+  in.desired = core::desiredAnnotations(
+      in.workload,
+      [](core::RefKind, const std::string&) { return core::ObjectState::present("u", "2", false); }, options);
+  const auto doc = explanationDocument(in);
+  CHECK(doc["managedBy"]["by"] == "reloader-annotations");
+  CHECK(doc["managedBy"]["reason"] == "reloader.stakater.com/search");
+  const auto& ref = doc["pending"]["references"][0];
+  CHECK(ref["disposition"] == "not-selected");
+  CHECK(ref["selection"] == "reloader.stakater.com/search: the object lacks reloader.stakater.com/match");
+  const WorkloadStatus r = statusFromExplanation(doc, in.workload);
+  CHECK(r.managedBy == "reloader.stakater.com/search");
+  CHECK(statusDocument({r})["items"][0]["managedBy"] == "reloader.stakater.com/search");
+  CHECK(renderStatusTable({r}, false, true, "here").find("MANAGED-BY") != std::string::npos);
+  // A labeled workload (the default input) keeps restarter's rules: no selection named.
+  const auto labeled = explanationDocument(input("2"));
+  CHECK(labeled["pending"]["references"][0]["selection"].is_null());
+}

@@ -567,3 +567,36 @@ TEST_CASE("admission: an UPDATE after a metadata-only change keeps the recorded 
   CHECK(result.outcome == Outcome::Unchanged);
   CHECK_FALSE(responseOf(result).contains("patch"));
 }
+
+TEST_CASE("admission: with --reloader-annotations a workload opted in by them is patched as selected",
+          "[admission][reloader]") {
+  AdmissionOptions reloader;
+  reloader.selection = core::SelectionOptions{true, false};
+  json object = workload("Deployment", false);
+  object["metadata"]["annotations"] = {{"reloader.stakater.com/search", "true"},
+                                       {"configmap.reloader.stakater.com/reload", "shared"}};
+  TableFetcher fetcher;
+  fetcher.table["app-config"] = core::ObjectState::present("uid-cm", "11", false);
+  fetcher.table["app-secret"] = core::ObjectState::present("uid-s", "12", false);
+  fetcher.table["app-secret"].reloaderMatch = true;
+  fetcher.table["shared"] = core::ObjectState::present("uid-sh", "13", false);
+  const auto result =
+      handleAdmissionReview(review(object, "CREATE", "Deployment").dump(), fetcher.fetcher(), reloader);
+  CHECK(result.outcome == Outcome::Patched);
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  // app-config lacks match: not selected; the listed ConfigMap is looked up and tracked although
+  // the pod spec does not reference it.
+  CHECK(patch[0]["value"] ==
+        json{{kSecretKey, "uid-s/12"}, {"configmap.restarter.stackable.tech/shared", "uid-sh/13"}});
+
+  // Without the flag the same workload is not ours, and no lookup is made.
+  const auto skipped = handleAdmissionReview(review(object, "CREATE", "Deployment").dump(), fetcher.fetcher());
+  CHECK(skipped.outcome == Outcome::Skipped);
+  CHECK(*fetcher.calls == 1);
+  // With it, a workload without Reloader's annotations is not ours either.
+  const auto plain = handleAdmissionReview(review(workload("Deployment", false), "CREATE", "Deployment").dump(),
+                                           fetcher.fetcher(), reloader);
+  CHECK(plain.outcome == Outcome::Skipped);
+  CHECK(*fetcher.calls == 1);
+}

@@ -116,3 +116,17 @@ TEST_CASE("mwc: withCaBundle sets every webhook's caBundle", "[mwc]") {
   CHECK(with["webhooks"][0]["clientConfig"]["service"]["name"] == "restarter-webhook");
   CHECK(withCaBundle(json::object(), "PEM") == json::object());
 }
+
+TEST_CASE("mwc: with Reloader's annotations every workload but those labeled enabled=false is sent",
+          "[mwc][reloader]") {
+  MwcOptions o;
+  o.url = "https://127.0.0.1:9443/mutate";
+  o.reloaderAnnotations = true;
+  auto built = buildMutatingWebhookConfiguration(o);
+  REQUIRE(built.ok());
+  const json& selector = (*built)["webhooks"][0]["objectSelector"];
+  CHECK_FALSE(selector.contains("matchLabels"));
+  CHECK(selector["matchExpressions"] ==
+        json::array(
+            {{{"key", "restarter.stackable.tech/enabled"}, {"operator", "NotIn"}, {"values", {"false"}}}}));
+}

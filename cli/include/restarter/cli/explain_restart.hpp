@@ -22,6 +22,7 @@
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/explain.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/kube/client.hpp"
 
 namespace cxxopts {
@@ -51,6 +52,8 @@ struct ExplainInput {
   nlohmann::json workload;
   std::vector<core::Revision> revisions;
   std::string currentRevision;  // name of the revision the workload's status points at, if known
+  // Whether and why restarter manages it (core::workloadManagement under the judgement's selection).
+  core::Management management;
   core::Result<core::DesiredAnnotations> desired = core::makeError(core::ErrorKind::Internal, "not computed");
   // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
   // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
@@ -95,13 +98,15 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 // record is rolled, not given a baseline).
 core::Result<ExplainInput> readExplainInput(
     kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
-    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps, bool rollOnOptIn = false);
+    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps,
+    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false);
 
 // What explain-restart and status judge by, as serve-controller was started: --content-aware
 // (which referenced kinds' content tells a metadata-only change from a real one) and
 // --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
 struct JudgementOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
   std::chrono::seconds readyTimeout{10 * 60};
   bool rollOnOptIn = false;  // --roll-on-opt-in
 };

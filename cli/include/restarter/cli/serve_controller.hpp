@@ -26,7 +26,8 @@ struct ServeControllerOptions {
   std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
   bool dryRun = false;
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
-  bool rollOnOptIn = false;                                                  // --roll-on-opt-in
+  core::SelectionOptions selection{};   // --reloader-annotations, --auto-reload-all
+  bool rollOnOptIn = false;             // --roll-on-opt-in
   std::optional<bool> leaderElect;      // nullopt: on when running in a cluster
   std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
   std::string leaderElectionId = "restarter-controller";

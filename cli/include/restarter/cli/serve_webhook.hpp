@@ -21,6 +21,7 @@
 #include "restarter/certs/certs.hpp"
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/content.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
@@ -56,7 +57,8 @@ struct ServeWebhookOptions {
 
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
-  bool rollOnOptIn = false;                                                  // --roll-on-opt-in
+  core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
+  bool rollOnOptIn = false;            // --roll-on-opt-in
   std::size_t threads = 16;
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;

@@ -69,6 +69,11 @@ struct ObjectMeta : ObjectIdentity {
   // The content digest a reflector transform put in kContentDigestField (16 bytes, inline);
   // nullopt when the content was not read (docs/architecture.md, "Content-aware restarts").
   std::optional<core::ContentDigest> contentDigest;
+  // Reloader's annotations reloader.stakater.com/match and .../ignore with the value "true"
+  // (core/reloader.hpp): booleans, which fit in the padding after contentDigest, not strings
+  // (docs/architecture.md, "Compact cache entries").
+  bool reloaderMatch = false;
+  bool reloaderIgnore = false;
 
   // The value of label `key`, or nullptr.
   const std::string* label(std::string_view key) const;
@@ -90,8 +95,8 @@ inline constexpr const char* kContentDigestField = "restarterContentDigest";
 // `object` packed; nullopt when metadata.name is missing or not a non-empty string.
 std::optional<PackedObject> packObject(const nlohmann::json& object);
 
-// metadata.{namespace, name, uid, resourceVersion, labels} and kContentDigestField (when it
-// parses) of `object`; nullopt when
+// metadata.{namespace, name, uid, resourceVersion, labels}, whether Reloader's match and ignore
+// annotations are "true", and kContentDigestField (when it parses) of `object`; nullopt when
 // metadata.name is missing or not a non-empty string. Fields of another type read as empty (and
 // non-string labels are left out): the reader decides whether an empty uid is a problem.
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object);

@@ -43,6 +43,7 @@
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/content.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/log.hpp"
@@ -78,16 +79,21 @@ struct ControllerOptions {
   // How long a replacement pod of the OnDelete roll may take to become Ready before the roll of
   // its workload pauses (ondelete.hpp).
   std::chrono::seconds onDeleteReadyTimeout{10 * 60};
+  // --reloader-annotations, --auto-reload-all (core/reloader.hpp): with them the workloads are
+  // listed without the label selector and those Reloader's annotations do not opt in are kept as
+  // stubs (slimWorkload).
+  core::SelectionOptions selection{};
 };
 
 // What the caches keep of each object (everything else is dropped as it arrives, so memory scales
 // with what the reconcilers read, not with object size: kubectl's last-applied-configuration
 // annotation alone holds a ConfigMap's whole data):
-//   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion} and the
-//     ignore label (then stored as cache::ObjectMeta);
+//   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion}, the
+//     ignore label and Reloader's match and ignore annotations (then stored as cache::ObjectMeta,
+//     the annotations as two booleans);
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
 //     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests and ondelete
-//     annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
+//     annotations, Reloader's workload annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
 //     (a few numbers and names; the OnDelete roll reads them and is queued by their changes);
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
@@ -98,6 +104,10 @@ struct ControllerOptions {
 void slimReferencedObject(nlohmann::json& object);
 void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind);
 void slimWorkload(nlohmann::json& object);
+// The same, and with selection.reloaderAnnotations (the workloads are then listed without the
+// label selector) a workload that core::workloadManagement does not opt in is cut down to
+// apiVersion, kind, metadata.{name, namespace, uid, resourceVersion} and kUnmanagedField.
+void slimWorkload(nlohmann::json& object, const core::SelectionOptions& selection);
 void slimPod(nlohmann::json& object);
 
 class Controller {

@@ -12,6 +12,7 @@
 
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/work_queue.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/log.hpp"
@@ -49,6 +50,8 @@ struct ReconcileContext {
   // The upper bound of a rollout hold: a rollout still in progress holds the next one at most
   // this long (core::decideRollout); 0: no holds.
   milliseconds minRolloutInterval{0};
+  // Whether Reloader's annotations opt workloads in and select their references (core/reloader.hpp).
+  core::SelectionOptions selection{};
   // --roll-on-opt-in: a workload restarter has no record of gets its template annotations at once
   // (a rollout) instead of a baseline record (core::DesiredOptions).
   bool rollOnOptIn = false;

@@ -87,14 +87,21 @@ const std::vector<WorkloadKind>& workloadKinds();
 core::WorkloadKind coreKind(const WorkloadKind& kind);
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
-// template references.
+// template references, and with Reloader's annotations the reload lists' names
+// (core::trackedReferences).
 inline constexpr const char* kConfigMapIndex = "configmap";
 inline constexpr const char* kSecretIndex = "secret";
 // The index function for `kind` (core::RefKind::ConfigMap -> kConfigMapIndex values, ...). A
 // template that cannot be read indexes nothing.
-cache::IndexFunc referenceIndex(core::RefKind kind);
+cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection = {});
 // The same over packed workloads (the controller's caches).
-cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind);
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
+                                                   const core::SelectionOptions& selection = {});
+
+// A top-level field slimWorkload sets (with Reloader's annotations read, the workloads are listed
+// without the label selector) on a workload that is not opted in, kept as a stub of its identity:
+// the reconcilers leave it alone. No API object has a top-level field of this name.
+inline constexpr const char* kUnmanagedField = "restarterUnmanaged";
 
 // Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
 struct WorkloadCaches {
@@ -105,7 +112,8 @@ struct WorkloadCaches {
 using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
 
 // Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
-// entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it.
+// entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
+// Reloader's match and ignore annotations as the entry's booleans.
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_);
 
@@ -158,6 +166,8 @@ class WorkloadReconciler {
                         const core::AnnotationsSize& size, const std::vector<core::AnnotationChange>& changes);
   // Step 3's debug line for references kept at an older version, once per state.
   void logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired);
+  // Drops what is remembered of a workload that is gone or no longer managed.
+  void forget(const std::string& key);
   core::Status removeForeignLeftovers(const nlohmann::json& applied, const core::DesiredAnnotations& desired);
 
   WorkloadKind kind_;

@@ -42,6 +42,7 @@
 #include "restarter/core/content.hpp"
 #include "restarter/core/references.hpp"
 #include "restarter/core/result.hpp"
+#include "restarter/core/selection.hpp"
 
 namespace restarter::core {
 
@@ -58,6 +59,9 @@ struct ObjectState {
   // Present only: the content digest (content.hpp); nullopt when the content was not read
   // (content-aware off for the kind), which makes every new version a change, as commons-operator.
   std::optional<ContentDigest> contentDigest;
+  // Present only: Reloader's annotations on the object, "true" (reloader.hpp).
+  bool reloaderMatch = false;
+  bool reloaderIgnore = false;
   std::string problem;  // Unknown only: why the state is not known
 
   static ObjectState present(std::string uid, std::string resourceVersion, bool ignoreLabel,
@@ -67,7 +71,7 @@ struct ObjectState {
 };
 
 // Reads an object's `metadata` (of a full object or a PartialObjectMetadata): uid,
-// resourceVersion and the ignore label. InvalidInput when uid or resourceVersion is missing.
+// resourceVersion, the ignore label and Reloader's match and ignore annotations. InvalidInput when uid or resourceVersion is missing.
 Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
 // The same from a whole ConfigMap or Secret, with its content digest when `readContent` (a
 // content that cannot be hashed leaves the digest out: the object then rolls at every version, as
@@ -78,7 +82,8 @@ Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind 
 using ObjectLookup = std::function<ObjectState(RefKind kind, const std::string& name)>;
 
 // How one reference was turned into (or not into) an annotation; explain-restart shows this.
-enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation };
+// NotSelected: Reloader's annotations do not select it (reloader.hpp); kept as an ignored one.
+enum class Disposition { Tracked, Absent, IgnoredByLabel, IgnoredByAnnotation, NotSelected };
 const char* dispositionName(Disposition disposition) noexcept;
 
 // Why a reference whose object appeared, disappeared or is first seen restarts nothing
@@ -105,6 +110,10 @@ struct DesiredOptions {
   // serve-controller / serve-webhook --roll-on-opt-in: a workload restarter has no record of gets
   // its template annotations at once (a rollout), as before the baseline existed.
   bool rollOnOptIn = false;
+  // --reloader-annotations, --auto-reload-all: when Reloader's annotations opt the workload in,
+  // only what they select is tracked (reloader.hpp): the reload lists' names become references
+  // too, and a reference not selected is kept as an ignored one (Disposition::NotSelected).
+  SelectionOptions selection{};
 };
 
 struct ReferenceStatus {
@@ -116,6 +125,8 @@ struct ReferenceStatus {
   // Tracked only: the object has a newer version than `value` whose content is the same, so the
   // template keeps `value` (a metadata-only change, no restart).
   bool metadataOnly = false;
+  // Under Reloader's annotations: the rule that selects the reference or why none does.
+  std::string selection;
   // The reference's baseline entry (baseline.hpp) before this decision, if any.
   std::optional<std::string> baseline;
   NoRestart noRestart = NoRestart::None;

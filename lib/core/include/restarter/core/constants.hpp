@@ -64,4 +64,26 @@ inline constexpr std::string_view kStatefulSetFieldManager = "restarter.stackabl
 inline constexpr std::string_view kDeploymentFieldManager = "restarter.stackable.tech/deployment";
 inline constexpr std::string_view kDaemonSetFieldManager = "restarter.stackable.tech/daemonset";
 
+// Reloader's annotations (stakater/Reloader, internal/pkg/options/flags.go defaults), read with
+// --reloader-annotations (reloader.hpp; docs/architecture.md, "Reloader annotations"). Restarter
+// never writes them. On a workload (metadata, or the pod template's when the metadata has none):
+inline constexpr std::string_view kReloaderAutoAnnotation = "reloader.stakater.com/auto";
+inline constexpr std::string_view kReloaderConfigMapAutoAnnotation = "configmap.reloader.stakater.com/auto";
+inline constexpr std::string_view kReloaderSecretAutoAnnotation = "secret.reloader.stakater.com/auto";
+inline constexpr std::string_view kReloaderSearchAnnotation = "reloader.stakater.com/search";
+inline constexpr std::string_view kReloaderConfigMapReloadAnnotation = "configmap.reloader.stakater.com/reload";
+inline constexpr std::string_view kReloaderSecretReloadAnnotation = "secret.reloader.stakater.com/reload";
+// On a workload's metadata only: comma-separated names never selected.
+inline constexpr std::string_view kReloaderConfigMapExcludeAnnotation =
+    "configmaps.exclude.reloader.stakater.com/reload";
+inline constexpr std::string_view kReloaderSecretExcludeAnnotation =
+    "secrets.exclude.reloader.stakater.com/reload";
+// On a ConfigMap or Secret: "true" makes it eligible under reloader.stakater.com/search, and
+// "true" on the other never lets it trigger anything.
+inline constexpr std::string_view kReloaderMatchAnnotation = "reloader.stakater.com/match";
+inline constexpr std::string_view kReloaderIgnoreAnnotation = "reloader.stakater.com/ignore";
+// What Reloader's annotation strategy writes into a pod template; restarter leaves it alone.
+inline constexpr std::string_view kReloaderLastReloadedFromAnnotation =
+    "reloader.stakater.com/last-reloaded-from";
+
 }  // namespace restarter::core

@@ -23,6 +23,7 @@
 
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/references.hpp"
+#include "restarter/core/reloader.hpp"
 
 namespace restarter::webhook {
 
@@ -71,6 +72,9 @@ struct AdmissionOptions {
   // serve-webhook --roll-on-opt-in: a running workload labeled by an UPDATE gets its template
   // annotations in that update (a rollout) instead of a baseline record (core::DesiredOptions).
   bool rollOnOptIn = false;
+  // Which workloads are ours and what they track (core::workloadManagement: the enable label; with
+  // --reloader-annotations also Reloader's annotations, core/reloader.hpp).
+  core::SelectionOptions selection{};
 };
 
 // Answers one admission.k8s.io/v1 AdmissionReview. Never throws.

@@ -32,6 +32,9 @@ struct MwcOptions {
   int timeoutSeconds = 5;
   std::vector<std::string> excludeNamespaces;  // by kubernetes.io/metadata.name
   std::vector<std::string> onlyNamespaces;     // if set: only these namespaces
+  // --reloader-annotations: workloads are opted in by annotations too, which no objectSelector
+  // can see, so every workload not labeled restarter.stackable.tech/enabled=false is sent.
+  bool reloaderAnnotations = false;
 };
 
 // The name of the configuration's one webhook: the configuration name when it has at least three

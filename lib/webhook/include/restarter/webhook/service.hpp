@@ -12,6 +12,7 @@
 #include <string>
 
 #include "restarter/core/content.hpp"
+#include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/clock.hpp"
@@ -32,6 +33,8 @@ struct ServiceOptions {
   std::size_t threads = 16;  // HTTPS workers, and as many lookup threads
   // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  // Which workloads are ours and what they track (core/reloader.hpp; --reloader-annotations).
+  core::SelectionOptions selection{};
   // --roll-on-opt-in (AdmissionOptions).
   bool rollOnOptIn = false;
   // On stop, how long reviews under way may take to be answered before the server closes what is

@@ -1,0 +1,141 @@
+// The controller with --reloader-annotations (docs/architecture.md, "Reloader annotations"): what
+// the caches keep, what the index names and what a reconcile writes.
+#include <catch2/catch.hpp>
+
+#include "restarter/controller/controller.hpp"
+#include "restarter/controller/workload.hpp"
+#include "support.hpp"
+
+using namespace restarter::controller;
+using nlohmann::json;
+using restarter::kube::testing::ok;
+
+namespace {
+
+const restarter::core::SelectionOptions kReloader{true, false};
+
+json deployment(json workloadAnnotations) {
+  json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
+               {"containers", {{{"name", "app"}, {"image", "x"}}}}};
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata",
+           {{"name", "web"},
+            {"namespace", "ns"},
+            {"uid", "sts-uid"},
+            {"resourceVersion", "10"},
+            {"generation", 1},
+            {"annotations", std::move(workloadAnnotations)}}},
+          {"spec", {{"template", {{"metadata", {{"annotations", json::object()}}}, {"spec", spec}}}}}};
+}
+
+json configMap(const std::string& name, bool match) {
+  json cm = {
+      {"apiVersion", "meta.k8s.io/v1"},
+      {"kind", "PartialObjectMetadata"},
+      {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", name + "-uid"}, {"resourceVersion", "2"}}}};
+  if (match) cm["metadata"]["annotations"] = {{"reloader.stakater.com/match", "true"}};
+  return cm;
+}
+
+struct Fixture {
+  Fixture() {
+    harness.context->selection = kReloader;
+    reconciler = std::make_unique<WorkloadReconciler>(
+        workloadKinds().front(),
+        [this](std::string_view) {
+          return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
+        },
+        *harness.context);
+  }
+  restarter::controller::testing::Harness harness;
+  restarter::cache::PackedStore workloads;
+  restarter::cache::MetaStore configMaps;
+  restarter::cache::MetaStore secrets;
+  std::unique_ptr<WorkloadReconciler> reconciler;
+};
+
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("a workload Reloader's annotations do not opt in is cached as a stub", "[controller][reloader]") {
+  json plain = deployment({{"other", "x"}});
+  slimWorkload(plain, kReloader);
+  CHECK(plain.contains(kUnmanagedField));
+  CHECK_FALSE(plain.contains("spec"));
+  CHECK(plain["metadata"] ==
+        json{{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"}});
+
+  json opted = deployment({{"reloader.stakater.com/search", "true"}, {"other", "x"}});
+  slimWorkload(opted, kReloader);
+  CHECK_FALSE(opted.contains(kUnmanagedField));
+  CHECK(opted["metadata"]["annotations"] == json{{"reloader.stakater.com/search", "true"}});
+  CHECK(opted["spec"].contains("template"));
+
+  // Without the flag nothing is cut (the label selector chose the workloads).
+  json unflagged = deployment({{"other", "x"}});
+  slimWorkload(unflagged, restarter::core::SelectionOptions{});
+  CHECK(unflagged.contains("spec"));
+}
+
+TEST_CASE("a cached ConfigMap keeps Reloader's match and ignore as booleans", "[controller][reloader]") {
+  json cm = configMap("app-config", true);
+  cm["metadata"]["annotations"]["reloader.stakater.com/ignore"] = "true";
+  cm["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = "{\"data\":{}}";
+  slimReferencedObject(cm);
+  CHECK(cm["metadata"]["annotations"] ==
+        json{{"reloader.stakater.com/ignore", "true"}, {"reloader.stakater.com/match", "true"}});
+  restarter::cache::MetaStore store;
+  store.replace({cm}, "1");
+  auto lookup = cacheLookup(store, store, "ns");
+  auto state = lookup(restarter::core::RefKind::ConfigMap, "app-config");
+  CHECK(state.reloaderMatch);
+  CHECK(state.reloaderIgnore);
+}
+
+TEST_CASE("the reference index names the reload lists' objects", "[controller][reloader]") {
+  const json w = deployment({{"configmap.reloader.stakater.com/reload", "shared"}});
+  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap, kReloader)(w) ==
+        std::vector<std::string>{"ns/app-config", "ns/shared"});
+  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(w) == std::vector<std::string>{"ns/app-config"});
+}
+
+TEST_CASE("search tracks only the objects annotated match from a baseline that restarts nothing",
+          "[controller][reloader]") {
+  Fixture f;
+  f.workloads.replace({deployment({{"reloader.stakater.com/search", "true"}})}, "10");
+  f.configMaps.replace({configMap("app-config", false)}, "20");
+  f.secrets.replace({}, "20");
+  auto action = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().empty());
+
+  f.configMaps.replace({configMap("app-config", true)}, "21");
+  f.harness.transport->push(ok(deployment(json::object()).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  action = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(action.ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  // The running workload is opted in by what search selects now: the version its pods run with is
+  // recorded in its metadata (the baseline), the template is left alone.
+  const json body = json::parse(requests[0].body);
+  CHECK(body["metadata"]["annotations"]["restarter.stackable.tech/baseline"] ==
+        "configmap/app-config=app-config-uid/2");
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json::object());
+}
+
+TEST_CASE("a stub is never written", "[controller][reloader]") {
+  Fixture f;
+  json stub = deployment({{"other", "x"}});
+  slimWorkload(stub, kReloader);
+  f.workloads.replace({stub}, "10");
+  f.configMaps.replace({configMap("app-config", true)}, "20");
+  f.secrets.replace({}, "20");
+  auto action = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().empty());
+}
