@@ -307,6 +307,26 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   return Action::awaitChange();
 }
 
+core::Result<json> WorkloadReconciler::recordEvent(const json& workload, const std::string& type,
+                                                   const std::string& reason, const std::string& action,
+                                                   const std::string& note) {
+  const std::string ns = core::metadataString(workload, "namespace");
+  kube::EventRecord event;
+  event.namespace_ = ns;
+  event.regarding =
+      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
+                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
+  event.type = type;
+  event.reason = reason;
+  event.action = action;
+  event.note = note;
+  event.reportingController = context_.reportingController;
+  event.reportingInstance = context_.reportingInstance;
+  auto created = context_.client.createEvent(event);
+  context_.metrics.writes.with({"events", "create"}).inc();
+  return created;
+}
+
 core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, const std::string& key,
                                                         const core::DesiredAnnotations& desired,
                                                         std::stop_token stop) {
@@ -355,20 +375,9 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
   context_.logger.info(
       "baseline recorded, no restart",
       {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"baseline", recorded}, {"why", why}});
-  kube::EventRecord event;
-  event.namespace_ = ns;
-  event.regarding =
-      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
-  event.type = "Normal";
-  event.reason = std::string(core::kBaselineRecordedReason);
-  event.action = "Record";
-  event.note = "No restart: the versions the pods run with are recorded (" + recorded + ")" +
-               (why.empty() ? std::string() : ": " + why);
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
+  auto created = recordEvent(workload, "Normal", std::string(core::kBaselineRecordedReason), "Record",
+                             "No restart: the versions the pods run with are recorded (" + recorded + ")" +
+                                 (why.empty() ? std::string() : ": " + why));
   if (!created) {
     context_.logger.warn("cannot record baseline event",
                          {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
@@ -435,19 +444,7 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
                         {"bytesAfter", std::to_string(size.after)},
                         {"limit", std::to_string(core::kMaxAnnotationsBytes)},
                         {"changes", described}});
-  kube::EventRecord event;
-  event.namespace_ = ns;
-  event.regarding =
-      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
-  event.type = "Warning";
-  event.reason = "AnnotationsTooLarge";
-  event.action = "Restart";
-  event.note = note;
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
+  auto created = recordEvent(workload, "Warning", "AnnotationsTooLarge", "Restart", note);
   if (!created) {
     // Logged, not retried: retrying would repeat a refusal nobody can act on sooner. A later
     // reconcile of the same state tries the Event again.
@@ -525,19 +522,9 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                         {"lastRollout", core::formatRfc3339(lastRollout)},
                         {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
                         {"changes", described}});
-  kube::EventRecord event;
-  event.namespace_ = ns;
-  event.regarding =
-      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
-  event.type = "Normal";
-  event.reason = std::string(core::kRolloutHeldReason);
-  event.action = "Hold";
-  event.note = core::rolloutHeldNote(decision, lastRollout, context_.minRolloutInterval, ns, described);
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
+  auto created =
+      recordEvent(workload, "Normal", std::string(core::kRolloutHeldReason), "Hold",
+                  core::rolloutHeldNote(decision, lastRollout, context_.minRolloutInterval, ns, described));
   // Logged, not retried: the hold itself needs no Event, and the rollout must not wait for one.
   if (!created) {
     context_.logger.warn("cannot record rollout-held event",
@@ -555,20 +542,9 @@ core::Status WorkloadReconciler::announce(const json& workload, const std::strin
                        {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"changes", described}});
   if (dry) context_.metrics.dryRunRestarts.with({kind_.name}).inc();
 
-  kube::EventRecord event;
-  event.namespace_ = ns;
-  event.regarding =
-      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
-  event.type = "Normal";
-  event.reason = dry ? "WouldRestart" : "Restarted";
-  event.action = "Restart";
-  event.note = std::string(dry ? "Would restart pods (dry run)" : "Restarting pods") +
-               ": referenced objects in namespace " + ns + " changed: " + described;
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
+  auto created = recordEvent(workload, "Normal", dry ? "WouldRestart" : "Restarted", "Restart",
+                             std::string(dry ? "Would restart pods (dry run)" : "Restarting pods") +
+                                 ": referenced objects in namespace " + ns + " changed: " + described);
   if (!created) return std::move(created).error();
   return core::okStatus();
 }

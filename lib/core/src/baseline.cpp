@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "record_entries.hpp"
 #include "restarter/core/annotation_keys.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/references.hpp"
@@ -11,13 +12,6 @@ namespace restarter::core {
 using nlohmann::json;
 
 namespace {
-
-// "<uid>/<rv>": both parts non-empty, exactly one slash.
-bool isVersion(std::string_view value) {
-  const std::size_t slash = value.find('/');
-  return slash != std::string_view::npos && slash != 0 && slash + 1 != value.size() &&
-         value.find('/', slash + 1) == std::string_view::npos;
-}
 
 const json* metadataAnnotations(const json& workload) {
   if (!workload.is_object()) return nullptr;
@@ -32,21 +26,10 @@ const json* metadataAnnotations(const json& workload) {
 
 BaselineRecords parseBaseline(std::string_view value) {
   BaselineRecords out;
-  while (!value.empty()) {
-    const std::size_t comma = value.find(',');
-    const std::string_view entry = value.substr(0, comma);
-    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
-    const std::size_t equals = entry.find('=');
-    if (equals == std::string_view::npos) continue;
-    const std::string_view key = entry.substr(0, equals);
-    const std::string_view version = entry.substr(equals + 1);
-    const std::size_t kindSlash = key.find('/');
-    if (kindSlash == std::string_view::npos || kindSlash + 1 == key.size()) continue;
-    const std::string_view kind = key.substr(0, kindSlash);
-    if (kind != refKindName(RefKind::ConfigMap) && kind != refKindName(RefKind::Secret)) continue;
-    if (!isVersion(version) && version != kBaselineAbsent) continue;
-    out.insert_or_assign(std::string(key), std::string(version));
-  }
+  detail::forEachRecordEntry(value, [&out](std::string_view key, std::string_view version) {
+    if (detail::isVersionText(version) || version == kBaselineAbsent)
+      out.insert_or_assign(std::string(key), std::string(version));
+  });
   return out;
 }
 

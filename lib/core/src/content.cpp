@@ -1,5 +1,7 @@
 #include "restarter/core/content.hpp"
 
+#include "record_entries.hpp"
+
 #include <utility>
 #include <vector>
 
@@ -159,31 +161,16 @@ std::string contentRecordKey(RefKind kind, std::string_view name) {
 
 ContentRecords parseContentRecords(std::string_view value) {
   ContentRecords out;
-  while (!value.empty()) {
-    const std::size_t comma = value.find(',');
-    const std::string_view entry = value.substr(0, comma);
-    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
-    // <kind>/<name>=<uid>/<rv>/<digest>
-    const std::size_t equals = entry.find('=');
-    if (equals == std::string_view::npos) continue;
-    const std::string_view key = entry.substr(0, equals);
-    const std::string_view rest = entry.substr(equals + 1);
-    const std::size_t kindSlash = key.find('/');
-    if (kindSlash == std::string_view::npos || kindSlash + 1 == key.size()) continue;
-    const std::string_view kind = key.substr(0, kindSlash);
-    if (kind != refKindName(RefKind::ConfigMap) && kind != refKindName(RefKind::Secret)) continue;
+  // <kind>/<name>=<uid>/<rv>/<digest>
+  detail::forEachRecordEntry(value, [&out](std::string_view key, std::string_view rest) {
     const std::size_t lastSlash = rest.rfind('/');
-    if (lastSlash == std::string_view::npos) continue;
+    if (lastSlash == std::string_view::npos) return;
     const std::string_view version = rest.substr(0, lastSlash);
-    const std::size_t uidSlash = version.find('/');
-    if (uidSlash == std::string_view::npos || uidSlash == 0 || uidSlash + 1 == version.size() ||
-        version.find('/', uidSlash + 1) != std::string_view::npos) {
-      continue;
-    }
+    if (!detail::isVersionText(version)) return;
     const auto digest = parseDigest(rest.substr(lastSlash + 1));
-    if (!digest) continue;
+    if (!digest) return;
     out.insert_or_assign(std::string(key), ContentRecord{std::string(version), *digest});
-  }
+  });
   return out;
 }
 
@@ -212,11 +199,8 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
   // known: keep the template's version when the content recorded for exactly that version is the
   // content now. The pods see the same files and values either way.
   const std::string& held = *templateValue;
-  // "<uid>/<rv>": both parts non-empty, one slash (not the legacy marker, not garbage).
-  const std::size_t slash = held.find('/');
-  const bool version = slash != std::string::npos && slash != 0 && slash + 1 != held.size() &&
-                       held.find('/', slash + 1) == std::string::npos;
-  if (!version || recorded->version != held || recorded->digest != *digest) return out;
+  // Not the legacy marker, not garbage.
+  if (!detail::isVersionText(held) || recorded->version != held || recorded->digest != *digest) return out;
   out.value = held;
   out.metadataOnly = true;
   out.record = recorded;
