@@ -214,7 +214,9 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   if (!current) return std::move(current).error();
 
   const ContentRecords recorded = recordedContentDigests(workload);
-  const BaselineRecords baseline = options.podsRunning ? recordedBaseline(workload) : BaselineRecords{};
+  // Read on CREATE too: an `absent` entry recorded there must survive the webhook's reinvocation
+  // (the patched object, admitted again, must be final).
+  const BaselineRecords baseline = recordedBaseline(workload);
   DesiredAnnotations out;
   const bool hasRecord = hasRestarterRecord(workload);
   out.optingIn = options.podsRunning && !options.rollOnOptIn && !hasRecord;
