@@ -1,5 +1,7 @@
 #include "restarter/controller/workload.hpp"
 
+#include "restarter/controller/events.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -307,24 +309,12 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   return Action::awaitChange();
 }
 
-core::Result<json> WorkloadReconciler::recordEvent(const json& workload, const std::string& type,
-                                                   const std::string& reason, const std::string& action,
-                                                   const std::string& note) {
-  const std::string ns = core::metadataString(workload, "namespace");
-  kube::EventRecord event;
-  event.namespace_ = ns;
-  event.regarding =
-      kube::ObjectReference{kind_.resource.apiVersion(), kind_.resource.kind, ns,
-                            core::metadataString(workload, "name"), core::metadataString(workload, "uid")};
-  event.type = type;
-  event.reason = reason;
-  event.action = action;
-  event.note = note;
-  event.reportingController = context_.reportingController;
-  event.reportingInstance = context_.reportingInstance;
-  auto created = context_.client.createEvent(event);
-  context_.metrics.writes.with({"events", "create"}).inc();
-  return created;
+core::Status WorkloadReconciler::recordEvent(const json& workload, const std::string& type,
+                                             const std::string& reason, const std::string& action,
+                                             const std::string& note) {
+  return controller::recordEvent(context_,
+                                 referenceTo(workload, kind_.resource.apiVersion(), kind_.resource.kind), type,
+                                 reason, action, note);
 }
 
 core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, const std::string& key,

@@ -154,11 +154,10 @@ class WorkloadReconciler {
 
   core::Status announce(const nlohmann::json& workload, const std::string& key,
                         const std::vector<core::AnnotationChange>& changes);
-  // One events.k8s.io Event regarding `workload`, as this reconciler's reporting controller; the
-  // write is counted. Every Event of this reconciler goes through here.
-  core::Result<nlohmann::json> recordEvent(const nlohmann::json& workload, const std::string& type,
-                                           const std::string& reason, const std::string& action,
-                                           const std::string& note);
+  // One events.k8s.io Event regarding `workload`, through the controller's one recordEvent
+  // (events.hpp). Every Event of this reconciler goes through here.
+  core::Status recordEvent(const nlohmann::json& workload, const std::string& type, const std::string& reason,
+                           const std::string& action, const std::string& note);
   // Step 3b: no template change, but the baseline record changes: one metadata-only apply.
   core::Result<Action> recordBaseline(const nlohmann::json& workload, const std::string& key,
                                       const core::DesiredAnnotations& desired, std::stop_token stop);
