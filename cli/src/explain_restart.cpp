@@ -14,6 +14,7 @@
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/write_plan.hpp"
 
 namespace restarter::cli {
 
@@ -338,10 +339,15 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 ordered_json explanationDocument(const ExplainInput& input) {
   const json& metadata = field(input.workload, "metadata");
   const auto explained = core::explainRevisions(input.revisions);
+  // The write the controller would make (stamping its last-rollout), and whether it fits.
   std::vector<core::AnnotationChange> pendingChanges;
+  std::string refusal;
   if (input.desired) {
-    auto plan = core::planAnnotationChanges(input.workload, *input.desired);
-    if (plan) pendingChanges = std::move(*plan);
+    auto plan = core::planWrite(input.workload, *input.desired, core::WriteOptions{true});
+    if (plan) {
+      pendingChanges = std::move(plan->changes);
+      refusal = plan->refusal();
+    }
   }
   const core::FirstRollout first =
       core::judgeFirstRollout(input.workload, input.kind, explained, pendingChanges);
@@ -381,7 +387,10 @@ ordered_json explanationDocument(const ExplainInput& input) {
   } else {
     ordered_json changes = ordered_json::array();
     for (const auto& change : pendingChanges) changes.push_back(annotationCause(change));
-    pending["status"] = changes.empty() ? "up-to-date" : "restart-due";
+    // A write the apiserver would refuse is never made: not "restart due" forever, but refused
+    // (the controller records an AnnotationsTooLarge Event once).
+    pending["status"] = !refusal.empty() ? "refused-too-large" : changes.empty() ? "up-to-date" : "restart-due";
+    if (!refusal.empty()) pending["reason"] = "annotations too large: " + refusal;
     pending["changes"] = std::move(changes);
     ordered_json references = ordered_json::array();
     for (const core::ReferenceStatus& ref : input.desired->references) {

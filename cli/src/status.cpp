@@ -45,7 +45,9 @@ std::string changeLine(const ordered_json& change) {
 
 int attentionGroup(const WorkloadStatus& row) {
   if (row.pending == "unknown") return 0;
-  if (row.pending == "restart-due" || row.roll == "paused" || row.roll == "unknown") return 1;
+  if (row.pending == "restart-due" || row.pending == "refused-too-large" || row.roll == "paused" ||
+      row.roll == "unknown")
+    return 1;
   if (row.firstRollout == "extra-restart") return 2;
   if (row.ready < row.desired || row.current < row.desired) return 3;
   return 4;
@@ -57,6 +59,7 @@ std::string pendingText(const WorkloadStatus& row) {
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
   if (row.pending == "up-to-date") return row.noRestart.empty() ? "no" : "no (held back)";
+  if (row.pending == "refused-too-large") return "refused: annotations too large";
   return "unknown";
 }
 
@@ -196,7 +199,8 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
       cells.push_back(row.lastRollout ? *row.lastRollout : "-");
       std::string changes;
       for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
-      if (row.pending == "unknown" && !row.pendingReason.empty()) changes = row.pendingReason;
+      if ((row.pending == "unknown" || row.pending == "refused-too-large") && !row.pendingReason.empty())
+        changes = row.pendingReason;
       for (const std::string& note : row.noRestart) changes += (changes.empty() ? "" : "; ") + note;
       if ((row.roll == "paused" || row.roll == "unknown") && !row.rollReason.empty()) {
         changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);

@@ -13,6 +13,7 @@
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/write_plan.hpp"
 
 namespace restarter::controller {
 
@@ -126,7 +127,8 @@ void slimReferencedObject(json& object) {
 
 void slimWorkload(json& object) {
   if (!object.is_object()) return;
-  keepFields(object, {"apiVersion", "kind", "metadata", "spec", "status"});
+  keepFields(object,
+             {"apiVersion", "kind", "metadata", "spec", "status", core::kOmittedAnnotationsBytesField.data()});
   slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
   if (auto status = object.find("status"); status != object.end()) {
     // The OnDelete roll's inputs and triggers (ondelete.hpp): pods becoming Ready change these.
@@ -139,6 +141,9 @@ void slimWorkload(json& object) {
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
+      // The size check of a write counts every metadata annotation (core/write_plan.hpp), also
+      // those dropped here (a kubectl last-applied-configuration may hold most of the limit).
+      const std::size_t before = core::metadataAnnotationsBytes(object);
       keepPrefixed(
           *annotations,
           {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
@@ -147,6 +152,8 @@ void slimWorkload(json& object) {
            core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
            core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
            core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
+      if (const std::size_t omitted = before - core::metadataAnnotationsBytes(object); omitted > 0)
+        object[std::string(core::kOmittedAnnotationsBytesField)] = omitted;
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {

@@ -221,36 +221,31 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
                                           desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
-  auto changes = core::planAnnotationChanges(workload, *desired);
-  if (!changes) return std::move(changes).error().withContext(kind_.name + " " + key);
-  if (changes->empty()) {
-    logMetadataOnly(key, *desired);
-    if (core::recordedBaseline(workload) != core::parseBaseline(desired->baseline)) {
-      return recordBaseline(workload, key, *desired, stop);
-    }
+  auto plan = core::planWrite(workload, *desired, core::WriteOptions{true});
+  if (!plan) return std::move(plan).error().withContext(kind_.name + " " + key);
+  if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
+  if (plan->kind == core::WriteKind::None) {
     std::lock_guard lock(mutex_);
     lastAnnounced_.erase(key);
     held_.erase(key);
     tooLargeWarned_.erase(key);
     return Action::awaitChange();
   }
-  auto current = core::templateAnnotations(workload);
-  if (!current) return std::move(current).error().withContext(kind_.name + " " + key);
-  if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
-    return refuseTooLarge(workload, key, size, *changes);
-  }
+  if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
   {
     std::lock_guard lock(mutex_);
     tooLargeWarned_.erase(key);
   }
+  if (plan->kind == core::WriteKind::RecordOnly) return recordBaseline(workload, key, *desired, stop);
+  const std::vector<core::AnnotationChange>* changes = &plan->changes;
 
   if (context_.dryRun) {
-    const std::string plan = describeChanges(*changes);
+    const std::string described = describeChanges(*changes);
     {
       std::lock_guard lock(mutex_);
-      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
-      if (!inserted && it->second == plan) return Action::awaitChange();
-      it->second = plan;
+      auto [it, inserted] = lastAnnounced_.emplace(key, described);
+      if (!inserted && it->second == described) return Action::awaitChange();
+      it->second = described;
     }
     if (core::Status s = announce(workload, key, *changes); !s) return std::move(s).error();
     return Action::awaitChange();
@@ -411,14 +406,14 @@ void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::Des
 }
 
 Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::string& key,
-                                          const core::AnnotationsSize& size,
-                                          const std::vector<core::AnnotationChange>& changes) {
+                                          const core::WritePlan& plan) {
   const std::string ns = core::metadataString(workload, "namespace");
-  const std::string described = describeChanges(changes);
-  const std::string note = "Not restarting pods: the pod template's annotations would be " +
-                           std::to_string(size.after) + " bytes (now " + std::to_string(size.before) +
-                           "), over the apiserver's limit of " + std::to_string(core::kMaxAnnotationsBytes) +
-                           "; not applied: " + described;
+  const bool rollout = plan.kind == core::WriteKind::Template;
+  const std::string described =
+      rollout ? describeChanges(plan.changes)
+              : "baseline " + (plan.records.front().value.empty() ? "none" : plan.records.front().value);
+  const std::string note = std::string(rollout ? "Not restarting pods: " : "Not recording the baseline: ") +
+                           plan.refusal() + "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
   const std::string state = core::metadataString(workload, "uid") + "\n" + note;
   {
@@ -426,15 +421,18 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
     const auto it = tooLargeWarned_.find(key);
     if (it != tooLargeWarned_.end() && it->second == state) return Action::awaitChange();
   }
-  context_.logger.warn("annotations too large; not restarting",
+  context_.logger.warn(rollout ? "annotations too large; not restarting" : "annotations too large; no baseline",
                        {{"kind", kind_.name},
                         {"workload", key},
                         {"namespace", ns},
-                        {"bytesBefore", std::to_string(size.before)},
-                        {"bytesAfter", std::to_string(size.after)},
+                        {"templateBytesBefore", std::to_string(plan.templateSize.before)},
+                        {"templateBytesAfter", std::to_string(plan.templateSize.after)},
+                        {"metadataBytesBefore", std::to_string(plan.metadataSize.before)},
+                        {"metadataBytesAfter", std::to_string(plan.metadataSize.after)},
                         {"limit", std::to_string(core::kMaxAnnotationsBytes)},
                         {"changes", described}});
-  auto created = recordEvent(workload, "Warning", "AnnotationsTooLarge", "Restart", note);
+  auto created = recordEvent(workload, "Warning", std::string(core::kAnnotationsTooLargeReason),
+                             rollout ? "Restart" : "Record", note);
   if (!created) {
     // Logged, not retried: retrying would repeat a refusal nobody can act on sooner. A later
     // reconcile of the same state tries the Event again.

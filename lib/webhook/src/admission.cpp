@@ -15,6 +15,7 @@
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/text.hpp"
 #include "restarter/core/workload_kinds.hpp"
+#include "restarter/core/write_plan.hpp"
 
 namespace restarter::webhook {
 
@@ -113,42 +114,51 @@ AdmissionResult failed(AdmissionResult result, json review, const std::string& p
   return answer(std::move(result), review);
 }
 
-// The patch would make the pod template's annotations longer than the apiserver accepts, so the
-// apiserver would refuse the whole request: the webhook would deny what it must only annotate.
-// Allowed without a patch instead; the controller comes to the same decision and records it as an
-// Event. The warning says why and what it costs in at most 120 characters (the sizes have at most
-// 7 digits: the body is at most 8 MiB).
-AdmissionResult tooLarge(AdmissionResult result, json review, const core::AnnotationsSize& size,
-                         const std::vector<core::AnnotationChange>& changes) {
+// The write would make the pod template's or the workload's own metadata annotations longer than
+// the apiserver accepts (core/write_plan.hpp), so the apiserver would refuse the whole request:
+// the webhook would deny what it must only annotate. Allowed without a patch instead; the
+// controller comes to the same decision and records it as an Event. The warning says why and what
+// it costs in at most 120 characters (the sizes have at most 7 digits: the body is at most 8 MiB).
+AdmissionResult tooLarge(AdmissionResult result, json review, const core::WritePlan& plan) {
   result.outcome = Outcome::SkippedTooLarge;
-  const std::string after = std::to_string(size.after);
-  const std::string limit = std::to_string(core::kMaxAnnotationsBytes);
-  result.detail = "pod template annotations would be " + after + " bytes (now " + std::to_string(size.before) +
-                  "), over the apiserver's limit of " + limit + "; not made: ";
-  for (std::size_t i = 0; i < changes.size(); ++i) {
-    result.detail += (i == 0 ? "" : "; ") + changes[i].describe();
+  result.detail = plan.refusal() + "; not made: ";
+  if (plan.kind == core::WriteKind::Template) {
+    for (std::size_t i = 0; i < plan.changes.size(); ++i) {
+      result.detail += (i == 0 ? "" : "; ") + plan.changes[i].describe();
+    }
+  } else {
+    result.detail += "baseline " + (plan.records.front().value.empty() ? "none" : plan.records.front().value);
   }
-  review["response"]["warnings"] =
-      json::array({"restarter webhook: annotations not set (template annotations " + after + " > " + limit +
-                   " bytes); config changes won't restart pods"});
+  const bool templateOver = !plan.templateSize.fits();
+  const core::AnnotationsSize& size = templateOver ? plan.templateSize : plan.metadataSize;
+  review["response"]["warnings"] = json::array(
+      {std::string("restarter webhook: annotations not set (") + (templateOver ? "template" : "metadata") +
+       " annotations " + std::to_string(size.after) + " > " + std::to_string(core::kMaxAnnotationsBytes) +
+       " bytes); config changes won't restart pods"});
   return answer(std::move(result), review);
+}
+
+// Patch operations that make the object's metadata annotations hold `records`, appended to `patch`.
+core::Status appendRecords(json& patch, const json& object,
+                           const std::vector<core::MetadataAnnotation>& records) {
+  auto record = core::metadataAnnotationsPatch(object, records);
+  if (!record) return std::move(record).error();
+  for (json& op : *record) patch.push_back(std::move(op));
+  return core::okStatus();
 }
 
 // No template change: allowed, and when the baseline record changes (a running workload opted in,
 // an object created after its workload), the baseline and its content record are written into the
 // object's metadata, which restarts nothing.
 AdmissionResult recordOnly(AdmissionResult result, json review, const json& object,
-                           const core::DesiredAnnotations& desired) {
+                           const core::DesiredAnnotations& desired, const core::WritePlan& plan) {
   result.outcome = Outcome::Unchanged;
-  if (core::recordedBaseline(object) == core::parseBaseline(desired.baseline))
-    return answer(std::move(result), review);
-  auto patch = core::metadataAnnotationsPatch(
-      object, {{std::string(core::kBaselineAnnotation), desired.baseline},
-               {std::string(core::kContentDigestsAnnotation), desired.contentDigests}});
-  if (!patch) return failed(std::move(result), review, patch.error().describe());
-  if (patch->empty()) return answer(std::move(result), review);
+  json patch = json::array();
+  if (auto s = appendRecords(patch, object, plan.records); !s)
+    return failed(std::move(result), review, s.error().describe());
+  if (patch.empty()) return answer(std::move(result), review);
   review["response"]["patchType"] = "JSONPatch";
-  review["response"]["patch"] = core::base64Encode(patch->dump());
+  review["response"]["patch"] = core::base64Encode(patch.dump());
   result.outcome = Outcome::Recorded;
   result.detail = std::string(desired.optingIn ? "opted in: " : "") + "baseline " +
                   (desired.baseline.empty() ? "removed" : desired.baseline) + ", no restart";
@@ -209,27 +219,25 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   desiredOptions.selection = options.selection;
   auto desired = core::desiredAnnotations(*object, lookup, desiredOptions);
   if (!desired) return failed(std::move(result), out, desired.error().describe());
-  auto changes = core::planAnnotationChanges(*object, *desired);
-  if (!changes) return failed(std::move(result), out, changes.error().describe());
-  if (changes->empty()) return recordOnly(std::move(result), std::move(out), *object, *desired);
-  auto current = core::templateAnnotations(*object);
-  if (!current) return failed(std::move(result), out, current.error().describe());
-  if (const auto size = core::annotationsSizeAfter(*current, *changes); !size.fits()) {
-    return tooLarge(std::move(result), std::move(out), size, *changes);
+  auto plan = core::planWrite(*object, *desired);
+  if (!plan) return failed(std::move(result), out, plan.error().describe());
+  if (plan->kind == core::WriteKind::None) {
+    result.outcome = Outcome::Unchanged;
+    return answer(std::move(result), out);
   }
-  auto patch = core::annotationPatch(*object, *changes);
+  if (!plan->fits()) return tooLarge(std::move(result), std::move(out), *plan);
+  if (plan->kind == core::WriteKind::RecordOnly)
+    return recordOnly(std::move(result), std::move(out), *object, *desired, *plan);
+  auto patch = core::annotationPatch(*object, plan->changes);
   if (!patch) return failed(std::move(result), out, patch.error().describe());
   // The content record goes with the template change it describes (docs/architecture.md,
   // "Content-aware restarts"); a rollout empties the baseline.
-  auto record = core::metadataAnnotationsPatch(
-      *object, {{std::string(core::kContentDigestsAnnotation), desired->contentDigests},
-                {std::string(core::kBaselineAnnotation), desired->baseline}});
-  if (!record) return failed(std::move(result), out, record.error().describe());
-  for (json& op : *record) patch->push_back(std::move(op));
+  if (auto s = appendRecords(*patch, *object, plan->records); !s)
+    return failed(std::move(result), out, s.error().describe());
   out["response"]["patchType"] = "JSONPatch";
   out["response"]["patch"] = core::base64Encode(patch->dump());
   result.outcome = Outcome::Patched;
-  for (const auto& change : *changes) {
+  for (const auto& change : plan->changes) {
     result.detail += (result.detail.empty() ? "" : "; ") + change.describe();
   }
   return answer(std::move(result), out);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "restarter/controller/controller.hpp"
+#include "restarter/core/write_plan.hpp"
 
 using namespace restarter::controller;
 using nlohmann::json;
@@ -60,6 +61,12 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                                                {"restarter.stackable.tech/ondelete", "manual"}});
   CHECK(sts["metadata"]["generation"] == 3);
   CHECK(sts["metadata"]["labels"].size() == 1);
+  // The dropped annotation ("other": "y") still counts for the size check of a write.
+  CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);
+  CHECK(restarter::core::metadataAnnotationsBytes(sts) == 41 + 48 + 39 + 6);
+  // Slimming again keeps the count.
+  slimWorkload(sts);
+  CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);
 }
 
 TEST_CASE("a cached pod keeps its expiry annotations", "[controller][cache]") {

@@ -565,6 +565,34 @@ constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
 
 }  // namespace
 
+TEST_CASE("a rollout whose records would pass the metadata annotations limit is not applied",
+          "[controller][workload]") {
+  Fixture f;
+  // The cached copy dropped a large last-applied-configuration: its bytes still count.
+  json sts = statefulSet(json{{kCm, "cm-uid/1"}});
+  sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] = kLimit - 40;
+  f.workloads.replace({sts}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
+  f.secrets.replace({}, "20");
+  f.harness.transport->push(ok(eventAnswer().dump()));
+
+  auto action = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(action.ok());
+  CHECK_FALSE(action->requeueAfter);
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);  // the Event, and no apply
+  json event = json::parse(requests[0].body);
+  CHECK(event["reason"] == "AnnotationsTooLarge");
+  const std::string note = event["note"];
+  CHECK(note.find("the workload's metadata annotations would be") != std::string::npos);
+  CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/10 (updated)") != std::string::npos);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+  // Not again for the same state.
+  action = f.reconciler->reconcile({"ns", "web"});
+  REQUIRE(action.ok());
+  CHECK(f.harness.transport->requests().size() == 1);
+}
+
 TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once",
           "[controller][workload]") {
   Fixture f;

@@ -477,6 +477,49 @@ TEST_CASE("admission: the too-large warning stays within 120 characters for the 
   CHECK(warning.size() <= 120);
 }
 
+namespace {
+
+// A labeled StatefulSet whose metadata annotations total exactly `total` bytes.
+json workloadWithMetadataBytes(std::size_t total, bool labeled = true) {
+  json object = workload("StatefulSet", labeled);
+  const std::string key = "kubectl.kubernetes.io/last-applied-configuration";
+  object["metadata"]["annotations"] = {{key, std::string(total - key.size(), 'x')}};
+  return object;
+}
+
+}  // namespace
+
+TEST_CASE("admission: metadata annotations near the limit refuse the content record and not the request",
+          "[admission]") {
+  // A ConfigMap read for its content: the patch would add the content record to the metadata.
+  TableFetcher f = bothPresent();
+  f.table["app-config"] = core::ObjectState::present("uid-cm", "11", false, core::ContentDigest{});
+  const auto result = handleAdmissionReview(
+      review(workloadWithMetadataBytes(core::kMaxAnnotationsBytes - 40)).dump(), f.fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  REQUIRE(response["warnings"].size() == 1);
+  const std::string warning = response["warnings"][0];
+  CHECK(warning.find("restarter webhook: annotations not set (metadata annotations ") == 0);
+  CHECK(warning.size() <= 120);
+  CHECK(result.detail.find("the workload's metadata annotations would be") == 0);
+  // With room for the record it is patched.
+  CHECK(handleAdmissionReview(review(workloadWithMetadataBytes(1000)).dump(), f.fetcher()).outcome ==
+        Outcome::Patched);
+}
+
+TEST_CASE("admission: labeling a workload whose metadata is near the limit is allowed unpatched",
+          "[admission][baseline]") {
+  // kubectl label of a running workload: the baseline record would not fit its metadata.
+  const json labeled = workloadWithMetadataBytes(core::kMaxAnnotationsBytes - 40);
+  const auto result = handleAdmissionReview(review(labeled, "UPDATE").dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::SkippedTooLarge);
+  const json response = responseOf(result);
+  CHECK_FALSE(response.contains("patch"));
+  CHECK(result.detail.find("not made: baseline configmap/app-config=uid-cm/11") != std::string::npos);
+}
+
 TEST_CASE("admission: annotations that are already right pass however large", "[admission]") {
   // No change means no patch: the size check never stands in the way of an unchanged object.
   json object = workloadEndingAt(core::kMaxAnnotationsBytes + 1);

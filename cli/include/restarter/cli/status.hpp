@@ -42,7 +42,7 @@ struct WorkloadStatus {
   std::optional<std::string> heldUntil;
   std::optional<std::string> heldFor;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
-  std::string pendingReason;                // why pending is unknown
+  std::string pendingReason;                // why pending is unknown or refused-too-large
   // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
   // references whose noRestart is set (README, "Restart only when pods need it").
   std::vector<std::string> noRestart;
@@ -64,12 +64,13 @@ WorkloadStatus statusFromExplanation(const nlohmann::ordered_json& explanation, 
 WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
                                 const std::string& reason);
 
-// Sorted so that what needs attention comes first: pending unknown, then a restart due or a
-// paused roll, then an extra first-rollout restart, then pods not all Ready or not all on the
+// Sorted so that what needs attention comes first: pending unknown, then a restart due, a write
+// refused as too large or a paused roll, then an extra first-rollout restart, then pods not all Ready or not all on the
 // current revision; within each group by namespace, kind and name.
 void sortByAttention(std::vector<WorkloadStatus>& rows);
 
-// Whether --fail-if-pending fails on this row: a restart due (held or not) or an unknown state.
+// Whether --fail-if-pending fails on this row: a restart due (held or not), a write refused as too
+// large, or an unknown state.
 bool pendingOrUnknown(const WorkloadStatus& row);
 
 // The document of `-o json` / `-o yaml`: apiVersion restarter.stackable.tech/v1alpha1, kind

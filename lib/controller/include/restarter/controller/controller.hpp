@@ -94,7 +94,9 @@ struct ControllerOptions {
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
 //     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests and ondelete
 //     annotations, Reloader's workload annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
-//     (a few numbers and names; the OnDelete roll reads them and is queued by their changes);
+//     (a few numbers and names; the OnDelete roll reads them and is queued by their changes),
+//     and core::kOmittedAnnotationsBytesField: the bytes of the metadata annotations dropped, which
+//     the size check of a write still counts (core/write_plan.hpp);
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 //   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the

@@ -6,16 +6,17 @@
 // reconcile(object):
 //   1. the workload from the cache (absent: nothing to do);
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
-//   3. core::planAnnotationChanges: no change, no write (a cluster migrated from commons-operator,
+//   3. core::planWrite: no change, no write (a cluster migrated from commons-operator,
 //      whose annotations are identical, sees zero writes; a reference whose new version has the
 //      content its template's version had keeps that version, core::decideTrackedValue: a
 //      metadata-only change, logged once at debug level per state, no Event);
-//      a change that would make the pod template's annotations longer than the apiserver accepts
-//      (core/annotation_size.hpp) is not applied: the apiserver would refuse it, and the same
-//      state would be refused on every retry. One log line and one Warning Event (reason
-//      AnnotationsTooLarge, naming both sizes and the changes) per state: a reconcile of the same
-//      state (same workload uid, sizes and changes) records nothing more, and nothing is requeued;
-//      the next change of the workload or of a referenced object is reconciled afresh;
+//      a write (rollout or baseline) that would make the pod template's or the workload's own
+//      metadata annotations longer than the apiserver accepts (core/write_plan.hpp) is not
+//      applied: the apiserver would refuse it, and the same state would be refused on every
+//      retry. One log line and one Warning Event (reason AnnotationsTooLarge, naming the sizes and
+//      the changes) per state: a reconcile of the same state (same workload uid, sizes and
+//      changes) records nothing more, and nothing is requeued; the next change of the workload or
+//      of a referenced object is reconciled afresh;
 //   3b. no template change, but the baseline record (core/baseline.hpp) changes: a running
 //      workload opted in, an object its pods need created after them, a baseline entry dropped.
 //      One server-side apply of the metadata alone (the baseline, its content record, and every
@@ -69,6 +70,7 @@
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/core/workload_kinds.hpp"
+#include "restarter/core/write_plan.hpp"
 #include "restarter/kube/resource.hpp"
 
 namespace restarter::controller {
@@ -166,8 +168,7 @@ class WorkloadReconciler {
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
               const core::RolloutDecision& decision, core::TimePoint now);
   // Step 3's refusal of a change that would pass the annotations size limit.
-  Action refuseTooLarge(const nlohmann::json& workload, const std::string& key,
-                        const core::AnnotationsSize& size, const std::vector<core::AnnotationChange>& changes);
+  Action refuseTooLarge(const nlohmann::json& workload, const std::string& key, const core::WritePlan& plan);
   // Step 3's debug line for references kept at an older version, once per state.
   void logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired);
   // Drops what is remembered of a workload that is gone or no longer managed.
