@@ -2,6 +2,7 @@
 #include "restarter/cli/explain_restart.hpp"
 
 #include "restarter/core/baseline.hpp"
+#include "restarter/core/disruption_budget.hpp"
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 
@@ -202,8 +203,19 @@ ordered_json rollDocument(const ExplainInput& input) {
       core::decideRoll(*workload, std::move(pods), input.now, input.readyTimeout);
   roll["state"] = core::rollStateName(decision.state);
   std::string reason = decision.reason;
-  if (decision.evict) reason = "the next pod to evict is " + *decision.evict;
+  std::optional<core::BlockingBudget> budget;
+  if (decision.evict) {
+    reason = "the next pod to evict is " + *decision.evict;
+    // An eviction the Eviction API refuses is retried by the controller; name what it waits for.
+    for (const json& pod : input.pods) {
+      if (text(field(pod, "metadata"), "name") != *decision.evict) continue;
+      budget = core::budgetBlocking(pod, input.budgets);
+      break;
+    }
+    if (budget) reason += ", whose eviction waits for " + budget->describe();
+  }
   roll["reason"] = reason;
+  if (budget) roll["blockedBy"] = "PodDisruptionBudget/" + budget->name;
   roll["outdatedPods"] = decision.outdated;
   roll["keptPods"] = decision.kept;
   roll["blockingPod"] = decision.blockingPod;
@@ -263,6 +275,12 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   if (kind == core::WorkloadKind::DaemonSet)
     input.daemonSetRevision = core::daemonSetRevisionHash(owned->items, uid);
+  if (!deployment && text(field(field(input.workload, "spec"), "updateStrategy"), "type") == "OnDelete") {
+    // Only to name a budget restarter's roll waits for (only OnDelete workloads are rolled by
+    // evictions): a failed list (no permission) leaves it unnamed.
+    if (auto budgets = client.list(kube::resources::podDisruptionBudgets(), namespace_, kube::ListOptions{}))
+      input.budgets = std::move(budgets->items);
+  }
   input.now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   for (RevisionShape& shape : shapes) input.revisions.push_back(std::move(shape.revision));
   std::sort(input.revisions.begin(), input.revisions.end(),

@@ -46,7 +46,7 @@ std::string changeLine(const ordered_json& change) {
 int attentionGroup(const WorkloadStatus& row) {
   if (row.pending == "unknown") return 0;
   if (row.pending == "restart-due" || row.pending == "refused-too-large" || row.roll == "paused" ||
-      row.roll == "unknown")
+      row.roll == "unknown" || !row.rollBlockedBy.empty())
     return 1;
   if (row.firstRollout == "extra-restart") return 2;
   if (row.ready < row.desired || row.current < row.desired) return 3;
@@ -61,6 +61,17 @@ std::string pendingText(const WorkloadStatus& row) {
   if (row.pending == "up-to-date") return row.noRestart.empty() ? "no" : "no (held back)";
   if (row.pending == "refused-too-large") return "refused: annotations too large";
   return "unknown";
+}
+
+// The ROLL cell: the state, and the budget a rolling eviction waits for ("rolling (blocked by
+// pdb/db-budget)", as kubectl abbreviates the kind).
+std::string rollText(const WorkloadStatus& row) {
+  if (row.roll.empty()) return "-";
+  if (row.rollBlockedBy.empty()) return row.roll;
+  const std::string_view prefix = "PodDisruptionBudget/";
+  std::string budget = row.rollBlockedBy;
+  if (budget.rfind(prefix, 0) == 0) budget = "pdb/" + budget.substr(prefix.size());
+  return row.roll + " (blocked by " + budget + ")";
 }
 
 std::string pad(const std::string& s, std::size_t width) {
@@ -124,6 +135,7 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
     row.roll = text(member(roll, "state"));
     if (row.roll.empty()) row.roll = "unknown";
     row.rollReason = text(member(roll, "reason"));
+    row.rollBlockedBy = text(member(roll, "blockedBy"));
   }
   return row;
 }
@@ -159,6 +171,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;
     if (!row.roll.empty()) roll = {{"state", row.roll}, {"reason", row.rollReason}};
+    if (!row.rollBlockedBy.empty()) roll["blockedBy"] = row.rollBlockedBy;
     items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
                      {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
                      {"restarts", row.restarts},
@@ -193,7 +206,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
                                       std::to_string(row.restarts),
                                       pendingText(row),
                                       row.firstRollout,
-                                      row.roll.empty() ? "-" : row.roll};
+                                      rollText(row)};
     if (allNamespaces) cells.insert(cells.begin(), row.namespace_);
     if (wide) {
       cells.push_back(row.lastRollout ? *row.lastRollout : "-");
@@ -202,7 +215,8 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
       if ((row.pending == "unknown" || row.pending == "refused-too-large") && !row.pendingReason.empty())
         changes = row.pendingReason;
       for (const std::string& note : row.noRestart) changes += (changes.empty() ? "" : "; ") + note;
-      if ((row.roll == "paused" || row.roll == "unknown") && !row.rollReason.empty()) {
+      if ((row.roll == "paused" || row.roll == "unknown" || !row.rollBlockedBy.empty()) &&
+          !row.rollReason.empty()) {
         changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);
       }
       cells.push_back(changes.empty() ? "-" : changes);

@@ -23,7 +23,7 @@ bool available(const RollPod& pod, std::chrono::seconds minReady, TimePoint now)
   return minReady.count() == 0 || !pod.since || now - *pod.since >= minReady;
 }
 
-std::string seconds(std::chrono::seconds s) { return formatDuration(s); }
+std::string secondsText(std::chrono::seconds s) { return formatDuration(s); }
 
 }  // namespace
 
@@ -107,7 +107,7 @@ RollDecision decideRoll(const RollWorkload& workload, std::vector<RollPod> pods,
     if (pod.since && now - *pod.since >= readyTimeout) {
       decision.state = State::Paused;
       decision.reason = "pod " + pod.name + " on the update revision is not Ready after " +
-                        seconds(readyTimeout) + " (not Ready since " + formatRfc3339(*pod.since) +
+                        secondsText(readyTimeout) + " (not Ready since " + formatRfc3339(*pod.since) +
                         "); nothing else is evicted until it is Ready or the template changes";
       return decision;
     }
@@ -119,7 +119,7 @@ RollDecision decideRoll(const RollWorkload& workload, std::vector<RollPod> pods,
     if (pod.revision != workload.updateRevision || available(pod, workload.minReadySeconds, now)) continue;
     decision.blockingPod = pod.name;
     decision.reason = "waiting for pod " + pod.name + " to be Ready for minReadySeconds (" +
-                      seconds(workload.minReadySeconds) + ")";
+                      secondsText(workload.minReadySeconds) + ")";
     decision.recheckAt = *pod.since + workload.minReadySeconds;  // available() is false only with since
     return decision;
   }

@@ -15,6 +15,9 @@ ResourceRef deployments() { return {"apps", "v1", "deployments", "Deployment", t
 ResourceRef daemonSets() { return {"apps", "v1", "daemonsets", "DaemonSet", true}; }
 ResourceRef events() { return {"events.k8s.io", "v1", "events", "Event", true}; }
 ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", "Lease", true}; }
+ResourceRef podDisruptionBudgets() {
+  return {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true};
+}
 ResourceRef mutatingWebhookConfigurations() {
   return {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
           false};

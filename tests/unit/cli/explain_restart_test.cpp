@@ -267,6 +267,31 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
     CHECK(doc["roll"]["reason"] == "the next pod to evict is web-1");
     CHECK_THAT(renderText(doc, false), Catch::Contains("2 pods still run an outdated revision: web-1, web-0"));
   }
+  SECTION("rolling: a budget that allows no disruption of the next pod is named") {
+    ExplainInput input = onDeleteInput();
+    input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-1", "web-2", true, "2026-11-29T18:00:00Z"),
+                  rollPod("web-2", "web-3", true, "2026-11-29T18:00:00Z")};
+    const json selector = {{"matchLabels", {{"controller-revision-hash", "web-2"}}}};
+    input.budgets = {{{"metadata", {{"name", "other"}}},
+                      {"spec", {{"selector", {{"matchLabels", {{"app", "x"}}}}}}},
+                      {"status", {{"disruptionsAllowed", 0}}}},
+                     {{"metadata", {{"name", "web-budget"}}},
+                      {"spec", {{"selector", selector}}},
+                      {"status", {{"disruptionsAllowed", 0}, {"currentHealthy", 3}, {"desiredHealthy", 3}}}}};
+    auto doc = explanationDocument(input);
+    CHECK(doc["roll"]["state"] == "rolling");
+    CHECK(doc["roll"]["blockedBy"] == "PodDisruptionBudget/web-budget");
+    CHECK(
+        doc["roll"]["reason"] ==
+        "the next pod to evict is web-1, whose eviction waits for PodDisruptionBudget web-budget (3 healthy, 3 "
+        "required: no disruption allowed)");
+    // Once the budget allows a disruption, nothing is named.
+    input.budgets[1]["status"]["disruptionsAllowed"] = 1;
+    doc = explanationDocument(input);
+    CHECK_FALSE(doc["roll"].contains("blockedBy"));
+    CHECK(doc["roll"]["reason"] == "the next pod to evict is web-1");
+  }
   SECTION("paused, naming the pod") {
     ExplainInput input = onDeleteInput();
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),

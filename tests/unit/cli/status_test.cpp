@@ -176,6 +176,30 @@ TEST_CASE("status: the table and the wide table and the document", "[cli][status
              {"roll", nullptr}});
 }
 
+TEST_CASE("status: a roll waiting for a disruption budget names it and needs attention", "[cli][status]") {
+  nlohmann::ordered_json explanation = {
+      {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
+      {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
+      {"firstRollout", {{"verdict", "restart-free"}}},
+      {"roll",
+       {{"updateStrategy", "OnDelete"},
+        {"state", "rolling"},
+        {"reason", "the next pod to evict is db-2, whose eviction waits for PodDisruptionBudget db-pdb (...)"},
+        {"blockedBy", "PodDisruptionBudget/db-pdb"}}}};
+  WorkloadStatus blocked = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
+  blocked.ready = blocked.current = 3;
+  CHECK(blocked.rollBlockedBy == "PodDisruptionBudget/db-pdb");
+  std::vector<WorkloadStatus> rows = {named("a", "ok", "up-to-date", "restart-free", 3), blocked};
+  rows[0].desired = rows[0].ready = rows[0].current = 3;
+  sortByAttention(rows);
+  CHECK(rows[0].name == "db");
+  CHECK_THAT(renderStatusTable(rows, false, false, ""), Catch::Contains("rolling (blocked by pdb/db-pdb)"));
+  CHECK_THAT(renderStatusTable(rows, false, true, ""),
+             Catch::Contains("roll rolling: the next pod to evict is db-2, whose eviction waits for"));
+  CHECK(json::parse(statusDocument({blocked}).dump())["items"][0]["roll"]["blockedBy"] ==
+        "PodDisruptionBudget/db-pdb");
+}
+
 TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[cli][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},

@@ -65,6 +65,9 @@ struct ExplainInput {
   // hold no Secret contents) and a DaemonSet's current revision hash, for the "roll" section
   // (core::decideRoll, judged at `now` with `readyTimeout`).
   std::vector<nlohmann::json> pods;
+  // The namespace's PodDisruptionBudgets (StatefulSets and DaemonSets), to name the one a roll's
+  // eviction waits for (core::budgetBlocking); empty when they cannot be listed.
+  std::vector<nlohmann::json> budgets;
   std::string daemonSetRevision;
   core::TimePoint now{};
   std::chrono::seconds readyTimeout{10 * 60};

@@ -52,6 +52,8 @@ struct WorkloadStatus {
   // manual, waiting-for-status, unknown); empty for other workloads, where Kubernetes rolls.
   std::string roll;
   std::string rollReason;
+  std::string
+      rollBlockedBy;  // the PodDisruptionBudget a rolling eviction waits for ("PodDisruptionBudget/<name>")
   // The explanation's managedBy.reason: what opts it in (the label, or Reloader's annotations).
   std::string managedBy;
 };

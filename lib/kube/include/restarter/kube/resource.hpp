@@ -26,8 +26,9 @@ ResourceRef serviceAccounts();
 ResourceRef statefulSets();
 ResourceRef deployments();
 ResourceRef daemonSets();
-ResourceRef events();  // events.k8s.io/v1
-ResourceRef leases();  // coordination.k8s.io/v1
+ResourceRef events();                // events.k8s.io/v1
+ResourceRef leases();                // coordination.k8s.io/v1
+ResourceRef podDisruptionBudgets();  // policy/v1
 ResourceRef mutatingWebhookConfigurations();
 }  // namespace resources
 
