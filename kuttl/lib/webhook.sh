@@ -136,10 +136,16 @@ YAML
 # bound to this test's names (the Role goes with the namespace; the ClusterRole with the
 # configuration, delete_configuration).
 # WEBHOOK_GRANT=0: no grants (the names are the manifests' own, already granted).
+# The certificate Secret is created empty first (admin), as the installs ship it: the rules give
+# no create.
 grant_names() {
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} && ${WEBHOOK_GRANT:-1} != 0 ]] || return 0
   "$here/identity.sh" grant role restarter-webhook-certificates "$secret_namespace" restarter-webhook "$secret" >/dev/null
   "$here/identity.sh" grant clusterrole restarter-webhook-configuration - restarter-webhook "$configuration" >/dev/null
+  # (Managed certificates only: with --cert-dir no Secret is used.)
+  ((${managed:-1})) || return 0
+  kubectl -n "$secret_namespace" get secret "$secret" >/dev/null 2>&1 ||
+    kubectl -n "$secret_namespace" create secret generic "$secret" >/dev/null
 }
 
 # Runs detached: cleans up once the namespace is gone or terminating, or the time is up.
