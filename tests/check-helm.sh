@@ -115,7 +115,25 @@ check "release 'other': names prefixed, roles bound to the names the servers use
   (obj("Role"; "other-restarter-webhook-certificates").rules[0].resourceNames == ["other-restarter-webhook-certs"]) and
   (obj("Service"; "other-restarter-webhook") != null) and
   all(.[]; (.metadata.name | startswith("other-restarter-")) and (.metadata.namespace // "shop") == "shop") and
-  all(.[] | select(.kind | endswith("Binding")); .subjects[0].namespace == "shop")' <"$work/other.json"
+  all(.[] | select(.kind | endswith("RoleBinding")); .subjects[0].namespace == "shop")' <"$work/other.json"
+check "release 'other': the admission policies check its accounts, configuration and Service" '
+  def obj(k; n): first(.[] | select(.kind == k and .metadata.name == n));
+  (obj("ValidatingAdmissionPolicy"; "other-restarter-controller-writes").spec.matchConditions[0].expression |
+     contains("system:serviceaccount:shop:other-restarter-controller")) and
+  (obj("ValidatingAdmissionPolicyBinding"; "other-restarter-webhook-configuration").spec |
+     .paramRef.name == "other-restarter-webhook-configuration" and .paramRef.namespace == "shop" and
+     .matchResources.resourceRules[0].resourceNames == ["other-restarter-webhook.stackable.tech"]) and
+  (obj("ConfigMap"; "other-restarter-webhook-configuration").data |
+     .serviceAccount == "system:serviceaccount:shop:other-restarter-webhook" and
+     .clientConfig == "service shop/other-restarter-webhook:443/mutate")' <"$work/other.json"
+render -- --set admissionPolicies.enabled=false | to_json >"$work/no-policies.json"
+check "admissionPolicies.enabled=false: no policy, binding or parameters" '
+  [.[] | select(.kind | startswith("ValidatingAdmissionPolicy"))] == [] and
+  [.[] | select(.kind == "ConfigMap")] == []' <"$work/no-policies.json"
+render -- --set 'watchNamespaces={a,b}' --set webhook.timeoutSeconds=9 | to_json >"$work/policy-params.json"
+check "the webhook policy's parameters follow watchNamespaces and webhook.timeoutSeconds" '
+  first(.[] | select(.kind == "ConfigMap")).data | .namespaceSelector == ";kubernetes.io/metadata.name In a,b" and
+  .timeoutSeconds == "9"' <"$work/policy-params.json"
 render restarter-kuttl -- | to_json >"$work/contains.json"
 check "release 'restarter-kuttl' (contains the chart name): names restarter-kuttl-*" '
   all(.[]; .metadata.name | startswith("restarter-kuttl-") and (startswith("restarter-kuttl-restarter") | not))' \

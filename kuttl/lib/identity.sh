@@ -5,7 +5,9 @@
 #
 #   identity.sh install-rbac
 #       apply the install namespace and the controller's and webhook's RBAC of manifests/
-#       (ServiceAccounts, roles, bindings; no workloads), idempotent
+#       (ServiceAccounts, roles, bindings; no workloads) and their ValidatingAdmissionPolicies
+#       (base/*/policy: every suite's serve-controller and serve-webhook run under them too, which
+#       proves them blocking nothing the code does), idempotent
 #   identity.sh kubeconfig SERVICEACCOUNT OUT [DURATION]
 #       a token for restarter-system/SERVICEACCOUNT from the TokenRequest API (kubectl create
 #       token; DURATION default 6h, longer than a full kuttl run) and a kubeconfig OUT (mode 0600)
@@ -29,7 +31,7 @@ install_namespace=restarter-system
 
 install_rbac() {
   local part
-  for part in base/namespace base/controller/rbac base/webhook/rbac; do
+  for part in base/namespace base/controller/rbac base/webhook/rbac base/controller/policy base/webhook/policy; do
     kubectl apply -k "$manifests/$part" >/dev/null || die "cannot apply manifests/$part"
   done
   # The ServiceAccounts must exist before tokens can be requested for them.

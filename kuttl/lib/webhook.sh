@@ -18,7 +18,13 @@
 # restarter-webhook ServiceAccount, kuttl/lib/identity.sh), else kuttl's admin $KUBECONFIG. The
 # manifests' name-bound rules (certificate Secret, configuration) are then granted for this
 # test's names, as an operator choosing other names would (identity.sh grant); install-mwc and the
-# clean-up stay admin work.
+# clean-up stay admin work. The manifests' ValidatingAdmissionPolicy restarter-webhook-configuration
+# (identity.sh install-rbac) then checks every configuration this webhook writes: a binding of it
+# for this test's configuration, with parameters (a ConfigMap of $NAMESPACE) saying what this
+# webhook writes (its URL, only $NAMESPACE, its timeout, the objectSelector of its flags), as an
+# operator running serve-webhook with other names and flags would make. With WEBHOOK_GRANT=0 (the
+# names of an install) the install's own binding checks it, and WEBHOOK_POLICY_PARAMS=NS/NAME names
+# the install's parameters, set to this webhook's shape by start.
 #   webhook.sh stop NAME       stop the process and delete the configuration
 #   webhook.sh freeze NAME     SIGSTOP: the socket still accepts connections, nothing answers
 #   webhook.sh kill NAME       stop the process but keep the configuration (a webhook that is down)
@@ -74,18 +80,72 @@ stop_process() {
 
 delete_configuration() {
   "$bin" install-mwc --name "$configuration" --delete >/dev/null 2>&1 || true
-  [[ -z ${RESTARTER_WEBHOOK_KUBECONFIG:-} || ${WEBHOOK_GRANT:-1} == 0 ]] ||
+  [[ -z ${RESTARTER_WEBHOOK_KUBECONFIG:-} || ${WEBHOOK_GRANT:-1} == 0 ]] || {
     "$here/identity.sh" revoke "restarter-webhook-configuration.$configuration" || true
+    kubectl delete validatingadmissionpolicybinding "restarter-webhook-configuration.$configuration" \
+      --ignore-not-found >/dev/null 2>&1 || true
+  }
+}
+
+# The webhook policy's parameters for a webhook on PORT (see the header), and for granted names a
+# binding of the policy for this test's configuration. Only under the ServiceAccount.
+policy_params() {
+  local port=$1 params_ns=$NAMESPACE params_name=$name-webhook-policy object_selector arg
+  local account=system:serviceaccount:restarter-system:restarter-webhook
+  shift
+  [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] || return 0
+  if [[ ${WEBHOOK_GRANT:-1} == 0 ]]; then
+    [[ -n ${WEBHOOK_POLICY_PARAMS:-} ]] || return 0
+    params_ns=${WEBHOOK_POLICY_PARAMS%%/*} params_name=${WEBHOOK_POLICY_PARAMS#*/}
+    # The install's account (a Helm release's is another).
+    account=$(kubectl -n "$params_ns" get configmap "$params_name" -o jsonpath='{.data.serviceAccount}') ||
+      die "no policy parameters $WEBHOOK_POLICY_PARAMS"
+  fi
+  object_selector='restarter.stackable.tech/enabled=true;'
+  for arg in "$@"; do
+    [[ $arg == --reloader-annotations ]] && object_selector=';restarter.stackable.tech/enabled NotIn false'
+  done
+  kubectl -n "$params_ns" create configmap "$params_name" --dry-run=client -o yaml \
+    --from-literal=serviceAccount="$account" \
+    --from-literal=clientConfig="url https://127.0.0.1:$port/mutate" \
+    --from-literal=namespaceSelector=";kubernetes.io/metadata.name In $NAMESPACE" \
+    --from-literal=objectSelector="$object_selector" \
+    --from-literal=timeoutSeconds="${WEBHOOK_TIMEOUT_SECONDS:-5}" | kubectl apply -f - >/dev/null
+  [[ ${WEBHOOK_GRANT:-1} == 0 ]] && return 0
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: restarter-webhook-configuration.$configuration
+  labels: {app.kubernetes.io/name: restarter, restarter.stackable.tech/test-grant: "true"}
+spec:
+  policyName: restarter-webhook-configuration
+  validationActions: [Deny]
+  paramRef: {name: $params_name, namespace: $params_ns, parameterNotFoundAction: Deny}
+  matchResources:
+    resourceRules:
+      - apiGroups: [admissionregistration.k8s.io]
+        apiVersions: ["*"]
+        resources: [mutatingwebhookconfigurations]
+        operations: [CREATE, UPDATE]
+        resourceNames: [$configuration]
+YAML
 }
 
 # Under the ServiceAccount: the manifests' rules for the certificate Secret and the configuration,
 # bound to this test's names (the Role goes with the namespace; the ClusterRole with the
 # configuration, delete_configuration).
 # WEBHOOK_GRANT=0: no grants (the names are the manifests' own, already granted).
+# The certificate Secret is created empty first (admin), as the installs ship it: the rules give
+# no create.
 grant_names() {
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} && ${WEBHOOK_GRANT:-1} != 0 ]] || return 0
   "$here/identity.sh" grant role restarter-webhook-certificates "$secret_namespace" restarter-webhook "$secret" >/dev/null
   "$here/identity.sh" grant clusterrole restarter-webhook-configuration - restarter-webhook "$configuration" >/dev/null
+  # (Managed certificates only: with --cert-dir no Secret is used.)
+  ((${managed:-1})) || return 0
+  kubectl -n "$secret_namespace" get secret "$secret" >/dev/null 2>&1 ||
+    kubectl -n "$secret_namespace" create secret generic "$secret" >/dev/null
 }
 
 # Runs detached: cleans up once the namespace is gone or terminating, or the time is up.
@@ -150,6 +210,7 @@ start() {
     local settings=(--only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}")
     if ((managed)); then
       settings=(--manage-configuration "${settings[@]}")
+      policy_params "$port" "$@"
     else
       "$bin" install-mwc --name "$configuration" --webhook-url "https://127.0.0.1:$port/mutate" \
         "${settings[@]}" "${install_args[@]}" >"$state/install.log" 2>&1 ||

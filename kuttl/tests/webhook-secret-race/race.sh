@@ -30,10 +30,17 @@ identity=()
 [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
 
 # Grants the webhook's ServiceAccount the manifests' rules for Secret $1 and configuration $2.
+# The installs ship the Secret and give no create; this suite is about the race to create it, so
+# the account may also create Secrets in this test's namespace (as without the installs' Secret).
 grant_names() {
   [[ ${#identity[@]} -gt 0 ]] || return 0
   ../../lib/identity.sh grant role restarter-webhook-certificates "$NAMESPACE" restarter-webhook "$1" >/dev/null
   ../../lib/identity.sh grant clusterrole restarter-webhook-configuration - restarter-webhook "$2" >/dev/null
+  kubectl -n "$NAMESPACE" get role race-create-secrets >/dev/null 2>&1 || {
+    kubectl -n "$NAMESPACE" create role race-create-secrets --verb=create --resource=secrets >/dev/null
+    kubectl -n "$NAMESPACE" create rolebinding race-create-secrets --role=race-create-secrets \
+      --serviceaccount=restarter-system:restarter-webhook >/dev/null
+  }
 }
 
 # Stops every replica started and deletes every configuration installed so far (and its grant;

@@ -140,10 +140,21 @@ Material decodeSecret(const json& secret) {
   return m;
 }
 
-json secretObject(const ManagedOptions& options, const Material& m, const std::string& resourceVersion) {
+// The Secret to write: a new one, or the live one with its data replaced. Everything else of the
+// live Secret stays as it was (its type is immutable; the labels and annotations are those of
+// whoever shipped it: a Helm release's ownership annotations, a GitOps tool's tracking label or
+// last-applied record), so that installing it empty (docs/architecture.md, "Least privilege") and
+// the webhook filling it are no drift for the tool that applied it.
+json secretObject(const ManagedOptions& options, const Material& m, const json* live) {
   json data = json::object();
   for (const auto& [key, value] : m) data[key] = core::base64Encode(value);
-  json secret = {
+  if (live != nullptr && live->is_object()) {
+    json secret = *live;
+    secret.erase("stringData");
+    secret["data"] = data;
+    return secret;
+  }
+  return json{
       {"apiVersion", "v1"},
       {"kind", "Secret"},
       {"metadata",
@@ -153,8 +164,6 @@ json secretObject(const ManagedOptions& options, const Material& m, const std::s
          {{"app.kubernetes.io/name", "restarter"}, {"app.kubernetes.io/component", "webhook-certificates"}}}}},
       {"type", "Opaque"},
       {"data", data}};
-  if (!resourceVersion.empty()) secret["metadata"]["resourceVersion"] = resourceVersion;
-  return secret;
 }
 
 // Sets every webhook's caBundle of the configuration to `bundlePem` where it differs. Returns
@@ -226,12 +235,8 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
       return std::move(secret).error().withContext("reading Secret " + options.secretNamespace + "/" +
                                                    options.secretName);
     }
-    std::string resourceVersion;
     if (exists) {
       material = decodeSecret(*secret);
-      // A resourceVersion that is not a string reads as none (the update then fails its
-      // precondition).
-      resourceVersion = core::metadataString(*secret, "resourceVersion");
     } else {
       material.clear();
     }
@@ -254,9 +259,18 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
         return std::move(s).error();
     }
     if (exists && material == before) break;
-    const json object = secretObject(options, material, resourceVersion);
+    // The live resourceVersion goes with the replace (a precondition: another replica's write in
+    // between makes it a Conflict, and the loop reads again).
+    const json object = secretObject(options, material, exists ? &*secret : nullptr);
     auto result = exists ? client.replace(secrets, options.secretNamespace, options.secretName, object)
                          : client.create(secrets, options.secretNamespace, object);
+    if (!result && !exists && result.error().kind == core::ErrorKind::Forbidden) {
+      // The installs ship the Secret empty and give no right to create Secrets.
+      return std::move(result).error().withContext(
+          "creating Secret " + options.secretNamespace + "/" + options.secretName +
+          " (it does not exist; the install ships it empty, so that serve-webhook needs no right to create "
+          "Secrets: apply it, or grant create)");
+    }
     if (result) {
       written = true;
       report.secretWritten = true;

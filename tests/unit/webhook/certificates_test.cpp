@@ -31,6 +31,7 @@ class FakeApi final : public kube::Transport {
   int writes = 0;
   int applies = 0;
   int nextVersion = 1;
+  bool forbidCreate = false;  // RBAC without create on Secrets (the installs' webhook role)
 
   core::Result<kube::Response> send(const kube::Request& request) override {
     std::lock_guard lock(mutex_);
@@ -43,6 +44,7 @@ class FakeApi final : public kube::Transport {
     }
     json body = json::parse(request.body);
     if (request.method == "POST") {
+      if (forbidCreate) return status(403, "Forbidden");
       path += "/" + body["metadata"]["name"].get<std::string>();
       if (objects.count(path) > 0) return status(409, "AlreadyExists");
       return store(path, body);
@@ -215,6 +217,47 @@ TEST_CASE("certificates: a Secret whose resourceVersion is not a string is read 
   CHECK_NOTHROW(again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s));
   REQUIRE(again.ok());
   CHECK_FALSE(again->secretWritten);
+}
+
+TEST_CASE("certificates: a Secret shipped empty is filled in place with its type labels and annotations kept",
+          "[certificates]") {
+  // The installs ship the Secret without data (a Helm release's or a GitOps tool's object): the
+  // webhook only replaces its data, by name.
+  Fixture f;
+  f.api->forbidCreate = true;
+  f.api->put(kSecretPath, {{"apiVersion", "v1"},
+                           {"kind", "Secret"},
+                           {"metadata",
+                            {{"name", "restarter-webhook-certs"},
+                             {"namespace", "restarter"},
+                             {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}},
+                             {"annotations", {{"meta.helm.sh/release-name", "restarter"}}}}},
+                           {"type", "Opaque"}});
+  CertificateStore store;
+  auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
+  REQUIRE(report.ok());
+  CHECK(report->secretWritten);
+  CHECK(store.ready());
+  const json& secret = f.api->objects.at(kSecretPath);
+  CHECK(secret["type"] == "Opaque");
+  CHECK(secret["metadata"]["labels"] == json{{"app.kubernetes.io/managed-by", "Helm"}});
+  CHECK(secret["metadata"]["annotations"] == json{{"meta.helm.sh/release-name", "restarter"}});
+  CHECK(certs::checkIssuedBy(f.data("tls.crt"), f.data("ca.crt")).ok());
+  auto again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->secretWritten);
+}
+
+TEST_CASE("certificates: a missing Secret the webhook may not create is named in the error", "[certificates]") {
+  Fixture f;
+  f.api->forbidCreate = true;
+  CertificateStore store;
+  auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
+  REQUIRE_FALSE(report.ok());
+  CHECK(report.error().kind == core::ErrorKind::Forbidden);
+  CHECK(report.error().describe().find("restarter/restarter-webhook-certs") != std::string::npos);
+  CHECK(report.error().describe().find("the install ships it empty") != std::string::npos);
+  CHECK_FALSE(store.ready());
 }
 
 TEST_CASE("certificates: a second check writes nothing", "[certificates]") {
