@@ -215,7 +215,8 @@ HttpsServer::HttpsServer(ServerOptions options, const CertificateStore& certific
       [store, observer, handler = std::move(handler)](const http::Request& request) {
         if (!request.reserve(request.body.size() + parseCostBound(request.body))) {
           if (observer) observer->requestRejected(http::RejectReason::OverBudget);
-          return http::Response{503, "text/plain; charset=utf-8", "busy: too many bytes in flight\n", false, 1};
+          // No Retry-After: the apiserver would retry until its timeout; without, it fails open now.
+          return http::Response{503, "text/plain; charset=utf-8", "busy: too many bytes in flight\n", false, 0};
         }
         const HttpReply reply = handler(request.body);
         http::Response response{reply.status, reply.contentType, reply.body, false, 0};
