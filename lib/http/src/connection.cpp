@@ -221,6 +221,7 @@ class Connection final : public ConnectionBase {
     if (shared_->stopping.load()) return false;
     activity = Activity::Idle;
     since = SteadyClock::now();
+    served = requestsServed_ > 0;
     if (inIdle || shared_->open.count(this) == 0) return true;  // evicted meanwhile: closing already
     idleAt = shared_->idle.insert(shared_->idle.end(), this);
     inIdle = true;

@@ -119,9 +119,10 @@ struct Server::Impl {
   }
 
   // The least-deserving open connection (under shared->mutex), or null when none may be evicted:
-  // of `onlySource`'s connections when given, else of the address holding most; an idle one (the
-  // oldest) before one still receiving its request past receiveGrace (the longest-receiving);
-  // never one being answered, nor a probationer (it has its own deadline).
+  // of `onlySource`'s connections when given, else of the address holding most; an idle one that
+  // was never served (the oldest), then one still receiving its request past receiveGrace (the
+  // longest-receiving), then an idle kept-alive one that was (the apiserver's: it may be writing
+  // its next review into it); never one being answered, nor a probationer (its own deadline).
   ConnectionBase* pickVictimLocked(const std::string* onlySource) {
     const auto now = std::chrono::steady_clock::now();
     ConnectionBase* best = nullptr;
@@ -131,11 +132,13 @@ struct Server::Impl {
       if (onlySource != nullptr && candidate->source != *onlySource) continue;
       if (candidate->onProbation) continue;
       int cls = 0;
-      if (candidate->activity == ConnectionBase::Activity::Idle) {
+      if (candidate->activity == ConnectionBase::Activity::Idle && !candidate->served) {
         cls = 0;
       } else if (candidate->activity == ConnectionBase::Activity::Receiving &&
                  now - candidate->since > shared->limits.receiveGrace) {
         cls = 1;
+      } else if (candidate->activity == ConnectionBase::Activity::Idle) {
+        cls = 2;  // a kept-alive connection that has been served has earned its slot most
       } else {
         continue;
       }

@@ -142,6 +142,7 @@ class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
   Activity activity = Activity::Idle;
   std::chrono::steady_clock::time_point since{};  // when `activity` began
   bool onProbation = false;                       // in the reserve until its first request is complete
+  bool served = false;                            // it has had a request answered
   bool inIdle = false;
   std::list<ConnectionBase*>::iterator idleAt;
 };

@@ -10,6 +10,7 @@
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/core/content.hpp"
+#include "restarter/core/json_parse.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -416,8 +417,8 @@ TEST_CASE("admission: the parse cost bound covers the tree of every shape of bod
   const std::string deep = std::string(restarter::core::kMaxJsonDepth + 1, '[') +
                            std::string(restarter::core::kMaxJsonDepth + 1, ']');
   CHECK(parseCostBound(deep) == 0);
-  const std::string deepest = std::string(restarter::core::kMaxJsonDepth, '[') +
-                              std::string(restarter::core::kMaxJsonDepth, ']');
+  const std::string deepest =
+      std::string(restarter::core::kMaxJsonDepth, '[') + std::string(restarter::core::kMaxJsonDepth, ']');
   CHECK(parseCostBound(deepest) > 0);
 }
 

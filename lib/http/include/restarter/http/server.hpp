@@ -18,9 +18,10 @@
 //     body held one byte short), is closed (TooSlow) long before the absolute deadlines.
 //   - at most `maxConnections` are open, at most `maxConnectionsPerSource` of them from one
 //     client address. A newcomer beyond either evicts the least-deserving connection: an idle one
-//     (waiting for a request of which no byte arrived, or for its first handshake byte; the
-//     oldest first), else a busy one still receiving its request `receiveGrace` after its first
-//     byte (the longest-receiving first); never one whose request is being answered. At the
+//     never served (waiting for a request of which no byte arrived, or for its first handshake
+//     byte; the oldest first), else a busy one still receiving its request `receiveGrace` after
+//     its first byte (the longest-receiving first), else an idle kept-alive one that was served
+//     (a client may be writing its next request into it); never one being answered. At the
 //     address bound the victim comes from the newcomer's own address (a source replaces its own
 //     connections, never another's); at the total bound from the address holding most.
 //   - room is kept for a newcomer that sends a whole request at once (as the apiserver does): when
