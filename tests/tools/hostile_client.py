@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""A bounded hostile client for restarter's servers on loopback (kuttl suites webhook-hostile and
-webhook-hostile-bodies). Python 3 standard library only. It connects to 127.0.0.1 or ::1 and
-nowhere else (any other target, a host name included, is refused: exit 2), verifies no
-certificate (the servers under test present self-signed test certificates) and stops by itself.
+"""A bounded hostile client for restarter's servers on loopback (kuttl suites webhook-hostile,
+webhook-hostile-bodies and webhook-fair-admission). Python 3 standard library only. It connects to
+127.0.0.1 or ::1 and nowhere else (any other target, a host name included, is refused: exit 2),
+verifies no certificate (the servers under test present self-signed test certificates) and stops
+by itself. --source ADDRESS (hold, post) connects from another loopback address (any of 127/8, or
+::1; anything else is refused: exit 2): that is how an attacking pod differs from the apiserver
+(127.0.0.1) in a cluster, and what a server's per-address shares see.
 
-  hostile_client.py hold --hold MODE,URL,COUNT [--hold ...] --duration SECONDS
-                         [--byte-interval S] [--body-length B] [--connect-timeout S] [--reconnect-period S]
-                         [--no-reconnect] [--status FILE]
+  hostile_client.py hold --hold MODE,URL,COUNT[,BODY_LENGTH] [--hold ...] --duration SECONDS
+                         [--byte-interval S] [--body-length B] [--trickle-seconds S]
+                         [--connect-timeout S] [--reconnect-period S] [--no-reconnect]
+                         [--source ADDRESS] [--status FILE]
       Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
       process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
       Connections are first opened in the order of the --hold arguments.
@@ -18,11 +22,24 @@ certificate (the servers under test present self-signed test certificates) and s
                    (default 8,388,000: just under serve-webhook's 8 MiB limit, and 4 times it all
                    but 2 KiB of its 32 MiB in-flight budget) and that body one byte every S
                    seconds, never finishing it.
+        MODE trickle: then send a complete small AdmissionReview (a CREATE of an unlabeled
+                   StatefulSet, so the webhook looks nothing up) spread evenly over
+                   --trickle-seconds (default 9: just inside serve-webhook's 10 s deadlines), read
+                   the answer, and again, for as long as the connection lives: never idle, never
+                   late.
+        MODE handshake: connect (plain TCP, whatever the scheme), send the first 50 bytes of a
+                   TLS ClientHello (a record header announcing 512 bytes), then nothing: a stalled
+                   TLS handshake.
+        MODE hog:  then send a whole POST head declaring a body of BODY_LENGTH (or --body-length)
+                   bytes and all of that body but its last byte as fast as the server reads it,
+                   then nothing: a budget hog, charged for everything it sent while it waits.
       As an attacker would, it reopens a connection the server closed at once (20 ms), and retries
       one that failed to connect or to finish its handshake within --connect-timeout (default
       10 s) after 0.2 s, doubling up to 1.6 s; each --hold may reopen COUNT connections at once and
       COUNT more per --reconnect-period (default 5 s), which bounds the handshakes a server that
       evicts connections can be made to do (--no-reconnect: never reopen).
+      Every mode reports the server's answers ("answers": first lines, counted); trickle counts
+      each answered review there.
       SIGUSR1 opens a measurement window and SIGUSR2 closes it: for each --hold the report then
       gives the window's mean number of open connections, its coverage (that mean over COUNT: 1.0
       = all held all the time), the fewest open at once, and how many the server closed in it.
@@ -35,6 +52,7 @@ certificate (the servers under test present self-signed test certificates) and s
 
   hostile_client.py post --url https://HOST:PORT/PATH (--deep N | --size BYTES [--shape env|annotation])
                          [--parallel K] [--namespace NS] [--configmap NAME] [--timeout S]
+                         [--source ADDRESS]
       POSTs crafted AdmissionReviews (admission.k8s.io/v1, operation CREATE of a labeled
       StatefulSet in NS referencing ConfigMap NAME), K at once (each on its own connection, sent
       together), and prints one JSON object: each request's HTTP status (null when no answer came:
@@ -75,6 +93,10 @@ import urllib.parse
 import uuid
 
 LOOPBACK = ("127.0.0.1", "::1")
+# The first bytes of a TLS 1.2/1.3 ClientHello: a handshake record of 512 bytes, of which only
+# these 50 are ever sent (mode handshake).
+PARTIAL_CLIENT_HELLO = bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]) + bytes(39)
+HOG_CHUNK = 1 << 20       # at most this much of a hog's body per send loop and slot
 MAX_DURATION = 3600.0
 MAX_CONNECTIONS = 2000
 MAX_PARALLEL = 64
@@ -117,6 +139,22 @@ def loopback_target(url, schemes):
     if not port:
         raise UsageError(f"{url}: a port is required")
     return parts.scheme, str(address), port, parts.path or "/"
+
+
+def loopback_source(address):
+    """ADDRESS of --source: any 127/8 address or ::1, literally."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        raise UsageError(f"--source {address}: not an address (a loopback one: 127.0.0.0/8 or ::1)") from None
+    if not parsed.is_loopback:
+        raise UsageError(f"--source {address}: not a loopback address (127.0.0.0/8 or ::1)")
+    return str(parsed)
+
+
+def bind_source(sock, source):
+    if source:
+        sock.bind((source, 0))
 
 
 def family_of(host):
@@ -187,14 +225,26 @@ class Group:
     def __init__(self, spec, mode, scheme, host, port, path, count, start, body_length=0):
         self.spec = spec
         self.mode = mode
-        self.tls = scheme == "https"
+        # A stalled handshake is written raw: the partial ClientHello is all it ever sends.
+        self.tls = scheme == "https" and mode != "handshake"
         self.host, self.port, self.path, self.count = host, port, path, count
         self.start = start
         method = "POST" if self.tls else "GET"
-        if mode == "slow-body":
+        if mode in ("slow-body", "hog"):
             self.head = (f"POST {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
                          f"User-Agent: restarter-hostile-client\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {body_length}\r\n\r\n").encode()
+            if mode == "hog":
+                self.head += b"x" * (body_length - 1)
+        elif mode == "trickle":
+            sts = labeled_statefulset("default", "hostile-config")
+            del sts["metadata"]["labels"]
+            body = compact(review("default", sts)).encode()
+            self.head = (f"POST {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                         f"User-Agent: restarter-hostile-client\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        elif mode == "handshake":
+            self.head = PARTIAL_CLIENT_HELLO
         else:
             self.head = (f"{method} {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
                          f"User-Agent: restarter-hostile-client\r\nX-Slow: ").encode()
@@ -293,7 +343,7 @@ class Group:
 
 class Slot:
     __slots__ = ("group", "sock", "state", "retry_at", "deadline", "opened_at", "next_byte_at",
-                 "head_pos", "failures", "reached", "closed_at")
+                 "head_pos", "failures", "reached", "closed_at", "sent_at")
 
     def __init__(self, group):
         self.group = group
@@ -307,7 +357,7 @@ class Slot:
         self.failures = 0
         self.reached = False
         self.closed_at = None  # when the server last closed it, until it is open again
-
+        self.sent_at = 0.0     # trickle: when the review under way began
 
 class Holder:
     def __init__(self, args, groups):
@@ -356,6 +406,17 @@ class Holder:
         g = slot.group
         sock = socket.socket(family_of(g.host), socket.SOCK_STREAM)
         sock.setblocking(False)
+        try:
+            bind_source(sock, self.args.source)
+        except OSError as e:
+            sock.close()
+            g.connect_errors += 1
+            g.last_connect_error = f"bind {self.args.source}: {e}"
+            slot.sock = None
+            slot.state = "connecting"
+            g.connecting += 1
+            self.close_slot(slot, now, "error")
+            return
         err = sock.connect_ex((g.host, g.port))
         slot.sock = sock
         slot.state = "connecting"
@@ -384,6 +445,7 @@ class Holder:
             slot.closed_at = None
         slot.head_pos = 0
         slot.next_byte_at = now
+        slot.sent_at = now
         self.selector.modify(slot.sock, selectors.EVENT_READ, slot)
 
     def handshake(self, slot, now):
@@ -438,11 +500,55 @@ class Holder:
                 return
             if data.startswith(b"HTTP/"):
                 slot.group.answered(data.split(b"\r\n", 1)[0][:100].decode("latin-1"))
+                if slot.group.mode == "trickle" and slot.head_pos >= len(slot.group.head):
+                    slot.head_pos = 0  # answered: the next review, trickled again
+                    slot.next_byte_at = now
+                    slot.sent_at = now
             if not (slot.group.tls and slot.sock.pending()):
                 return
 
+    def send_burst(self, slot, now):
+        """handshake and hog: everything there is to send, as fast as the server reads it."""
+        g = slot.group
+        budget = HOG_CHUNK
+        while slot.head_pos < len(g.head) and budget > 0:
+            try:
+                sent = slot.sock.send(g.head[slot.head_pos:slot.head_pos + min(budget, 65536)])
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                return  # the rest at the next tick
+            except (ssl.SSLError, OSError):
+                self.close_slot(slot, now, "server")
+                return
+            if not sent:
+                return
+            slot.head_pos += sent
+            g.bytes_sent += sent
+            budget -= sent
+
+    def send_trickle(self, slot, now):
+        """trickle: the bytes of the review that are due by now, evenly over --trickle-seconds."""
+        g = slot.group
+        if slot.head_pos >= len(g.head):
+            return  # waiting for the answer
+        due = min(len(g.head), int((now - slot.sent_at) / self.args.trickle_seconds * len(g.head)) + 1)
+        if due <= slot.head_pos:
+            return
+        try:
+            sent = slot.sock.send(g.head[slot.head_pos:due])
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            return
+        except (ssl.SSLError, OSError):
+            self.close_slot(slot, now, "server")
+            return
+        slot.head_pos += sent
+        g.bytes_sent += sent
+
     def send_byte(self, slot, now):
         g = slot.group
+        if g.mode in ("hog", "handshake"):
+            return self.send_burst(slot, now)
+        if g.mode == "trickle":
+            return self.send_trickle(slot, now)
         if g.mode == "slow-body" and slot.head_pos < len(g.head):
             byte = g.head[slot.head_pos:]  # the head at once; then the body byte by byte
         else:
@@ -518,14 +624,22 @@ class Holder:
         return 0
 
 
+MODES = ("idle", "slow", "slow-body", "trickle", "handshake", "hog")
+
+
 def parse_hold(spec, start, body_length):
     try:
-        mode, url, count = spec.split(",")
+        parts = spec.split(",")
+        if len(parts) == 4:
+            body_length = bounded(int(parts[3]), 1, MAX_BODY, f"--hold {spec}: BODY_LENGTH")
+        elif len(parts) != 3:
+            raise ValueError
+        mode, url, count = parts[:3]
         count = int(count)
     except ValueError:
-        raise UsageError(f"--hold {spec}: want MODE,URL,COUNT") from None
-    if mode not in ("idle", "slow", "slow-body"):
-        raise UsageError(f"--hold {spec}: MODE must be idle, slow or slow-body")
+        raise UsageError(f"--hold {spec}: want MODE,URL,COUNT[,BODY_LENGTH]") from None
+    if mode not in MODES:
+        raise UsageError(f"--hold {spec}: MODE must be one of {', '.join(MODES)}")
     bounded(count, 1, MAX_CONNECTIONS, f"--hold {spec}: COUNT")
     scheme, host, port, path = loopback_target(url, ("http", "https"))
     return Group(spec, mode, scheme, host, port, path, count, start, body_length)
@@ -537,6 +651,8 @@ def cmd_hold(args):
     bounded(args.body_length, 1, MAX_BODY, "--body-length")
     bounded(args.connect_timeout, 0.1, 120, "--connect-timeout")
     bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
+    bounded(args.trickle_seconds, 0.1, 600, "--trickle-seconds")
+    args.source = loopback_source(args.source) if args.source else None
     start = time.monotonic()
     groups = [parse_hold(spec, start, args.body_length) for spec in args.hold]
     total = sum(g.count for g in groups)
@@ -621,14 +737,16 @@ def big_review(size, shape, namespace, configmap):
     return body
 
 
-def post_one(scheme, host, port, path, body, timeout, barrier, result):
+def post_one(scheme, host, port, path, body, timeout, barrier, result, source=None):
     started = None
     connection = None
+    bind = (source, 0) if source else None
     try:
         if scheme == "https":
-            connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=client_context())
+            connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=client_context(),
+                                                     source_address=bind)
         else:
-            connection = http.client.HTTPConnection(host, port, timeout=timeout)
+            connection = http.client.HTTPConnection(host, port, timeout=timeout, source_address=bind)
         connection.connect()
         barrier.wait(timeout)
         started = time.monotonic()
@@ -659,6 +777,7 @@ def cmd_post(args):
     scheme, host, port, path = loopback_target(args.url, ("http", "https"))
     bounded(args.parallel, 1, MAX_PARALLEL, "--parallel")
     bounded(args.timeout, 1, 600, "--timeout")
+    source = loopback_source(args.source) if args.source else None
     if args.deep is not None:
         bounded(args.deep, 1, MAX_DEPTH, "--deep")
         body = deep_review(args.deep, args.namespace, args.configmap)
@@ -670,7 +789,8 @@ def cmd_post(args):
     results = [{"index": i} for i in range(args.parallel)]
     barrier = threading.Barrier(args.parallel)
     threads = [threading.Thread(target=post_one, daemon=True,
-                                args=(scheme, host, port, path, body, args.timeout, barrier, results[i]))
+                                args=(scheme, host, port, path, body, args.timeout, barrier, results[i],
+                                      source))
                for i in range(args.parallel)]
     for t in threads:
         t.start()
@@ -794,14 +914,16 @@ def main():
         description="A bounded hostile client for loopback targets (see the module docstring).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    hold = sub.add_parser("hold", help="hold idle and slow-header connections")
-    hold.add_argument("--hold", action="append", required=True, metavar="MODE,URL,COUNT")
+    hold = sub.add_parser("hold", help="hold idle, slow, trickling, stalled-handshake and hog connections")
+    hold.add_argument("--hold", action="append", required=True, metavar="MODE,URL,COUNT[,BODY_LENGTH]")
     hold.add_argument("--duration", type=float, required=True)
     hold.add_argument("--byte-interval", type=float, default=2.0)
     hold.add_argument("--body-length", type=int, default=8_388_000)
     hold.add_argument("--connect-timeout", type=float, default=10.0)
     hold.add_argument("--no-reconnect", dest="reconnect", action="store_false")
     hold.add_argument("--reconnect-period", type=float, default=5.0)
+    hold.add_argument("--trickle-seconds", type=float, default=9.0)
+    hold.add_argument("--source", help="connect from this loopback address (127.0.0.0/8 or ::1)")
     hold.add_argument("--status")
     post = sub.add_parser("post", help="post crafted AdmissionReviews")
     post.add_argument("--url", required=True)
@@ -813,6 +935,7 @@ def main():
     post.add_argument("--namespace", default="default")
     post.add_argument("--configmap", default="hostile-config")
     post.add_argument("--timeout", type=float, default=60.0)
+    post.add_argument("--source", help="connect from this loopback address (127.0.0.0/8 or ::1)")
     probe = sub.add_parser("probe", help="probe HTTP endpoints like a kubelet, in a loop")
     probe.add_argument("--url", action="append", required=True)
     probe.add_argument("--duration", type=float, required=True)

@@ -1,6 +1,7 @@
 // One connection of restarter::http's server: an asynchronous state machine on its own strand
 // (TLS handshake, request head, body, handler, answer, keep-alive or close), with a deadline per
-// phase and its body bytes charged to the server's in-flight budget. The listener that creates,
+// phase, a minimum receive rate while a request arrives, and its head and body bytes charged to
+// the server's in-flight budget (and its address's share of it). The listener that creates,
 // admits and evicts connections is server.cpp; what both share is shared.hpp.
 
 #include <algorithm>
@@ -46,6 +47,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using SteadyClock = std::chrono::steady_clock;
+using detail::Charge;
 using detail::ConnectionBase;
 using detail::Shared;
 
@@ -55,8 +57,12 @@ constexpr std::size_t kHeadReadBytes = 4 * 1024;
 constexpr std::size_t kBodyReadBytes = 64 * 1024;
 // At most this much is discarded while lingering before a close (see Limits::lingerTimeout).
 constexpr std::size_t kMaxLingerBytes = 1024 * 1024;
-// Retry-After on 503: the budget and the queue drain within a request's time.
-constexpr int kRetryAfterSeconds = 1;
+// A head is charged twice its bytes: the read buffer holds them until the head is complete, then
+// the parser's fields hold a copy.
+constexpr std::size_t kHeadCostFactor = 2;
+// When the receive deadline passes with bytes waiting in the socket, the I/O thread is behind, not
+// the client: look again this much later instead of closing.
+constexpr std::chrono::milliseconds kBehindRecheck{100};
 
 enum class State { Idle, Handshake, Head, Body, Handling, Writing, Lingering };
 
@@ -78,9 +84,7 @@ class Connection final : public ConnectionBase {
     bool registered = false;
     {
       std::lock_guard<std::mutex> lock(shared_->mutex);
-      registered = shared_->open.erase(this) > 0;
-      if (inIdle) shared_->idle.erase(idleAt);
-      inIdle = false;
+      registered = shared_->unregisterLocked(this);
     }
     shared_->drained.notify_all();
     if (!closed_ && registered) shared_->countClose(CloseReason::Stopped);
@@ -98,6 +102,13 @@ class Connection final : public ConnectionBase {
   // Starts the state machine; runs once, on the strand.
   void start() {
     if (closed_) return;
+    bool probation = false;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      probation = onProbation;
+    }
+    // A probationer's first request must be complete within the grace from accept.
+    if (probation) probationDeadline_ = acceptedAt_ + shared_->limits.receiveGrace;
     if constexpr (kTls) {
       // Idle (evictable) until the client's first handshake byte: nothing has been read from the
       // socket yet, so waiting for readability cannot miss buffered data.
@@ -107,7 +118,7 @@ class Connection final : public ConnectionBase {
       socket().async_wait(tcp::socket::wait_read, [self = self()](const beast::error_code& ec) {
         if (self->closed_) return;
         if (ec) return self->close(CloseReason::Error);
-        self->becomeBusy();
+        self->becomeBusy();  // evictable again once the handshake is receiveGrace old
         self->state_ = State::Handshake;
         self->stream_.async_handshake(asio::ssl::stream_base::server, [self](const beast::error_code& error) {
           if (self->closed_) return;
@@ -138,20 +149,67 @@ class Connection final : public ConnectionBase {
     }
   }
 
-  // --- deadlines: one timer, re-armed for each phase; a stale expiry is ignored by generation.
+  // --- deadlines: one timer for the earliest of the phase's absolute deadline, the receive
+  // deadline while a request arrives and a probationer's; a stale expiry is ignored by generation.
   void arm(SteadyClock::time_point at, CloseReason reason) {
+    phaseDeadline_ = at;
+    phaseReason_ = reason;
+    rearm();
+  }
+  void rearm() {
+    SteadyClock::time_point at = phaseDeadline_.value_or(SteadyClock::time_point::max());
+    if (receiving_) at = std::min(at, receiveDeadline_);
+    if (probationDeadline_) at = std::min(at, *probationDeadline_);
     const std::uint64_t generation = ++timerGeneration_;
+    if (at == SteadyClock::time_point::max()) {
+      timer_.cancel();
+      return;
+    }
     timer_.expires_at(at);
-    timer_.async_wait([self = self(), generation, reason](const beast::error_code& ec) {
+    timer_.async_wait([self = self(), generation](const beast::error_code& ec) {
       if (ec || generation != self->timerGeneration_ || self->closed_) return;
-      if (self->state_ == State::Lingering) return self->close(self->lingerReason_);
-      self->close(reason);
+      self->onTimer();
     });
   }
+  void onTimer() {
+    const auto now = SteadyClock::now();
+    if (state_ == State::Lingering) return close(lingerReason_);
+    if (phaseDeadline_ && now >= *phaseDeadline_) return close(phaseReason_);
+    const bool slow =
+        (receiving_ && now >= receiveDeadline_) || (probationDeadline_ && now >= *probationDeadline_);
+    if (!slow) return rearm();
+    beast::error_code ignored;
+    if (socket().available(ignored) > 0) {
+      // Bytes are waiting: this thread is behind, not the client.
+      if (receiving_) receiveDeadline_ = now + kBehindRecheck;
+      if (probationDeadline_) probationDeadline_ = now + kBehindRecheck;
+      return rearm();
+    }
+    close(CloseReason::TooSlow);
+  }
   void disarm() {
+    phaseDeadline_.reset();
+    receiving_ = false;
     ++timerGeneration_;
     timer_.cancel();
   }
+  // A request (or a handshake) starts arriving: its receive deadline is receiveGrace away.
+  void startReceiving(SteadyClock::time_point now) {
+    receiving_ = true;
+    firstByteAt_ = now;
+    receiveDeadline_ = now + shared_->limits.receiveGrace;
+  }
+  // `bytes` more arrived: the receive deadline moves 1/minReceiveBytesPerSecond later per byte,
+  // never beyond receiveGrace from now.
+  void received(std::size_t bytes, SteadyClock::time_point now) {
+    if (!receiving_ || bytes == 0) return;
+    const double rate = static_cast<double>(std::max<std::size_t>(shared_->limits.minReceiveBytesPerSecond, 1));
+    const auto credit = std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::duration<double>(static_cast<double>(bytes) / rate));
+    receiveDeadline_ = std::min(receiveDeadline_ + credit, now + shared_->limits.receiveGrace);
+  }
+  // Whether the request under way may take the budget's reserve: it is arriving promptly.
+  bool prompt() const { return SteadyClock::now() - firstByteAt_ < shared_->limits.receiveGrace; }
 
   // --- the registry's idle list (evictable connections, oldest first).
   // False once the server is stopping: the caller closes the connection instead. (During a
@@ -161,21 +219,40 @@ class Connection final : public ConnectionBase {
   bool becomeIdle() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     if (shared_->stopping.load()) return false;
+    activity = Activity::Idle;
+    since = SteadyClock::now();
+    served = requestsServed_ > 0;
     if (inIdle || shared_->open.count(this) == 0) return true;  // evicted meanwhile: closing already
     idleAt = shared_->idle.insert(shared_->idle.end(), this);
     inIdle = true;
     return true;
   }
+  // Receiving from now on (a handshake's or a request's first byte).
   void becomeBusy() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
+    activity = Activity::Receiving;
+    since = SteadyClock::now();
     if (!inIdle) return;
     shared_->idle.erase(idleAt);
     inIdle = false;
+  }
+  // The request is complete: not evictable until answered; a probationer has earned its slot.
+  void becomeAnswering() {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    activity = Activity::Answering;
+    since = SteadyClock::now();
+    if (onProbation && shared_->open.count(this) > 0) {
+      --shared_->probation;
+      auto it = shared_->sources.find(source);
+      if (it != shared_->sources.end()) --it->second.probation;
+      onProbation = false;
+    }
   }
 
   // --- requests.
   void startRequest(bool first) {
     parser_.emplace();
+    headConsumed_ = 0;
     parser_->header_limit(static_cast<std::uint32_t>(shared_->limits.maxHeadBytes));
     parser_->body_limit(static_cast<std::uint64_t>(shared_->limits.maxBodyBytes));
     parser_->eager(false);  // stop after the head, to route and charge before reading the body
@@ -183,7 +260,10 @@ class Connection final : public ConnectionBase {
     if (!first && buffer_.size() > 0) {
       // The next request's bytes arrived with the previous one (pipelining).
       state_ = State::Head;
-      arm(SteadyClock::now() + shared_->limits.headTimeout, CloseReason::HeadDeadline);
+      becomeBusy();
+      const auto now = SteadyClock::now();
+      startReceiving(now);
+      arm(now + shared_->limits.headTimeout, CloseReason::HeadDeadline);
       return parse();
     }
     state_ = State::Idle;
@@ -214,11 +294,21 @@ class Connection final : public ConnectionBase {
       return close(peer ? CloseReason::Peer : CloseReason::Error);
     }
     buffer_.commit(bytes);
+    const auto now = SteadyClock::now();
     if (state_ == State::Idle && bytes > 0) {
       becomeBusy();
       state_ = State::Head;
+      startReceiving(now);
       // A later request's head is timed from its first byte; the first one's from accept.
-      if (requestsServed_ > 0) arm(SteadyClock::now() + shared_->limits.headTimeout, CloseReason::HeadDeadline);
+      if (requestsServed_ > 0) {
+        arm(now + shared_->limits.headTimeout, CloseReason::HeadDeadline);
+      } else {
+        rearm();
+      }
+    }
+    if (receiving_ && bytes > 0) {
+      received(bytes, now);
+      rearm();
     }
     parse();
   }
@@ -229,6 +319,15 @@ class Connection final : public ConnectionBase {
       beast::error_code ec;
       const std::size_t used = parser_->put(buffer_.data(), ec);
       buffer_.consume(used);
+      // A head is charged for what it holds: while incomplete every byte of it held in the buffer,
+      // once parsed exactly its own bytes (what came with it is the body's, charged as such).
+      // (The parser consumes a head line by line, so the head held is what it consumed plus what
+      // waits in the buffer.)
+      if (state_ == State::Head) headConsumed_ += used;
+      if (state_ == State::Head && (!ec || ec == bhttp::error::need_more) &&
+          !chargeHeadTo(parser_->is_header_done() ? headConsumed_ : headConsumed_ + buffer_.size())) {
+        return;
+      }
       // The body grows inside put(), also when it then asks for more: charge it first.
       if (state_ == State::Body && !chargeBodyGrowth()) return;
       if (ec == bhttp::error::need_more) return readSome();
@@ -271,12 +370,33 @@ class Connection final : public ConnectionBase {
     // it sent, so it cannot keep the budget from the small reviews behind it.
     const std::size_t cost =
         static_cast<std::size_t>(length.value_or(0)) * std::max<std::size_t>(route_->costFactor, 1);
-    if (!shared_->fits(cost)) {
-      reject(RejectReason::OverBudget);
+    if (const Charge fit = shared_->fits(source, cost, prompt()); fit != Charge::Ok) {
+      reject(fit == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
       return false;
     }
     parser_->eager(true);
     if (!parser_->is_done()) arm(SteadyClock::now() + shared_->limits.bodyTimeout, CloseReason::BodyDeadline);
+    return true;
+  }
+
+  // Brings the head's charge to `headBytes` x kHeadCostFactor (held until the answer is written).
+  // False when it answered 503 (and closes) instead.
+  bool chargeHeadTo(std::size_t headBytes) {
+    const std::size_t target = headBytes * kHeadCostFactor;
+    if (target < headCharged_) {
+      const std::size_t excess = headCharged_ - target;
+      headCharged_ = target;
+      charged_ -= excess;
+      shared_->release(source, excess);
+      return true;
+    }
+    const std::size_t more = target - headCharged_;
+    if (const Charge c = shared_->charge(source, more, prompt()); c != Charge::Ok) {
+      reject(c == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
+      return false;
+    }
+    charged_ += more;
+    headCharged_ = target;
     return true;
   }
 
@@ -288,10 +408,10 @@ class Connection final : public ConnectionBase {
     const auto& body = parser_->get().body();
     const std::size_t held = parser_->chunked() ? body.capacity() : body.size();
     const std::size_t need = held * std::max<std::size_t>(route_->costFactor, 1);
-    const std::size_t have = charged_.load();
+    const std::size_t have = charged_.load() - headCharged_;
     if (need <= have) return true;
-    if (!shared_->charge(need - have)) {
-      reject(RejectReason::OverBudget);
+    if (const Charge c = shared_->charge(source, need - have, prompt()); c != Charge::Ok) {
+      reject(c == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
       return false;
     }
     charged_ += need - have;
@@ -300,6 +420,8 @@ class Connection final : public ConnectionBase {
 
   void onRequest() {
     disarm();
+    probationDeadline_.reset();
+    becomeAnswering();
     state_ = State::Handling;
     auto& message = parser_->get();
     keepAlive_ = message.keep_alive();
@@ -332,15 +454,19 @@ class Connection final : public ConnectionBase {
     }
   }
 
+  // A handler's reservation: the request is complete, so it may take the reserve.
   bool reserveTotal(std::size_t total) {
     std::size_t have = charged_.load();
     if (total <= have) return true;
-    if (!shared_->charge(total - have)) return false;
+    if (shared_->charge(source, total - have, true) != Charge::Ok) return false;
     charged_ += total - have;
     return true;
   }
 
-  void release() { shared_->release(charged_.exchange(0)); }
+  void release() {
+    shared_->release(source, charged_.exchange(0));
+    headCharged_ = 0;
+  }
 
   // An answer of the server's own. `closeAfter`: the request's body (if any) was not read, so the
   // connection cannot go on.
@@ -351,6 +477,7 @@ class Connection final : public ConnectionBase {
         case RejectReason::HeadTooLarge: status = 431; break;
         case RejectReason::BodyTooLarge: status = 413; break;
         case RejectReason::OverBudget:
+        case RejectReason::SourceOverBudget:
         case RejectReason::QueueFull: status = 503; break;
         case RejectReason::NotFound: status = 404; break;
       }
@@ -361,7 +488,8 @@ class Connection final : public ConnectionBase {
     response.status = status;
     response.body =
         std::string(bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)))) + "\n";
-    response.retryAfterSeconds = status == 503 ? kRetryAfterSeconds : 0;
+    // No Retry-After: the apiserver would retry until its timeout instead of failing open now.
+    response.retryAfterSeconds = 0;
     response.close = closeAfter;
     if (closeAfter) {
       keepAlive_ = false;
@@ -449,9 +577,7 @@ class Connection final : public ConnectionBase {
     if (state_ != State::Handling) release();
     {
       std::lock_guard<std::mutex> lock(shared_->mutex);
-      shared_->open.erase(this);
-      if (inIdle) shared_->idle.erase(idleAt);
-      inIdle = false;
+      shared_->unregisterLocked(this);
     }
     shared_->drained.notify_all();
     // Counted before the client can see the close.
@@ -469,11 +595,20 @@ class Connection final : public ConnectionBase {
   Stream stream_;
   asio::steady_timer timer_;
   std::uint64_t timerGeneration_ = 0;
+  std::optional<SteadyClock::time_point> phaseDeadline_;  // the phase's absolute deadline
+  CloseReason phaseReason_ = CloseReason::Stopped;
+  bool receiving_ = false;                   // a request (its head or body) is arriving
+  SteadyClock::time_point receiveDeadline_;  // while receiving_: the minimum rate's deadline
+  SteadyClock::time_point firstByteAt_;      // the first byte of the request under way
+  // Admitted to the reserve: when its first request must be complete.
+  std::optional<SteadyClock::time_point> probationDeadline_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   const Route* route_ = nullptr;
   Request request_;
   std::atomic<std::size_t> charged_{0};  // this request's budget charge (workers may add to it)
+  std::size_t headCharged_ = 0;          // of it, for the head (the strand's only)
+  std::size_t headConsumed_ = 0;         // bytes of the head under way the parser consumed
   State state_ = State::Idle;
   bool closed_ = false;
   bool keepAlive_ = true;

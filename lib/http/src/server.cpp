@@ -1,5 +1,6 @@
 // The listener of restarter::http's server: binds, accepts, admits each connection under the
-// connection bound (evicting the oldest idle one for a newcomer), starts and stops the I/O threads.
+// connection bounds (evicting the least-deserving one for a newcomer, or admitting it to the
+// reserve on probation), starts and stops the I/O threads.
 // Each connection's state machine is connection.cpp; what both share is shared.hpp.
 
 #include "restarter/http/server.hpp"
@@ -34,6 +35,7 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using detail::ConnectionBase;
 using detail::Shared;
+using detail::SourceSlots;
 
 const char* closeReasonName(CloseReason reason) noexcept {
   switch (reason) {
@@ -49,6 +51,9 @@ const char* closeReasonName(CloseReason reason) noexcept {
     case CloseReason::Rejected: return "rejected";
     case CloseReason::Error: return "error";
     case CloseReason::Stopped: return "stopped";
+    case CloseReason::TooSlow: return "too_slow";
+    case CloseReason::EvictedSlow: return "evicted_slow";
+    case CloseReason::RefusedSourceShare: return "refused_source_share";
   }
   return "unknown";
 }
@@ -61,6 +66,7 @@ const char* rejectReasonName(RejectReason reason) noexcept {
     case RejectReason::OverBudget: return "over_budget";
     case RejectReason::QueueFull: return "queue_full";
     case RejectReason::NotFound: return "not_found";
+    case RejectReason::SourceOverBudget: return "source_over_budget";
   }
   return "unknown";
 }
@@ -95,6 +101,62 @@ struct Server::Impl {
         [this](const boost::system::error_code& ec, tcp::socket socket) { onAccept(ec, std::move(socket)); });
   }
 
+  // The client's address, the key of its share: an IPv4 address mapped into IPv6 is the IPv4
+  // address. "" when the socket has none (it is gone: it will close at its first read).
+  static std::string sourceOf(const tcp::socket& socket) {
+    boost::system::error_code ec;
+    const auto endpoint = socket.remote_endpoint(ec);
+    if (ec) return std::string();
+    auto address = endpoint.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    }
+    try {
+      return address.to_string();
+    } catch (const std::exception&) {
+      return std::string();
+    }
+  }
+
+  // The least-deserving open connection (under shared->mutex), or null when none may be evicted:
+  // of `onlySource`'s connections when given, else of the address holding most; an idle one that
+  // was never served (the oldest), then one still receiving its request past receiveGrace (the
+  // longest-receiving), then an idle kept-alive one that was (the apiserver's: it may be writing
+  // its next review into it); never one being answered, nor a probationer (its own deadline).
+  ConnectionBase* pickVictimLocked(const std::string* onlySource) {
+    const auto now = std::chrono::steady_clock::now();
+    ConnectionBase* best = nullptr;
+    std::size_t bestHeld = 0;
+    int bestClass = 0;
+    for (ConnectionBase* candidate : shared->open) {
+      if (onlySource != nullptr && candidate->source != *onlySource) continue;
+      if (candidate->onProbation) continue;
+      int cls = 0;
+      if (candidate->activity == ConnectionBase::Activity::Idle && !candidate->served) {
+        cls = 0;
+      } else if (candidate->activity == ConnectionBase::Activity::Receiving &&
+                 now - candidate->since > shared->limits.receiveGrace) {
+        cls = 1;
+      } else if (candidate->activity == ConnectionBase::Activity::Idle) {
+        cls = 2;  // a kept-alive connection that has been served has earned its slot most
+      } else {
+        continue;
+      }
+      const auto it = shared->sources.find(candidate->source);
+      const std::size_t held =
+          onlySource != nullptr || it == shared->sources.end() ? 0 : it->second.connections;
+      const bool better =
+          best == nullptr || held > bestHeld ||
+          (held == bestHeld && (cls < bestClass || (cls == bestClass && candidate->since < best->since)));
+      if (better) {
+        best = candidate;
+        bestHeld = held;
+        bestClass = cls;
+      }
+    }
+    return best;
+  }
+
   void onAccept(const boost::system::error_code& ec, tcp::socket socket) {
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
@@ -113,6 +175,7 @@ struct Server::Impl {
     // No Nagle: an answer is one write; with Nagle and the peer's delayed ACK a TLS record split
     // over two segments could wait ~40 ms.
     socket.set_option(tcp::no_delay(true), ignored);
+    const std::string source = sourceOf(socket);
     std::shared_ptr<ConnectionBase> connection;
     try {
       connection = detail::makeConnection(shared, std::move(socket));
@@ -121,30 +184,47 @@ struct Server::Impl {
       accept();
       return;
     }
+    connection->source = source;
+    connection->since = std::chrono::steady_clock::now();
     std::shared_ptr<ConnectionBase> victim;
-    bool admitted = true;
+    CloseReason victimReason = CloseReason::Evicted;
+    std::optional<CloseReason> refused;
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
-      if (shared->open.size() >= shared->limits.maxConnections) {
-        admitted = false;
-        while (!shared->idle.empty()) {
-          ConnectionBase* oldest = shared->idle.front();
-          shared->idle.pop_front();
-          oldest->inIdle = false;
-          shared->open.erase(oldest);
-          victim = oldest->weak_from_this().lock();  // null while it is being destroyed: gone anyway
-          admitted = true;
-          if (victim) break;
+      const Limits& limits = shared->limits;
+      SourceSlots& slots = shared->sources[source];
+      const bool atShare = slots.connections >= limits.maxConnectionsPerSource;
+      const bool atCap = shared->open.size() - shared->probation >= limits.maxConnections;
+      if (atShare || atCap) {
+        // A source at its share replaces its own; at the total cap the address holding most gives.
+        ConnectionBase* chosen = pickVictimLocked(atShare ? &source : nullptr);
+        if (chosen != nullptr) {
+          victimReason = chosen->activity == ConnectionBase::Activity::Idle ? CloseReason::Evicted
+                                                                            : CloseReason::EvictedSlow;
+          shared->unregisterLocked(chosen);
+          victim = chosen->weak_from_this().lock();  // null while it is being destroyed: gone anyway
+        } else if (shared->probation < limits.reservedConnections &&
+                   slots.probation < std::max<std::size_t>(limits.reservedConnections / 2, 1)) {
+          connection->onProbation = true;
+          ++shared->probation;
+          ++slots.probation;
+        } else {
+          refused = atShare ? CloseReason::RefusedSourceShare : CloseReason::RefusedAtCap;
         }
       }
-      if (admitted) shared->open.insert(connection.get());
+      if (!refused) {
+        shared->open.insert(connection.get());
+        ++slots.connections;
+      } else if (slots.connections == 0) {
+        shared->sources.erase(source);
+      }
     }
-    if (victim) victim->postClose(CloseReason::Evicted);
-    if (admitted) {
+    if (victim) victim->postClose(victimReason);
+    if (!refused) {
       if (shared->observer) shared->observer->connectionOpened();
       connection->postStart();
     } else {
-      shared->countClose(CloseReason::RefusedAtCap);
+      shared->countClose(*refused);
       connection.reset();  // closes the socket; it never counted as open
     }
     accept();
@@ -305,6 +385,7 @@ Stats Server::stats() const {
     std::lock_guard<std::mutex> lock(impl_->shared->mutex);
     stats.openConnections = shared.open.size();
     stats.idleConnections = shared.idle.size();
+    stats.probationConnections = shared.probation;
   }
   stats.inFlightBytes = shared.inFlight.load();
   for (std::size_t i = 0; i < kCloseReasonCount; ++i) stats.closed[i] = shared.closed[i].load();

@@ -40,6 +40,12 @@ http::Limits endpointLimits() {
   limits.maxHeadBytes = 8 * 1024;
   limits.maxBodyBytes = 1024;
   limits.maxInFlightBytes = 64 * 1024;
+  limits.maxConnectionsPerSource = 32;
+  limits.reservedConnections = 8;
+  limits.receiveGrace = std::chrono::seconds(1);
+  limits.minReceiveBytesPerSecond = 4 * 1024;
+  limits.maxInFlightBytesPerSource = 32 * 1024;
+  limits.inFlightReserveBytes = 8 * 1024;
   return limits;
 }
 

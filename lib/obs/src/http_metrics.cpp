@@ -19,7 +19,9 @@ class HttpMetrics::ServerObserver final : public http::Observer {
   void connectionClosed(http::CloseReason reason) override {
     // The count first: whoever sees the gauge drop sees the reason counted.
     closed_[static_cast<std::size_t>(reason)]->inc();
-    if (reason != http::CloseReason::RefusedAtCap) connections_.dec();
+    if (reason != http::CloseReason::RefusedAtCap && reason != http::CloseReason::RefusedSourceShare) {
+      connections_.dec();
+    }
   }
   void requestRejected(http::RejectReason reason) override {
     rejected_[static_cast<std::size_t>(reason)]->inc();
@@ -36,14 +38,15 @@ class HttpMetrics::ServerObserver final : public http::Observer {
 HttpMetrics::HttpMetrics(Registry& registry, const std::string& prefix)
     : connections_(
           registry.gauge(prefix + "_http_connections", "HTTP connections open, by server.", {"server"})),
-      closed_(registry.counter(prefix + "_http_connections_closed_total",
-                               "HTTP connections closed, by server and reason (deadlines, evictions of idle "
-                               "connections and refusals at the connection cap included).",
-                               {"server", "reason"})),
+      closed_(registry.counter(
+          prefix + "_http_connections_closed_total",
+          "HTTP connections closed, by server and reason (deadlines, too slow requests, evictions "
+          "and refusals at the connection caps included).",
+          {"server", "reason"})),
       rejected_(
           registry.counter(prefix + "_http_requests_rejected_total",
                            "HTTP requests answered by the server itself with an error, by server and reason "
-                           "(over_budget and queue_full are 503).",
+                           "(over_budget, source_over_budget and queue_full are 503).",
                            {"server", "reason"})),
       inFlight_(registry.gauge(prefix + "_http_in_flight_bytes",
                                "Bytes charged against the in-flight request budget, by server.", {"server"})) {}

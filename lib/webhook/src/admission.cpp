@@ -268,6 +268,7 @@ std::size_t parseCostBound(std::string_view body) noexcept {
   std::size_t cost = 3 * body.size();  // string bytes: the tree, plus the lexer's buffer (2x)
   bool inString = false;
   bool escaped = false;
+  std::size_t depth = 0;
   for (const char c : body) {
     if (inString) {
       if (escaped) {
@@ -284,8 +285,16 @@ std::size_t parseCostBound(std::string_view body) noexcept {
         inString = true;
         cost += kString;
         break;
-      case '{': cost += kObject; break;
-      case '[': cost += kArray; break;
+      case '{':
+      case '[':
+        // Deeper than the parser allows: refused by its scan before anything is built.
+        if (++depth > core::kMaxJsonDepth) return 0;
+        cost += c == '{' ? kObject : kArray;
+        break;
+      case '}':
+      case ']':
+        if (depth > 0) --depth;
+        break;
       case ':': cost += kMember; break;
       case ',': cost += kElement; break;
       default: break;

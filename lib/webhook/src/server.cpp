@@ -183,9 +183,9 @@ bool configureTls(SSL_CTX* ctx, const CertificateStore* store) {
 // answered. Measured on a review that is one large pod-template annotation (kuttl
 // webhook-hostile-bodies): 6.0-6.5 bytes per body byte of peak RSS: the body, the JSON lexer's
 // buffer (grown by doubling, so briefly twice), the tree's string, the handler's copy of the
-// template annotations. With the 32 MiB budget the largest review answered is 4.5 MiB (the
-// apiserver's are far smaller: etcd keeps objects under 1.5 MiB); a larger one gets 503 from its
-// head and fails open. Reviews of many small values are charged more before parsing
+// template annotations. With one client address's 28 MiB share of the 32 MiB budget the largest
+// review answered is 4 MiB (the apiserver's are far smaller: etcd keeps objects under 1.5 MiB); a
+// larger one gets 503 from its head and fails open. Reviews of many small values are charged more before parsing
 // (parseCostBound).
 constexpr std::size_t kBodyCostFactor = 7;
 
@@ -215,7 +215,8 @@ HttpsServer::HttpsServer(ServerOptions options, const CertificateStore& certific
       [store, observer, handler = std::move(handler)](const http::Request& request) {
         if (!request.reserve(request.body.size() + parseCostBound(request.body))) {
           if (observer) observer->requestRejected(http::RejectReason::OverBudget);
-          return http::Response{503, "text/plain; charset=utf-8", "busy: too many bytes in flight\n", false, 1};
+          // No Retry-After: the apiserver would retry until its timeout; without, it fails open now.
+          return http::Response{503, "text/plain; charset=utf-8", "busy: too many bytes in flight\n", false, 0};
         }
         const HttpReply reply = handler(request.body);
         http::Response response{reply.status, reply.contentType, reply.body, false, 0};

@@ -55,8 +55,16 @@ struct Reply {
 // A raw loopback TCP client, to behave as politely or as badly as a test needs.
 class Client {
  public:
-  explicit Client(int port) {
+  // `source`: the loopback address to connect from (the whole 127/8 is loopback), so that a test
+  // can be one client address or another.
+  explicit Client(int port, const char* source = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (source != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      inet_pton(AF_INET, source, &local.sin_addr);
+      bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local);
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -154,6 +162,9 @@ std::string get(const std::string& path, const std::string& extra = "") {
   return "GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra + "\r\n";
 }
 
+// What the server charges for a request's head: its bytes twice (the read buffer, the parsed fields).
+std::size_t httpHeadCost(const std::string& request) { return 2 * (request.find("\r\n\r\n") + 4); }
+
 std::string post(const std::string& path, const std::string& body) {
   return "POST " + path + " HTTP/1.1\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\n\r\n" + body;
@@ -182,6 +193,11 @@ ServerOptions plainOptions(std::vector<Route> routes) {
   options.ioThreads = 1;
   options.workers = 2;
   options.routes = std::move(routes);
+  // The per-address shares and the reserves off: the tests of the other rules are one address
+  // and want the plain bounds; the fair-admission tests set them.
+  options.limits.maxConnectionsPerSource = 100'000;
+  options.limits.reservedConnections = 0;
+  options.limits.inFlightReserveBytes = 0;
   return options;
 }
 
@@ -226,6 +242,8 @@ class Gate {
 TEST_CASE("a slow header connection is closed at the head deadline while another is served", "[http]") {
   ServerOptions options = plainOptions({hello()});
   options.limits.headTimeout = 2s;
+  // Every byte earns a second: only the absolute deadline can close this one.
+  options.limits.minReceiveBytesPerSecond = 1;
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
@@ -317,6 +335,7 @@ TEST_CASE("at the connection cap the oldest idle connection is closed and the ne
 TEST_CASE("at the connection cap with none idle the new connection is closed at once", "[http]") {
   ServerOptions options = plainOptions({hello()});
   options.limits.maxConnections = 2;
+  options.limits.receiveGrace = kPatience;  // the two stay within their grace: not evictable
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
@@ -436,7 +455,11 @@ TEST_CASE("a Content-Length over the body limit gets 413 without the body being 
 TEST_CASE("the in flight budget answers 503 and frees its charge after the response", "[http]") {
   Gate gate;
   ServerOptions options = plainOptions({echo()});
-  options.limits.maxInFlightBytes = 1000;
+  const std::string holding = post("/echo", "wait" + std::string(396, 'x'));
+  const std::string overHead = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 104\r\n\r\n";
+  // Once the holder holds its head and 400 x 2, 312 are left: a head of 106 and 104 x 2 do not fit,
+  // a head of 112 and 100 x 2 do.
+  options.limits.maxInFlightBytes = httpHeadCost(holding) + 800 + 312;
   options.routes[0].costFactor = 2;
   options.routes[0].handler = [&gate](const Request& r) {
     if (r.body.rfind("wait", 0) == 0) gate.pass();
@@ -446,22 +469,23 @@ TEST_CASE("the in flight budget answers 503 and frees its charge after the respo
   auto port = server.start();
   REQUIRE(port.ok());
 
-  // 400 bytes x 2 = 800 of 1000 held while the handler waits.
+  // Its head and 400 bytes x 2 held while the handler waits.
   Client holder(*port);
-  REQUIRE(holder.send(post("/echo", "wait" + std::string(396, 'x'))));
+  REQUIRE(holder.send(holding));
   REQUIRE(gate.waiting(1));
-  CHECK(server.stats().inFlightBytes == 800);
+  CHECK(server.stats().inFlightBytes == httpHeadCost(holding) + 800);
 
-  // 101 x 2 > the 200 left: refused from the head, nothing of the body read.
+  // 104 x 2 > the 206 left after its head: refused from the head, nothing of the body read, and
+  // without Retry-After (the apiserver would retry until its timeout instead of failing open).
   Client over(*port);
-  auto refused = over.request("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n");
+  auto refused = over.request(overHead);
   REQUIRE(refused);
   CHECK(refused->status == 503);
-  CHECK(refused->has("Retry-After: 1"));
+  CHECK_FALSE(refused->has("Retry-After"));
   CHECK(refused->has("Connection: close"));
   CHECK(over.waitClosed());
   CHECK(rejected(server, RejectReason::OverBudget) == 1);
-  // 100 x 2 = 200 fits.
+  // 100 x 2 = 200 fits with its head.
   Client fits(*port);
   auto fitted = fits.request(post("/echo", std::string(100, 'y')));
   REQUIRE(fitted);
@@ -482,7 +506,7 @@ TEST_CASE("a handler reservation beyond the budget is refused", "[http]") {
   ServerOptions options = plainOptions({echo()});
   options.limits.maxInFlightBytes = 1000;
   options.routes[0].handler = [](const Request& r) {
-    if (!r.reserve(r.body.size() + 2000)) return Response{503, "text/plain", "busy", false, 1};
+    if (!r.reserve(r.body.size() + 2000)) return Response{503, "text/plain", "busy", false, 0};
     return Response{200, "text/plain", "ok", false, 0};
   };
   Server server(options);
@@ -492,7 +516,7 @@ TEST_CASE("a handler reservation beyond the budget is refused", "[http]") {
   auto reply = client.request(post("/echo", "abc"));
   REQUIRE(reply);
   CHECK(reply->status == 503);
-  CHECK(reply->has("Retry-After: 1"));
+  CHECK_FALSE(reply->has("Retry-After"));
   // Released once the answer is written, which the client may see first.
   CHECK(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
 }
@@ -500,16 +524,19 @@ TEST_CASE("a handler reservation beyond the budget is refused", "[http]") {
 TEST_CASE("a large body sent slowly holds only what arrived and small requests are served meanwhile",
           "[http]") {
   ServerOptions options = plainOptions({echo()});
-  options.limits.maxInFlightBytes = 1000;
+  const std::string slowHead = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 450\r\n\r\n";
+  options.limits.maxInFlightBytes = 1100;
   options.routes[0].costFactor = 2;
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
 
-  // 450 x 2 = 900 fits what is free, so the head is accepted; 10 bytes sent hold 10 x 2.
+  // 450 x 2 = 900 fits what is free, so the head is accepted; it and 10 bytes sent hold its head
+  // and 10 x 2.
   Client slow(*port);
-  REQUIRE(slow.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 450\r\n\r\n" + std::string(10, 's')));
-  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == 20; }));
+  const std::size_t slowHeld = httpHeadCost(slowHead) + 20;
+  REQUIRE(slow.send(slowHead + std::string(10, 's')));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == slowHeld; }));
   // Before, the head's 900 was held at once and this request's 2 x 400 was refused.
   Client small(*port);
   auto served = small.request(post("/echo", std::string(400, 'y')));
@@ -518,7 +545,7 @@ TEST_CASE("a large body sent slowly holds only what arrived and small requests a
   CHECK(rejected(server, RejectReason::OverBudget) == 0);
 
   // The small request's charge goes once its answer is written, which the client may see first.
-  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == 20; }));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == slowHeld; }));
   // The rest of the body arrives: complete, it holds 900 and is answered.
   REQUIRE(slow.send(std::string(440, 's')));
   auto finished = slow.read();
@@ -531,7 +558,9 @@ TEST_CASE("a large body sent slowly holds only what arrived and small requests a
 TEST_CASE("a body that outgrows the budget while it arrives gets 503", "[http]") {
   Gate gate;
   ServerOptions options = plainOptions({echo()});
-  options.limits.maxInFlightBytes = 1000;
+  const std::string firstHead = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 450\r\n\r\n";
+  const std::string holding = post("/echo", "wait" + std::string(396, 'x'));
+  options.limits.maxInFlightBytes = 1100;
   options.routes[0].costFactor = 2;
   options.routes[0].handler = [&gate](const Request& r) {
     if (r.body.rfind("wait", 0) == 0) gate.pass();
@@ -543,18 +572,18 @@ TEST_CASE("a body that outgrows the budget while it arrives gets 503", "[http]")
 
   // Both heads fit what is free when they arrive; the second body, complete, holds 2 x 400 = 800.
   Client first(*port);
-  REQUIRE(first.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 450\r\n\r\n" + std::string(10, 'f')));
-  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == 20; }));
+  REQUIRE(first.send(firstHead + std::string(10, 'f')));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes == httpHeadCost(firstHead) + 20; }));
   Client holder(*port);
-  REQUIRE(holder.send(post("/echo", "wait" + std::string(396, 'x'))));
+  REQUIRE(holder.send(holding));
   REQUIRE(gate.waiting(1));
-  CHECK(server.stats().inFlightBytes == 820);
-  // The first body's next bytes would take it past the 180 left: 503, and the connection closed.
+  CHECK(server.stats().inFlightBytes == httpHeadCost(firstHead) + 20 + httpHeadCost(holding) + 800);
+  // The first body's next bytes would take it past what is left: 503, and the connection closed.
   (void)first.send(std::string(440, 'f'));  // the server may answer and close before all is sent
   auto refused = first.read();
   REQUIRE(refused);
   CHECK(refused->status == 503);
-  CHECK(refused->has("Retry-After: 1"));
+  CHECK_FALSE(refused->has("Retry-After"));
   CHECK(first.waitClosed());
   CHECK(rejected(server, RejectReason::OverBudget) == 1);
 
@@ -580,7 +609,7 @@ TEST_CASE("a chunked body is charged as it arrives", "[http]") {
   Client large(*port);
   REQUIRE(large.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"));
   const std::string chunk = "1000\r\n" + std::string(4096, 'c') + "\r\n";
-  // The second chunk takes the body past the 4096 bytes the budget holds.
+  // The first chunk takes the body, with its head, past the 4096 bytes the budget holds.
   for (int i = 0; i < 4; ++i) {
     if (!large.send(chunk)) break;  // the server may already have answered and closed
   }
@@ -699,7 +728,7 @@ TEST_CASE("a full worker queue answers 503", "[http]") {
   REQUIRE(b);
   CHECK(a->status + b->status == 200 + 503);
   const Reply& refused = a->status == 503 ? *a : *b;
-  CHECK(refused.has("Retry-After: 1"));
+  CHECK_FALSE(refused.has("Retry-After"));
   // The body was read, so the connection goes on.
   CHECK_FALSE(refused.has("Connection: close"));
 }
@@ -837,4 +866,238 @@ TEST_CASE("a taken port is a clear error", "[http]") {
   auto clash = second.start();
   REQUIRE_FALSE(clash.ok());
   CHECK_THAT(clash.error().message, Catch::Contains("cannot listen on 127.0.0.1:"));
+}
+
+// --- fair admission: progress, per-address shares, the reserve, heads charged.
+
+TEST_CASE("a request trickled below the minimum rate is closed after its grace while others are served",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.receiveGrace = 300ms;
+  options.limits.minReceiveBytesPerSecond = 1000;  // a byte every 20 ms is 50 bytes a second
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  Client trickler(*port);
+  REQUIRE(trickler.send("GET /hello HTTP/1.1\r\n"));
+  std::atomic<int> bytesSent{0};
+  std::thread sender([&] {
+    const auto end = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < end) {
+      if (!trickler.send("X") || trickler.closedNow()) break;
+      ++bytesSent;
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  Client prompt(*port);
+  auto reply = prompt.request(get("/hello"));
+  CHECK(trickler.waitClosed());
+  sender.join();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(bytesSent > 1);  // it kept sending, and was cut all the same
+  CHECK(closed(server, CloseReason::TooSlow) == 1);
+  CHECK(closed(server, CloseReason::HeadDeadline) == 0);  // long before the 10 s head deadline
+}
+
+TEST_CASE("a body held one byte short is closed once it stalls for the grace and its charge freed", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.receiveGrace = 300ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client hog(*port);
+  REQUIRE(hog.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n" + std::string(999, 'h')));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes > 0; }));
+  CHECK(hog.waitClosed());
+  CHECK(closed(server, CloseReason::TooSlow) == 1);
+  CHECK(closed(server, CloseReason::BodyDeadline) == 0);
+  CHECK(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
+}
+
+TEST_CASE("a body sent steadily above the minimum rate outlasts the grace and is served", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.receiveGrace = 2s;
+  options.limits.minReceiveBytesPerSecond = 100;  // it sends about 1,000 a second
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client steady(*port);
+  REQUIRE(steady.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\n\r\n"));
+  for (int i = 0; i < 60; ++i) {
+    REQUIRE(steady.send(std::string(50, 's')));
+    std::this_thread::sleep_for(50ms);
+  }
+  auto reply = steady.read();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(closed(server, CloseReason::TooSlow) == 0);
+}
+
+TEST_CASE("at its address share a newcomer replaces its own address's idle connection and never another's",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnectionsPerSource = 2;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client other(*port, "127.0.0.1");
+  REQUIRE(other.request(get("/hello")));  // idle now, and the oldest
+  Client a(*port, "127.0.0.2");
+  REQUIRE(waitUntil([&] { return server.stats().idleConnections == 2; }));
+  Client b(*port, "127.0.0.2");
+  REQUIRE(waitUntil([&] { return server.stats().idleConnections == 3; }));
+
+  Client c(*port, "127.0.0.2");
+  auto reply = c.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(a.waitClosed());
+  CHECK(closed(server, CloseReason::Evicted) == 1);
+  // The other address's connection, though older, is untouched.
+  auto again = other.request(get("/hello"));
+  REQUIRE(again);
+  CHECK(again->status == 200);
+}
+
+TEST_CASE("a slow connection past its grace is evicted for a newcomer at the cap", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 1;
+  options.limits.receiveGrace = 1s;
+  options.limits.minReceiveBytesPerSecond = 1;  // each byte earns the whole grace: never TooSlow
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client slow(*port, "127.0.0.2");
+  REQUIRE(slow.send("GET /hello HTTP/1.1\r\n"));
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    while (!stop && slow.send("X")) std::this_thread::sleep_for(20ms);
+  });
+  // Once it has been receiving for longer than its grace, a newcomer takes its slot.
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 1; }));
+  std::this_thread::sleep_for(1100ms);  // past the grace: the rule under test, not a wait for an effect
+  Client fresh(*port);
+  auto reply = fresh.request(get("/hello"));
+  stop = true;
+  sender.join();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(slow.waitClosed());
+  CHECK(closed(server, CloseReason::EvictedSlow) == 1);
+  CHECK(closed(server, CloseReason::TooSlow) == 0);
+}
+
+TEST_CASE("the reserve admits a prompt newcomer when nothing can be evicted and closes a silent one",
+          "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
+  options.limits.maxConnections = 2;
+  options.limits.reservedConnections = 2;
+  options.limits.receiveGrace = 500ms;
+  options.routes[1].handler = [&gate](const Request&) {
+    gate.pass();
+    return Response{200, "text/plain", "done", false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // Two requests being answered: neither may be evicted.
+  Client busy1(*port);
+  Client busy2(*port);
+  REQUIRE(busy1.send(post("/echo", "1")));
+  REQUIRE(busy2.send(post("/echo", "2")));
+  REQUIRE(gate.waiting(2));
+
+  // One newcomer that sends nothing (a half of the reserve per address: it comes from another).
+  Client silent(*port, "127.0.0.3");
+  REQUIRE(waitUntil([&] { return server.stats().probationConnections == 1; }));
+  // A newcomer whose request arrives at once is served from the reserve.
+  Client prompt(*port, "127.0.0.2");
+  auto reply = prompt.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  // The silent one is closed once its grace has passed.
+  CHECK(silent.waitClosed());
+  CHECK(closed(server, CloseReason::TooSlow) == 1);
+  CHECK(server.stats().probationConnections == 0);
+  gate.open();
+  CHECK(busy1.read());
+  CHECK(busy2.read());
+}
+
+TEST_CASE("at its address share with nothing evictable a newcomer is refused while other addresses are served",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnectionsPerSource = 2;
+  options.limits.receiveGrace = kPatience;  // mid-head within their grace: not evictable
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client a(*port, "127.0.0.2");
+  Client b(*port, "127.0.0.2");
+  REQUIRE(a.send("GET /hel"));
+  REQUIRE(b.send("GET /hel"));
+  REQUIRE(
+      waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
+  Client refused(*port, "127.0.0.2");
+  CHECK(refused.waitClosed());
+  CHECK(closed(server, CloseReason::RefusedSourceShare) == 1);
+  Client other(*port, "127.0.0.1");
+  auto reply = other.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+}
+
+TEST_CASE("request heads are charged to the in flight budget as they arrive", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxInFlightBytes = 1000;
+  options.limits.receiveGrace = kPatience;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 300 bytes of a head that is not finished: held twice (the buffer and, parsed, the fields).
+  Client held(*port);
+  REQUIRE(held.send("GET /hello HTTP/1.1\r\nX-Fill: " + std::string(270, 'f')));
+  waitUntil([&] { return server.stats().inFlightBytes == 2 * 299; }, 2s);
+  REQUIRE(server.stats().inFlightBytes == 2 * 299);
+  // Another 300 would not fit: 503 without Retry-After, and closed.
+  Client over(*port);
+  auto refused = over.request("GET /hello HTTP/1.1\r\nX-Fill: " + std::string(270, 'f'));
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK_FALSE(refused->has("Retry-After"));
+  CHECK(rejected(server, RejectReason::OverBudget) == 1);
+  // Once the held head is complete and answered, its charge is gone.
+  REQUIRE(held.send("\r\n\r\n"));
+  auto reply = held.read();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(waitUntil([&] { return server.stats().inFlightBytes == 0; }));
+}
+
+TEST_CASE("one address may hold only its share of the in flight budget", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxInFlightBytes = 10'000;
+  options.limits.maxInFlightBytesPerSource = 4'000;
+  options.limits.receiveGrace = kPatience;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 127.0.0.2 holds a body of 3,000 one byte short, then declares one that would pass its share.
+  Client hog(*port, "127.0.0.2");
+  REQUIRE(hog.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\n\r\n" + std::string(2999, 'h')));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes >= 2999; }));
+  Client second(*port, "127.0.0.2");
+  auto refused = second.request("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n");
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK_FALSE(refused->has("Retry-After"));
+  CHECK(rejected(server, RejectReason::SourceOverBudget) == 1);
+  // Another address has the rest of the budget.
+  Client other(*port, "127.0.0.1");
+  auto served = other.request(post("/echo", std::string(3500, 'o')));
+  REQUIRE(served);
+  CHECK(served->status == 200);
 }

@@ -10,6 +10,7 @@
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/core/content.hpp"
+#include "restarter/core/json_parse.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -411,6 +412,14 @@ TEST_CASE("admission: the parse cost bound covers the tree of every shape of bod
   // Quotes and brackets inside strings are text, and escapes do not end a string.
   const std::string text = R"("{[:,\"{[:,")";
   CHECK(parseCostBound(text) == 3 * text.size() + 72);
+  // Nested deeper than the parser allows: refused (400) before anything is built, so it costs
+  // nothing beyond its bytes (and is not refused 503 by an address's share of the budget first).
+  const std::string deep = std::string(restarter::core::kMaxJsonDepth + 1, '[') +
+                           std::string(restarter::core::kMaxJsonDepth + 1, ']');
+  CHECK(parseCostBound(deep) == 0);
+  const std::string deepest =
+      std::string(restarter::core::kMaxJsonDepth, '[') + std::string(restarter::core::kMaxJsonDepth, ']');
+  CHECK(parseCostBound(deepest) > 0);
 }
 
 namespace {

@@ -10,18 +10,41 @@
 //     a later request head from its first byte, the body from the end of its head, the response
 //     from when it is ready; waiting for the next request of a keep-alive connection is bounded
 //     by the idle timeout. A deadline is absolute: sending slowly does not extend it.
-//   - at most `maxConnections` are open; a new one beyond that evicts the oldest idle connection
-//     (one waiting for a request of which no byte arrived, or for its first handshake byte) or,
-//     when none is idle, is closed at once.
+//   - a connection earns its slot by progress, not by age: from a request's first byte on, its
+//     head and body must keep arriving at `minReceiveBytesPerSecond` (Apache's mod_reqtimeout
+//     MinRate, nginx's and Envoy's timeouts between reads): a receive deadline `receiveGrace`
+//     after the first byte, pushed later by 1/minReceiveBytesPerSecond per byte received, never
+//     beyond `receiveGrace` from now. A trickle below the rate, or a stall of `receiveGrace` (a
+//     body held one byte short), is closed (TooSlow) long before the absolute deadlines.
+//   - at most `maxConnections` are open, at most `maxConnectionsPerSource` of them from one
+//     client address. A newcomer beyond either evicts the least-deserving connection: an idle one
+//     never served (waiting for a request of which no byte arrived, or for its first handshake
+//     byte; the oldest first), else a busy one still receiving its request `receiveGrace` after
+//     its first byte (the longest-receiving first), else an idle kept-alive one that was served
+//     (a client may be writing its next request into it); never one being answered. At the
+//     address bound the victim comes from the newcomer's own address (a source replaces its own
+//     connections, never another's); at the total bound from the address holding most.
+//   - room is kept for a newcomer that sends a whole request at once (as the apiserver does): when
+//     nothing can be evicted it takes one of `reservedConnections` slots above the cap (at most
+//     half of them per address), on probation: its first request must be complete within
+//     `receiveGrace` of accept (TLS handshake included), or it is closed (TooSlow). Only with
+//     the reserve full is a newcomer closed at once (RefusedAtCap, RefusedSourceShare).
 //   - a request head is at most `maxHeadBytes` (431 beyond), a body at most `maxBodyBytes` (413
 //     from the Content-Length alone, nothing of the body read); a malformed head gets 400.
 //   - bytes held for requests in flight are charged against `maxInFlightBytes` across all
-//     connections as the body arrives (bytes received x the route's costFactor) until the response
-//     is written; a request whose Content-Length x costFactor does not fit in what is free gets
-//     503 with Retry-After from its head, and one whose body outgrows the budget while arriving
-//     gets 503 then; either way the connection is closed without reading the rest. Nothing is
-//     held for bytes not yet sent, so a slow sender holds only what it sent. Handlers may charge
-//     more (Request::reserve) for what they are about to allocate.
+//     connections as they arrive (a head's bytes x 2: the read buffer and the parsed fields; a
+//     body's bytes received x the route's costFactor) until the response is written; one address
+//     may hold at most `maxInFlightBytesPerSource` of them, and the last `inFlightReserveBytes`
+//     go only to prompt requests (within `receiveGrace` of their first byte), so neither one
+//     client nor a crowd of slow senders can take the budget from the apiserver. A request whose
+//     Content-Length x costFactor does not fit in what is free gets 503 from its head, and one
+//     whose head or body outgrows it while arriving gets 503 then; either way the connection is
+//     closed without reading the rest. Nothing is held for bytes not yet sent, so a slow sender
+//     holds only what it sent. Handlers may charge more (Request::reserve) for what they are
+//     about to allocate.
+//   - no 503 of the server carries Retry-After: Kubernetes' apiserver (client-go's REST client)
+//     retries a 503 or 429 that has one until the webhook's timeout, so a webhook call that
+//     cannot be served now should fail at once (the apiserver then fails open) instead.
 //   - blocking handlers run on a bounded worker pool with a bounded queue (503 when full), never on
 //     the I/O threads; cheap handlers run inline.
 //
@@ -77,9 +100,24 @@ struct Limits {
   // busy sending its body reads the answer instead of a connection reset.
   Milliseconds lingerTimeout{1'000};
   // The apiserver keeps a few connections per webhook; an idle TLS connection holds about 80 KiB
-  // (Asio's and OpenSSL's record buffers), so 128 cost at most 10 MiB. Beyond the cap the oldest
-  // idle connection makes room, so idle floods cannot lock a client out.
+  // (Asio's and OpenSSL's record buffers), so 128 cost at most 10 MiB. Beyond the cap the
+  // least-deserving connection (idle, or slow past its grace) makes room, so neither idle nor slow
+  // floods can lock a client out.
   std::size_t maxConnections = 128;
+  // Half the slots per client address: the apiserver (its own address, a handful of connections)
+  // always finds the other half free of any one attacking pod's connections.
+  std::size_t maxConnectionsPerSource = 64;
+  // Slots above maxConnections for newcomers when nothing can be evicted, kept only by a
+  // connection whose first request is complete within receiveGrace (the apiserver's is: it sends
+  // a review at once). 16 probationers hold at most 1.3 MiB.
+  std::size_t reservedConnections = 16;
+  // From a request's first byte: the apiserver writes a head and a review at once (a 4 MiB body
+  // arrives in milliseconds on a cluster network), so 2 s is generous, and a client that has not
+  // sent its whole request by then must keep sending at 16 KiB/s or lose its slot. A trickled
+  // review (a few KiB over seconds) or a body held one byte short is closed within 2 s of its
+  // last progress.
+  Milliseconds receiveGrace{2'000};
+  std::size_t minReceiveBytesPerSecond = 16 * 1024;
   // 16 KiB: Kubernetes' requests carry a handful of short headers; Go's server allows 1 MiB,
   // nginx 8-32 KiB. A head is held in full while parsing, so this is also its memory bound.
   std::size_t maxHeadBytes = 16 * 1024;
@@ -87,9 +125,17 @@ struct Limits {
   // (as JSON somewhat more); 8 MiB as the webhook always allowed.
   std::size_t maxBodyBytes = 8 * 1024 * 1024;
   // The webhook runs under a 128 MiB limit and starts at ~17 MiB: 32 MiB admits one 4.5 MiB review
-  // charged at 7x (or hundreds of ordinary ones); 16 parallel reviews of that size peak at 41-44
+  // charged at 7x (one address: 4 MiB, its share below), or hundreds of ordinary ones; 16 parallel reviews of that size peak at 41-44
   // MiB (kuttl webhook-hostile-bodies; tests/bench/webhook_limits.sh measures it without a cluster).
   std::size_t maxInFlightBytes = 32 * 1024 * 1024;
+  // 28 MiB per client address: the rest (4 MiB, some 280 ordinary reviews at 7 x 2 KiB) is
+  // always left to the others, however much one attacking pod holds; the largest review one
+  // address can have answered is then 4 MiB (28 MiB at 7x), still more than etcd stores.
+  std::size_t maxInFlightBytesPerSource = 28 * 1024 * 1024;
+  // The last 1 MiB of the budget only for prompt requests (within receiveGrace of their first
+  // byte): a crowd of slow senders, each at the minimum rate, cannot take the budget's last bytes
+  // from a review that arrives whole.
+  std::size_t inFlightReserveBytes = 1024 * 1024;
 };
 
 // One request, as a handler sees it. Valid during the handler call only.
@@ -103,7 +149,7 @@ class Request {
 
   // Makes this request's charge against the in-flight budget at least `bytes` in all (it already
   // holds its body's charge) until its response is written. False, charging nothing, when the
-  // budget cannot take it: the handler should then answer 503 (Response::retryAfterSeconds).
+  // budget cannot take it: the handler should then answer 503, without Retry-After (see above).
   // Thread-safe with respect to other requests.
   bool reserve(std::size_t bytes) const;
 
@@ -118,7 +164,8 @@ struct Response {
   std::string body;
   // Ask the client to close the connection after this response ("Connection: close").
   bool close = false;
-  // When > 0, sent as "Retry-After" (e.g. with 503).
+  // When > 0, sent as "Retry-After". Not with a 503 to the apiserver: it would retry until its
+  // timeout instead of failing open at once.
   int retryAfterSeconds = 0;
 };
 
@@ -142,33 +189,37 @@ struct Route {
 
 // Why a connection ended (one count each).
 enum class CloseReason {
-  Peer,               // the client closed, or the connection ended after a final response
-  HandshakeFailed,    // the TLS handshake failed (no certificate, old protocol, garbage)
-  HandshakeDeadline,  // the TLS handshake did not finish in time
-  HeadDeadline,       // a request head did not arrive in full in time
-  BodyDeadline,       // a request body did not arrive in full in time
-  IdleDeadline,       // no next request within the idle timeout
-  WriteDeadline,      // the client did not read its response in time
-  Evicted,            // the oldest idle connection, closed to admit a new one at the cap
-  RefusedAtCap,       // a new connection closed at once: at the cap with none idle
-  Rejected,           // closed after an error answer (400, 413, 431, 503 over budget)
-  Error,              // a read or write failed
-  Stopped,            // the server stopped
+  Peer,                // the client closed, or the connection ended after a final response
+  HandshakeFailed,     // the TLS handshake failed (no certificate, old protocol, garbage)
+  HandshakeDeadline,   // the TLS handshake did not finish in time
+  HeadDeadline,        // a request head did not arrive in full in time
+  BodyDeadline,        // a request body did not arrive in full in time
+  IdleDeadline,        // no next request within the idle timeout
+  WriteDeadline,       // the client did not read its response in time
+  Evicted,             // an idle connection, closed to admit a new one at a cap
+  RefusedAtCap,        // a new connection closed at once: at the cap, nothing evictable, reserve full
+  Rejected,            // closed after an error answer (400, 413, 431, 503 over budget)
+  Error,               // a read or write failed
+  Stopped,             // the server stopped
+  TooSlow,             // a request arrived below the minimum rate, or a probationer was not served in time
+  EvictedSlow,         // a connection still receiving past its grace, closed to admit a new one at a cap
+  RefusedSourceShare,  // a new connection closed at once: its address holds its share, none of its evictable
 };
 const char* closeReasonName(CloseReason reason) noexcept;
-inline constexpr std::size_t kCloseReasonCount = 12;
+inline constexpr std::size_t kCloseReasonCount = 15;
 
 // Why a request was answered with an error by the server itself (not by a handler).
 enum class RejectReason {
-  Malformed,     // 400: the head does not parse
-  HeadTooLarge,  // 431
-  BodyTooLarge,  // 413
-  OverBudget,    // 503: the in-flight byte budget is spent
-  QueueFull,     // 503: the worker pool's queue is full
-  NotFound,      // 404 (or 405 for a known path with another method)
+  Malformed,         // 400: the head does not parse
+  HeadTooLarge,      // 431
+  BodyTooLarge,      // 413
+  OverBudget,        // 503: the in-flight byte budget is spent
+  QueueFull,         // 503: the worker pool's queue is full
+  NotFound,          // 404 (or 405 for a known path with another method)
+  SourceOverBudget,  // 503: the client address's share of the in-flight budget is spent
 };
 const char* rejectReasonName(RejectReason reason) noexcept;
-inline constexpr std::size_t kRejectReasonCount = 6;
+inline constexpr std::size_t kRejectReasonCount = 7;
 
 // Receives the server's events (for metrics). Called from I/O threads, concurrently: must be
 // thread-safe and quick. Must outlive the server.
@@ -176,7 +227,8 @@ class Observer {
  public:
   virtual ~Observer() = default;
   virtual void connectionOpened() = 0;
-  // Every opened connection is closed exactly once; RefusedAtCap comes without an opening.
+  // Every opened connection is closed exactly once; RefusedAtCap and RefusedSourceShare come
+  // without an opening.
   virtual void connectionClosed(CloseReason reason) = 0;
   virtual void requestRejected(RejectReason reason) = 0;
   // The bytes charged against the in-flight budget went up (> 0) or down (< 0) by `delta`; a
@@ -210,6 +262,7 @@ struct ServerOptions {
 struct Stats {
   std::size_t openConnections = 0;
   std::size_t idleConnections = 0;
+  std::size_t probationConnections = 0;  // in the reserve above maxConnections
   std::size_t inFlightBytes = 0;
   std::uint64_t closed[kCloseReasonCount] = {};
   std::uint64_t rejected[kRejectReasonCount] = {};

@@ -35,11 +35,16 @@ struct HttpResponse {
 
 // Limits for a health or metrics port: only small GETs from kubelets and scrapers.
 //   - 64 connections: a kubelet probes with a new connection each time, Prometheus keeps one or
-//     two; the oldest idle one is evicted beyond that, so idle floods cannot lock probes out.
+//     two; the least-deserving (idle, or slow) one is evicted beyond that, so neither idle nor
+//     slow floods can lock probes out.
 //   - heads 8 KiB, bodies 1 KiB (a GET has none), 64 KiB in flight in all.
 //   - head and body deadlines 5 s: a kubelet's probe times out after 1 s by default, a scrape after
 //     10 s; no honest client needs 5 s to send a GET.
 //   - idle 120 s, over Go's 90 s (Prometheus keeps its scrape connection open between scrapes).
+//   - fair admission (http::Limits): at most 32 connections and 32 KiB of the budget per client
+//     address (kubelet probes come from the node's address, an attacking pod has its own), 8
+//     reserved slots for newcomers whose GET arrives at once, a request's bytes must arrive within
+//     1 s of its first (a probe times out after 1 s), then at 4 KiB/s.
 http::Limits endpointLimits();
 
 struct EndpointOptions {

@@ -4,11 +4,14 @@
 //
 //   <prefix>_http_connections{server}                      gauge: connections open now
 //   <prefix>_http_connections_closed_total{server,reason}  counter: by http::closeReasonName
-//                                                           (head_deadline, evicted_idle,
-//                                                           refused_at_cap, ...)
+//                                                           (head_deadline, too_slow,
+//                                                           evicted_idle, evicted_slow,
+//                                                           refused_at_cap,
+//                                                           refused_source_share, ...)
 //   <prefix>_http_requests_rejected_total{server,reason}   counter: answered by the server itself,
 //                                                           by http::rejectReasonName
-//                                                           (over_budget and queue_full are 503)
+//                                                           (over_budget, source_over_budget
+//                                                           and queue_full are 503)
 //   <prefix>_http_in_flight_bytes{server}                  gauge: bytes charged against the
 //                                                           in-flight budget
 //

@@ -15,7 +15,10 @@
 // open); each review is charged its body x 4 from its head on (the body, plus the lexer's buffer
 // and the tree's strings while it is parsed) and tops that up to its body plus
 // parseCostBound(body) before parsing, against the budget of bytes in flight: a review that does
-// not fit gets 503 with Retry-After, so memory stays bounded whatever arrives. HTTP/1.1 only:
+// not fit gets 503 (without Retry-After, so the apiserver fails open at once instead of retrying
+// until its timeout), so memory stays bounded whatever arrives. Fair admission (per-address shares
+// of the connections and the budget, a minimum receive rate, a reserve for prompt newcomers) is
+// http::Limits'. HTTP/1.1 only:
 // Beast speaks no HTTP/2, and no ALPN protocol is selected, so the apiserver uses HTTP/1.1.
 
 #include <chrono>

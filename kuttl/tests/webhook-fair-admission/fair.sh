@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# webhook-fair-admission, steps 01-05 (README.md): `fair.sh ATTACK` runs one attack from
+# ATTACKER (127.0.0.2: an attacking pod's own address) against serve-webhook's HTTPS port and its
+# health port, and meanwhile creates COUNT labeled StatefulSets through the apiserver (which calls
+# the webhook from 127.0.0.1) and probes /healthz from 127.0.0.1 as a kubelet does. Asserts, and
+# prints every failure before exiting 1:
+#   - the attack was in force: each of its groups opened at least min(COUNT_OF_GROUP, SHARE)
+#     connections before the creates and the window lasted at least MIN_WINDOW seconds (the tool
+#     reopens every connection the server closes, as an attacker would);
+#   - every StatefulSet was annotated by the webhook at creation: generation 1 and its
+#     ConfigMap's <uid>/<resourceVersion>, no warning naming restarter from kubectl;
+#   - every probe of /healthz (from before the attack began to its end) was answered 2xx/3xx
+#     within the kubelet's 1 s timeout.
+# The apiserver's fail-open count is asserted once after all attacks (step 06). Every process it
+# starts is stopped on exit (and stops by itself once this script is gone).
+set -euo pipefail
+
+attack=${1:?usage: fair.sh trickle|slow|slow-body|handshake|hog}
+COUNT=20              # labeled StatefulSets created under attack
+ATTACKER=127.0.0.2    # the attacker's address; the apiserver and the prober use 127.0.0.1
+SHARE=32              # connections each group must have opened (the health port's per-address share)
+PROBE_TIMEOUT=1       # the kubelet's default probe timeoutSeconds
+MIN_WINDOW=8          # seconds the attack lasts at least once established (4 slow byte intervals)
+OPEN_SECONDS=30       # bound on establishing the attack
+TOOL_SECONDS=300      # the tools' own bound (they are stopped long before)
+
+tool=../../../tests/tools/hostile_client.py
+work=$(mktemp -d)
+holder=
+prober=
+failures=0
+
+stop_tool() {
+  local pid=$1 deadline=$((SECONDS + 15))
+  [[ -n $pid ]] || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null; do
+    ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null || true; break; }
+    sleep 0.1
+  done
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  stop_tool "$prober"
+  stop_tool "$holder"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+port=$(cat "$(../../lib/webhook.sh dir wh)/port")
+health=$(../../lib/webhook.sh health wh)
+webhook=https://127.0.0.1:$port/mutate
+probe=http://$health/healthz
+case $attack in
+  # Complete small reviews, each spread over 9 s (inside the 10 s deadlines), again and again.
+  trickle) holds=(--hold "trickle,$webhook,128" --hold "trickle,$probe,128") ;;
+  # A head one byte every 2 s, never finished.
+  slow) holds=(--hold "slow,$webhook,300" --hold "slow,$probe,300") ;;
+  # A whole head declaring 4,000,000 bytes (x 7 fits the address's 28 MiB share), the body one byte
+  # every 2 s; the health port answers a POST's head at once (405), the tool reopens.
+  slow-body) holds=(--hold "slow-body,$webhook,300,4000000" --hold "slow,$probe,300") ;;
+  # The first 50 bytes of a ClientHello, then nothing (on the health port: 50 bytes of no head).
+  handshake) holds=(--hold "handshake,$webhook,300" --hold "handshake,$probe,300") ;;
+  # Two bodies held one byte short, 4.1 MB and 93 KB: x 7 all of one address's 28 MiB share (the
+  # 4.7 MB of a hog that fills the whole 32 MiB is refused from its head, see the unit tests); on
+  # the health port two slow heads.
+  hog) holds=(--hold "hog,$webhook,1,4100000" --hold "hog,$webhook,1,93000" --hold "slow,$probe,2") ;;
+  *) echo "fair.sh: unknown attack $attack" >&2; exit 2 ;;
+esac
+echo "attack $attack from $ATTACKER: ${holds[*]}"
+
+# The kubelet-like prober runs from before the attack to its end.
+python3 "$tool" probe --url "$probe" --timeout "$PROBE_TIMEOUT" --duration "$TOOL_SECONDS" \
+  --status "$work/probe.json" >"$work/probe.out" 2>&1 &
+prober=$!
+
+python3 "$tool" hold "${holds[@]}" --source "$ATTACKER" --duration "$TOOL_SECONDS" \
+  --status "$work/hold.json" >"$work/hold.out" 2>&1 &
+holder=$!
+deadline=$((SECONDS + OPEN_SECONDS))
+until jq -e --argjson share "$SHARE" '[.groups[] | .reached >= ([.count, $share] | min)] | all' \
+  "$work/hold.json" >/dev/null 2>&1; do
+  kill -0 "$holder" 2>/dev/null || { cat "$work/hold.out"; echo "FAIL: hostile_client.py hold exited"; exit 1; }
+  if ((SECONDS >= deadline)); then
+    fail "the attack could not be established within ${OPEN_SECONDS} s: $(jq -c '[.groups[] | {hold, reached, open, connect_errors, last_connect_error}]' "$work/hold.json")"
+    break
+  fi
+  sleep 0.2
+done
+
+kill -USR1 "$holder"
+window_start=$SECONDS
+for i in $(seq 1 "$COUNT"); do
+  cat <<YAML
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: $attack-$i
+  labels:
+    restarter.stackable.tech/enabled: "true"
+    attack: $attack
+spec:
+  serviceName: $attack-$i
+  replicas: 0
+  selector:
+    matchLabels:
+      app: $attack-$i
+  template:
+    metadata:
+      labels:
+        app: $attack-$i
+    spec:
+      volumes:
+        - name: config
+          configMap:
+            name: cfg-$i
+      containers:
+        - name: app
+          image: registry.invalid/fair:1
+YAML
+done >"$work/statefulsets.yaml"
+created_at=$SECONDS
+if kubectl -n "$NAMESPACE" create -f "$work/statefulsets.yaml" >"$work/create.out" 2>"$work/create.err"; then
+  echo "$COUNT StatefulSets created in $((SECONDS - created_at)) s"
+else
+  fail "kubectl create failed: $(cat "$work/create.err")"
+fi
+while ((SECONDS - window_start < MIN_WINDOW)); do
+  kill -0 "$holder" 2>/dev/null || break
+  sleep 0.5
+done
+kill -USR2 "$holder"
+stop_tool "$prober"
+prober=
+stop_tool "$holder"
+holder=
+echo "window: $((SECONDS - window_start)) s"
+
+jq -r '.groups[] | "\(.hold): in the \(.window.seconds) s window \(.window.mean_open) open on average, \(.window.closed_by_server) closed by the server; in all \(.reached) slots reached, \(.opened_total) opened, \(.closed_by_server) closed by the server (lived \(.lifetime_seconds // "-")), \(.connect_errors) connect errors, answers \(.answers)"' \
+  "$work/hold.json"
+../../lib/webhook.sh metrics wh | grep -E '^restarter_webhook_http_(connections_closed|requests_rejected)_total\{' |
+  awk '$NF > 0' | sed 's/^/webhook: /'
+
+# Every StatefulSet annotated at creation.
+if grep -qi restarter "$work/create.err"; then
+  fail "the webhook warned: $(grep -i restarter "$work/create.err" | head -3)"
+fi
+kubectl -n "$NAMESPACE" get statefulsets -l "attack=$attack" -o json >"$work/sts"
+kubectl -n "$NAMESPACE" get configmaps -o json >"$work/cms"
+while read -r line; do
+  case $line in
+    FAIL:*) fail "${line#FAIL: }" ;;
+    *) echo "$line" ;;
+  esac
+done < <(jq -n -r --argjson count "$COUNT" --arg attack "$attack" --slurpfile s "$work/sts" --slurpfile c "$work/cms" '
+  $s[0] as $sts | $c[0] as $cms |
+  def version(name): ($cms.items[] | select(.metadata.name == name) | "\(.metadata.uid)/\(.metadata.resourceVersion)");
+  if ($sts.items | length) != $count then "FAIL: \($sts.items | length) StatefulSets, not \($count)" else empty end,
+  ([$sts.items[] | .metadata.name as $n | ($n | ltrimstr("\($attack)-")) as $i
+    | ((.spec.template.metadata.annotations // {})["configmap.restarter.stackable.tech/cfg-\($i)"] // "") as $a
+    | if .metadata.generation != 1 then "FAIL: \($n) has generation \(.metadata.generation)"
+      elif $a != version("cfg-\($i)") then "FAIL: \($n) was not annotated at creation (\($a))"
+      else empty end] | if length == 0 then "all \($count) annotated at creation" else .[] end)')
+
+# /healthz answered within the probe timeout all through the window.
+jq -r '.probes[] | "/healthz: \(.probes) probes, \(.failures) failed, max \(.max_seconds) s, p99 \(.p99_seconds) s, p50 \(.p50_seconds) s"' \
+  "$work/probe.json"
+while read -r bad; do
+  fail "/healthz did not answer within ${PROBE_TIMEOUT} s: $bad"
+done < <(jq -c --argjson t "$PROBE_TIMEOUT" \
+  '.probes[] | select(.probes == 0 or .failures > 0 or .max_seconds >= $t) | {probes, failures, max_seconds, first_failures}' \
+  "$work/probe.json")
+
+if ((failures > 0)); then
+  echo "$failures checks failed"
+  exit 1
+fi
+echo "all checks passed"
