@@ -13,6 +13,7 @@
 #include "restarter/core/rotation.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
+#include "restarter/kube/files.hpp"
 #include "restarter/runtime/allocator.hpp"
 #include "restarter/runtime/manager.hpp"
 #include "restarter/webhook/admission.hpp"
@@ -95,7 +96,29 @@ cxxopts::Options makeOptions(const Io& io) {
       "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
       "503 beyond); as many more look up references (a fixed pool)",
       cxxopts::value<int>()->default_value("16"),
-      "N")("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
+      "N")("max-lookups-per-review",
+           "the most ConfigMaps and Secrets one AdmissionReview may have looked up; a review naming more is "
+           "answered at once without a patch (the controller writes its annotations) and counted in "
+           "restarter_webhook_lookup_refusals_total",
+           cxxopts::value<int>()->default_value("1000"), "N")(
+      "max-lookups-per-second",
+      "global limit on reference lookups (API GETs) per second, whoever sends the reviews; a review whose "
+      "lookups do not fit is answered at once without a patch (the controller writes its annotations)",
+      cxxopts::value<double>()->default_value("100"),
+      "N")("lookup-burst",
+           "lookups allowed at once before --max-lookups-per-second applies; a tenth is kept for reviews "
+           "of few references, so a review of more than 90% of it is never looked up",
+           cxxopts::value<int>()->default_value("2000"),
+           "N")("client-ca-file",
+                "require every caller to present a TLS client certificate signed by a CA in this PEM file (the "
+                "apiserver's certificate for webhooks, given in its admission configuration); connections "
+                "without one are refused at the handshake. Read at start. Empty: any caller",
+                cxxopts::value<std::string>()->default_value(""), "FILE")(
+      "client-allowed-names",
+      "with --client-ca-file: accept only client certificates whose common name or a DNS "
+      "subjectAltName is one of these (comma-separated, repeatable); empty: any the CA signed",
+      cxxopts::value<std::vector<std::string>>(),
+      "NAME")("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
       "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
       "h,help", "show this help");
   addSelectionFlags(options);
@@ -218,6 +241,23 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     auto lookup = positiveDuration(flags, "lookup-timeout");
     if (!lookup) return reportUsageError(io, kName, lookup.error().message);
     out.lookupTimeout = *lookup;
+    const int perReview = flags["max-lookups-per-review"].as<int>();
+    if (perReview < 1) return reportUsageError(io, kName, "--max-lookups-per-review must be at least 1");
+    const double perSecond = flags["max-lookups-per-second"].as<double>();
+    if (!(perSecond > 0)) return reportUsageError(io, kName, "--max-lookups-per-second must be positive");
+    const int burst = flags["lookup-burst"].as<int>();
+    if (burst < 1) return reportUsageError(io, kName, "--lookup-burst must be at least 1");
+    out.lookupLimits =
+        webhook::LookupLimits{static_cast<std::size_t>(perReview), perSecond, static_cast<double>(burst)};
+    out.clientCaFile = flags["client-ca-file"].as<std::string>();
+    if (flags.count("client-allowed-names") > 0) {
+      out.clientAllowedNames = flags["client-allowed-names"].as<std::vector<std::string>>();
+      if (out.clientCaFile.empty())
+        return reportUsageError(io, kName, "--client-allowed-names needs --client-ca-file");
+      for (const std::string& name : out.clientAllowedNames) {
+        if (name.empty()) return reportUsageError(io, kName, "--client-allowed-names: an empty name");
+      }
+    }
     auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
     if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
     out.contentAware = *contentAware;
@@ -300,6 +340,21 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   service.certCheckInterval = options.certCheckInterval;
   service.lookupTimeout = options.lookupTimeout;
   service.threads = options.threads;
+  service.lookupLimits = options.lookupLimits;
+  if (!options.clientCaFile.empty()) {
+    auto pem = kube::readFile(options.clientCaFile);
+    if (pem) {
+      auto parsed = certs::inspect(*pem);
+      if (!parsed) pem = parsed.error();
+    }
+    if (!pem) {
+      log.error("cannot read --client-ca-file",
+                {{"file", options.clientCaFile}, {"error", pem.error().describe()}});
+      return kExitUsage;
+    }
+    service.clientCaPem = *pem;
+    service.clientAllowedNames = options.clientAllowedNames;
+  }
   service.contentAware = options.contentAware;
   service.selection = options.selection;
   service.rollOnOptIn = options.rollOnOptIn;

@@ -13,6 +13,10 @@
 #       (bounded) until the apiserver really calls it: a server-side dry-run create of a labeled
 #       probe StatefulSet comes back annotated. Also --roll-on-opt-in, as controller.sh gives
 #       (a later --roll-on-opt-in=false among the flags wins: webhook-baseline).
+#       With WEBHOOK_CLIENT_AUTH=1 it accepts only the apiserver: --client-ca-file with the local
+#       control plane's CA for the apiserver's webhook client certificate
+#       ($RESTARTER_CLUSTER_STATE_DIR/pki/webhook-client-ca.crt, tests/cluster/lib/pki.sh) and
+#       --client-allowed-names with that certificate's name (kuttl webhook-client-auth).
 #
 # Identity: $RESTARTER_WEBHOOK_KUBECONFIG when set (tests/run.sh: a token of the manifests'
 # restarter-webhook ServiceAccount, kuttl/lib/identity.sh), else kuttl's admin $KUBECONFIG. The
@@ -198,11 +202,16 @@ start() {
   mkdir -p "$state"
   pid_alive && die "webhook $name is already running"
   kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null 2>&1 || true
-  local port managed=1 arg identity=() install_args=()
+  local port managed=1 arg identity=() install_args=() client_auth=()
   # Split on blanks, as the unquoted expansion did (and never globbed).
   read -ra install_args <<<"${WEBHOOK_INSTALL_ARGS:-}"
   for arg in "$@"; do [[ $arg == --cert-dir ]] && managed=0; done
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_WEBHOOK_KUBECONFIG")
+  if [[ ${WEBHOOK_CLIENT_AUTH:-0} == 1 ]]; then
+    local ca=${RESTARTER_CLUSTER_STATE_DIR:?WEBHOOK_CLIENT_AUTH needs the local control plane}/pki/webhook-client-ca.crt
+    [[ -f $ca ]] || die "no $ca (a cluster started before the admission configuration existed: cluster.sh down, up)"
+    client_auth=(--client-ca-file "$ca" --client-allowed-names kube-apiserver-webhook-client)
+  fi
   grant_names
   for _ in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
@@ -221,7 +230,8 @@ start() {
       --webhook-url "https://127.0.0.1:$port/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --secret-namespace "$secret_namespace" \
       --configuration-name "$configuration" "${settings[@]}" --roll-on-opt-in \
-      --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" "$@" \
+      --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" \
+      "${client_auth[@]}" "$@" \
       >"$state/log" 2>&1 </dev/null &
     proc_record $! "$state/pid"
     echo "$port" >"$state/port"

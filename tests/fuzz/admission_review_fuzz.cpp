@@ -10,6 +10,9 @@
 //   - never a denial by patch size: the patched object's pod template annotations are within the
 //     apiserver's limit, and a review skipped for size carries one warning of at most 120
 //     characters.
+//   - no lookup is ever asked for a name no ConfigMap or Secret can have, or in a namespace that
+//     cannot exist (core::isValidObjectName, isValidNamespaceName: docs/architecture.md, "Fresh
+//     lookups").
 // The reference states come from the names themselves (a pure function), so a run is reproducible.
 
 #include <cstddef>
@@ -25,6 +28,7 @@
 #include "check.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/base64.hpp"
+#include "restarter/core/references.hpp"
 #include "restarter/webhook/admission.hpp"
 
 namespace {
@@ -45,8 +49,19 @@ restarter::core::ObjectState stateOf(const std::string& name) {
   }
 }
 
-restarter::webhook::ReferenceStates fetch(const std::string&,
+[[noreturn]] void fail(const char* what, const std::string& detail);
+
+restarter::webhook::ReferenceStates fetch(const std::string& namespace_,
                                           const std::vector<restarter::core::Reference>& refs) {
+  // The production fetcher would check both again; reaching it with either is the bug.
+  if (!restarter::core::isValidNamespaceName(namespace_)) {
+    fail("a lookup in an invalid namespace", restarter::core::shownName(namespace_));
+  }
+  for (const auto& ref : refs) {
+    if (!restarter::core::isValidObjectName(ref.name)) {
+      fail("a lookup of an invalid name", restarter::core::shownName(ref.name));
+    }
+  }
   restarter::webhook::ReferenceStates states;
   for (const auto& ref : refs) states.emplace(std::pair{ref.kind, ref.name}, stateOf(ref.name));
   return states;

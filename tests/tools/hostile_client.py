@@ -72,6 +72,18 @@ by itself. --source ADDRESS (hold, post) connects from another loopback address 
       failures (with the first few: when and why) and the latency max, p99 and p50 (failures
       count as their time spent, at least the timeout).
 
+  hostile_client.py amplify --url https://HOST:PORT/PATH [--loops N] [--names K] [--name NAME ...]
+                            [--huge-name BYTES] [--duration S] [--reviews R] [--namespace NS]
+                            [--cert FILE --key FILE] [--timeout S] [--status FILE]
+      The lookup amplifier: N loops (default 16), each on its own keep-alive connection (reopened
+      when closed), POST reviews of a labeled StatefulSet whose pod template names K ConfigMaps
+      (default 1,000: amp-0 ... amp-999, each review a fresh uid), or exactly the --name NAMEs
+      given (e.g. "." and ".."), plus with --huge-name one name of BYTES bytes; until S seconds
+      (default 10) have passed, each loop has sent R reviews, SIGTERM/SIGINT or the parent is gone.
+      --cert/--key present a client certificate. It prints (and writes to --status) per HTTP
+      status the number of answers, how many answers carried a patch, connection errors (the first
+      few), and the latency p50 and max of answered reviews.
+
 Exit status: 0 when the run ended as asked (the caller asserts on the report), 1 on an internal
 error, 2 on a bad command line or a non-loopback target.
 """
@@ -806,6 +818,134 @@ def cmd_post(args):
     return 0
 
 
+# ------------------------------------------------------------------------------------- amplify
+
+MAX_NAMES = 10_000
+
+
+def amplifier_review(namespace, names):
+    sts = labeled_statefulset(namespace, names[0])
+    sts["metadata"]["name"] = "amplifier"
+    sts["spec"]["template"]["spec"]["volumes"] = [
+        {"name": f"v{i}", "configMap": {"name": name, "optional": True}} for i, name in enumerate(names)]
+    return review(namespace, sts)
+
+
+class Amplifier:
+    """One loop: reviews back to back on one keep-alive connection."""
+
+    def __init__(self, scheme, host, port, path, template, context, timeout, reviews, stopper):
+        self.scheme, self.host, self.port, self.path = scheme, host, port, path
+        self.template, self.context, self.timeout = template, context, timeout
+        self.reviews, self.stopper = reviews, stopper
+        self.statuses, self.patched, self.errors, self.latencies = {}, 0, 0, []
+        self.first_errors = []
+        self.lock = threading.Lock()
+
+    def connect(self):
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.context)
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+
+    def run(self):
+        connection, sent = None, 0
+        while not self.stopper.event.is_set() and (self.reviews == 0 or sent < self.reviews):
+            self.template["request"]["uid"] = str(uuid.uuid4())
+            body = compact(self.template).encode()
+            sent += 1
+            started = time.monotonic()
+            try:
+                if connection is None:
+                    connection = self.connect()
+                connection.request("POST", self.path, body=body, headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                answer = response.read(MAX_BODY)
+                seconds = time.monotonic() - started
+                patched = False
+                if response.status == 200:
+                    try:
+                        patched = "patch" in json.loads(answer).get("response", {})
+                    except ValueError:
+                        pass
+                with self.lock:
+                    self.statuses[str(response.status)] = self.statuses.get(str(response.status), 0) + 1
+                    self.patched += 1 if patched else 0
+                    self.latencies.append(seconds)
+                if response.will_close:
+                    connection.close()
+                    connection = None
+            except (OSError, http.client.HTTPException) as e:
+                with self.lock:
+                    self.errors += 1
+                    if len(self.first_errors) < KEPT_FAILURES:
+                        self.first_errors.append(f"{type(e).__name__}: {e}")
+                if connection is not None:
+                    connection.close()
+                    connection = None
+                self.stopper.event.wait(RETRY_DELAY)
+        if connection is not None:
+            connection.close()
+
+    def report(self):
+        with self.lock:
+            return dict(statuses=dict(self.statuses), patched=self.patched, errors=self.errors,
+                        first_errors=list(self.first_errors), latencies=list(self.latencies))
+
+
+def cmd_amplify(args):
+    scheme, host, port, path = loopback_target(args.url, ("http", "https"))
+    bounded(args.loops, 1, MAX_PARALLEL, "--loops")
+    bounded(args.duration, 0.1, MAX_DURATION, "--duration")
+    bounded(args.timeout, 1, 600, "--timeout")
+    bounded(args.reviews, 0, 1_000_000, "--reviews")
+    names = list(args.name or [])
+    if not names and args.huge_name is None:
+        names = [f"amp-{i}" for i in range(bounded(args.names, 1, MAX_NAMES, "--names"))]
+    if args.huge_name is not None:
+        names.append("h" * bounded(args.huge_name, 1, MAX_BODY // 2, "--huge-name"))
+    bounded(len(names), 1, MAX_NAMES, "the number of names")
+    if (args.cert is None) != (args.key is None):
+        raise UsageError("--cert and --key go together")
+    context = client_context()
+    if args.cert is not None:
+        context.load_cert_chain(args.cert, args.key)
+    stopper = Stopper(args.duration)
+    loops = [Amplifier(scheme, host, port, path, amplifier_review(args.namespace, names), context, args.timeout,
+                       args.reviews, stopper) for _ in range(args.loops)]
+    threads = [threading.Thread(target=a.run, daemon=True) for a in loops]
+    for t in threads:
+        t.start()
+    next_status = 0.0
+    while any(t.is_alive() for t in threads) and not stopper.check():
+        stopper.event.wait(TICK)
+        now = time.monotonic()
+        if args.status and now >= next_status:
+            write_json(args.status, {"state": "running"})
+            next_status = now + STATUS_EVERY
+    stopper.event.set()
+    for t in threads:
+        t.join(args.timeout + 5)
+    statuses, patched, errors, first_errors, latencies = {}, 0, 0, [], []
+    for a in loops:
+        r = a.report()
+        for key, n in r["statuses"].items():
+            statuses[key] = statuses.get(key, 0) + n
+        patched += r["patched"]
+        errors += r["errors"]
+        first_errors.extend(r["first_errors"][:KEPT_FAILURES - len(first_errors)])
+        latencies.extend(r["latencies"])
+    report = {"state": "done", "stop_reason": stopper.reason or "reviews sent",
+              "elapsed_seconds": round(time.monotonic() - stopper.start, 3), "loops": args.loops,
+              "names_per_review": len(names), "statuses": statuses, "answered": len(latencies),
+              "patched": patched, "errors": errors, "first_errors": first_errors}
+    if latencies:
+        report.update(p50_seconds=round(nearest_rank(latencies, 0.5), 4), max_seconds=round(max(latencies), 4))
+    write_json(args.status, report)
+    json.dump(report, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
 # --------------------------------------------------------------------------------------- probe
 
 def probe_once(host, port, path, timeout):
@@ -942,9 +1082,23 @@ def main():
     probe.add_argument("--interval", type=float, default=0.25)
     probe.add_argument("--timeout", type=float, default=1.0)
     probe.add_argument("--status")
+    amplify = sub.add_parser("amplify", help="loops of reviews naming many ConfigMaps (lookup amplifier)")
+    amplify.add_argument("--url", required=True)
+    amplify.add_argument("--loops", type=int, default=16)
+    amplify.add_argument("--names", type=int, default=1000)
+    amplify.add_argument("--name", action="append")
+    amplify.add_argument("--huge-name", type=int)
+    amplify.add_argument("--duration", type=float, default=10.0)
+    amplify.add_argument("--reviews", type=int, default=0)
+    amplify.add_argument("--namespace", default="default")
+    amplify.add_argument("--cert")
+    amplify.add_argument("--key")
+    amplify.add_argument("--timeout", type=float, default=30.0)
+    amplify.add_argument("--status")
     args = parser.parse_args()
     try:
-        return {"hold": cmd_hold, "post": cmd_post, "probe": cmd_probe}[args.command](args)
+        return {"hold": cmd_hold, "post": cmd_post, "probe": cmd_probe,
+                "amplify": cmd_amplify}[args.command](args)
     except UsageError as e:
         print(f"hostile_client.py: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_access.hpp"
+#include "restarter/core/text.hpp"
 
 namespace restarter::core {
 
@@ -15,6 +16,41 @@ namespace d = detail;
 
 std::string_view refKindName(RefKind kind) noexcept {
   return kind == RefKind::ConfigMap ? "configmap" : "secret";
+}
+
+namespace {
+
+bool isLowerAlphanumeric(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// One DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
+bool isDns1123Label(std::string_view label) noexcept {
+  if (label.empty() || !isLowerAlphanumeric(label.front()) || !isLowerAlphanumeric(label.back())) return false;
+  for (char c : label) {
+    if (!isLowerAlphanumeric(c) && c != '-') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool isValidObjectName(std::string_view name) noexcept {
+  if (name.empty() || name.size() > kMaxObjectNameLength) return false;
+  // Labels separated by single dots: a leading, trailing or doubled dot makes an empty label.
+  for (;;) {
+    const auto dot = name.find('.');
+    if (!isDns1123Label(name.substr(0, dot))) return false;
+    if (dot == std::string_view::npos) return true;
+    name.remove_prefix(dot + 1);
+  }
+}
+
+bool isValidNamespaceName(std::string_view name) noexcept {
+  return name.size() <= kMaxNamespaceNameLength && isDns1123Label(name);
+}
+
+std::string shownName(std::string_view name) {
+  if (name.size() <= kMaxObjectNameLength) return std::string(name);
+  return truncateUtf8(name, kMaxObjectNameLength) + "...(" + std::to_string(name.size()) + " bytes)";
 }
 
 namespace {
@@ -33,21 +69,30 @@ class ReferenceSet {
     }
     auto optional = d::optionalBool(ref, "optional", path);
     if (!optional) return std::move(optional).error();
+    if (!isValidObjectName(name->value())) {
+      // Not a reference: no object can have this name (references.hpp).
+      if (walk_.invalid.size() < kMaxInvalidShown) {
+        walk_.invalid.push_back(InvalidReference{kind, d::joinPath(path, nameField), shownName(name->value())});
+      }
+      ++walk_.invalidUses;
+      return okStatus();
+    }
     auto [it, inserted] = uses_.try_emplace({kind, std::move(name->value())}, *optional);
     if (!inserted) it->second = it->second && *optional;
     return okStatus();
   }
 
   // Sorted by (kind, name) because std::map orders its keys so.
-  std::vector<Reference> take() && {
-    std::vector<Reference> out;
+  ReferenceWalk take() && {
+    std::vector<Reference>& out = walk_.references;
     out.reserve(uses_.size());
     for (auto& [key, optional] : uses_) out.push_back(Reference{key.first, key.second, optional});
-    return out;
+    return std::move(walk_);
   }
 
  private:
   std::map<std::pair<RefKind, std::string>, bool> uses_;
+  ReferenceWalk walk_;
 };
 
 // If parent[field] is an object, adds the reference it holds.
@@ -119,10 +164,16 @@ Status walkContainer(ReferenceSet& refs, const json& container, std::string_view
 }  // namespace
 
 Result<std::vector<Reference>> collectReferences(const json& podTemplate) {
+  auto walk = walkReferences(podTemplate);
+  if (!walk) return std::move(walk).error();
+  return std::move(walk->references);
+}
+
+Result<ReferenceWalk> walkReferences(const json& podTemplate) {
   if (!podTemplate.is_object()) return d::wrongType("template", "an object", podTemplate);
   auto spec = d::optionalObject(podTemplate, "spec", "template");
   if (!spec) return std::move(spec).error();
-  if (*spec == nullptr) return std::vector<Reference>{};
+  if (*spec == nullptr) return ReferenceWalk{};
   const json& podSpec = **spec;
   const std::string specPath = "template.spec";
 

@@ -41,14 +41,6 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
-// A ConfigMap or Secret name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253).
-bool isObjectName(const std::string& text) {
-  if (text.empty() || text.size() > 253) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-  });
-}
-
 std::string_view reloadKey(RefKind kind) {
   return kind == RefKind::ConfigMap ? kReloaderConfigMapReloadAnnotation : kReloaderSecretReloadAnnotation;
 }
@@ -76,7 +68,7 @@ ReloaderKindRules kindRules(RefKind kind, const json* metadata, const json* podT
   }
   if (const auto list = annotation(source, reloadKey(kind))) {
     for (std::string& entry : splitList(*list)) {
-      (isObjectName(entry) ? rules.listed : rules.unusable).push_back(std::move(entry));
+      (isValidObjectName(entry) ? rules.listed : rules.unusable).push_back(std::move(entry));
     }
   }
   rules.search = annotation(source, kReloaderSearchAnnotation) == "true";

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/core/text.hpp"
+
 namespace restarter::obs {
 
 core::Result<LogLevel> parseLogLevel(std::string_view name) {
@@ -49,6 +51,12 @@ std::string textValue(const std::string& value) {
   return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A field value as a line holds it (log.hpp kMaxLogValueBytes).
+std::string bounded(const std::string& value) {
+  if (value.size() <= kMaxLogValueBytes) return value;
+  return core::truncateUtf8(value, kMaxLogValueBytes) + "...(" + std::to_string(value.size()) + " bytes)";
+}
+
 std::string upper(const char* name) {
   std::string out(name);
   for (char& c : out) c = static_cast<char>(c - ('a' <= c && c <= 'z' ? 'a' - 'A' : 0));
@@ -64,12 +72,12 @@ std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level
     line["ts"] = core::formatRfc3339(time);
     line["level"] = logLevelName(level);
     line["msg"] = message;
-    for (const Field& field : fields) line[field.key] = field.value;
+    for (const Field& field : fields) line[field.key] = bounded(field.value);
     return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   std::string line = core::formatRfc3339(time) + " " + upper(logLevelName(level)) + " ";
   line += message;
-  for (const Field& field : fields) line += " " + field.key + "=" + textValue(field.value);
+  for (const Field& field : fields) line += " " + field.key + "=" + textValue(bounded(field.value));
   return line;
 }
 

@@ -197,6 +197,11 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   }
   if (result.namespace_.empty()) result.namespace_ = core::metadataString(*object, "namespace");
   if (result.namespace_.empty()) return failed(std::move(result), out, "the request has no namespace");
+  // No namespace of that name can exist, and it would be a path segment of every lookup URL.
+  if (!core::isValidNamespaceName(result.namespace_)) {
+    result.namespace_ = core::shownName(result.namespace_);
+    return failed(std::move(result), out, "the request's namespace is not a valid namespace name");
+  }
 
   const auto spec = object->find("spec");
   if (spec == object->end() || !spec->is_object() || !spec->contains("template")) {

@@ -1,5 +1,6 @@
 #include "restarter/webhook/fetch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -110,16 +111,60 @@ core::ObjectState safeGet(const ObjectGetter& get, const core::Reference& ref, c
   }
 }
 
+ReferenceStates allUnknown(const std::vector<core::Reference>& refs, const std::string& problem) {
+  ReferenceStates states;
+  for (const core::Reference& ref : refs) {
+    states.emplace(std::pair{ref.kind, ref.name}, core::ObjectState::unknown(problem));
+  }
+  return states;
+}
+
 }  // namespace
+
+// ---- LookupBudget -----------------------------------------------------------------------------
+
+LookupBudget::LookupBudget(LookupLimits limits, Now now)
+    : limits_(limits),
+      reserve_(limits.burst / 10),
+      now_(std::move(now)),
+      tokens_(limits.burst),
+      last_(now_()) {}
+
+LookupBudget::Decision LookupBudget::admit(std::size_t lookups) {
+  if (lookups > limits_.maxPerReview) return Decision::TooMany;
+  const double wanted = static_cast<double>(lookups);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = now_();
+  if (now > last_) {
+    const double elapsed = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(limits_.burst, tokens_ + elapsed * limits_.perSecond);
+    last_ = now;
+  }
+  const double floor = wanted > reserve_ ? reserve_ : 0.0;
+  if (tokens_ - wanted < floor) return Decision::RateLimited;
+  tokens_ -= wanted;
+  return Decision::Admitted;
+}
+
+// ---- fetchReferences --------------------------------------------------------------------------
 
 ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const std::string& namespace_,
                                 const std::vector<core::Reference>& refs, std::chrono::milliseconds timeout) {
+  // Never a lookup URL with a path segment the caller chose beyond a valid name (`.`, `..`, `/`).
+  if (!core::isValidNamespaceName(namespace_)) {
+    return allUnknown(refs, "the namespace " + core::shownName(namespace_) + " is not a valid namespace name");
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string late = "no answer within " + std::to_string(timeout.count()) + " ms";
   auto pending = std::make_shared<Pending>();
   pending->states.resize(refs.size());
   pending->remaining = refs.size();
+  // No object can have an invalid name (core/references.hpp, which already leaves them out).
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (!core::isValidObjectName(refs[i].name)) pending->finish(i, core::ObjectState::absent());
+  }
   for (std::size_t i = 1; i < refs.size(); ++i) {
+    if (!core::isValidObjectName(refs[i].name)) continue;
     bool queued = false;
     try {
       queued = pool.submit(
@@ -136,7 +181,8 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
                                                  " threads busy, queue full)"));
     }
   }
-  if (!refs.empty()) pending->finish(0, safeGet(get, refs[0], namespace_));
+  if (!refs.empty() && core::isValidObjectName(refs[0].name))
+    pending->finish(0, safeGet(get, refs[0], namespace_));
 
   ReferenceStates states;
   std::unique_lock<std::mutex> lock(pending->mutex);
@@ -164,11 +210,32 @@ ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware
   };
 }
 
-ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout) {
-  return
-      [get = std::move(get), &pool, timeout](const std::string& ns, const std::vector<core::Reference>& refs) {
-        return fetchReferences(get, pool, ns, refs, timeout);
-      };
+ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout,
+                             LookupBudget* budget, Metrics* metrics) {
+  if (metrics != nullptr) {
+    get = [inner = std::move(get), metrics](core::RefKind kind, const std::string& ns,
+                                            const std::string& name) {
+      metrics->lookups.with().inc();
+      return inner(kind, ns, name);
+    };
+  }
+  return [get = std::move(get), &pool, timeout, budget, metrics](const std::string& ns,
+                                                                 const std::vector<core::Reference>& refs) {
+    const auto decision = budget == nullptr ? LookupBudget::Decision::Admitted : budget->admit(refs.size());
+    if (decision == LookupBudget::Decision::TooMany) {
+      if (metrics != nullptr) metrics->lookupRefusals.with({"per-review-cap"}).inc();
+      return allUnknown(refs, std::to_string(refs.size()) + " references, more than --max-lookups-per-review=" +
+                                  std::to_string(budget->limits().maxPerReview) +
+                                  ": not looked up, left to the controller");
+    }
+    if (decision == LookupBudget::Decision::RateLimited) {
+      if (metrics != nullptr) metrics->lookupRefusals.with({"rate-limit"}).inc();
+      return allUnknown(refs, std::to_string(refs.size()) +
+                                  " lookups do not fit in --max-lookups-per-second now: not looked up, left to "
+                                  "the controller");
+    }
+    return fetchReferences(get, pool, ns, refs, timeout);
+  };
 }
 
 }  // namespace restarter::webhook

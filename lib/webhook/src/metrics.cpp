@@ -9,6 +9,16 @@ Metrics::Metrics(obs::Registry& registry)
                                   {"kind", "operation", "outcome"})),
       duration(registry.histogram("restarter_webhook_admission_duration_seconds",
                                   "Time to answer an AdmissionReview, lookups included.", {"outcome"})),
+      lookups(registry.counter("restarter_webhook_lookups_total",
+                               "Reference lookups (API GETs of ConfigMaps and Secrets) made.")),
+      lookupRefusals(registry.counter("restarter_webhook_lookup_refusals_total",
+                                      "AdmissionReviews answered without lookups, so without a patch, by the "
+                                      "bound that refused them (per-review-cap, rate-limit).",
+                                      {"reason"})),
+      clientCertificatesRefused(registry.counter(
+          "restarter_webhook_client_certificates_refused_total",
+          "TLS handshakes refused for their client certificate (untrusted, name); with --client-ca-file.",
+          {"reason"})),
       certificateExpiry(registry.gauge("restarter_webhook_certificate_expiry_timestamp_seconds",
                                        "When the serving certificate in use expires (Unix time).")),
       certificateChecks(registry.counter("restarter_webhook_certificate_checks_total",

@@ -12,6 +12,8 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 
 namespace restarter::webhook {
 
@@ -166,17 +168,68 @@ http::Limits webhookLimits() {
 
 namespace {
 
+// Where a context's ClientAuth is found from the verify callback (asio uses the app data).
+int clientAuthIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// OpenSSL has verified the chain and the names (X509_VERIFY_PARAM hosts); this only reports a
+// refusal. Returning 0 fails the handshake.
+int verifyClient(int preverifyOk, X509_STORE_CTX* storeCtx) {
+  if (preverifyOk == 1) return 1;
+  const auto* ssl =
+      static_cast<const SSL*>(X509_STORE_CTX_get_ex_data(storeCtx, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  const auto* auth =
+      ssl == nullptr
+          ? nullptr
+          : static_cast<const ClientAuth*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), clientAuthIndex()));
+  if (auth != nullptr && auth->refused) {
+    auth->refused(X509_STORE_CTX_get_error(storeCtx) == X509_V_ERR_HOSTNAME_MISMATCH ? "name" : "untrusted");
+  }
+  return 0;
+}
+
+// Requires a client certificate signed by `auth.caPem`, for a client (purpose), naming one of
+// `auth.allowedNames` when any. The names are matched by OpenSSL's host check against the common
+// name and every DNS subjectAltName, exactly (no wildcards in the certificate, no partial labels).
+bool requireClientCertificates(SSL_CTX* ctx, const ClientAuth& auth) {
+  X509_STORE* trusted = SSL_CTX_get_cert_store(ctx);
+  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(auth.caPem.data(), static_cast<int>(auth.caPem.size())));
+  if (!bio) return false;
+  int loaded = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    std::unique_ptr<X509, X509Free> owned(cert);
+    if (X509_STORE_add_cert(trusted, cert) != 1) return false;
+    ++loaded;
+  }
+  ERR_clear_error();  // the loop ends on "no start line"
+  if (loaded == 0) return false;
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  if (X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT) != 1) return false;
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_ALWAYS_CHECK_SUBJECT | X509_CHECK_FLAG_NO_WILDCARDS);
+  for (const std::string& name : auth.allowedNames) {
+    if (X509_VERIFY_PARAM_add1_host(param, name.c_str(), name.size()) != 1) return false;
+  }
+  if (SSL_CTX_set_ex_data(ctx, clientAuthIndex(), const_cast<ClientAuth*>(&auth)) != 1) return false;
+  // Sessions resumed from tickets keep the verified peer; OpenSSL requires a context id for that.
+  static constexpr unsigned char kSessionContext[] = "restarter-webhook";
+  if (SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1) != 1) return false;
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, verifyClient);
+  return true;
+}
+
 // The SSL_CTX policy: TLS 1.2 minimum (Kubernetes' apiserver speaks 1.2 and 1.3; 1.3 is
 // negotiated when offered); for TLS 1.2 forward secrecy and AEAD only (Mozilla "intermediate"),
 // TLS 1.3's suites are all good; no compression, no renegotiation; the certificate chosen per
 // handshake from the store. (Asio sets SSL_MODE_RELEASE_BUFFERS on every connection, so an idle
 // one holds no TLS record buffers.)
-bool configureTls(SSL_CTX* ctx, const CertificateStore* store) {
+bool configureTls(SSL_CTX* ctx, const CertificateStore* store, const ClientAuth* clientAuth) {
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return false;
   if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) return false;
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_cert_cb(ctx, selectCertificate, const_cast<CertificateStore*>(store));
-  return true;
+  return clientAuth == nullptr || requireClientCertificates(ctx, *clientAuth);
 }
 
 // Charged as the body arrives: 7 bytes per body byte, what a review costs at its worst while it is
@@ -192,6 +245,7 @@ constexpr std::size_t kBodyCostFactor = 7;
 }  // namespace
 
 struct HttpsServer::Impl {
+  std::optional<ClientAuth> clientAuth;  // read by handshakes; lives as long as the server
   std::unique_ptr<http::Server> server;
 };
 
@@ -208,7 +262,10 @@ HttpsServer::HttpsServer(ServerOptions options, const CertificateStore& certific
   // anyway; 503 at once lets it fail open sooner.
   http.maxQueued = 4 * options.threads;
   http.observer = options.observer;
-  http.tls = http::TlsOptions{[store](SSL_CTX* ctx) { return configureTls(ctx, store); }};
+  impl_->clientAuth = std::move(options.clientAuth);
+  const ClientAuth* clientAuth = impl_->clientAuth ? &*impl_->clientAuth : nullptr;
+  http.tls =
+      http::TlsOptions{[store, clientAuth](SSL_CTX* ctx) { return configureTls(ctx, store, clientAuth); }};
   http::Observer* observer = options.observer;
   http.routes.push_back(http::Route{
       "POST", options.path,

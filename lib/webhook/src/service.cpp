@@ -33,10 +33,22 @@ struct Service::Impl {
         clock(wallClock),
         fileMode(!options.certDir.empty()),
         lookups(options.threads, kMaxQueuedLookups),
-        fetcher(makeFetcher(apiGetter(lookupClient, options.contentAware), lookups, options.lookupTimeout)),
-        server(ServerOptions{options.address, std::string(kMutatePath), options.threads, webhookLimits(),
-                             &http.server("webhook")},
-               store, [this](const std::string& body) { return handle(body); }) {}
+        budget(options.lookupLimits),
+        fetcher(makeFetcher(apiGetter(lookupClient, options.contentAware), lookups, options.lookupTimeout,
+                            &budget, &metrics)),
+        server(serverOptions(options, http, metrics), store,
+               [this](const std::string& body) { return handle(body); }) {}
+
+  static ServerOptions serverOptions(const ServiceOptions& options, obs::HttpMetrics& http, Metrics& metrics) {
+    ServerOptions out{options.address, std::string(kMutatePath), options.threads, webhookLimits(),
+                      &http.server("webhook")};
+    if (!options.clientCaPem.empty()) {
+      out.clientAuth = ClientAuth{
+          options.clientCaPem, options.clientAllowedNames,
+          [&metrics](const char* reason) { metrics.clientCertificatesRefused.with({reason}).inc(); }};
+    }
+    return out;
+  }
 
   core::TimePoint wallNow() const {
     return std::chrono::time_point_cast<std::chrono::microseconds>(clock.now());
@@ -147,6 +159,7 @@ struct Service::Impl {
   CertificateStore store;  // thread-safe (certificates.hpp); checks write, handshakes read
   FileState files;         // the check loop's only
   LookupPool lookups;
+  LookupBudget budget;  // thread-safe (fetch.hpp)
   const ReferenceFetcher fetcher;
   HttpsServer server;  // last: stopped (and destroyed) before what its handler uses
   int port = 0;

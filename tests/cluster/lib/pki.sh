@@ -10,6 +10,10 @@
 #                                  apiserver-kubelet-client (the apiserver's, to the real node's
 #                                  kubelet: logs, exec, port-forward, proxy; system:masters)
 #   front-proxy-ca.crt/.key        request-header CA; front-proxy-client.crt/.key is signed by it
+#   webhook-client-ca.crt/.key     the CA of the apiserver's client certificate for webhooks;
+#                                  apiserver-webhook-client.crt/.key (CN kube-apiserver-webhook-client)
+#                                  is signed by it and named in the admission configuration (run.sh),
+#                                  so a webhook started with --client-ca-file can verify its caller
 # Keys are ECDSA P-256 (fast to make); the service-account key is RSA 2048 (RS256, what every
 # token consumer supports). Certificates are valid for 10 years: a test cluster must not expire
 # under a long-lived state directory.
@@ -67,6 +71,10 @@ extendedKeyUsage=clientAuth'
   # apiserver requires; without it every component logs "missing content for CA bundle".
   make_ca "$dir" front-proxy-ca restarter-test-front-proxy-ca
   issue_cert "$dir" front-proxy-client "/CN=front-proxy-client" "$client_ext" front-proxy-ca
+  # What the apiserver presents to admission webhooks (run.sh write_admission_config): its own
+  # CA, so a webhook that trusts it trusts no other client of the cluster CA.
+  make_ca "$dir" webhook-client-ca restarter-test-webhook-client-ca
+  issue_cert "$dir" apiserver-webhook-client "/CN=kube-apiserver-webhook-client" "$client_ext" webhook-client-ca
   openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
   openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
 }

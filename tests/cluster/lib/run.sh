@@ -225,6 +225,38 @@ rules:
 EOF
 }
 
+# The admission configuration: the webhook admission plugins get a kubeconfig whose user `*` (every
+# webhook, by any host) is the client certificate pki.sh makes for webhooks, so a webhook may
+# require a client certificate of that CA (serve-webhook --client-ca-file; kuttl
+# webhook-client-auth). A webhook that asks for none gets none: TLS sends a client certificate only
+# when the server requests one.
+write_admission_config() {
+  cat >"$RUN_DIR/webhook-client.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: '*'
+  user:
+    client-certificate: $PKI_DIR/apiserver-webhook-client.crt
+    client-key: $PKI_DIR/apiserver-webhook-client.key
+EOF
+  cat >"$RUN_DIR/admission.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $RUN_DIR/webhook-client.kubeconfig
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $RUN_DIR/webhook-client.kubeconfig
+EOF
+}
+
 start_apiserver() {
   local tracing audit=()
   tracing=$(apiserver_tracing_flag)
@@ -238,7 +270,9 @@ start_apiserver() {
     *) die "RESTARTER_CLUSTER_AUDIT must be on or off, got '$RESTARTER_CLUSTER_AUDIT'" ;;
   esac
   # Admission: the default plugin set (it includes ServiceAccount, NamespaceLifecycle,
-  # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled.
+  # MutatingAdmissionWebhook and ValidatingAdmissionWebhook); nothing is disabled. The webhook
+  # plugins present a client certificate to webhooks that ask for one (write_admission_config).
+  write_admission_config
   # --bind-address=0.0.0.0: every address of the namespace (lo's 127.0.0.1 and NODE_IP, the real
   # node's bridge), none outside it. --advertise-address=NODE_IP: the default (lease) endpoint
   # reconciler then points the `kubernetes` Service at NODE_IP:6443, which the real node's pods
@@ -266,6 +300,7 @@ start_apiserver() {
     --service-account-signing-key-file="$PKI_DIR/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --allow-privileged=true \
+    --admission-control-config-file="$RUN_DIR/admission.yaml" \
     "${audit[@]}" --profiling=false ${tracing:+"$tracing"}
 }
 

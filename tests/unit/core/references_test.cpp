@@ -152,7 +152,7 @@ TEST_CASE("malformed templates are errors naming the path and never exceptions",
   }
 }
 
-TEST_CASE("a huge template with a huge name is handled", "[references]") {
+TEST_CASE("a huge template with a huge name is handled and the name is not a reference", "[references]") {
   const std::string longName(100000, 'x');
   json volumes = json::array();
   for (int i = 0; i < 2000; ++i) {
@@ -160,6 +160,78 @@ TEST_CASE("a huge template with a huge name is handled", "[references]") {
   }
   volumes.push_back({{"name", "big"}, {"secret", {{"secretName", longName}}}});
   const auto refs = refsOf({{"spec", {{"volumes", volumes}}}});
-  CHECK(refs.size() == 51);
-  CHECK(refs.back() == secret(longName));
+  CHECK(refs.size() == 50);
+  CHECK(refs.back() == cm("cm-9"));
+}
+
+TEST_CASE("object names follow Kubernetes' DNS-1123 subdomain rule", "[references]") {
+  for (const std::string& valid : std::vector<std::string>{
+           "a", "0", "config", "my-config", "my.config", "a.b-c.d", "0-a", std::string(253, 'a'),
+           std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') + "." +
+               std::string(61, 'd')}) {
+    INFO(valid);
+    CHECK(isValidObjectName(valid));
+  }
+  for (const std::string& invalid : std::vector<std::string>{
+           "", ".", "..", "a..b", ".a", "a.", "-a", "a-", "a.-b", "a-.b", "A", "my_config", "a/b", "a b",
+           "a%2e", "caf\xc3\xa9", std::string(254, 'a'), std::string(1 << 20, 'a'), std::string("a\0b", 3)}) {
+    INFO(shownName(invalid));
+    CHECK_FALSE(isValidObjectName(invalid));
+  }
+}
+
+TEST_CASE("namespace names follow Kubernetes' DNS-1123 label rule", "[references]") {
+  CHECK(isValidNamespaceName("default"));
+  CHECK(isValidNamespaceName("kube-system"));
+  CHECK(isValidNamespaceName(std::string(63, 'n')));
+  CHECK_FALSE(isValidNamespaceName(std::string(64, 'n')));
+  CHECK_FALSE(isValidNamespaceName(""));
+  CHECK_FALSE(isValidNamespaceName(".."));
+  CHECK_FALSE(isValidNamespaceName("a.b"));
+  CHECK_FALSE(isValidNamespaceName("a/b"));
+  CHECK_FALSE(isValidNamespaceName("Default"));
+}
+
+TEST_CASE("a shown name is never longer than an object name may be and a mark", "[references]") {
+  CHECK(shownName("short") == "short");
+  CHECK(shownName(std::string(253, 'x')) == std::string(253, 'x'));
+  const std::string shown = shownName(std::string(1 << 20, 'x'));
+  CHECK(shown == std::string(253, 'x') + "...(1048576 bytes)");
+  // A multi-byte character is never cut in two.
+  std::string accents;
+  for (int i = 0; i < 200; ++i) accents += "\xc3\xa9";
+  CHECK(shownName(accents) == accents.substr(0, 252) + "...(400 bytes)");
+}
+
+TEST_CASE("uses of invalid names are not references and are reported", "[references]") {
+  const json podTemplate = {
+      {"spec",
+       {{"volumes",
+         {{{"name", "a"}, {"configMap", {{"name", "."}}}},
+          {{"name", "b"}, {"configMap", {{"name", ".."}}}},
+          {{"name", "c"}, {"secret", {{"secretName", std::string(1 << 20, 'x')}}}},
+          {{"name", "d"}, {"configMap", {{"name", "good"}}}}}},
+        {"containers",
+         {{{"name", "app"},
+           {"envFrom", {{{"secretRef", {{"name", "Upper_Case"}}}}, {{"configMapRef", {{"name", "good"}}}}}},
+           {"env", {{{"name", "A"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}, {"key", "k"}}}}}}}}}}}}}};
+  CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("good"), secret("s")});
+  const auto walk = walkReferences(podTemplate);
+  REQUIRE(walk.ok());
+  CHECK(walk->invalidUses == 4);
+  REQUIRE(walk->invalid.size() == 4);
+  CHECK(walk->invalid[0].path == "template.spec.volumes[0].configMap.name");
+  CHECK(walk->invalid[0].name == ".");
+  CHECK(walk->invalid[2].kind == RefKind::Secret);
+  CHECK(walk->invalid[2].name.size() < 300);
+  CHECK(walk->invalid[3].path == "template.spec.containers[0].envFrom[0].secretRef.name");
+
+  json many = json::array();
+  for (int i = 0; i < 100; ++i)
+    many.push_back({{"name", "v"}, {"configMap", {{"name", "Bad" + std::to_string(i)}}}});
+  const auto manyWalk = walkReferences({{"spec", {{"volumes", many}}}});
+  REQUIRE(manyWalk.ok());
+  CHECK(manyWalk->references.empty());
+  CHECK(manyWalk->invalidUses == 100);
+  CHECK(manyWalk->invalid.size() == kMaxInvalidShown);
 }

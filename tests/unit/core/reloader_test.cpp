@@ -213,10 +213,10 @@ TEST_CASE("a listed object that does not exist gets no annotation as under the l
 }
 
 TEST_CASE("reload list entries that are not names select nothing", "[reloader]") {
-  const json w = workload({{"configmap.reloader.stakater.com/reload", "app-.*,Bad_Name"}});
+  const json w = workload({{"configmap.reloader.stakater.com/reload", "app-.*,Bad_Name,..,a..b"}});
   const ReloaderRules rules = reloaderRules(w, false);
   CHECK(rules.configMaps.listed.empty());
-  CHECK(rules.configMaps.unusable == std::vector<std::string>{"app-.*", "Bad_Name"});
+  CHECK(rules.configMaps.unusable == std::vector<std::string>{"app-.*", "Bad_Name", "..", "a..b"});
   CHECK(workloadManagement(w, kReloader).by == ManagedBy::None);
 }
 

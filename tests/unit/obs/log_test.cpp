@@ -65,3 +65,29 @@ TEST_CASE("log levels and formats parse from flags", "[log]") {
   CHECK(*parseLogFormat("json") == LogFormat::Json);
   CHECK_FALSE(parseLogFormat("xml").ok());
 }
+
+TEST_CASE("no field value makes a long line whatever its size or format", "[log]") {
+  const std::string huge(2 << 20, 'n');
+  std::string accents;
+  for (int i = 0; i < 3000; ++i) accents += "\xc3\xa9";
+  for (LogFormat format : {LogFormat::Text, LogFormat::Json}) {
+    const std::string line = formatLogLine(format, kTime, LogLevel::Warn, "admission not patched",
+                                           {{"name", huge}, {"detail", accents}, {"short", "ok"}});
+    INFO(line.substr(0, 200));
+    CHECK(line.size() < 3 * kMaxLogValueBytes);
+    CHECK(line.find("...(2097152 bytes)") != std::string::npos);
+    CHECK(line.find("...(6000 bytes)") != std::string::npos);
+    CHECK(line.find(std::string(kMaxLogValueBytes, 'n')) != std::string::npos);
+    CHECK(line.find(std::string(kMaxLogValueBytes + 1, 'n')) == std::string::npos);
+    if (format == LogFormat::Json) {
+      // Cut on a character boundary: still valid UTF-8, so it parses back.
+      const auto parsed = nlohmann::json::parse(line);
+      CHECK(parsed["short"] == "ok");
+      CHECK(parsed["detail"].get<std::string>().rfind("\xc3\xa9...(6000 bytes)") != std::string::npos);
+    }
+  }
+  // A value at the bound is kept whole.
+  const std::string exact(kMaxLogValueBytes, 'e');
+  CHECK(formatLogLine(LogFormat::Text, kTime, LogLevel::Info, "m", {{"v", exact}}).find("...(") ==
+        std::string::npos);
+}

@@ -652,3 +652,39 @@ TEST_CASE("admission: with --reloader-annotations a workload opted in by them is
   CHECK(plain.outcome == Outcome::Skipped);
   CHECK(*fetcher.calls == 1);
 }
+
+TEST_CASE("admission: references with invalid names are not looked up and the rest is patched", "[admission]") {
+  json object = workload();
+  auto& volumes = object["spec"]["template"]["spec"]["volumes"];
+  volumes.push_back({{"name", "dot"}, {"configMap", {{"name", "."}}}});
+  volumes.push_back({{"name", "dotdot"}, {"configMap", {{"name", ".."}}}});
+  volumes.push_back({{"name", "huge"}, {"secret", {{"secretName", std::string(1 << 20, 'x')}}}});
+  std::vector<std::string> asked;
+  const ReferenceFetcher fetcher = [&asked](const std::string&, const std::vector<core::Reference>& refs) {
+    ReferenceStates states;
+    for (const auto& ref : refs) {
+      asked.push_back(ref.name);
+      states.emplace(std::pair{ref.kind, ref.name}, core::ObjectState::present("uid-" + ref.name, "1", false));
+    }
+    return states;
+  };
+  const auto result = handleAdmissionReview(review(object).dump(), fetcher);
+  CHECK(result.outcome == Outcome::Patched);
+  CHECK(asked == std::vector<std::string>{"app-config", "app-secret"});
+  const json patch = patchOf(responseOf(result));
+  CHECK(patch[0]["value"].size() == 2);
+  CHECK(result.detail.size() < 1000);
+}
+
+TEST_CASE("admission: a namespace no namespace can have is looked up nowhere", "[admission]") {
+  for (const std::string& ns : std::vector<std::string>{"..", ".", "a/b", "Upper", std::string(1 << 20, 'n')}) {
+    json body = review(workload());
+    body["request"]["namespace"] = ns;
+    auto f = bothPresent();
+    const auto result = handleAdmissionReview(body.dump(), f.fetcher());
+    CHECK(result.outcome == Outcome::Failed);
+    CHECK_FALSE(responseOf(result).contains("patch"));
+    CHECK(*f.calls == 0);
+    CHECK(result.namespace_.size() < 300);
+  }
+}

@@ -204,3 +204,99 @@ TEST_CASE("fetch: a lookup whose deadline passed in the queue is not made", "[fe
   awaitCondition([&] { return pool.expired() == 1; });
   CHECK(calls == 1);
 }
+
+TEST_CASE("fetch: invalid names and namespaces are never looked up", "[fetch]") {
+  LookupPool pool(2, 16);
+  auto asked = std::make_shared<std::atomic<int>>(0);
+  const ObjectGetter get = [asked](core::RefKind, const std::string&, const std::string&) {
+    ++*asked;
+    return core::ObjectState::present("u", "1", false);
+  };
+  const std::vector<core::Reference> hostile = {{core::RefKind::ConfigMap, ".", false},
+                                                {core::RefKind::ConfigMap, "..", false},
+                                                {core::RefKind::Secret, std::string(1 << 20, 'x'), false},
+                                                {core::RefKind::Secret, "a/b", false},
+                                                {core::RefKind::ConfigMap, "fine", false}};
+  const auto states = fetchReferences(get, pool, "ns1", hostile, 5s);
+  REQUIRE(states.size() == 5);
+  CHECK(states.at({core::RefKind::ConfigMap, "."}).presence == core::Presence::Absent);
+  CHECK(states.at({core::RefKind::ConfigMap, ".."}).presence == core::Presence::Absent);
+  CHECK(states.at({core::RefKind::Secret, std::string(1 << 20, 'x')}).presence == core::Presence::Absent);
+  CHECK(states.at({core::RefKind::ConfigMap, "fine"}).presence == core::Presence::Present);
+  CHECK(*asked == 1);
+
+  for (const std::string& ns :
+       std::vector<std::string>{"..", ".", "a/b", "", std::string(64, 'n'), std::string(1 << 20, 'n')}) {
+    const auto none = fetchReferences(get, pool, ns, refs(2), 5s);
+    REQUIRE(none.size() == 3);
+    for (const auto& [key, state] : none) {
+      CHECK(state.presence == core::Presence::Unknown);
+      CHECK(state.problem.size() < 400);
+    }
+  }
+  CHECK(*asked == 1);
+}
+
+TEST_CASE("lookup budget: a review takes all its tokens or none and refills at the rate", "[fetch]") {
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  LookupBudget budget(LookupLimits{1000, 100, 2000}, [&now] { return now; });
+  using D = LookupBudget::Decision;
+  CHECK(budget.admit(1001) == D::TooMany);
+  CHECK(budget.admit(1000) == D::Admitted);  // 1000 left
+  // A large review may not take the reserve (a tenth of the burst).
+  CHECK(budget.admit(900) == D::RateLimited);
+  CHECK(budget.admit(800) == D::Admitted);  // 200 left: the reserve
+  CHECK(budget.admit(201) == D::RateLimited);
+  // Small reviews (no more than the reserve) may use it.
+  for (int i = 0; i < 100; ++i) CHECK(budget.admit(2) == D::Admitted);
+  CHECK(budget.admit(1) == D::RateLimited);
+  now += 10ms;  // one token
+  CHECK(budget.admit(2) == D::RateLimited);
+  CHECK(budget.admit(1) == D::Admitted);
+  // Refills at 100 per second up to the burst, never beyond.
+  now += 1h;
+  CHECK(budget.admit(1000) == D::Admitted);
+  CHECK(budget.admit(800) == D::Admitted);
+  CHECK(budget.admit(1) == D::Admitted);
+  CHECK(budget.admit(200) == D::RateLimited);
+  // A clock that goes back takes nothing and gives nothing.
+  now -= 30min;
+  CHECK(budget.admit(199) == D::Admitted);
+  CHECK(budget.admit(1) == D::RateLimited);
+}
+
+TEST_CASE("fetch: reviews the budget refuses are answered at once unknown and counted", "[fetch]") {
+  LookupPool pool(2, 16);
+  obs::Registry registry;
+  Metrics metrics(registry);
+  auto asked = std::make_shared<std::atomic<int>>(0);
+  const ObjectGetter get = [asked](core::RefKind, const std::string&, const std::string&) {
+    ++*asked;
+    return core::ObjectState::present("u", "1", false);
+  };
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  LookupBudget budget(LookupLimits{10, 1, 20}, [&now] { return now; });
+  const ReferenceFetcher fetch = makeFetcher(get, pool, 5s, &budget, &metrics);
+
+  const auto tooMany = fetch("ns1", refs(10));  // 11 references
+  CHECK(*asked == 0);
+  for (const auto& [key, state] : tooMany) {
+    CHECK(state.presence == core::Presence::Unknown);
+    CHECK_THAT(state.problem, Catch::Contains("--max-lookups-per-review=10"));
+  }
+  CHECK(metrics.lookupRefusals.with({"per-review-cap"}).value() == 1);
+
+  CHECK(fetch("ns1", refs(9)).at({core::RefKind::Secret, "cm-0"}).presence == core::Presence::Present);
+  CHECK(*asked == 10);
+  CHECK(metrics.lookups.with().value() == 10);
+  // 10 tokens left, 2 of them the reserve: a review of 10 does not fit.
+  const auto limited = fetch("ns1", refs(9));
+  CHECK(limited.at({core::RefKind::ConfigMap, "cm-3"}).presence == core::Presence::Unknown);
+  CHECK_THAT(limited.at({core::RefKind::ConfigMap, "cm-3"}).problem,
+             Catch::Contains("--max-lookups-per-second"));
+  CHECK(metrics.lookupRefusals.with({"rate-limit"}).value() == 1);
+  CHECK(*asked == 10);
+  now += 2s;
+  CHECK(fetch("ns1", refs(9)).at({core::RefKind::ConfigMap, "cm-3"}).presence == core::Presence::Present);
+  CHECK(*asked == 20);
+}

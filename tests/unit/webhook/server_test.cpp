@@ -2,19 +2,28 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -310,4 +319,173 @@ TEST_CASE("server: a review whose parse would exceed the byte budget gets 503 an
 
 TEST_CASE("the webhook server and the review parser refuse the same body size", "[webhook][server]") {
   CHECK(restarter::webhook::webhookLimits().maxBodyBytes == restarter::webhook::kMaxAdmissionReviewBytes);
+}
+
+namespace {
+
+// A client certificate (extendedKeyUsage clientAuth unless `serverOnly`) for `commonName`, with
+// `dnsNames` as subjectAltNames, signed by `ca`: what the apiserver's webhook client presents.
+certs::KeyedCertificate issueClientCertForTest(const certs::KeyedCertificate& ca, const std::string& commonName,
+                                               const std::vector<std::string>& dnsNames = {},
+                                               bool serverOnly = false) {
+  BIO* caBio = BIO_new_mem_buf(ca.certPem.data(), static_cast<int>(ca.certPem.size()));
+  X509* caCert = PEM_read_bio_X509(caBio, nullptr, nullptr, nullptr);
+  BIO_free(caBio);
+  BIO* keyBio = BIO_new_mem_buf(ca.keyPem.data(), static_cast<int>(ca.keyPem.size()));
+  EVP_PKEY* caKey = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
+  BIO_free(keyBio);
+  REQUIRE(caCert != nullptr);
+  REQUIRE(caKey != nullptr);
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  REQUIRE(key != nullptr);
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 7);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -300);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1, 0);
+  X509_set_issuer_name(cert, X509_get_subject_name(caCert));
+  X509V3_CTX v3;
+  X509V3_set_ctx(&v3, caCert, cert, nullptr, nullptr, 0);
+  std::vector<std::pair<int, std::string>> extensions = {
+      {NID_basic_constraints, "critical,CA:FALSE"},
+      {NID_key_usage, "critical,digitalSignature"},
+      {NID_ext_key_usage, serverOnly ? "serverAuth" : "clientAuth"}};
+  if (!dnsNames.empty()) {
+    std::string san;
+    for (const auto& dns : dnsNames) san += (san.empty() ? "DNS:" : ",DNS:") + dns;
+    extensions.emplace_back(NID_subject_alt_name, san);
+  }
+  for (const auto& [nid, value] : extensions) {
+    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value.c_str());
+    REQUIRE(ext != nullptr);
+    X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  REQUIRE(X509_sign(cert, caKey, EVP_sha256()) > 0);
+  BIO* out = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509(out, cert);
+  char* data = nullptr;
+  const long certLength = BIO_get_mem_data(out, &data);
+  certs::KeyedCertificate issued{std::string(data, static_cast<std::size_t>(certLength)), {}};
+  BIO_free(out);
+  out = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(out, key, nullptr, nullptr, 0, nullptr, nullptr);
+  const long keyLength = BIO_get_mem_data(out, &data);
+  issued.keyPem.assign(data, static_cast<std::size_t>(keyLength));
+  BIO_free(out);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  EVP_PKEY_free(caKey);
+  X509_free(caCert);
+  return issued;
+}
+
+// Blocks SIGPIPE on this thread while it lives, and discards one raised meanwhile: writing to a
+// connection the server refused (TLS 1.3 ends the handshake before the server has verified the
+// client) raises it through OpenSSL's write.
+class SigpipeBlockedForTest {
+ public:
+  SigpipeBlockedForTest() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &previous_);
+  }
+  ~SigpipeBlockedForTest() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    const timespec none{0, 0};
+    while (sigtimedwait(&pipe, nullptr, &none) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  SigpipeBlockedForTest(const SigpipeBlockedForTest&) = delete;
+  SigpipeBlockedForTest& operator=(const SigpipeBlockedForTest&) = delete;
+
+ private:
+  sigset_t previous_{};
+};
+
+// POSTs over a fresh connection with `client` (cert, key) or none; the answer's body, or nullopt
+// when the server refused the connection.
+std::optional<std::string> postWithClientCert(int port, const certs::KeyedCertificate* client) {
+  const SigpipeBlockedForTest noSigpipe;
+  std::string certFile, keyFile;
+  if (client != nullptr) {
+    certFile = tempFile(client->certPem);
+    keyFile = tempFile(client->keyPem);
+  }
+  httplib::SSLClient http("127.0.0.1", port, certFile, keyFile);
+  http.enable_server_certificate_verification(false);
+  auto response = http.Post("/mutate", "review", "application/json");
+  http.stop();
+  if (client != nullptr) {
+    std::remove(certFile.c_str());
+    std::remove(keyFile.c_str());
+  }
+  if (!response) return std::nullopt;
+  return response->body;
+}
+
+}  // namespace
+
+TEST_CASE("server: with client auth only certificates of the CA and allowed names get through", "[server]") {
+  const Pki serving = makePki();
+  const Pki apiserverPki = makePki();
+  const Pki otherPki = makePki();
+  CertificateStore store;
+  REQUIRE(store.update(serving.leaf.certPem, serving.leaf.keyPem).ok());
+  std::atomic<int> handled{0};
+  std::mutex refusedMutex;
+  std::vector<std::string> refused;
+  ServerOptions options{{"127.0.0.1", 0}, "/mutate", 2};
+  options.clientAuth = ClientAuth{apiserverPki.ca.certPem,
+                                  {"kube-apiserver-webhook-client", "webhook-client.example"},
+                                  [&](const char* reason) {
+                                    std::lock_guard lock(refusedMutex);
+                                    refused.emplace_back(reason);
+                                  }};
+  HttpsServer server(options, store, [&handled](const std::string& body) {
+    ++handled;
+    return HttpReply{200, "application/json", "echo:" + body};
+  });
+  auto port = server.start();
+  REQUIRE(port.ok());
+
+  const auto byName = issueClientCertForTest(apiserverPki.ca, "kube-apiserver-webhook-client");
+  const auto bySan = issueClientCertForTest(apiserverPki.ca, "someone", {"webhook-client.example"});
+  CHECK(postWithClientCert(*port, &byName) == std::optional<std::string>("echo:review"));
+  CHECK(postWithClientCert(*port, &bySan) == std::optional<std::string>("echo:review"));
+  CHECK(handled == 2);
+
+  // No certificate, another CA's certificate with the allowed name, another identity of the right
+  // CA, a wildcard, a certificate not for clients, a serving certificate: refused, never handled.
+  CHECK_FALSE(postWithClientCert(*port, nullptr));
+  const auto otherCa = issueClientCertForTest(otherPki.ca, "kube-apiserver-webhook-client");
+  CHECK_FALSE(postWithClientCert(*port, &otherCa));
+  const auto otherName = issueClientCertForTest(apiserverPki.ca, "system:serviceaccount:evil:pod");
+  CHECK_FALSE(postWithClientCert(*port, &otherName));
+  const auto wildcard = issueClientCertForTest(apiserverPki.ca, "x", {"*.example"});
+  CHECK_FALSE(postWithClientCert(*port, &wildcard));
+  const auto notForClients = issueClientCertForTest(apiserverPki.ca, "kube-apiserver-webhook-client", {}, true);
+  CHECK_FALSE(postWithClientCert(*port, &notForClients));
+  CHECK(handled == 2);
+  server.stop();
+  std::lock_guard lock(refusedMutex);
+  CHECK(refused == std::vector<std::string>{"untrusted", "name", "name", "untrusted"});
+}
+
+TEST_CASE("server: client auth without any CA certificate does not start", "[server]") {
+  const Pki serving = makePki();
+  CertificateStore store;
+  REQUIRE(store.update(serving.leaf.certPem, serving.leaf.keyPem).ok());
+  ServerOptions options{{"127.0.0.1", 0}, "/mutate", 2};
+  options.clientAuth = ClientAuth{"not a certificate", {}, {}};
+  HttpsServer server(options, store, [](const std::string&) { return HttpReply{}; });
+  CHECK_FALSE(server.start().ok());
 }

@@ -25,6 +25,7 @@
 #include "restarter/core/result.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
+#include "restarter/webhook/fetch.hpp"
 #include "restarter/webhook/mwc.hpp"
 
 namespace restarter::cli {
@@ -60,6 +61,12 @@ struct ServeWebhookOptions {
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;            // --roll-on-opt-in
   std::size_t threads = 16;
+  // --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
+  webhook::LookupLimits lookupLimits{};
+  // --client-ca-file, --client-allowed-names: require a client certificate signed by this CA
+  // (and naming one of these, when any) at the TLS handshake (webhook/server.hpp ClientAuth).
+  std::string clientCaFile{};
+  std::vector<std::string> clientAllowedNames{};
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;
 };

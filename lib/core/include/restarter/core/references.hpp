@@ -10,7 +10,17 @@
 // Duplicates collapse into one Reference; it is optional only if every use is optional (one
 // required use makes the pod depend on the object). A ConfigMap and a Secret of the same name are
 // two references. The result is sorted by (kind, name): same template, same output.
+//
+// Names are checked with Kubernetes' own rule before anything else sees them
+// (docs/architecture.md, "Fresh lookups"): ConfigMap and Secret names are DNS-1123 subdomains (at
+// most 253 characters, dot-separated labels of lowercase alphanumerics and '-', each starting and
+// ending alphanumeric), which the apiserver enforces when it stores one. A name that breaks the
+// rule can never name an existing object, so it can never change and there is nothing to track:
+// such a use is not a reference (never looked up, never annotated, never logged whole; `.` and `..`
+// would otherwise be path segments of a lookup URL). A missing or empty name is still an error:
+// the apiserver refuses such a template.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +44,35 @@ struct Reference {
   friend bool operator==(const Reference&, const Reference&) = default;
 };
 
+// A ConfigMap's or Secret's name is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain).
+inline constexpr std::size_t kMaxObjectNameLength = 253;
+bool isValidObjectName(std::string_view name) noexcept;
+// A namespace's name is a DNS-1123 label (apimachinery's IsDNS1123Label): at most 63 characters.
+inline constexpr std::size_t kMaxNamespaceNameLength = 63;
+bool isValidNamespaceName(std::string_view name) noexcept;
+// `name` for a log line or a message: as is up to kMaxObjectNameLength bytes, else cut there (never
+// inside a UTF-8 character) and marked with its full length, so no input makes a long line.
+std::string shownName(std::string_view name);
+
+// A use of an invalid name (isValidObjectName), for a warning or an explanation.
+struct InvalidReference {
+  RefKind kind = RefKind::ConfigMap;
+  std::string path;  // the JSON path of the name field
+  std::string name;  // shownName of the name
+};
+
+struct ReferenceWalk {
+  std::vector<Reference> references;      // as collectReferences
+  std::vector<InvalidReference> invalid;  // the first kMaxInvalidShown uses of an invalid name
+  std::size_t invalidUses = 0;            // all of them
+};
+inline constexpr std::size_t kMaxInvalidShown = 8;
+
 // Walks a PodTemplateSpec (the JSON of `spec.template` of a workload). A template without a spec,
 // volumes or containers simply has fewer references. Errors (InvalidInput, naming the JSON path)
 // when a field has the wrong JSON type or a reference has no usable name.
 Result<std::vector<Reference>> collectReferences(const nlohmann::json& podTemplate);
+// The same walk, also saying which uses were dropped for an invalid name.
+Result<ReferenceWalk> walkReferences(const nlohmann::json& podTemplate);
 
 }  // namespace restarter::core

@@ -6,7 +6,11 @@
 // or as one JSON object per line:
 //   {"ts":"2026-11-29T18:10:00.123456Z","level":"info","msg":"restart triggered","workload":...}
 // Thread-safe: lines from different threads never interleave.
+// Bounded: every field value longer than kMaxLogValueBytes is cut there (never inside a UTF-8
+// character) and marked with its full length, so no input (a name, an error text, a review's
+// detail) makes a long line: a line holds its constant message and keys plus at most that per field.
 
+#include <cstddef>
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
@@ -27,6 +31,10 @@ enum class LogFormat { Text, Json };
 core::Result<LogLevel> parseLogLevel(std::string_view name);    // debug, info, warn, error
 core::Result<LogFormat> parseLogFormat(std::string_view name);  // text, json
 const char* logLevelName(LogLevel level) noexcept;
+
+// The most bytes of one field value a line holds: room for an error text naming a few objects of
+// 253-character names; beyond it the value ends in "...(N bytes)".
+inline constexpr std::size_t kMaxLogValueBytes = 4096;
 
 struct Field {
   std::string key;

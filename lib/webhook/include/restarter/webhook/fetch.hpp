@@ -12,12 +12,20 @@
 // Threads: the first reference of a review is looked up on the calling thread (the HTTP worker),
 // the others on a LookupPool of a fixed size, so a workload with hundreds of references, or a
 // burst of reviews, queues lookups instead of starting a thread for each.
+//
+// Bounds for callers that are not authenticated (anyone who reaches the port can send a review
+// naming any object): a name no object can have (core::isValidObjectName) is absent without a
+// lookup, and an invalid namespace is looked up nowhere; a review with more references than
+// LookupLimits::maxPerReview, or one the LookupBudget (a token bucket shared by all reviews) has
+// no room for, is not looked up at all: its states are unknown at once, so it is answered without
+// a patch (the controller writes the annotations later) and counted.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +33,7 @@
 #include "restarter/core/content.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/webhook/admission.hpp"
+#include "restarter/webhook/metrics.hpp"
 
 namespace restarter::webhook {
 
@@ -63,6 +72,41 @@ class LookupPool {
   std::unique_ptr<Impl> impl_;
 };
 
+// serve-webhook --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
+struct LookupLimits {
+  // A real workload references tens of objects, a generated one may reference a thousand; more is
+  // left to the controller.
+  std::size_t maxPerReview = 1000;
+  // Lookups per second for all reviews together, and how many may be taken at once. The burst
+  // lets one review of maxPerReview through with the reserve (below) to spare.
+  double perSecond = 100;
+  double burst = 2000;
+};
+
+// The token bucket of lookups shared by every review. A review takes the tokens of all its lookups
+// at once or none. A tenth of the burst is kept for small reviews: a review of more lookups than
+// that may not take the bucket below it, so callers sending large reviews cannot starve the
+// apiserver's ordinary ones (a few references each) of lookups. Thread-safe: one mutex guards the
+// bucket; `now` is called under it.
+class LookupBudget {
+ public:
+  using Now = std::function<std::chrono::steady_clock::time_point()>;
+  explicit LookupBudget(
+      LookupLimits limits, Now now = [] { return std::chrono::steady_clock::now(); });
+
+  enum class Decision { Admitted, TooMany, RateLimited };
+  Decision admit(std::size_t lookups);
+  const LookupLimits& limits() const { return limits_; }
+
+ private:
+  const LookupLimits limits_;
+  const double reserve_;
+  const Now now_;
+  std::mutex mutex_;
+  double tokens_;                               // guarded by mutex_
+  std::chrono::steady_clock::time_point last_;  // guarded by mutex_
+};
+
 // Looks every reference up, the first on the calling thread and the others on `pool`, and waits
 // until `timeout` has passed at most. A lookup still running or queued then is unknown; a running
 // one is left to finish on its own (it owns everything it touches). A lookup the pool refuses is
@@ -78,6 +122,10 @@ ObjectGetter apiGetter(kube::Client& client,
                        core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
 
 // A ReferenceFetcher for handleAdmissionReview over `get` with `timeout`; `pool` must outlive it.
-ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout);
+// With `budget`, each review is first admitted by it; with `metrics`, every lookup made is counted
+// (restarter_webhook_lookups_total) and every review refused (restarter_webhook_lookup_refusals_total).
+// Both must outlive the fetcher.
+ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout,
+                             LookupBudget* budget = nullptr, Metrics* metrics = nullptr);
 
 }  // namespace restarter::webhook

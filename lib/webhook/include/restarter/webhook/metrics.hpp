@@ -16,6 +16,14 @@ struct Metrics {
   obs::Family<obs::Counter>& admissions;
   // restarter_webhook_admission_duration_seconds{outcome}: lookups included.
   obs::Family<obs::Histogram>& duration;
+  // restarter_webhook_lookups_total: reference lookups (API GETs) made (fetch.hpp).
+  obs::Family<obs::Counter>& lookups;
+  // restarter_webhook_lookup_refusals_total{reason}: reviews answered without lookups (so without a
+  // patch) because of a bound on lookups: per-review-cap | rate-limit (fetch.hpp LookupLimits).
+  obs::Family<obs::Counter>& lookupRefusals;
+  // restarter_webhook_client_certificates_refused_total{reason}: handshakes refused for their
+  // client certificate (server.hpp ClientAuth): untrusted | name.
+  obs::Family<obs::Counter>& clientCertificatesRefused;
   // restarter_webhook_certificate_expiry_timestamp_seconds: of the serving certificate in use.
   obs::Family<obs::Gauge>& certificateExpiry;
   // restarter_webhook_certificate_checks_total{result}: ok | error.

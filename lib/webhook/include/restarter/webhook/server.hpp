@@ -25,8 +25,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "restarter/core/result.hpp"
 #include "restarter/http/server.hpp"
@@ -77,6 +79,22 @@ struct HttpReply {
 // 64 MiB), deadlines of 10 s, idle 120 s.
 http::Limits webhookLimits();
 
+// Client-certificate authentication (serve-webhook --client-ca-file, --client-allowed-names;
+// docs/architecture.md, "Authenticated callers"): every handshake must present a certificate
+// that `caPem` signs (verified by OpenSSL: chain, validity, purpose) and, when `allowedNames` is
+// not empty, whose subject common name or one of whose DNS subjectAltNames is one of them (exactly,
+// no wildcards). Anything else fails the handshake, so no byte of a request is read: the apiserver
+// is the only caller when it is given a certificate for webhooks (its admission configuration's
+// kubeConfigFile). A handshake without a certificate counts as a failed handshake
+// (http::CloseReason::HandshakeFailed); one whose certificate is refused also calls `refused`.
+struct ClientAuth {
+  std::string caPem;  // one or more PEM certificates
+  std::vector<std::string> allowedNames{};
+  // Called on an I/O thread with "untrusted" (no chain to caPem, expired, not for clients) or
+  // "name" (not one of allowedNames). Must be thread-safe and must not throw.
+  std::function<void(const char* reason)> refused{};
+};
+
 struct ServerOptions {
   obs::BindAddress address{"0.0.0.0", 8443};
   std::string path;  // POST route, e.g. /mutate
@@ -84,7 +102,8 @@ struct ServerOptions {
   // Connections do not hold one.
   std::size_t threads = 16;
   http::Limits limits = webhookLimits();
-  http::Observer* observer = nullptr;  // connection and rejection counts; must outlive the server
+  http::Observer* observer = nullptr;      // connection and rejection counts; must outlive the server
+  std::optional<ClientAuth> clientAuth{};  // none: any client may connect (no certificate asked for)
 };
 
 class HttpsServer {
@@ -98,7 +117,8 @@ class HttpsServer {
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
 
-  // Binds and serves on a background thread; the bound port. Unavailable when it cannot bind.
+  // Binds and serves on a background thread; the bound port. Unavailable when it cannot bind;
+  // Internal ("cannot set up TLS") when ClientAuth::caPem holds no certificate.
   core::Result<int> start();
   void stop();
   // Answers the reviews under way, closes idle connections, takes no new ones; at most `grace`

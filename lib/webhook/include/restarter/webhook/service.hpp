@@ -10,6 +10,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "restarter/core/content.hpp"
 #include "restarter/core/reloader.hpp"
@@ -21,6 +22,7 @@
 #include "restarter/obs/log.hpp"
 #include "restarter/obs/metrics.hpp"
 #include "restarter/webhook/certificates.hpp"
+#include "restarter/webhook/fetch.hpp"
 
 namespace restarter::webhook {
 
@@ -31,6 +33,12 @@ struct ServiceOptions {
   std::chrono::seconds certCheckInterval{10};
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
   std::size_t threads = 16;  // HTTPS workers, and as many lookup threads
+  // What the lookups of any one review, and of all reviews per second, may cost (fetch.hpp).
+  LookupLimits lookupLimits{};
+  // --client-ca-file (its content) and --client-allowed-names: only clients with such a
+  // certificate may connect (server.hpp ClientAuth); empty caPem: any client.
+  std::string clientCaPem{};
+  std::vector<std::string> clientAllowedNames{};
   // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
   // Which workloads are ours and what they track (core/reloader.hpp; --reloader-annotations).
