@@ -113,7 +113,7 @@ TEST_CASE("entries of a content record that do not parse are skipped") {
     INFO(bad);
     const ContentRecords parsed = parseContentRecords(bad + "," + good);
     REQUIRE(parsed.size() == 1);
-    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA});
+    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA, ""});
   }
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
       TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA});
+      CHECK(v.record == ContentRecord{now, kA, ""});
       TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread, "", std::nullopt);
       CHECK(u.value == now);
       CHECK_FALSE(u.record);
@@ -143,38 +143,42 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
     TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
+    CHECK(v.record == ContentRecord{now, kA, ""});
     CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread, "", std::nullopt).record);
   }
   SECTION("same uid, older version, same content recorded for exactly that version: kept") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, known, "", std::nullopt);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, known, "", std::nullopt);
     CHECK(v.value == "u1/41");
     CHECK(v.metadataOnly);
-    CHECK(v.record == ContentRecord{"u1/41", kA});
+    CHECK(v.record == ContentRecord{"u1/41", kA, ""});
   }
   SECTION("same uid, older version, another digest recorded: the content changed") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB}, uid, rv, known, "", std::nullopt);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
+    CHECK(v.record == ContentRecord{now, kA, ""});
   }
   SECTION("same uid, older version, the record is for another version: as commons-operator") {
     for (const std::string other : {"u1/40", "u1/57", "u0/41", "u1/410"}) {
       INFO(other);
-      TrackedValue v = decideTrackedValue("u1/41", ContentRecord{other, kA}, uid, rv, known, "", std::nullopt);
+      TrackedValue v =
+          decideTrackedValue("u1/41", ContentRecord{other, kA, ""}, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA});
+      CHECK(v.record == ContentRecord{now, kA, ""});
     }
   }
   SECTION("same uid, older version, nothing recorded (migration): as commons-operator") {
     TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
+    CHECK(v.record == ContentRecord{now, kA, ""});
   }
   SECTION("same uid, older version, content not read (content-aware off): every version rolls") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, unread, "", std::nullopt);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, unread, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
     CHECK_FALSE(v.record);
@@ -182,15 +186,15 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   SECTION(
       "another uid (deleted and re-created) with the content recorded for the template's version keeps it") {
     TrackedValue same =
-        decideTrackedValue("u0/41", ContentRecord{"u0/41", kA}, uid, rv, known, "", std::nullopt);
+        decideTrackedValue("u0/41", ContentRecord{"u0/41", kA, ""}, uid, rv, known, "", std::nullopt);
     CHECK(same.value == "u0/41");
     CHECK(same.metadataOnly);
-    CHECK(same.record == ContentRecord{"u0/41", kA});
+    CHECK(same.record == ContentRecord{"u0/41", kA, ""});
     // Other content, content not read, or no entry for exactly that version: a restart.
     for (const auto& [recorded, digest] :
-         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB}), known},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA}), unread},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA}), known},
+         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB, ""}), known},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA, ""}), unread},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA, ""}), known},
           std::pair{std::optional<ContentRecord>(), known}}) {
       TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest, "", std::nullopt);
       CHECK(v.value == now);
@@ -200,7 +204,7 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   SECTION("a value that is not <uid>/<rv> (legacy marker, garbage) is replaced") {
     for (const std::string odd : {"changes-ignored", "", "u1", "u1/"}) {
       INFO(odd);
-      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA}, uid, rv, known, "", std::nullopt);
+      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA, ""}, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
@@ -410,7 +414,7 @@ TEST_CASE("decideTrackedValue compares an entry by the digest of its kind") {
   }
 }
 
-TEST_CASE("recordNeedsRekey: any unkeyed entry, or one under another key") {
+TEST_CASE("recordNeedsRekey on any unkeyed entry or one under another key") {
   ContentRecords keyed{{"configmap/a", ContentRecord{"u/1", kA, "0a1b2c3d"}}};
   CHECK_FALSE(recordNeedsRekey({}, "0a1b2c3d"));
   CHECK_FALSE(recordNeedsRekey(keyed, "0a1b2c3d"));
