@@ -93,8 +93,8 @@ TEST_CASE("digests format as 32 hex digits and parse back") {
 
 TEST_CASE("content records round trip sorted") {
   ContentRecords records;
-  records["secret/b"] = {"u2/7", kB};
-  records["configmap/a"] = {"u1/41", kA};
+  records["secret/b"] = {"u2/7", kB, ""};
+  records["configmap/a"] = {"u1/41", kA, ""};
   const std::string text = formatContentRecords(records);
   CHECK(text ==
         "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
@@ -129,7 +129,8 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   const std::optional<ContentDigest> unread;
 
   SECTION("nothing in the template: the current version, recorded when known") {
-    for (const auto& recorded : {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA})}) {
+    for (const auto& recorded :
+         {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA, ""})}) {
       TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
@@ -362,8 +363,8 @@ TEST_CASE("keyed and unkeyed record entries round-trip and an unknown tag is no 
   const std::string text = formatContentRecords(records);
   CHECK(text == "configmap/a=u1/41/h1.0a1b2c3d." + formatDigest(kA) + ",secret/b=u2/7/" + formatDigest(kB));
   CHECK(parseContentRecords(text) == records);
-  for (const std::string bad : {"h2.0a1b2c3d." + formatDigest(kA), "h1.0a1b2c3." + formatDigest(kA),
-                                "h1.0a1b2c3g." + formatDigest(kA), "h1.0a1b2c3d" + formatDigest(kA)}) {
+  for (const std::string& bad : {"h2.0a1b2c3d." + formatDigest(kA), "h1.0a1b2c3." + formatDigest(kA),
+                                 "h1.0a1b2c3g." + formatDigest(kA), "h1.0a1b2c3d" + formatDigest(kA)}) {
     CAPTURE(bad);
     CHECK(parseContentRecords("configmap/a=u1/41/" + bad).empty());
   }

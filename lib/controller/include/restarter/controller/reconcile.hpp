@@ -58,7 +58,7 @@ struct ReconcileContext {
   // The id of the key the caches' content digests are keyed with (core::DigestKey::id; set by
   // Controller::run before any worker starts, read-only after): the reconciler rewrites a record
   // holding entries not keyed with it (docs/architecture.md, "Keyed digests").
-  std::string digestKeyId;
+  std::string digestKeyId{};
 };
 
 }  // namespace restarter::controller
