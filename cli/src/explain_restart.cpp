@@ -236,7 +236,8 @@ const char* managedByName(core::ManagedBy by) {
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
                                             const std::string& namespace_, const std::string& name,
                                             core::ContentAwareness contentAware,
-                                            const core::SelectionOptions& selection, bool rollOnOptIn) {
+                                            const core::SelectionOptions& selection, bool rollOnOptIn,
+                                            const core::DigestKey* digestKey) {
   ExplainInput input;
   input.kind = kind;
   auto workload = client.get(workloadResource(kind), namespace_, name);
@@ -312,7 +313,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
                      ? core::ObjectState::absent()
                      : core::ObjectState::unknown(object.error().describe());
         }
-        auto state = core::objectStateFromObject(*object, refKind, readContent);
+        auto state = core::objectStateFromObject(*object, refKind, readContent, digestKey);
         return state ? *state : core::ObjectState::unknown(state.error().describe());
       },
       desiredOptions);

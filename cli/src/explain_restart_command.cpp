@@ -7,6 +7,7 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
@@ -14,6 +15,7 @@
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
+#include "restarter/kube/digest_key.hpp"
 
 namespace restarter::cli {
 
@@ -368,6 +370,19 @@ void addJudgementFlags(cxxopts::Options& options) {
                   "is rolled rather than given a baseline",
                   cxxopts::value<bool>()->default_value("false"));
   addSelectionFlags(options);
+  addDigestKeyFlags(options,
+                    "only read, to compare contents as serve-controller does (without access to it, "
+                    "contents are compared unkeyed)");
+}
+
+std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
+                                                      std::ostream& err) {
+  if (judgement.contentAware == core::ContentAwareness::Off) return std::nullopt;
+  auto key = kube::readDigestKey(client, judgement.digestKey.namespace_, judgement.digestKey.name);
+  if (key) return std::move(*key);
+  err << "warning: cannot read the digest key (" << key.error().describe()
+      << "): contents are compared unkeyed, so a metadata-only change may be judged a change\n";
+  return std::nullopt;
 }
 
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
@@ -385,6 +400,8 @@ core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flag
   out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
   out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   if (auto error = readSelectionFlags(flags, out.selection))
+    return core::makeError(core::ErrorKind::InvalidInput, *error);
+  if (auto error = readDigestKeyFlags(flags, out.digestKey))
     return core::makeError(core::ErrorKind::InvalidInput, *error);
   return out;
 }
@@ -435,8 +452,10 @@ Subcommand explainRestartCommand() {
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        auto input = readExplainInput(**client, *kind, namespace_, name, judgement->contentAware,
-                                      judgement->selection, judgement->rollOnOptIn);
+        const auto digestKey = readJudgementDigestKey(**client, *judgement, io.err);
+        auto input =
+            readExplainInput(**client, *kind, namespace_, name, judgement->contentAware, judgement->selection,
+                             judgement->rollOnOptIn, digestKey ? &*digestKey : nullptr);
         if (!input) {
           const core::Error& error = input.error();
           if (error.kind == core::ErrorKind::NotFound) {

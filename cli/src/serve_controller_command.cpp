@@ -99,6 +99,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
       "h,help", "show this help");
   addSelectionFlags(options);
+  addDigestKeyFlags(options, "created with 32 random bytes when missing");
   addConnectionFlags(options);
   addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
   return options;
@@ -186,6 +187,7 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
   out.contentAware = *contentAware;
   if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
+  if (auto error = readDigestKeyFlags(flags, out.digestKey)) return reportUsageError(io, kName, *error);
   out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
   if (flags.count("leader-election-namespace") > 0)
@@ -244,6 +246,8 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;
   controllerOptions.selection = options.selection;
+  controllerOptions.digestKeyNamespace = options.digestKey.namespace_;
+  controllerOptions.digestKeySecret = options.digestKey.name;
   controllerOptions.rollOnOptIn = options.rollOnOptIn;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;

@@ -122,6 +122,9 @@ cxxopts::Options makeOptions(const Io& io) {
       "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
       "h,help", "show this help");
   addSelectionFlags(options);
+  addDigestKeyFlags(options,
+                    "only read (serve-controller creates it); until it is read, reviews that "
+                    "reference what --content-aware reads are not patched");
   addConnectionFlags(options);
   return options;
 }
@@ -262,6 +265,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
     if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
     out.contentAware = *contentAware;
     if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
+    if (auto error = readDigestKeyFlags(flags, out.digestKey)) return reportUsageError(io, kName, *error);
     // The managed configuration must send what the handler now calls ours.
     out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
     out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
@@ -356,6 +360,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     service.clientAllowedNames = options.clientAllowedNames;
   }
   service.contentAware = options.contentAware;
+  service.digestKeyNamespace = options.digestKey.namespace_;
+  service.digestKeySecret = options.digestKey.name;
   service.selection = options.selection;
   service.rollOnOptIn = options.rollOnOptIn;
   if (options.certDir.empty()) {

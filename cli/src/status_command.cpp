@@ -98,6 +98,7 @@ Subcommand statusCommand() {
         }
         const std::string namespace_ = allNamespaces ? "" : (*client)->defaultNamespace();
 
+        const auto digestKey = readJudgementDigestKey(**client, *judgement, io.err);
         std::vector<WorkloadStatus> rows;
         for (const Kind& kind : workloadKinds()) {
           kube::ListOptions list;
@@ -112,8 +113,9 @@ Subcommand statusCommand() {
             if (core::workloadManagement(workload, judgement->selection).by == core::ManagedBy::None) continue;
             const std::string ns = core::metadataString(workload, "namespace");
             const std::string name = core::metadataString(workload, "name");
-            auto input = readExplainInput(**client, kind.kind, ns, name, judgement->contentAware,
-                                          judgement->selection, judgement->rollOnOptIn);
+            auto input =
+                readExplainInput(**client, kind.kind, ns, name, judgement->contentAware, judgement->selection,
+                                 judgement->rollOnOptIn, digestKey ? &*digestKey : nullptr);
             if (!input) {
               if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
               rows.push_back(

@@ -81,6 +81,11 @@ start() {
   rm -f "$dir/$name.pid" "$dir/$name.rc"
   local identity=()
   [[ -n ${RESTARTER_CONTROLLER_KUBECONFIG:-} ]] && identity=(--kubeconfig "$RESTARTER_CONTROLLER_KUBECONFIG")
+  # The key of content digests lives in the test's namespace (each test its own; --digest-key-namespace
+  # below): under the ServiceAccount, the manifests' rules for it are granted there.
+  if [[ -n ${RESTARTER_CONTROLLER_KUBECONFIG:-} ]]; then
+    "$repo/kuttl/lib/identity.sh" grant role restarter-controller-digest-key "$NAMESPACE" restarter-controller >/dev/null
+  fi
   # setsid + closed stdio: kuttl's script step must not wait for the background process. The
   # session's shell records the watchdog's PID and start time (signals go to it; it forwards TERM)
   # and, once it ends, the exit status, for `exit-code`.
@@ -89,7 +94,8 @@ start() {
     setsid bash -c 'source "$RESTARTER_PROCESS_LIB"; timeout -s TERM "$0" "$@" & proc_record $! "$RESTARTER_PIDFILE"; wait $!; echo $? >"$RESTARTER_RCFILE"' \
     "$watchdog" "$bin" serve-controller "${identity[@]}" --namespace "$NAMESPACE" \
     --leader-elect=false --debounce 200ms --min-rollout-interval 0 --roll-on-opt-in \
-    --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 "$@" \
+    --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 \
+    --digest-key-namespace "$NAMESPACE" "$@" \
     </dev/null >"$log" 2>&1 &
   local deadline=$((SECONDS + 10))
   until [[ -s $dir/$name.pid ]]; do

@@ -146,10 +146,23 @@ grant_names() {
   [[ -n ${RESTARTER_WEBHOOK_KUBECONFIG:-} && ${WEBHOOK_GRANT:-1} != 0 ]] || return 0
   "$here/identity.sh" grant role restarter-webhook-certificates "$secret_namespace" restarter-webhook "$secret" >/dev/null
   "$here/identity.sh" grant clusterrole restarter-webhook-configuration - restarter-webhook "$configuration" >/dev/null
+  "$here/identity.sh" grant role restarter-webhook-digest-key "$NAMESPACE" restarter-webhook >/dev/null
   # (Managed certificates only: with --cert-dir no Secret is used.)
   ((${managed:-1})) || return 0
   kubectl -n "$secret_namespace" get secret "$secret" >/dev/null 2>&1 ||
     kubectl -n "$secret_namespace" create secret generic "$secret" >/dev/null
+}
+
+# The key of content digests in the test's namespace (serve-webhook --digest-key-namespace below):
+# the webhook only reads it, so where no controller has made it yet it is made here (admin) as
+# serve-controller would, 32 random bytes; a controller started later reads the same one.
+ensure_digest_key() {
+  kubectl -n "$NAMESPACE" get secret restarter-digest-key >/dev/null 2>&1 && return 0
+  local keyfile=$state/digest.key
+  head -c 32 /dev/urandom >"$keyfile"
+  kubectl -n "$NAMESPACE" create secret generic restarter-digest-key --from-file=key="$keyfile" >/dev/null 2>&1 ||
+    kubectl -n "$NAMESPACE" get secret restarter-digest-key >/dev/null || die "cannot create the digest key"
+  rm -f "$keyfile"
 }
 
 # Runs detached: cleans up once the namespace is gone or terminating, or the time is up.
@@ -213,6 +226,7 @@ start() {
     client_auth=(--client-ca-file "$ca" --client-allowed-names kube-apiserver-webhook-client)
   fi
   grant_names
+  ensure_digest_key
   for _ in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
     port=$((20000 + RANDOM % 12000))
@@ -229,7 +243,7 @@ start() {
     setsid "$bin" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "$port" \
       --webhook-url "https://127.0.0.1:$port/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --secret-namespace "$secret_namespace" \
-      --configuration-name "$configuration" "${settings[@]}" --roll-on-opt-in \
+      --configuration-name "$configuration" "${settings[@]}" --roll-on-opt-in --digest-key-namespace "$NAMESPACE" \
       --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address "${WEBHOOK_HEALTH_PROBE_ADDRESS:-0}" \
       "${client_auth[@]}" "$@" \
       >"$state/log" 2>&1 </dev/null &

@@ -102,12 +102,17 @@ void slimMetadata(json& object, const std::vector<const char*>& keep) {
 
 }  // namespace
 
-void slimReferencedObjectWithDigest(json& object, core::RefKind kind) {
+void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core::DigestKey& key) {
   if (!object.is_object()) return;
   std::optional<std::string> digest;
-  if (auto hashed = core::contentDigest(object, kind)) digest = core::formatDigest(*hashed);
+  std::optional<std::string> unkeyed;
+  if (auto hashed = core::keyedContentDigest(object, kind, key)) {
+    digest = core::formatDigest(*hashed);
+    if (auto plain = core::contentDigest(object, kind)) unkeyed = core::formatDigest(*plain);
+  }
   slimReferencedObject(object);  // drops data, binaryData, type
   if (digest) object[cache::kContentDigestField] = std::move(*digest);
+  if (unkeyed) object[cache::kUnkeyedDigestField] = std::move(*unkeyed);
 }
 
 void slimReferencedObject(json& object) {
@@ -275,7 +280,8 @@ struct Controller::Impl {
                 options.identity,
                 options.minRolloutInterval,
                 options.selection,
-                options.rollOnOptIn} {}
+                options.rollOnOptIn,
+                {}} {}
 
   kube::Client& client;
   ControllerOptions options;
@@ -299,6 +305,9 @@ struct Controller::Impl {
   std::vector<ReflectorEntry> reflectors;
   std::atomic<bool> synced{false};
   std::atomic<std::uint64_t> reconciled{0};
+  // The key of content digests (docs/architecture.md, "Keyed digests"): got or created by run()
+  // before any reflector or worker thread starts, read-only after.
+  std::optional<core::DigestKey> digestKey;
 
   // StatefulSets and DaemonSets have an OnDelete strategy; Deployments do not.
   static bool rollsKind(const WorkloadKind& kind) {
@@ -467,8 +476,10 @@ struct Controller::Impl {
       addReflector(resource, ns, "", true, store, slimReferencedObject);
       return;
     }
+    // digestKey is set before run() starts any reflector (and never changes after).
     addReflector(
-        resource, ns, "", false, store, [kind](json& object) { slimReferencedObjectWithDigest(object, kind); },
+        resource, ns, "", false, store,
+        [kind, this](json& object) { slimReferencedObjectWithDigest(object, kind, *digestKey); },
         kContentListPageSize);
   }
 
@@ -567,6 +578,21 @@ std::uint64_t Controller::reconciled() const { return impl_->reconciled.load(std
 
 core::Status Controller::run(std::stop_token stop) {
   Impl& s = *impl_;
+  // No digest is computed before the key is there: get it, or create it (several replicas may
+  // start at once: ensureDigestKey reads the winner's key on 409), retrying until a signal.
+  const std::string keyName = s.options.digestKeyNamespace + "/" + s.options.digestKeySecret;
+  for (;;) {
+    auto key = kube::ensureDigestKey(s.client, s.options.digestKeyNamespace, s.options.digestKeySecret);
+    if (key) {
+      s.digestKey = std::move(*key);
+      break;
+    }
+    s.logger.warn("cannot get or create the digest key; retrying in 2s",
+                  {{"secret", keyName}, {"error", key.error().describe()}});
+    if (!s.clock.waitFor(milliseconds(2000), stop)) return core::okStatus();
+  }
+  s.context.digestKeyId = s.digestKey->id();
+  s.logger.info("digest key ready", {{"secret", keyName}, {"keyId", s.digestKey->id()}});
   std::vector<std::jthread> reflectorThreads;
   for (auto& entry : s.reflectors) {
     cache::Reflector* reflector = entry.reflector.get();

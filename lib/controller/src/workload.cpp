@@ -67,8 +67,9 @@ cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
 }
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_) {
-  return [&configMaps, &secrets, ns = std::move(namespace_)](core::RefKind kind, const std::string& name) {
+                               std::string namespace_, std::string digestKeyId) {
+  return [&configMaps, &secrets, ns = std::move(namespace_), keyId = std::move(digestKeyId)](
+             core::RefKind kind, const std::string& name) {
     const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
     auto object = store.get(cache::objectKey(ns, name));
     if (!object) return core::ObjectState::unknown(object.error().describe());
@@ -80,6 +81,10 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
     core::ObjectState state =
         core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
                                    ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
+    if (state.contentDigest) {
+      state.digestKeyId = keyId;
+      state.unkeyedDigest = meta.unkeyedDigest;
+    }
     state.reloaderMatch = meta.reloaderMatch;
     state.reloaderIgnore = meta.reloaderIgnore;
     return state;
@@ -217,8 +222,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   desiredOptions.podsRunning = true;
   desiredOptions.rollOnOptIn = context_.rollOnOptIn;
   desiredOptions.selection = context_.selection;
-  auto desired = core::desiredAnnotations(workload, cacheLookup(*caches->configMaps, *caches->secrets, ns),
-                                          desiredOptions);
+  auto desired = core::desiredAnnotations(
+      workload, cacheLookup(*caches->configMaps, *caches->secrets, ns, context_.digestKeyId), desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
   auto plan = core::planWrite(workload, *desired, core::WriteOptions{true});
@@ -237,6 +242,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     tooLargeWarned_.erase(key);
   }
   if (plan->kind == core::WriteKind::RecordOnly) return recordBaseline(workload, key, *desired, stop);
+  if (plan->kind == core::WriteKind::Rekey) return rekeyRecord(workload, key, *desired, stop);
   const std::vector<core::AnnotationChange>* changes = &plan->changes;
 
   if (context_.dryRun) {
@@ -370,6 +376,49 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
   return Action::awaitChange();
 }
 
+core::Result<Action> WorkloadReconciler::rekeyRecord(const json& workload, const std::string& key,
+                                                     const core::DesiredAnnotations& desired,
+                                                     std::stop_token stop) {
+  const std::string ns = core::metadataString(workload, "namespace");
+  if (context_.dryRun) {
+    const std::string plan = "rekey " + desired.contentDigests;
+    {
+      std::lock_guard lock(mutex_);
+      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
+      if (!inserted && it->second == plan) return Action::awaitChange();
+      it->second = plan;
+    }
+    context_.logger.info("content record would be rewritten keyed (dry run, nothing written)",
+                         {{"kind", kind_.name}, {"workload", key}});
+    return Action::awaitChange();
+  }
+  if (!context_.writeLimiter.acquire(stop)) {
+    return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
+  }
+  // Everything this manager owns is sent again as it is, or the apply would remove it.
+  AppliedAnnotations sent{desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation),
+                          desired.contentDigests, baselineToSend(workload, desired)};
+  auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
+                                       applyBody(kind_, workload, sent),
+                                       kube::ApplyOptions{kind_.fieldManager, true, false});
+  context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
+  if (!applied)
+    return std::move(applied).error().withContext("rewriting the content record of " + kind_.name + " " + key);
+  {
+    std::lock_guard lock(mutex_);
+    lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
+                                 core::metadataString(workload, "resourceVersion"),
+                                 desired.annotations,
+                                 "",  // not a rollout: the cached last-rollout stays as it is
+                                 desired.contentDigests,
+                                 sent.baseline};
+  }
+  context_.logger.info(
+      "content record rewritten keyed, no restart",
+      {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"keyId", context_.digestKeyId}});
+  return Action::awaitChange();
+}
+
 void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired) {
   std::string kept;
   std::string deleted;
@@ -411,9 +460,14 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
   const bool rollout = plan.kind == core::WriteKind::Template;
   const std::string described =
       rollout ? describeChanges(plan.changes)
-              : "baseline " + (plan.records.front().value.empty() ? "none" : plan.records.front().value);
-  const std::string note = std::string(rollout ? "Not restarting pods: " : "Not recording the baseline: ") +
-                           plan.refusal() + "; not applied: " + described;
+      : plan.kind == core::WriteKind::Rekey
+          ? "the content record rewritten keyed"
+          : "baseline " + (plan.records.front().value.empty() ? "none" : plan.records.front().value);
+  const std::string note =
+      std::string(rollout                               ? "Not restarting pods: "
+                  : plan.kind == core::WriteKind::Rekey ? "Not rewriting the content record: "
+                                                        : "Not recording the baseline: ") +
+      plan.refusal() + "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
   const std::string state = core::metadataString(workload, "uid") + "\n" + note;
   {

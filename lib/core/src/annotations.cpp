@@ -58,13 +58,24 @@ Result<ObjectState> objectStateFromMetadata(const json& metadata) {
   return state;
 }
 
-Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool readContent) {
+Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool readContent,
+                                          const DigestKey* key) {
   if (!object.is_object()) return d::wrongType("object", "an object", object);
   const auto metadata = object.find("metadata");
   if (metadata == object.end()) return makeError(ErrorKind::InvalidInput, "the object has no metadata");
   auto state = objectStateFromMetadata(*metadata);
   if (!state || !readContent) return state;
-  if (auto digest = contentDigest(object, kind)) state->contentDigest = *digest;
+  auto unkeyed = contentDigest(object, kind);
+  if (!unkeyed) return state;
+  state->unkeyedDigest = *unkeyed;
+  if (key == nullptr) {
+    state->contentDigest = *unkeyed;
+  } else if (auto keyed = keyedContentDigest(object, kind, *key)) {
+    state->contentDigest = *keyed;
+    state->digestKeyId = key->id();
+  } else {
+    state->unkeyedDigest.reset();
+  }
   return state;
 }
 
@@ -302,19 +313,22 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
           status.disposition = Disposition::Tracked;
           if (frozen || !options.podsRunning) {
             TrackedValue tracked = decideTrackedValue(frozen, entry, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest);
+                                                      status.state.resourceVersion, status.state.contentDigest,
+                                                      status.state.digestKeyId, status.state.unkeyedDigest);
             status.value = std::move(tracked.value);
             status.metadataOnly = tracked.metadataOnly;
             p.record = std::move(tracked.record);
           } else if (status.baseline == kBaselineAbsent && ref.optional) {
             // An optional object the pods started without: they need a restart to see it.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest);
+                                                      status.state.resourceVersion, status.state.contentDigest,
+                                                      status.state.digestKeyId, status.state.unkeyedDigest);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           } else if (status.baseline && status.baseline != kBaselineAbsent) {
             TrackedValue tracked = decideTrackedValue(status.baseline, entry, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest);
+                                                      status.state.resourceVersion, status.state.contentDigest,
+                                                      status.state.digestKeyId, status.state.unkeyedDigest);
             if (tracked.value == *status.baseline) {
               status.noRestart = NoRestart::Baseline;
               status.metadataOnly = tracked.metadataOnly;
@@ -331,7 +345,8 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             // Opted in while running, or an object the pods need that appeared after them: the
             // pods run (or start) with this version.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest);
+                                                      status.state.resourceVersion, status.state.contentDigest,
+                                                      status.state.digestKeyId, status.state.unkeyedDigest);
             status.noRestart = out.optingIn ? NoRestart::OptedIn : NoRestart::CreatedAfterWorkload;
             p.heldBack = true;
             p.valueIfRolled = tracked.value;
@@ -341,7 +356,8 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
           } else {
             // An optional object that appeared: the pods started without it.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest);
+                                                      status.state.resourceVersion, status.state.contentDigest,
+                                                      status.state.digestKeyId, status.state.unkeyedDigest);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           }
@@ -377,6 +393,11 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
     out.references.push_back(std::move(status));
   }
   out.contentDigests = formatContentRecords(records);
+  std::string keyId;  // the key the lookups' digests are keyed with, if any
+  for (const ReferenceStatus& status : out.references) {
+    if (status.state.contentDigest && !status.state.digestKeyId.empty()) keyId = status.state.digestKeyId;
+  }
+  out.rekeyRecord = recordNeedsRekey(recorded, keyId);
   out.baseline = formatBaseline(newBaseline);
   return out;
 }

@@ -2,10 +2,13 @@
 
 #include "record_entries.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <nlohmann/json.hpp>
 
 namespace restarter::core {
@@ -23,14 +26,28 @@ int hexValue(char c) {
   return -1;
 }
 
-// Feeds a SHA-256 context with length-prefixed fields, so that no two different contents give
-// the same byte stream ("ab"+"c" and "a"+"bc" differ by their prefixes).
+// Feeds a SHA-256 context (unkeyed) or an HMAC-SHA256 context (keyed) with length-prefixed
+// fields, so that no two different contents give the same byte stream ("ab"+"c" and "a"+"bc"
+// differ by their prefixes).
 class Hasher {
  public:
-  Hasher() : ctx_(EVP_MD_CTX_new()) {
-    ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
+  Hasher() : md_(EVP_MD_CTX_new()) {
+    ok_ = md_ != nullptr && EVP_DigestInit_ex(md_, EVP_sha256(), nullptr) == 1;
   }
-  ~Hasher() { EVP_MD_CTX_free(ctx_); }
+  explicit Hasher(const DigestKey& key) {
+    EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (mac != nullptr) mac_ = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);  // the context holds its own reference
+    char digestName[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digestName, 0),
+                                 OSSL_PARAM_construct_end()};
+    const auto* bytes = reinterpret_cast<const unsigned char*>(key.bytes().data());
+    ok_ = mac_ != nullptr && EVP_MAC_init(mac_, bytes, key.bytes().size(), params) == 1;
+  }
+  ~Hasher() {
+    EVP_MD_CTX_free(md_);
+    EVP_MAC_CTX_free(mac_);
+  }
   Hasher(const Hasher&) = delete;
   Hasher& operator=(const Hasher&) = delete;
 
@@ -41,23 +58,40 @@ class Hasher {
       prefix[i] = static_cast<unsigned char>(length & 0xff);
       length >>= 8;
     }
-    ok_ = ok_ && EVP_DigestUpdate(ctx_, prefix, sizeof prefix) == 1 &&
-          EVP_DigestUpdate(ctx_, bytes.data(), bytes.size()) == 1;
+    ok_ = ok_ && update(prefix, sizeof prefix) && update(bytes.data(), bytes.size());
   }
 
   std::optional<ContentDigest> finish() {
     unsigned char full[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (!ok_ || EVP_DigestFinal_ex(ctx_, full, &length) != 1 || length < 16) return std::nullopt;
+    std::size_t length = 0;
+    if (!ok_) return std::nullopt;
+    if (mac_ != nullptr) {
+      if (EVP_MAC_final(mac_, full, &length, sizeof full) != 1) return std::nullopt;
+    } else {
+      unsigned int mdLength = 0;
+      if (EVP_DigestFinal_ex(md_, full, &mdLength) != 1) return std::nullopt;
+      length = mdLength;
+    }
+    if (length < 16) return std::nullopt;
     ContentDigest out{};
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = full[i];
     return out;
   }
 
  private:
-  EVP_MD_CTX* ctx_;
+  bool update(const void* data, std::size_t size) {
+    if (mac_ != nullptr) return EVP_MAC_update(mac_, static_cast<const unsigned char*>(data), size) == 1;
+    return EVP_DigestUpdate(md_, data, size) == 1;
+  }
+
+  EVP_MD_CTX* md_ = nullptr;
+  EVP_MAC_CTX* mac_ = nullptr;
   bool ok_ = false;
 };
+
+// "h1." + key id + "." + 32 hex digits: a keyed digest's text in the record.
+constexpr std::string_view kKeyedTag = "h1.";
+constexpr std::size_t kKeyIdSize = 8;
 
 // Hashes the string map object[field] (absent or null: empty) as its name, its size and each entry.
 Status hashMap(Hasher& hasher, const json& object, const char* field) {
@@ -129,12 +163,13 @@ std::optional<ContentDigest> parseDigest(std::string_view text) {
   return out;
 }
 
-Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
+namespace {
+
+Result<ContentDigest> hashContent(Hasher& hasher, const json& object, RefKind kind) {
   if (!object.is_object()) {
     return makeError(ErrorKind::InvalidInput,
                      std::string("object: expected an object, got ") + object.type_name());
   }
-  Hasher hasher;
   if (Status s = hashMap(hasher, object, "data"); !s) return std::move(s).error();
   if (Status s = hashMap(hasher, object, "binaryData"); !s) return std::move(s).error();
   if (kind == RefKind::Secret) {
@@ -148,8 +183,33 @@ Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
                                                          : type->get_ref<const std::string&>());
   }
   auto digest = hasher.finish();
-  if (!digest) return makeError(ErrorKind::Internal, "SHA-256 failed");
+  if (!digest) return makeError(ErrorKind::Internal, "hashing the content failed");
   return *digest;
+}
+
+}  // namespace
+
+std::optional<DigestKey> DigestKey::fromBytes(std::string_view bytes) {
+  if (bytes.size() != kDigestKeySize) return std::nullopt;
+  Hasher idHasher;
+  idHasher.field("restarter digest key id");
+  idHasher.field(bytes);
+  const auto id = idHasher.finish();
+  if (!id) return std::nullopt;
+  DigestKey key;
+  key.bytes_ = std::string(bytes);
+  key.id_ = formatDigest(*id).substr(0, kKeyIdSize);
+  return key;
+}
+
+Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
+  Hasher hasher;
+  return hashContent(hasher, object, kind);
+}
+
+Result<ContentDigest> keyedContentDigest(const json& object, RefKind kind, const DigestKey& key) {
+  Hasher hasher(key);
+  return hashContent(hasher, object, kind);
 }
 
 std::string contentRecordKey(RefKind kind, std::string_view name) {
@@ -167,9 +227,18 @@ ContentRecords parseContentRecords(std::string_view value) {
     if (lastSlash == std::string_view::npos) return;
     const std::string_view version = rest.substr(0, lastSlash);
     if (!detail::isVersionText(version)) return;
-    const auto digest = parseDigest(rest.substr(lastSlash + 1));
+    std::string_view digestText = rest.substr(lastSlash + 1);
+    std::string keyId;
+    if (digestText.substr(0, kKeyedTag.size()) == kKeyedTag) {
+      digestText.remove_prefix(kKeyedTag.size());
+      if (digestText.size() <= kKeyIdSize || digestText[kKeyIdSize] != '.') return;
+      keyId = std::string(digestText.substr(0, kKeyIdSize));
+      if (!std::all_of(keyId.begin(), keyId.end(), [](char c) { return hexValue(c) >= 0; })) return;
+      digestText.remove_prefix(kKeyIdSize + 1);
+    }
+    const auto digest = parseDigest(digestText);
     if (!digest) return;
-    out.insert_or_assign(std::string(key), ContentRecord{std::string(version), *digest});
+    out.insert_or_assign(std::string(key), ContentRecord{std::string(version), *digest, std::move(keyId)});
   });
   return out;
 }
@@ -182,6 +251,11 @@ std::string formatContentRecords(const ContentRecords& records) {
     out += '=';
     out += record.version;
     out += '/';
+    if (!record.keyId.empty()) {
+      out += kKeyedTag;
+      out += record.keyId;
+      out += '.';
+    }
     out += formatDigest(record.digest);
   }
   return out;
@@ -189,22 +263,35 @@ std::string formatContentRecords(const ContentRecords& records) {
 
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
-                                const std::string& resourceVersion,
-                                const std::optional<ContentDigest>& digest) {
+                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
+                                const std::string& keyId, const std::optional<ContentDigest>& unkeyed) {
   TrackedValue out;
   out.value = uid + "/" + resourceVersion;
-  if (digest) out.record = ContentRecord{out.value, *digest};
+  if (digest) out.record = ContentRecord{out.value, *digest, keyId};
   if (!templateValue || *templateValue == out.value || !digest || !recorded) return out;
   // Another version (of the same object, or of one re-created under the same name), content
   // known: keep the template's version when the content recorded for exactly that version is the
   // content now. The pods see the same files and values either way.
   const std::string& held = *templateValue;
   // Not the legacy marker, not garbage.
-  if (!detail::isVersionText(held) || recorded->version != held || recorded->digest != *digest) return out;
+  if (!detail::isVersionText(held) || recorded->version != held) return out;
+  // Compared by the digest of the entry's kind; an entry under another key cannot be compared.
+  const bool same = recorded->keyId == keyId
+                        ? recorded->digest == *digest
+                        : recorded->keyId.empty() && unkeyed && recorded->digest == *unkeyed;
+  if (!same) return out;
   out.value = held;
   out.metadataOnly = true;
-  out.record = recorded;
+  // The content at `held` is the content now, so its digest under `keyId` is `digest`: an
+  // unkeyed entry comes back keyed.
+  out.record = ContentRecord{held, *digest, keyId};
   return out;
+}
+
+bool recordNeedsRekey(const ContentRecords& records, const std::string& keyId) {
+  return std::any_of(records.begin(), records.end(), [&keyId](const auto& entry) {
+    return entry.second.keyId.empty() || (!keyId.empty() && entry.second.keyId != keyId);
+  });
 }
 
 }  // namespace restarter::core

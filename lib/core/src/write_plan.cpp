@@ -88,6 +88,9 @@ Result<WritePlan> planWrite(const json& workload, const DesiredAnnotations& desi
     plan.kind = WriteKind::RecordOnly;
     plan.records = {{std::string(kBaselineAnnotation), desired.baseline},
                     {std::string(kContentDigestsAnnotation), desired.contentDigests}};
+  } else if (desired.rekeyRecord) {
+    plan.kind = WriteKind::Rekey;
+    plan.records = {{std::string(kContentDigestsAnnotation), desired.contentDigests}};
   }
   std::vector<MetadataAnnotation> written = plan.records;
   if (plan.kind == WriteKind::Template && options.stampsRollout) {

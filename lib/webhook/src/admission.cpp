@@ -226,7 +226,9 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   if (!desired) return failed(std::move(result), out, desired.error().describe());
   auto plan = core::planWrite(*object, *desired);
   if (!plan) return failed(std::move(result), out, plan.error().describe());
-  if (plan->kind == core::WriteKind::None) {
+  // A content record under an old key is the controller's to rewrite (it holds the key's
+  // migration, docs/architecture.md "Keyed digests"); alone it is no reason to patch a request.
+  if (plan->kind == core::WriteKind::None || plan->kind == core::WriteKind::Rekey) {
     result.outcome = Outcome::Unchanged;
     return answer(std::move(result), out);
   }

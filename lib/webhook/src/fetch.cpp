@@ -194,20 +194,26 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
   return states;
 }
 
-ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware) {
-  return [&client, contentAware](core::RefKind kind, const std::string& ns, const std::string& name) {
-    const kube::ResourceRef ref =
-        kind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
-    const bool readContent = core::readsContent(contentAware, kind);
-    auto object = client.get(ref, ns, name, kube::GetOptions{/*metadataOnly=*/!readContent});
-    if (!object) {
-      if (object.error().kind == core::ErrorKind::NotFound) return core::ObjectState::absent();
-      return core::ObjectState::unknown(object.error().describe());
-    }
-    auto state = core::objectStateFromObject(*object, kind, readContent);
-    if (!state) return core::ObjectState::unknown(state.error().describe());
-    return std::move(state).value();
-  };
+ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware,
+                       const kube::DigestKeyHolder& digestKey) {
+  return
+      [&client, contentAware, &digestKey](core::RefKind kind, const std::string& ns, const std::string& name) {
+        const kube::ResourceRef ref =
+            kind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
+        const bool readContent = core::readsContent(contentAware, kind);
+        // No digest without the key: an unkeyed one would leak, none would roll (fail open instead).
+        const std::shared_ptr<const core::DigestKey> key = readContent ? digestKey.get() : nullptr;
+        if (readContent && key == nullptr)
+          return core::ObjectState::unknown("the digest key is not loaded yet");
+        auto object = client.get(ref, ns, name, kube::GetOptions{/*metadataOnly=*/!readContent});
+        if (!object) {
+          if (object.error().kind == core::ErrorKind::NotFound) return core::ObjectState::absent();
+          return core::ObjectState::unknown(object.error().describe());
+        }
+        auto state = core::objectStateFromObject(*object, kind, readContent, key.get());
+        if (!state) return core::ObjectState::unknown(state.error().describe());
+        return std::move(state).value();
+      };
 }
 
 ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::milliseconds timeout,

@@ -34,8 +34,8 @@ struct Service::Impl {
         fileMode(!options.certDir.empty()),
         lookups(options.threads, kMaxQueuedLookups),
         budget(options.lookupLimits),
-        fetcher(makeFetcher(apiGetter(lookupClient, options.contentAware), lookups, options.lookupTimeout,
-                            &budget, &metrics)),
+        fetcher(makeFetcher(apiGetter(lookupClient, options.contentAware, digestKey), lookups,
+                            options.lookupTimeout, &budget, &metrics)),
         server(serverOptions(options, http, metrics), store,
                [this](const std::string& body) { return handle(body); }) {}
 
@@ -122,6 +122,26 @@ struct Service::Impl {
     return ready;
   }
 
+  // Reads the digest key (never creates it: the controller does). Until one is read, lookups of
+  // the kinds whose content is read are unknown (no patch: fail open). A failure keeps the key
+  // held; it is logged while there is none, and once when the key changes.
+  void refreshDigestKey() {
+    if (options.contentAware == core::ContentAwareness::Off) return;
+    auto key = kube::readDigestKey(client, options.digestKeyNamespace, options.digestKeySecret);
+    const auto held = digestKey.get();
+    const std::string secret = options.digestKeyNamespace + "/" + options.digestKeySecret;
+    if (!key) {
+      if (held == nullptr) {
+        log.warn("digest key not available yet: reviews referencing what --content-aware reads are not patched",
+                 {{"secret", secret}, {"error", key.error().describe()}});
+      }
+      return;
+    }
+    if (held != nullptr && held->id() == key->id()) return;
+    log.info("digest key loaded", {{"secret", secret}, {"keyId", key->id()}});
+    digestKey.set(std::move(*key));
+  }
+
   // The admission handler: runs on the HTTPS workers.
   HttpReply handle(const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
@@ -156,8 +176,9 @@ struct Service::Impl {
   Metrics metrics;
   kube::Clock& clock;
   const bool fileMode;
-  CertificateStore store;  // thread-safe (certificates.hpp); checks write, handshakes read
-  FileState files;         // the check loop's only
+  CertificateStore store;           // thread-safe (certificates.hpp); checks write, handshakes read
+  FileState files;                  // the check loop's only
+  kube::DigestKeyHolder digestKey;  // thread-safe (digest_key.hpp); the check loop writes, lookups read
   LookupPool lookups;
   LookupBudget budget;  // thread-safe (fetch.hpp)
   const ReferenceFetcher fetcher;
@@ -177,6 +198,7 @@ core::Status Service::start(std::stop_token stop) {
   while (!impl_->checkCertificates()) {
     if (!impl_->clock.waitFor(std::chrono::seconds(2), stop)) return core::okStatus();
   }
+  impl_->refreshDigestKey();
   auto port = impl_->server.start();
   if (!port) {
     impl_->log.error("cannot serve the webhook", {{"error", port.error().describe()}});
@@ -200,6 +222,7 @@ core::Status Service::run(std::stop_token stop) {
   while (self.clock.waitFor(
       std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval), stop)) {
     self.checkCertificates();
+    self.refreshDigestKey();
   }
   // Not ready from here on (the runtime's /readyz also says so once a signal came); the reviews
   // under way are answered, each on a connection that then closes.

@@ -75,6 +75,8 @@ const std::map<std::string, std::string> kMeanings = {
     {"ca-bundle-secret", "a Secret holding the CA bundle"},
     {"delete", "delete the configuration"},
     {"content-aware", "which referenced kinds' content is read to tell a metadata-only change"},
+    {"digest-key-secret", "the Secret holding the key of content digests"},
+    {"digest-key-namespace", "namespace of --digest-key-secret"},
     {"reloader-annotations", "also manage workloads opted in with Reloader's annotations (a bool)"},
     {"auto-reload-all", "with --reloader-annotations: Reloader's --auto-reload-all (a bool)"},
     {"roll-on-opt-in", "roll a workload at opt-in instead of recording the baseline its pods run with"},

@@ -18,6 +18,11 @@ namespace {
 const char* kCm = "configmap.restarter.stackable.tech/app-config";
 const std::string kRecord(restarter::core::kContentDigestsAnnotation);
 
+const restarter::core::DigestKey& contentTestKey() {
+  static const restarter::core::DigestKey key = *restarter::core::DigestKey::fromBytes(std::string(32, 'k'));
+  return key;
+}
+
 json statefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
   return {{"apiVersion", "apps/v1"},
           {"kind", "StatefulSet"},
@@ -48,14 +53,27 @@ json cachedConfigMap(const std::string& rv, const std::string& value, json label
                    {"labels", labels},
                    {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
                  {"data", {{"key", value}}}};
-  slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap);
+  slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey());
   return object;
 }
 
-std::string digestOf(const std::string& value) {
+// The unkeyed digest (what the release before keys wrote) of a ConfigMap holding `value`.
+std::string plainDigestOf(const std::string& value) {
   json object = {{"data", {{"key", value}}}};
   return restarter::core::formatDigest(
       *restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
+}
+
+// The keyed digest, as the cache holds it.
+std::string keyedDigestOf(const std::string& value) {
+  json object = {{"data", {{"key", value}}}};
+  return restarter::core::formatDigest(
+      *restarter::core::keyedContentDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey()));
+}
+
+// A keyed record entry's digest text.
+std::string digestOf(const std::string& value) {
+  return "h1." + contentTestKey().id() + "." + keyedDigestOf(value);
 }
 
 json eventAnswer() {
@@ -70,6 +88,7 @@ struct Fixture {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },
         *harness.context);
+    harness.context->digestKeyId = contentTestKey().id();
     secrets.replace({}, "1");
   }
   restarter::controller::testing::Harness harness;
@@ -85,14 +104,17 @@ TEST_CASE("the content-aware slim keeps a digest and drops the content", "[contr
   json object = cachedConfigMap("5", "s3cr3t");
   CHECK_FALSE(object.contains("data"));
   CHECK(object.dump().find("s3cr3t") == std::string::npos);
-  CHECK(object[restarter::cache::kContentDigestField] == digestOf("s3cr3t"));
+  CHECK(object[restarter::cache::kContentDigestField] == keyedDigestOf("s3cr3t"));
+  CHECK(object[restarter::cache::kUnkeyedDigestField] == plainDigestOf("s3cr3t"));
+  CHECK(keyedDigestOf("s3cr3t") != plainDigestOf("s3cr3t"));
   CHECK(object["metadata"].contains("annotations") == false);
   auto meta = restarter::cache::objectMetaOf(object);
   REQUIRE(meta);
-  CHECK(meta->contentDigest == restarter::core::parseDigest(digestOf("s3cr3t")));
+  CHECK(meta->contentDigest == restarter::core::parseDigest(keyedDigestOf("s3cr3t")));
+  CHECK(meta->unkeyedDigest == restarter::core::parseDigest(plainDigestOf("s3cr3t")));
 
   json unhashable = {{"metadata", {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "1"}}}, {"data", "s3cr3t"}};
-  slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret);
+  slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret, contentTestKey());
   CHECK_FALSE(unhashable.contains(restarter::cache::kContentDigestField));
   CHECK(unhashable.dump().find("s3cr3t") == std::string::npos);
   auto noDigest = restarter::cache::objectMetaOf(unhashable);
@@ -115,6 +137,46 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   const std::string again = f.harness.logs.str();
   CHECK(again.find("metadata-only change, no restart", logs.size()) == std::string::npos);
+}
+
+TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a metadata-only write",
+          "[controller][content]") {
+  Fixture f;
+  // As the release before keys left it: the template at version 1, the record unkeyed; since
+  // then a metadata-only change (version 2, same content).
+  f.workloads.replace(
+      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}})},
+      "10");
+  f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/1"}}).dump()));
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 1);  // the apply; no Event: nothing restarts
+  json body = json::parse(requests[0].body);
+  // The template keeps its version (no restart), the record comes back keyed for that version.
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/1"}});
+  CHECK(body["metadata"]["annotations"][kRecord] == "configmap/app-config=cm-uid/1/" + digestOf("v1"));
+  CHECK(body.dump().find(plainDigestOf("v1")) == std::string::npos);
+  CHECK(f.harness.logs.str().find("content record rewritten keyed, no restart") != std::string::npos);
+  // Before the cache shows that write: planned against it, nothing more is written.
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.harness.transport->requests().size() == 1);
+}
+
+TEST_CASE("an unkeyed record whose content changed rolls and records keyed", "[controller][content]") {
+  Fixture f;
+  f.workloads.replace(
+      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}})},
+      "10");
+  f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
+  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(eventAnswer().dump()));
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 2);
+  json body = json::parse(requests[0].body);
+  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/3"}});
+  CHECK(body["metadata"]["annotations"][kRecord] == "configmap/app-config=cm-uid/3/" + digestOf("v2"));
 }
 
 TEST_CASE("a content change applies the new version and records its digest", "[controller][content]") {

@@ -29,6 +29,17 @@ class FakeApi final : public kube::Transport {
     record(request.method + " " + path);
     if (asksMetadataOnly(request)) record("META " + request.method + " " + path);
     if (path.find("/leases") != std::string::npos) return lease(request, path);
+    // The key of content digests, as serve-controller finds it made (kube/digest_key.hpp).
+    if (request.method == "GET" && path == "/api/v1/namespaces/restarter-system/secrets/restarter-digest-key") {
+      return kube::Response{
+          200,
+          {},
+          json{{"apiVersion", "v1"},
+               {"kind", "Secret"},
+               {"metadata", {{"name", "restarter-digest-key"}, {"namespace", "restarter-system"}}},
+               {"data", {{"key", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U="}}}}
+              .dump()};
+    }
     if (request.method == "GET") return list(request, path);
     if (request.method == "POST" && path.find("/events") != std::string::npos) {
       return kube::Response{201, {}, json{{"kind", "Event"}, {"metadata", {{"name", "e"}}}}.dump()};

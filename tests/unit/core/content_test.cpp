@@ -93,8 +93,8 @@ TEST_CASE("digests format as 32 hex digits and parse back") {
 
 TEST_CASE("content records round trip sorted") {
   ContentRecords records;
-  records["secret/b"] = {"u2/7", kB};
-  records["configmap/a"] = {"u1/41", kA};
+  records["secret/b"] = {"u2/7", kB, ""};
+  records["configmap/a"] = {"u1/41", kA, ""};
   const std::string text = formatContentRecords(records);
   CHECK(text ==
         "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
@@ -113,7 +113,7 @@ TEST_CASE("entries of a content record that do not parse are skipped") {
     INFO(bad);
     const ContentRecords parsed = parseContentRecords(bad + "," + good);
     REQUIRE(parsed.size() == 1);
-    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA});
+    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA, ""});
   }
 }
 
@@ -129,69 +129,75 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   const std::optional<ContentDigest> unread;
 
   SECTION("nothing in the template: the current version, recorded when known") {
-    for (const auto& recorded : {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA})}) {
-      TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known);
+    for (const auto& recorded :
+         {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA, ""})}) {
+      TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA});
-      TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread);
+      CHECK(v.record == ContentRecord{now, kA, ""});
+      TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread, "", std::nullopt);
       CHECK(u.value == now);
       CHECK_FALSE(u.record);
     }
   }
   SECTION("the template holds the current version: unchanged, recorded lazily") {
-    TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known);
+    TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
-    CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread).record);
+    CHECK(v.record == ContentRecord{now, kA, ""});
+    CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread, "", std::nullopt).record);
   }
   SECTION("same uid, older version, same content recorded for exactly that version: kept") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, known);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, known, "", std::nullopt);
     CHECK(v.value == "u1/41");
     CHECK(v.metadataOnly);
-    CHECK(v.record == ContentRecord{"u1/41", kA});
+    CHECK(v.record == ContentRecord{"u1/41", kA, ""});
   }
   SECTION("same uid, older version, another digest recorded: the content changed") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB}, uid, rv, known);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
+    CHECK(v.record == ContentRecord{now, kA, ""});
   }
   SECTION("same uid, older version, the record is for another version: as commons-operator") {
     for (const std::string other : {"u1/40", "u1/57", "u0/41", "u1/410"}) {
       INFO(other);
-      TrackedValue v = decideTrackedValue("u1/41", ContentRecord{other, kA}, uid, rv, known);
+      TrackedValue v =
+          decideTrackedValue("u1/41", ContentRecord{other, kA, ""}, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA});
+      CHECK(v.record == ContentRecord{now, kA, ""});
     }
   }
   SECTION("same uid, older version, nothing recorded (migration): as commons-operator") {
-    TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known);
+    TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA});
+    CHECK(v.record == ContentRecord{now, kA, ""});
   }
   SECTION("same uid, older version, content not read (content-aware off): every version rolls") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA}, uid, rv, unread);
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, unread, "", std::nullopt);
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
     CHECK_FALSE(v.record);
   }
   SECTION(
       "another uid (deleted and re-created) with the content recorded for the template's version keeps it") {
-    TrackedValue same = decideTrackedValue("u0/41", ContentRecord{"u0/41", kA}, uid, rv, known);
+    TrackedValue same =
+        decideTrackedValue("u0/41", ContentRecord{"u0/41", kA, ""}, uid, rv, known, "", std::nullopt);
     CHECK(same.value == "u0/41");
     CHECK(same.metadataOnly);
-    CHECK(same.record == ContentRecord{"u0/41", kA});
+    CHECK(same.record == ContentRecord{"u0/41", kA, ""});
     // Other content, content not read, or no entry for exactly that version: a restart.
     for (const auto& [recorded, digest] :
-         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB}), known},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA}), unread},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA}), known},
+         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB, ""}), known},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA, ""}), unread},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA, ""}), known},
           std::pair{std::optional<ContentRecord>(), known}}) {
-      TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest);
+      TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
@@ -199,7 +205,7 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   SECTION("a value that is not <uid>/<rv> (legacy marker, garbage) is replaced") {
     for (const std::string odd : {"changes-ignored", "", "u1", "u1/"}) {
       INFO(odd);
-      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA}, uid, rv, known);
+      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA, ""}, uid, rv, known, "", std::nullopt);
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
@@ -315,16 +321,136 @@ TEST_CASE("content awareness parses its three names and says which kinds are rea
 
 TEST_CASE("objectStateFromObject reads the digest only when asked") {
   json cm = configMap({{"k", "v"}});
-  auto without = objectStateFromObject(cm, RefKind::ConfigMap, false);
+  auto without = objectStateFromObject(cm, RefKind::ConfigMap, false, nullptr);
   REQUIRE(without);
   CHECK(without->uid == "u1");
   CHECK_FALSE(without->contentDigest);
-  auto with = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  auto with = objectStateFromObject(cm, RefKind::ConfigMap, true, nullptr);
   REQUIRE(with);
   CHECK(with->contentDigest == digestOf(cm));
   cm["data"] = 5;
-  auto unhashable = objectStateFromObject(cm, RefKind::ConfigMap, true);
+  auto unhashable = objectStateFromObject(cm, RefKind::ConfigMap, true, nullptr);
   REQUIRE(unhashable);
   CHECK_FALSE(unhashable->contentDigest);
-  CHECK_FALSE(objectStateFromObject(json::object(), RefKind::ConfigMap, true));
+  CHECK_FALSE(objectStateFromObject(json::object(), RefKind::ConfigMap, true, nullptr));
+}
+
+namespace {
+const DigestKey& contentCoreKey() {
+  static const DigestKey key = *DigestKey::fromBytes(std::string(32, 'q'));
+  return key;
+}
+}  // namespace
+
+TEST_CASE("a keyed digest is not the plain SHA-256 and depends on the key") {
+  const json secret = {{"data", {{"password", "aHVudGVyMg=="}}}, {"type", "Opaque"}};
+  const ContentDigest plain = *contentDigest(secret, RefKind::Secret);
+  const ContentDigest keyed = *keyedContentDigest(secret, RefKind::Secret, contentCoreKey());
+  CHECK(keyed != plain);
+  CHECK(*keyedContentDigest(secret, RefKind::Secret, contentCoreKey()) == keyed);
+  const DigestKey other = *DigestKey::fromBytes(std::string(32, 'r'));
+  CHECK(*keyedContentDigest(secret, RefKind::Secret, other) != keyed);
+  CHECK(other.id() != contentCoreKey().id());
+  CHECK(contentCoreKey().id().size() == 8);
+  CHECK_FALSE(DigestKey::fromBytes(std::string(31, 'q')));
+  CHECK_FALSE(DigestKey::fromBytes(std::string(33, 'q')));
+}
+
+TEST_CASE("keyed and unkeyed record entries round-trip and an unknown tag is no entry") {
+  ContentRecords records;
+  records["configmap/a"] = ContentRecord{"u1/41", kA, "0a1b2c3d"};
+  records["secret/b"] = ContentRecord{"u2/7", kB, ""};
+  const std::string text = formatContentRecords(records);
+  CHECK(text == "configmap/a=u1/41/h1.0a1b2c3d." + formatDigest(kA) + ",secret/b=u2/7/" + formatDigest(kB));
+  CHECK(parseContentRecords(text) == records);
+  for (const std::string& bad : {"h2.0a1b2c3d." + formatDigest(kA), "h1.0a1b2c3." + formatDigest(kA),
+                                 "h1.0a1b2c3g." + formatDigest(kA), "h1.0a1b2c3d" + formatDigest(kA)}) {
+    CAPTURE(bad);
+    CHECK(parseContentRecords("configmap/a=u1/41/" + bad).empty());
+  }
+}
+
+TEST_CASE("decideTrackedValue compares an entry by the digest of its kind") {
+  const std::string id = contentCoreKey().id();
+  const std::string uid = "u1";
+  const std::string rv = "42";
+  SECTION("keyed entry, same key, same content: metadata-only, kept keyed") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, id}, uid, rv, kA, id, kB);
+    CHECK(v.value == "u1/41");
+    CHECK(v.metadataOnly);
+    CHECK(v.record == ContentRecord{"u1/41", kA, id});
+  }
+  SECTION("keyed entry, same key, other content: rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id}, uid, rv, kA, id, kB);
+    CHECK(v.value == "u1/42");
+    CHECK(v.record == ContentRecord{"u1/42", kA, id});
+  }
+  SECTION("unkeyed entry whose content matches: migrated keyed for the same version, no restart") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, kA, id, kB);
+    CHECK(v.value == "u1/41");
+    CHECK(v.metadataOnly);
+    CHECK(v.record == ContentRecord{"u1/41", kA, id});
+  }
+  SECTION("unkeyed entry whose content changed: a real change") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, kA, id, kB);
+    CHECK(v.value == "u1/42");
+    CHECK_FALSE(v.metadataOnly);
+    CHECK(v.record == ContentRecord{"u1/42", kA, id});
+  }
+  SECTION("unkeyed entry, unkeyed digest not known: cannot be compared, rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, kA, id, std::nullopt);
+    CHECK(v.value == "u1/42");
+  }
+  SECTION("an entry keyed with another key (rotated) cannot be compared: rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, "ffffffff"}, uid, rv, kA, id, kB);
+    CHECK(v.value == "u1/42");
+    CHECK(v.record == ContentRecord{"u1/42", kA, id});
+  }
+  SECTION("template at the current version: the entry is rewritten keyed whatever it held") {
+    for (const ContentRecord& old : {ContentRecord{"u1/42", kB, ""}, ContentRecord{"u1/42", kB, "ffffffff"}}) {
+      TrackedValue v = decideTrackedValue("u1/42", old, uid, rv, kA, id, kB);
+      CHECK(v.value == "u1/42");
+      CHECK(v.record == ContentRecord{"u1/42", kA, id});
+    }
+  }
+}
+
+TEST_CASE("recordNeedsRekey on any unkeyed entry or one under another key") {
+  ContentRecords keyed{{"configmap/a", ContentRecord{"u/1", kA, "0a1b2c3d"}}};
+  CHECK_FALSE(recordNeedsRekey({}, "0a1b2c3d"));
+  CHECK_FALSE(recordNeedsRekey(keyed, "0a1b2c3d"));
+  CHECK(recordNeedsRekey(keyed, "ffffffff"));
+  CHECK_FALSE(recordNeedsRekey(keyed, ""));
+  keyed["secret/b"] = ContentRecord{"u/2", kB, ""};
+  CHECK(recordNeedsRekey(keyed, "0a1b2c3d"));
+  CHECK(recordNeedsRekey(keyed, ""));
+}
+
+TEST_CASE("desiredAnnotations asks for a rekey of an unkeyed record and never writes one") {
+  const DigestKey& key = contentCoreKey();
+  const json cm = {{"metadata", {{"name", "cm"}, {"uid", "cu"}, {"resourceVersion", "2"}}},
+                   {"data", {{"k", "v"}}}};
+  auto state = objectStateFromObject(cm, RefKind::ConfigMap, true, &key);
+  REQUIRE(state);
+  CHECK(state->digestKeyId == key.id());
+  REQUIRE(state->unkeyedDigest);
+  const std::string unkeyed = "configmap/cm=cu/1/" + formatDigest(*state->unkeyedDigest);
+  const json workload = {
+      {"metadata", {{"annotations", {{std::string(kContentDigestsAnnotation), unkeyed}}}}},
+      {"spec",
+       {{"template",
+         {{"metadata", {{"annotations", {{"configmap.restarter.stackable.tech/cm", "cu/1"}}}}},
+          {"spec",
+           {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "cm"}}}}}},
+            {"containers", {{{"name", "a"}, {"image", "x"}}}}}}}}}}};
+  DesiredOptions options;
+  options.podsRunning = true;
+  auto desired = desiredAnnotations(
+      workload, [&](RefKind, const std::string&) { return *state; }, options);
+  REQUIRE(desired);
+  CHECK(desired->rekeyRecord);
+  CHECK(desired->annotations.at("configmap.restarter.stackable.tech/cm") == "cu/1");
+  CHECK(desired->contentDigests ==
+        "configmap/cm=cu/1/h1." + key.id() + "." + formatDigest(*state->contentDigest));
+  CHECK(desired->contentDigests.find(formatDigest(*state->unkeyedDigest)) == std::string::npos);
 }

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/explain.hpp"
@@ -98,11 +99,14 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 // are read whole and hashed (their content is dropped at once), the others metadata only, as
 // serve-controller --content-aware does, so Pending says what that controller would do.
 // `rollOnOptIn`: judge as serve-controller --roll-on-opt-in does (a workload without any restarter
-// record is rolled, not given a baseline).
+// record is rolled, not given a baseline). `digestKey`: the key of content digests
+// (readJudgementDigestKey), so contents are compared with the controller's keyed records; null:
+// compared unkeyed, which matches only records written before keys.
 core::Result<ExplainInput> readExplainInput(
     kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
     core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps,
-    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false);
+    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false,
+    const core::DigestKey* digestKey = nullptr);
 
 // What explain-restart and status judge by, as serve-controller was started: --content-aware
 // (which referenced kinds' content tells a metadata-only change from a real one) and
@@ -111,8 +115,14 @@ struct JudgementOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
   std::chrono::seconds readyTimeout{10 * 60};
-  bool rollOnOptIn = false;  // --roll-on-opt-in
+  bool rollOnOptIn = false;                                               // --roll-on-opt-in
+  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
 };
+// The key of content digests, read from --digest-key-secret when the content of some kind is
+// read; nullopt (with a warning on `err`) when it cannot be read: contents are then compared
+// unkeyed, and a metadata-only change since a keyed record is judged a change.
+std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
+                                                      std::ostream& err);
 void addJudgementFlags(cxxopts::Options& options);
 // The parsed judgement flags; an InvalidInput error naming the flag for a bad value.
 core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
@@ -37,6 +38,7 @@ struct ServeControllerOptions {
   obs::LogLevel logLevel = obs::LogLevel::Info;
   double maxWritesPerSecond = 10.0;
   int writeBurst = 50;
+  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
 };
 
 // Parses the flags after `serve-controller`. Returns an exit code when the command must end now

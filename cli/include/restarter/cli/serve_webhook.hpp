@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/certs/certs.hpp"
+#include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/reloader.hpp"
@@ -60,6 +61,7 @@ struct ServeWebhookOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;            // --roll-on-opt-in
+  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
   std::size_t threads = 16;
   // --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
   webhook::LookupLimits lookupLimits{};

@@ -24,6 +24,7 @@ release name "restarter" (README) fullname is "restarter", so the names are thos
 {{- define "restarter.controller.name" -}}{{ include "restarter.fullname" . }}-controller{{- end -}}
 {{- define "restarter.webhook.name" -}}{{ include "restarter.fullname" . }}-webhook{{- end -}}
 {{/* The names the roles are bound to (resourceNames) and the flags that use them. */}}
+{{- define "restarter.digestKeyName" -}}{{ include "restarter.fullname" . }}-digest-key{{- end -}}
 {{- define "restarter.leaseName" -}}{{ include "restarter.controller.name" . }}{{- end -}}
 {{- define "restarter.webhook.configurationName" -}}{{ include "restarter.webhook.name" . }}.stackable.tech{{- end -}}
 {{- define "restarter.webhook.secretName" -}}{{ include "restarter.webhook.name" . }}-certs{{- end -}}

@@ -46,6 +46,7 @@
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/digest_key.hpp"
 #include "restarter/obs/log.hpp"
 
 namespace restarter::controller {
@@ -83,6 +84,10 @@ struct ControllerOptions {
   // listed without the label selector and those Reloader's annotations do not opt in are kept as
   // stubs (slimWorkload).
   core::SelectionOptions selection{};
+  // The Secret holding the key of content digests (kube/digest_key.hpp): run() gets it, or creates
+  // it when missing, before it reads any content (docs/architecture.md, "Keyed digests").
+  std::string digestKeyNamespace = "restarter-system";
+  std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
 };
 
 // What the caches keep of each object (everything else is dropped as it arrives, so memory scales
@@ -100,11 +105,13 @@ struct ControllerOptions {
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 //   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the
-//     digest of its content (core::contentDigest; left out when the content cannot be hashed,
+//     digest of its content keyed with `key` (core::keyedContentDigest) and
+//     cache::kUnkeyedDigestField with its unkeyed digest, which only compares records written
+//     before keys (both left out when the content cannot be hashed,
 //     which then rolls at every version). The content itself is dropped here, on the reflector's
 //     thread, before the object reaches the store.
 void slimReferencedObject(nlohmann::json& object);
-void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind);
+void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind, const core::DigestKey& key);
 void slimWorkload(nlohmann::json& object);
 // The same, and with selection.reloaderAnnotations (the workloads are then listed without the
 // label selector) a workload that core::workloadManagement does not opt in is cut down to

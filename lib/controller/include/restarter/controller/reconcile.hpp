@@ -55,6 +55,10 @@ struct ReconcileContext {
   // --roll-on-opt-in: a workload restarter has no record of gets its template annotations at once
   // (a rollout) instead of a baseline record (core::DesiredOptions).
   bool rollOnOptIn = false;
+  // The id of the key the caches' content digests are keyed with (core::DigestKey::id; set by
+  // Controller::run before any worker starts, read-only after): the reconciler rewrites a record
+  // holding entries not keyed with it (docs/architecture.md, "Keyed digests").
+  std::string digestKeyId{};
 };
 
 }  // namespace restarter::controller

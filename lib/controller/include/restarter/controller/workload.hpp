@@ -115,9 +115,10 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 
 // Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
 // entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
-// Reloader's match and ignore annotations as the entry's booleans.
+// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests
+// (keyed with the key `digestKeyId` names, and unkeyed) as the store keeps them.
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_);
+                               std::string namespace_, std::string digestKeyId = {});
 
 // What one server-side apply of the controller sends (see the file comment). Every field the
 // kind's manager owns must be sent again, or the apply removes it.
@@ -163,6 +164,11 @@ class WorkloadReconciler {
   // Step 3b: no template change, but the baseline record changes: one metadata-only apply.
   core::Result<Action> recordBaseline(const nlohmann::json& workload, const std::string& key,
                                       const core::DesiredAnnotations& desired, std::stop_token stop);
+  // Step 3c: no template change, no baseline change, but the content record holds entries not
+  // keyed with the controller's key (desired.rekeyRecord): one metadata-only apply of the record
+  // as desired, all keyed (docs/architecture.md, "Keyed digests"). No Event: nothing restarts.
+  core::Result<Action> rekeyRecord(const nlohmann::json& workload, const std::string& key,
+                                   const core::DesiredAnnotations& desired, std::stop_token stop);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,

@@ -8,11 +8,19 @@
 // `metadata` counts: a label, an annotation, managedFields or last-applied-configuration changes
 // the resourceVersion but not what a pod sees.
 //
+// Keyed digests (docs/architecture.md, "Keyed digests"): the digest written anywhere is an
+// HMAC-SHA256 under a 32-byte key restarter keeps in a Secret of its own (DigestKey), so a
+// workload's metadata or a webhook answer never lets anyone test guesses of a Secret's content.
+// The plain SHA-256 of the content (the unkeyed digest, what the release before keys wrote) is
+// computed only to recognise those old entries (migration) and is never written.
+//
 // The record: the workload metadata annotation `restarter.stackable.tech/content-digests` (not the
 // pod template, so writing it restarts nothing), value a comma-separated list, sorted, of
-//   <kind>/<name>=<uid>/<resourceVersion>/<digest>
-// e.g. `configmap/app=0b0e...-uid/41/6c2f...`: "the object <kind>/<name> at <uid>/<resourceVersion>
-// had content <digest>". An entry only counts while the template still holds exactly that
+//   <kind>/<name>=<uid>/<resourceVersion>/h1.<key id>.<digest>    keyed (HMAC-SHA256, key `key id`)
+//   <kind>/<name>=<uid>/<resourceVersion>/<digest>                unkeyed (SHA-256; read, never written)
+// e.g. `configmap/app=0b0e...-uid/41/h1.9f86d081.6c2f...`: "the object <kind>/<name> at
+// <uid>/<resourceVersion> had content <digest>". The tag (`h1.`, or none) says which kind of digest
+// an entry holds; an entry with a tag this release does not know is no entry. An entry only counts while the template still holds exactly that
 // `<uid>/<resourceVersion>`, so a record someone else left stale never hides a change. An entry
 // that does not parse is no entry: a broken record can cost a restart, never hide one.
 //
@@ -42,9 +50,27 @@ Result<ContentAwareness> parseContentAwareness(std::string_view text);
 const char* contentAwarenessName(ContentAwareness awareness) noexcept;
 bool readsContent(ContentAwareness awareness, RefKind kind) noexcept;
 
-// The first 128 bits of the SHA-256 of an object's content (see contentDigest). Fixed size, so a
-// cache of 10,000 objects holds 160 KB of digests whatever their content.
+// The first 128 bits of the SHA-256 (unkeyed) or HMAC-SHA256 (keyed) of an object's content (see
+// contentDigest). Fixed size, so a cache of 10,000 objects holds 160 KB per digest kept whatever
+// their content.
 using ContentDigest = std::array<std::uint8_t, 16>;
+
+// The key of keyed digests: exactly kDigestKeySize bytes (random, made by the controller) and its
+// id, 8 hex digits of the SHA-256 of a fixed label and the key (names the key in records, so
+// entries under another key are told from changed content; says nothing about the key). An
+// immutable value, safe to share between threads.
+inline constexpr std::size_t kDigestKeySize = 32;
+class DigestKey {
+ public:
+  // nullopt unless `bytes` has exactly kDigestKeySize bytes (or hashing fails).
+  static std::optional<DigestKey> fromBytes(std::string_view bytes);
+  const std::string& bytes() const noexcept { return bytes_; }
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  std::string bytes_;
+  std::string id_;
+};
 
 // 32 lower-case hex digits.
 std::string formatDigest(const ContentDigest& digest);
@@ -56,11 +82,15 @@ std::optional<ContentDigest> parseDigest(std::string_view text);
 // only) `type`. Absent or null fields are empty. InvalidInput when a field has the wrong type
 // (the message names the field and the JSON type, never a value).
 Result<ContentDigest> contentDigest(const nlohmann::json& object, RefKind kind);
+// The same bytes under HMAC-SHA256 with `key` (the digest restarter writes).
+Result<ContentDigest> keyedContentDigest(const nlohmann::json& object, RefKind kind, const DigestKey& key);
 
-// One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`).
+// One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`), keyed
+// with the key whose id is `keyId`, or unkeyed (the release before keys) when `keyId` is empty.
 struct ContentRecord {
   std::string version;
   ContentDigest digest{};
+  std::string keyId;
   bool operator==(const ContentRecord&) const = default;
 };
 // By "<kind>/<name>" (refKindName, the object's name).
@@ -85,7 +115,8 @@ struct TrackedValue {
 
 // `templateValue`: what the pod template holds for the reference now (nullopt: nothing).
 // `recorded`: the record's entry for the reference, if any. `uid`, `resourceVersion`: the object
-// now. `digest`: its content now, nullopt when not read.
+// now. `digest`: its content now under the key `keyId` (empty: unkeyed), nullopt when not read;
+// `unkeyed`: its unkeyed digest, which is how an unkeyed entry is compared (migration).
 //
 //   the template holds <uid>/<rv> of now           -> keep it
 //   no template value, or not "<uid>/<rv>"          -> now (added: a restart)
@@ -97,8 +128,17 @@ struct TrackedValue {
 //                                                      for another uid: an object deleted and
 //                                                      re-created with the same content
 //   other version, entry with another digest        -> now (the content changed)
+//   other version, entry under another key          -> now (cannot be compared: a rotated key)
+// An entry is compared by the digest of its kind: a keyed one (same key id) with `digest`, an
+// unkeyed one with `unkeyed`. The record entry returned is always under `keyId`: an unkeyed entry
+// whose content still matches comes back keyed for the same version (migration, no restart).
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
-                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest);
+                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
+                                const std::string& keyId, const std::optional<ContentDigest>& unkeyed);
+
+// Whether the record holds an unkeyed entry, or (for a non-empty `keyId`) one keyed with another
+// key: the controller then rewrites the record alone (docs/architecture.md, "Keyed digests").
+bool recordNeedsRekey(const ContentRecords& records, const std::string& keyId);
 
 }  // namespace restarter::core

@@ -32,6 +32,7 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/digest_key.hpp"
 #include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/metrics.hpp"
 
@@ -116,10 +117,12 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
 
 // The production getter: a GET through `client` (which must outlive every call, including those
 // still running after their deadline): metadata-only, except for the kinds `contentAware` reads,
-// which are read whole, hashed (core::objectStateFromObject) and dropped before the getter
-// returns.
-ObjectGetter apiGetter(kube::Client& client,
-                       core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps);
+// which are read whole, hashed with the key `digestKey` holds (core::objectStateFromObject) and
+// dropped before the getter returns. While `digestKey` holds no key yet, such a lookup is unknown
+// before any request: no patch, the record is left to the controller (docs/architecture.md, "Keyed
+// digests"). `digestKey` must outlive every call too.
+ObjectGetter apiGetter(kube::Client& client, core::ContentAwareness contentAware,
+                       const kube::DigestKeyHolder& digestKey);
 
 // A ReferenceFetcher for handleAdmissionReview over `get` with `timeout`; `pool` must outlive it.
 // With `budget`, each review is first admitted by it; with `metrics`, every lookup made is counted

@@ -17,6 +17,7 @@
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/clock.hpp"
+#include "restarter/kube/digest_key.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/http_metrics.hpp"
 #include "restarter/obs/log.hpp"
@@ -41,6 +42,11 @@ struct ServiceOptions {
   std::vector<std::string> clientAllowedNames{};
   // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  // The Secret holding the key of content digests (kube/digest_key.hpp), which the webhook only
+  // reads: at start and at every certificate check, so a re-created key is picked up
+  // (docs/architecture.md, "Keyed digests").
+  std::string digestKeyNamespace = "restarter-system";
+  std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
   // Which workloads are ours and what they track (core/reloader.hpp; --reloader-annotations).
   core::SelectionOptions selection{};
   // --roll-on-opt-in (AdmissionOptions).

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The content digests restarter writes, computed independently of it, for kuttl step scripts
+(docs/architecture.md, "Keyed digests"; the byte stream is lib/core/src/content.cpp's: each field
+length-prefixed with 8 bytes big-endian; `data`, then `binaryData`, each as its name, its size and
+its entries in key order, then for a Secret `type`; the first 16 bytes of the hash, in hex).
+
+  digest.py plain KIND < OBJECT.json            the unkeyed SHA-256 (what releases before keys wrote)
+  digest.py keyed KIND KEY_BASE64 < OBJECT.json the record's text of the keyed digest: h1.<key id>.<hmac>
+  digest.py key-size KEY_BASE64                 how many bytes the key holds
+
+KIND is configmap or secret; OBJECT the object as `kubectl get -o json` prints it.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import sys
+
+
+def field(out, data):
+    raw = data.encode() if isinstance(data, str) else data
+    out.append(len(raw).to_bytes(8, "big"))
+    out.append(raw)
+
+
+def content_stream(obj, kind):
+    out = []
+    for name in ("data", "binaryData"):
+        field(out, name)
+        values = obj.get(name)
+        if values is None:
+            field(out, "0")
+            continue
+        field(out, str(len(values)))
+        for key in sorted(values, key=lambda k: k.encode()):
+            field(out, key)
+            field(out, values[key])
+    if kind == "secret":
+        field(out, "type")
+        field(out, obj.get("type") or "")
+    return b"".join(out)
+
+
+def key_id(key):
+    out = []
+    field(out, "restarter digest key id")
+    field(out, key)
+    return hashlib.sha256(b"".join(out)).hexdigest()[:8]
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "key-size":
+        print(len(base64.b64decode(argv[1])))
+        return 0
+    if len(argv) < 2 or argv[0] not in ("plain", "keyed") or argv[1] not in ("configmap", "secret"):
+        sys.stderr.write(__doc__)
+        return 2
+    stream = content_stream(json.load(sys.stdin), argv[1])
+    if argv[0] == "plain":
+        print(hashlib.sha256(stream).hexdigest()[:32])
+        return 0
+    key = base64.b64decode(argv[2])
+    print("h1.%s.%s" % (key_id(key), hmac.new(key, stream, hashlib.sha256).hexdigest()[:32]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

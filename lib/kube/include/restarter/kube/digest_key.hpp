@@ -1,0 +1,47 @@
+#pragma once
+// The key of keyed content digests (core/content.hpp, DigestKey) in its Secret
+// (docs/architecture.md, "Keyed digests"): an Opaque Secret whose data key kDigestKeyDataKey holds
+// kDigestKeySize random bytes. serve-controller makes it when it is missing (ensureDigestKey);
+// serve-webhook and explain-restart only read it (readDigestKey). DigestKeyHolder is how a server
+// shares the key it read between threads.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "restarter/core/content.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/kube/client.hpp"
+
+namespace restarter::kube {
+
+// serve-controller, serve-webhook and explain-restart --digest-key-secret's default.
+inline constexpr std::string_view kDefaultDigestKeySecret = "restarter-digest-key";
+inline constexpr std::string_view kDigestKeyDataKey = "key";
+
+// GETs the Secret and reads its key: NotFound when the Secret does not exist, InvalidInput when it
+// holds no key of exactly kDigestKeySize bytes (the message never holds the bytes), the client's
+// error otherwise.
+core::Result<core::DigestKey> readDigestKey(Client& client, std::string_view namespace_, std::string_view name);
+
+// readDigestKey, and when the Secret is missing creates it with kDigestKeySize bytes from
+// OpenSSL's RAND_bytes; a create answered 409 AlreadyExists (another replica was first) reads the
+// winner's key, so every replica ends up with the same one. A Secret that exists but holds no
+// valid key is an error (InvalidInput), never overwritten: deleting it is how a key is rotated.
+core::Result<core::DigestKey> ensureDigestKey(Client& client, std::string_view namespace_,
+                                              std::string_view name);
+
+// The key a server has read, shared between threads: one mutex guards it (set by the thread that
+// reads the Secret, read by every lookup). Empty until set.
+class DigestKeyHolder {
+ public:
+  std::shared_ptr<const core::DigestKey> get() const;
+  void set(core::DigestKey key);
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const core::DigestKey> key_;
+};
+
+}  // namespace restarter::kube
