@@ -32,8 +32,20 @@ identity=()
 # Grants the webhook's ServiceAccount the manifests' rules for Secret $1 and configuration $2.
 # The installs ship the Secret and give no create; this suite is about the race to create it, so
 # the account may also create Secrets in this test's namespace (as without the installs' Secret).
+# The key of content digests in this namespace (--digest-key-namespace below), made here (admin) as
+# serve-controller would and kuttl/lib/webhook.sh does: the webhook only reads it, and without it
+# leaves content-aware records to a controller this test does not run.
+ensure_digest_key() {
+  kubectl -n "$NAMESPACE" get secret restarter-digest-key >/dev/null 2>&1 && return 0
+  head -c 32 /dev/urandom >"$work/digest.key"
+  kubectl -n "$NAMESPACE" create secret generic restarter-digest-key --from-file=key="$work/digest.key" >/dev/null
+  rm -f "$work/digest.key"
+}
+
 grant_names() {
+  ensure_digest_key
   [[ ${#identity[@]} -gt 0 ]] || return 0
+  ../../lib/identity.sh grant role restarter-webhook-digest-key "$NAMESPACE" restarter-webhook >/dev/null
   ../../lib/identity.sh grant role restarter-webhook-certificates "$NAMESPACE" restarter-webhook "$1" >/dev/null
   ../../lib/identity.sh grant clusterrole restarter-webhook-configuration - restarter-webhook "$2" >/dev/null
   kubectl -n "$NAMESPACE" get role race-create-secrets >/dev/null 2>&1 || {
@@ -107,6 +119,7 @@ for round in $(seq "$ROUNDS"); do
     "$restarter" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "${!port}" \
       --webhook-url "https://127.0.0.1:$port_a/mutate" --service-namespace "$NAMESPACE" \
       --secret-name "$secret" --configuration-name "$configuration" --cert-check-interval 1s \
+      --digest-key-namespace "$NAMESPACE" \
       --manage-configuration --only-namespace "$NAMESPACE" \
       --metrics-bind-address 0 --health-probe-bind-address 0 >"$work/$round-$replica.log" 2>&1 &
     pids+=($!)
