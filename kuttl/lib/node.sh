@@ -6,8 +6,9 @@
 #   node.sh install             kubectl apply -k of manifests/ as a user would, through an overlay
 #                               that places the pods on the real node (the node's toleration and
 #                               nodeSelector) and sets --min-rollout-interval=0 (overlay() says
-#                               why); waits until both Deployments are available.
-#                               Idempotent: quick when it is installed already
+#                               why); waits until both Deployments are available and every
+#                               webhook pod has read the digest key (until then it patches no
+#                               review that needs the key). Idempotent: quick when installed
 #   node.sh uninstall           deletes what `install` applied, and what the servers made
 #                               (configuration, certificate Secret, Lease); waits until the pods
 #                               are gone
@@ -15,6 +16,9 @@
 #   node.sh placement-patch     the toleration and nodeSelector of a pod spec, as JSON
 #   node.sh pods NS SELECTOR    the pods of SELECTOR in NS, one name a line; fails unless every
 #                               one runs on the real node
+#   node.sh logged NS SELECTOR|pod/NAME TEXT   waits (bounded) until every pod of SELECTOR in NS
+#                               (or the one pod NAME) has logged TEXT (grep -F); fails with the
+#                               tail of the first that did not
 #   node.sh hardened NS SELECTOR   fail unless every such pod runs restarter on the real node as
 #                               the kernel should see the manifests' security context: uid and gid
 #                               65532, no capability, a seccomp filter, no new privileges, a
@@ -91,6 +95,18 @@ install() {
       die "deployment $d did not roll out in ${WAIT_SECONDS}s: $(kubectl -n restarter-system get pods -o wide 2>&1)"
   done
   pods restarter-system app.kubernetes.io/name=restarter >/dev/null
+  logged restarter-system app.kubernetes.io/component=webhook '"digest key loaded"'
+}
+
+logged() {
+  local ns=$1 which=$2 text=$3 pod list deadline=$((SECONDS + WAIT_SECONDS))
+  if [[ $which == pod/* ]]; then list=${which#pod/}; else list=$(pods "$ns" "$which"); fi
+  for pod in $list; do
+    until kubectl -n "$ns" logs "$pod" | grep -qF -- "$text"; do
+      ((SECONDS < deadline)) || die "$pod never logged '$text' in ${WAIT_SECONDS}s: $(kubectl -n "$ns" logs "$pod" | tail -20)"
+      sleep 1
+    done
+  done
 }
 
 uninstall() {
@@ -173,6 +189,7 @@ case ${1:-} in
   placement-patch) placement_patch ;;
   pods) pods "${2:?NS}" "${3:?SELECTOR}" ;;
   hardened) hardened "${2:?NS}" "${3:?SELECTOR}" ;;
+  logged) logged "${2:?NS}" "${3:?SELECTOR or pod/NAME}" "${4:?TEXT}" ;;
   fail-opens) webhook_count fail_open_count "${2:?NAME}" ;;
   admissions) webhook_count admission_duration_seconds_count "${2:?NAME}" ;;
   leader) shift; leader "$@" ;;

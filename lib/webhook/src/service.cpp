@@ -1,5 +1,6 @@
 #include "restarter/webhook/service.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -142,6 +143,10 @@ struct Service::Impl {
     digestKey.set(std::move(*key));
   }
 
+  bool awaitingDigestKey() const {
+    return options.contentAware != core::ContentAwareness::Off && digestKey.get() == nullptr;
+  }
+
   // The admission handler: runs on the HTTPS workers.
   HttpReply handle(const std::string& body) {
     const auto started = std::chrono::steady_clock::now();
@@ -218,9 +223,13 @@ core::Status Service::run(std::stop_token stop) {
                                     {"path", std::string(kMutatePath)},
                                     {"certificates", self.fileMode ? "files " + self.options.certDir
                                                                    : "secret " + self.secret()}});
-  // Periodic wall-clock checks until a signal.
-  while (self.clock.waitFor(
-      std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval), stop)) {
+  // Periodic wall-clock checks until a signal. While the digest key is missing (a fresh install:
+  // the controller makes it as it starts) it is read again after 1 s, doubling up to the interval,
+  // so reviews are patched again soon after it exists.
+  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(self.options.certCheckInterval);
+  std::chrono::milliseconds keyRetry{1000};
+  while (self.clock.waitFor(self.awaitingDigestKey() ? std::min(keyRetry, interval) : interval, stop)) {
+    keyRetry = self.awaitingDigestKey() ? std::min(keyRetry * 2, interval) : std::chrono::milliseconds{1000};
     self.checkCertificates();
     self.refreshDigestKey();
   }
