@@ -12,12 +12,9 @@
 set -euo pipefail
 
 COUNT=5
-tool=../../../tests/tools/hostile_client.py
 pki=${RESTARTER_CLUSTER_STATE_DIR:?run under cluster.sh exec}/pki
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=SCRIPTDIR/../../lib/hostile.sh
+source ../../lib/hostile.sh
 
 port=$(cat "$(../../lib/webhook.sh dir wh)/port")
 url=https://127.0.0.1:$port/mutate
@@ -39,48 +36,11 @@ issue() { # issue NAME CN CA_CRT CA_KEY
 issue other-ca-cert kube-apiserver-webhook-client "$work/other-ca.crt" "$work/other-ca.key"
 issue other-name intruder "$pki/webhook-client-ca.crt" "$pki/webhook-client-ca.key"
 
-metric() { # metric PREFIX: the sum of the webhook's series starting with PREFIX
-  ../../lib/webhook.sh metrics wh | awk -v p="$1" 'index($0, p) == 1 { s += $NF } END { printf "%d\n", s }'
-}
-
 # 1. The apiserver's calls: labeled StatefulSets annotated at creation.
-cm=$(kubectl -n "$NAMESPACE" get configmap cfg -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
-for i in $(seq 1 "$COUNT"); do
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: web-$i
-  labels:
-    restarter.stackable.tech/enabled: "true"
-spec:
-  serviceName: web-$i
-  replicas: 0
-  selector:
-    matchLabels:
-      app: web-$i
-  template:
-    metadata:
-      labels:
-        app: web-$i
-    spec:
-      volumes:
-        - name: config
-          configMap:
-            name: cfg
-      containers:
-        - name: app
-          image: registry.invalid/web:1
-YAML
-done >"$work/sts.yaml"
+statefulsets web "$COUNT" 0 cfg >"$work/sts.yaml"
 kubectl -n "$NAMESPACE" create -f "$work/sts.yaml" >/dev/null 2>"$work/create.err" || fail "create: $(cat "$work/create.err")"
-grep -i restarter "$work/create.err" && fail "kubectl printed a warning from the webhook"
-for i in $(seq 1 "$COUNT"); do
-  got=$(kubectl -n "$NAMESPACE" get statefulset "web-$i" \
-    -o jsonpath='{.metadata.generation} {.spec.template.metadata.annotations.configmap\.restarter\.stackable\.tech/cfg}')
-  [[ $got == "1 $cm" ]] || fail "web-$i: generation and annotation '$got', want '1 $cm'"
-done
+check_no_warning "$work/create.err"
+check_annotated restarter.stackable.tech/enabled=true web cfg "$COUNT"
 
 # 2. Hostile clients: one review each, no answer; the apiserver's own certificate: answered.
 attempt() { # attempt LABEL [--cert FILE --key FILE]: prints answered,errors
@@ -90,9 +50,9 @@ attempt() { # attempt LABEL [--cert FILE --key FILE]: prints answered,errors
     --duration 30 --timeout 10 "$@" >"$work/$label.json"
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%d,%d" % (r["answered"], r["errors"])); print(r["first_errors"], file=sys.stderr)' "$work/$label.json"
 }
-before_untrusted=$(metric 'restarter_webhook_client_certificates_refused_total{reason="untrusted"}')
-before_name=$(metric 'restarter_webhook_client_certificates_refused_total{reason="name"}')
-before_handshake=$(metric 'restarter_webhook_http_connections_closed_total{server="webhook",reason="handshake_failed"}')
+before_untrusted=$(webhook_metric 'restarter_webhook_client_certificates_refused_total{reason="untrusted"}')
+before_name=$(webhook_metric 'restarter_webhook_client_certificates_refused_total{reason="name"}')
+before_handshake=$(webhook_metric 'restarter_webhook_http_connections_closed_total{server="webhook",reason="handshake_failed"}')
 for case in none other-ca-cert other-name; do
   if [[ $case == none ]]; then got=$(attempt "$case"); else got=$(attempt "$case" --cert "$work/$case.crt" --key "$work/$case.key"); fi
   echo "$case: answered,errors = $got"
@@ -103,20 +63,18 @@ echo "apiserver's certificate: answered,errors = $got"
 [[ $got == 1,0 ]] || fail "the apiserver's own certificate was not answered ($got)"
 
 # 3. What the webhook and the apiserver counted.
-untrusted=$(( $(metric 'restarter_webhook_client_certificates_refused_total{reason="untrusted"}') - before_untrusted ))
-named=$(( $(metric 'restarter_webhook_client_certificates_refused_total{reason="name"}') - before_name ))
-handshakes=$(( $(metric 'restarter_webhook_http_connections_closed_total{server="webhook",reason="handshake_failed"}') - before_handshake ))
+untrusted=$(( $(webhook_metric 'restarter_webhook_client_certificates_refused_total{reason="untrusted"}') - before_untrusted ))
+named=$(( $(webhook_metric 'restarter_webhook_client_certificates_refused_total{reason="name"}') - before_name ))
+handshakes=$(( $(webhook_metric 'restarter_webhook_http_connections_closed_total{server="webhook",reason="handshake_failed"}') - before_handshake ))
 echo "refused: untrusted $untrusted, name $named; handshake_failed closes $handshakes"
 ((untrusted >= 1)) || fail "no refusal counted for the other CA's certificate"
 ((named >= 1)) || fail "no refusal counted for the other name"
 ((handshakes >= 3)) || fail "fewer than 3 failed handshakes counted ($handshakes)"
-patched=$(metric 'restarter_webhook_admissions_total{kind="StatefulSet",operation="CREATE",outcome="patched"}')
-failed=$(metric 'restarter_webhook_admissions_total{kind="StatefulSet",operation="CREATE",outcome="failed"}')
+patched=$(webhook_metric 'restarter_webhook_admissions_total{kind="StatefulSet",operation="CREATE",outcome="patched"}')
+failed=$(webhook_metric 'restarter_webhook_admissions_total{kind="StatefulSet",operation="CREATE",outcome="failed"}')
 echo "webhook: $patched patched CREATEs, $failed failed"
 ((patched >= COUNT)) || fail "the webhook patched $patched CREATEs, want at least $COUNT"
 ((failed == 0)) || fail "the webhook failed $failed reviews"
-fail_open=$(../../lib/webhook.sh apiserver-count wh apiserver_admission_webhook_fail_open_count)
-((fail_open == 0)) || fail "the apiserver failed open $fail_open times"
+check_no_fail_open
 
-((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
-echo "ok: the apiserver's calls annotated $COUNT StatefulSets; clients without its certificate were refused"
+finish "ok: the apiserver's calls annotated $COUNT StatefulSets; clients without its certificate were refused"

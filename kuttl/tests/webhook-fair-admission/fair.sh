@@ -24,30 +24,8 @@ MIN_WINDOW=8          # seconds the attack lasts at least once established (4 sl
 OPEN_SECONDS=30       # bound on establishing the attack
 TOOL_SECONDS=300      # the tools' own bound (they are stopped long before)
 
-tool=../../../tests/tools/hostile_client.py
-work=$(mktemp -d)
-holder=
-prober=
-failures=0
-
-stop_tool() {
-  local pid=$1 deadline=$((SECONDS + 15))
-  [[ -n $pid ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null; do
-    ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null || true; break; }
-    sleep 0.1
-  done
-  wait "$pid" 2>/dev/null || true
-}
-cleanup() {
-  stop_tool "$prober"
-  stop_tool "$holder"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
+# shellcheck source=SCRIPTDIR/../../lib/hostile.sh
+source ../../lib/hostile.sh
 port=$(cat "$(../../lib/webhook.sh dir wh)/port")
 health=$(../../lib/webhook.sh health wh)
 webhook=https://127.0.0.1:$port/mutate
@@ -74,53 +52,17 @@ echo "attack $attack from $ATTACKER: ${holds[*]}"
 python3 "$tool" probe --url "$probe" --timeout "$PROBE_TIMEOUT" --duration "$TOOL_SECONDS" \
   --status "$work/probe.json" >"$work/probe.out" 2>&1 &
 prober=$!
+track "$prober"
 
 python3 "$tool" hold "${holds[@]}" --source "$ATTACKER" --duration "$TOOL_SECONDS" \
   --status "$work/hold.json" >"$work/hold.out" 2>&1 &
 holder=$!
-deadline=$((SECONDS + OPEN_SECONDS))
-until jq -e --argjson share "$SHARE" '[.groups[] | .reached >= ([.count, $share] | min)] | all' \
-  "$work/hold.json" >/dev/null 2>&1; do
-  kill -0 "$holder" 2>/dev/null || { cat "$work/hold.out"; echo "FAIL: hostile_client.py hold exited"; exit 1; }
-  if ((SECONDS >= deadline)); then
-    fail "the attack could not be established within ${OPEN_SECONDS} s: $(jq -c '[.groups[] | {hold, reached, open, connect_errors, last_connect_error}]' "$work/hold.json")"
-    break
-  fi
-  sleep 0.2
-done
+track "$holder"
+await_hold "$holder" "$work/hold.json" "$SHARE" "$OPEN_SECONDS"
 
 kill -USR1 "$holder"
 window_start=$SECONDS
-for i in $(seq 1 "$COUNT"); do
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: $attack-$i
-  labels:
-    restarter.stackable.tech/enabled: "true"
-    attack: $attack
-spec:
-  serviceName: $attack-$i
-  replicas: 0
-  selector:
-    matchLabels:
-      app: $attack-$i
-  template:
-    metadata:
-      labels:
-        app: $attack-$i
-    spec:
-      volumes:
-        - name: config
-          configMap:
-            name: cfg-$i
-      containers:
-        - name: app
-          image: registry.invalid/fair:1
-YAML
-done >"$work/statefulsets.yaml"
+statefulsets "$attack" "$COUNT" 0 'cfg-{i}' "attack: $attack" >"$work/statefulsets.yaml"
 created_at=$SECONDS
 if kubectl -n "$NAMESPACE" create -f "$work/statefulsets.yaml" >"$work/create.out" 2>"$work/create.err"; then
   echo "$COUNT StatefulSets created in $((SECONDS - created_at)) s"
@@ -133,9 +75,7 @@ while ((SECONDS - window_start < MIN_WINDOW)); do
 done
 kill -USR2 "$holder"
 stop_tool "$prober"
-prober=
 stop_tool "$holder"
-holder=
 echo "window: $((SECONDS - window_start)) s"
 
 jq -r '.groups[] | "\(.hold): in the \(.window.seconds) s window \(.window.mean_open) open on average, \(.window.closed_by_server) closed by the server; in all \(.reached) slots reached, \(.opened_total) opened, \(.closed_by_server) closed by the server (lived \(.lifetime_seconds // "-")), \(.connect_errors) connect errors, answers \(.answers)"' \
@@ -144,37 +84,10 @@ jq -r '.groups[] | "\(.hold): in the \(.window.seconds) s window \(.window.mean_
   awk '$NF > 0' | sed 's/^/webhook: /'
 
 # Every StatefulSet annotated at creation.
-if grep -qi restarter "$work/create.err"; then
-  fail "the webhook warned: $(grep -i restarter "$work/create.err" | head -3)"
-fi
-kubectl -n "$NAMESPACE" get statefulsets -l "attack=$attack" -o json >"$work/sts"
-kubectl -n "$NAMESPACE" get configmaps -o json >"$work/cms"
-while read -r line; do
-  case $line in
-    FAIL:*) fail "${line#FAIL: }" ;;
-    *) echo "$line" ;;
-  esac
-done < <(jq -n -r --argjson count "$COUNT" --arg attack "$attack" --slurpfile s "$work/sts" --slurpfile c "$work/cms" '
-  $s[0] as $sts | $c[0] as $cms |
-  def version(name): ($cms.items[] | select(.metadata.name == name) | "\(.metadata.uid)/\(.metadata.resourceVersion)");
-  if ($sts.items | length) != $count then "FAIL: \($sts.items | length) StatefulSets, not \($count)" else empty end,
-  ([$sts.items[] | .metadata.name as $n | ($n | ltrimstr("\($attack)-")) as $i
-    | ((.spec.template.metadata.annotations // {})["configmap.restarter.stackable.tech/cfg-\($i)"] // "") as $a
-    | if .metadata.generation != 1 then "FAIL: \($n) has generation \(.metadata.generation)"
-      elif $a != version("cfg-\($i)") then "FAIL: \($n) was not annotated at creation (\($a))"
-      else empty end] | if length == 0 then "all \($count) annotated at creation" else .[] end)')
+check_no_warning "$work/create.err"
+check_annotated "attack=$attack" "$attack" 'cfg-{i}' "$COUNT"
 
 # /healthz answered within the probe timeout all through the window.
-jq -r '.probes[] | "/healthz: \(.probes) probes, \(.failures) failed, max \(.max_seconds) s, p99 \(.p99_seconds) s, p50 \(.p50_seconds) s"' \
-  "$work/probe.json"
-while read -r bad; do
-  fail "/healthz did not answer within ${PROBE_TIMEOUT} s: $bad"
-done < <(jq -c --argjson t "$PROBE_TIMEOUT" \
-  '.probes[] | select(.probes == 0 or .failures > 0 or .max_seconds >= $t) | {probes, failures, max_seconds, first_failures}' \
-  "$work/probe.json")
+check_probes "$work/probe.json" "$PROBE_TIMEOUT"
 
-if ((failures > 0)); then
-  echo "$failures checks failed"
-  exit 1
-fi
-echo "all checks passed"
+finish "all checks passed"

@@ -21,35 +21,24 @@ BURST=2000          # serve-webhook --lookup-burst (default)
 SLACK=100           # GETs of ConfigMaps by anyone else in the window, and rounding
 MAX_LINE=16384      # longest log line allowed (fields are cut at 4 KiB)
 WAIT_SECONDS=120
-tool=../../../tests/tools/hostile_client.py
-work=$(mktemp -d)
-attacker=
-cleanup() {
-  [[ -z $attacker ]] || kill -TERM "$attacker" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=SCRIPTDIR/../../lib/hostile.sh
+source ../../lib/hostile.sh
 
 port=$(cat "$(../../lib/webhook.sh dir wh)/port")
 url=https://127.0.0.1:$port/mutate
-metric() { # the sum of the webhook's series starting with $1
-  ../../lib/webhook.sh metrics wh | awk -v p="$1" 'index($0, p) == 1 { s += $NF } END { printf "%d\n", s }'
-}
 apiserver_gets() { # GETs of single ConfigMaps the apiserver served, every code
   kubectl get --raw /metrics | awk '/^apiserver_request_total\{/ && /resource="configmaps"/ && /verb="GET"/ { s += $NF } END { printf "%d\n", s }'
 }
 now() { date +%s.%N; }
 
 # 1. Names no ConfigMap can have: answered, never looked up, never logged whole.
-lookups=$(metric restarter_webhook_lookups_total)
+lookups=$(webhook_metric restarter_webhook_lookups_total)
 python3 "$tool" amplify --url "$url" --loops 1 --reviews 3 --name . --name .. --huge-name 1000000 \
   --namespace "$NAMESPACE" --duration 60 >"$work/invalid.json"
 read -r answered errors < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["answered"], r["errors"])' "$work/invalid.json")
 echo "invalid names: $answered answered, $errors errors"
 [[ $answered == 3 && $errors == 0 ]] || fail "reviews with invalid names: $answered answered, $errors errors; want 3, 0"
-after=$(metric restarter_webhook_lookups_total)
+after=$(webhook_metric restarter_webhook_lookups_total)
 ((after == lookups)) || fail "invalid names were looked up: lookups_total $lookups -> $after"
 longest=$(../../lib/webhook.sh log wh | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
 echo "longest webhook log line: $longest bytes"
@@ -57,66 +46,33 @@ echo "longest webhook log line: $longest bytes"
 
 # 2. The amplifier, and real creates during it.
 gets_before=$(apiserver_gets)
-lookups_before=$(metric restarter_webhook_lookups_total)
-refused_before=$(metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}')
+lookups_before=$(webhook_metric restarter_webhook_lookups_total)
+refused_before=$(webhook_metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}')
 started=$(now)
 python3 "$tool" amplify --url "$url" --loops "$LOOPS" --names "$NAMES" --namespace "$NAMESPACE" \
   --duration "$ATTACK_SECONDS" >"$work/attack.json" &
 attacker=$!
+track "$attacker"
 deadline=$((SECONDS + WAIT_SECONDS))
-until (($(metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') > refused_before)); do
+until (($(webhook_metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') > refused_before)); do
   ((SECONDS < deadline)) || { fail "no review refused for the rate limit within ${WAIT_SECONDS}s"; break; }
   sleep 0.2
 done
-for i in $(seq 1 "$COUNT"); do
-  kubectl -n "$NAMESPACE" create -f - >/dev/null 2>>"$work/create.err" <<YAML || fail "create web-$i: $(cat "$work/create.err")"
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: web-$i
-  labels:
-    restarter.stackable.tech/enabled: "true"
-spec:
-  serviceName: web-$i
-  replicas: 0
-  selector:
-    matchLabels:
-      app: web-$i
-  template:
-    metadata:
-      labels:
-        app: web-$i
-    spec:
-      volumes:
-        - name: config
-          configMap:
-            name: cfg-$i
-      containers:
-        - name: app
-          image: registry.invalid/web:1
-YAML
-done
+statefulsets web "$COUNT" 0 'cfg-{i}' >"$work/sts.yaml"
+kubectl -n "$NAMESPACE" create -f "$work/sts.yaml" >/dev/null 2>"$work/create.err" || fail "create: $(cat "$work/create.err")"
 wait "$attacker" || fail "the amplifier exited $?"
-attacker=
 ended=$(now)
 gets=$(($(apiserver_gets) - gets_before))
-lookups=$(($(metric restarter_webhook_lookups_total) - lookups_before))
-refused=$(($(metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') - refused_before))
+lookups=$(($(webhook_metric restarter_webhook_lookups_total) - lookups_before))
+refused=$(($(webhook_metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') - refused_before))
 allowed=$(python3 -c "import sys; print(int($BURST + $RATE * ($ended - $started)) + $SLACK)")
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("amplifier:", {k: r.get(k) for k in ("elapsed_seconds", "statuses", "answered", "patched", "errors", "p50_seconds", "max_seconds")})' "$work/attack.json"
 echo "window $(python3 -c "print(round($ended - $started, 1))") s: apiserver ConfigMap GETs $gets, webhook lookups $lookups, bound $allowed; reviews refused for the rate $refused"
 ((gets <= allowed)) || fail "the apiserver served $gets ConfigMap GETs, more than the $allowed the bucket allows"
 ((lookups <= allowed)) || fail "the webhook made $lookups lookups, more than $allowed"
 ((refused >= 1)) || fail "no review was refused for the rate limit: the attack was not in force"
-grep -i restarter "$work/create.err" && fail "kubectl printed a warning from the webhook"
-for i in $(seq 1 "$COUNT"); do
-  cm=$(kubectl -n "$NAMESPACE" get configmap "cfg-$i" -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
-  got=$(kubectl -n "$NAMESPACE" get statefulset "web-$i" \
-    -o jsonpath="{.metadata.generation} {.spec.template.metadata.annotations.configmap\.restarter\.stackable\.tech/cfg-$i}")
-  [[ $got == "1 $cm" ]] || fail "web-$i: generation and annotation '$got', want '1 $cm'"
-done
-fail_open=$(../../lib/webhook.sh apiserver-count wh apiserver_admission_webhook_fail_open_count)
-((fail_open == 0)) || fail "the apiserver failed open $fail_open times"
+check_no_warning "$work/create.err"
+check_annotated restarter.stackable.tech/enabled=true web 'cfg-{i}' "$COUNT"
+check_no_fail_open
 
-((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
-echo "ok: invalid names never looked up; the amplifier bounded by the rate; $COUNT StatefulSets annotated"
+finish "ok: invalid names never looked up; the amplifier bounded by the rate; $COUNT StatefulSets annotated"
