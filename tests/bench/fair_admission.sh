@@ -17,40 +17,16 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-bin=${1:-${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$here/lib.sh"
+bench_init "${1:-}" python3 curl
 REVIEWS=${REVIEWS:-60}
 PORT=${PORT:-18443}
 HEALTH_PORT=${HEALTH_PORT:-18081}
 tool=$repo/tests/tools/hostile_client.py
 
-for t in python3 curl; do command -v "$t" >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-[[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
-
-work=$(mktemp -d)
-pid=
 holder=
-cleanup() {
-  if [[ -n $holder ]]; then kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true; fi
-  if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$bin" gen-certs --out-dir "$work/certs" --ip 127.0.0.1 >/dev/null 2>&1
-cat >"$work/kubeconfig" <<'YAML'
-apiVersion: v1
-kind: Config
-clusters: [{name: none, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
-users: [{name: none, user: {token: none}}]
-contexts: [{name: none, context: {cluster: none, user: none}}]
-current-context: none
-YAML
-"$bin" serve-webhook --kubeconfig "$work/kubeconfig" --cert-dir "$work/certs" --bind-address 127.0.0.1 \
-  --port "$PORT" --metrics-bind-address 0 --health-probe-bind-address "127.0.0.1:$HEALTH_PORT" \
-  --log-level error >"$work/webhook.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$HEALTH_PORT/readyz" && break; sleep 0.1; done
+webhook_alone "$PORT" "$HEALTH_PORT"
 
 measure() {
   python3 - "$PORT" "$REVIEWS" <<'PY'
@@ -98,9 +74,10 @@ attack() {
   if (($# > 0)); then
     python3 "$tool" hold "$@" --source 127.0.0.2 --duration 600 --status "$work/hold.json" >/dev/null 2>&1 &
     holder=$!
+    bench_track "$holder"
     sleep 5  # the attack establishes itself (reopening what the server closes)
   fi
-  echo "$name: $(measure); load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "$name: $(measure); load $(load)"
   if [[ -n $holder ]]; then kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true; holder=; fi
 }
 

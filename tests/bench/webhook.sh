@@ -45,8 +45,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${1:-${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$here/lib.sh"
+bench_init "${1:-}" wrk curl jq kubectl python3
 RUNS=${RUNS:-3}
 WRK_THREADS=${WRK_THREADS:-2}
 WRK_CONNECTIONS=${WRK_CONNECTIONS:-16}
@@ -67,41 +68,15 @@ PROXY_PORT=${PROXY_PORT:-18001}
 ns=webhook-bench
 name=webhook-bench.restarter.stackable.tech
 
-for tool in wrk curl jq kubectl python3; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
-[[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
+proxy_pid="" sink_pid="" holder_pid="" prober_pid=""
 
-work=$(mktemp -d)
-webhook_pid="" proxy_pid="" sink_pid="" holder_pid="" prober_pid=""
-cleanup() {
-  local pid
-  for pid in "$prober_pid" "$holder_pid" "$sink_pid" "$webhook_pid" "$proxy_pid"; do
-    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null || true; fi
-  done
-  "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
-  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# median and range of numbers on stdin: "median (min-max)"
-stats() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%g (%g-%g)", m, v[1], v[NR] }'; }
 rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$webhook_pid/status"; echo; }
 
 echo "== setup: gen-certs, serve-webhook --cert-dir, install-mwc (namespace $ns only)"
-"$bin" gen-certs --out-dir "$work/certs" --ip 127.0.0.1 >/dev/null 2>&1
-# A previous run's namespace may still be terminating.
-kubectl delete namespace "$ns" --ignore-not-found --timeout=180s >/dev/null
-kubectl create namespace "$ns" >/dev/null
+read -ra webhook_flags <<<"${WEBHOOK_FLAGS:-}"
+webhook_in_cluster "$ns" "$name" "$PORT" "$METRICS_PORT" "127.0.0.1:$HEALTH_PORT" "${webhook_flags[@]}"
 kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
 kubectl -n "$ns" create secret generic app-secret --from-literal=password=x >/dev/null
-read -ra webhook_flags <<<"${WEBHOOK_FLAGS:-}"
-"$bin" serve-webhook --cert-dir "$work/certs" --bind-address 127.0.0.1 --port "$PORT" \
-  --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address "127.0.0.1:$HEALTH_PORT" --log-level warn \
-  "${webhook_flags[@]}" >"$work/webhook.log" 2>&1 &
-webhook_pid=$!
-"$bin" install-mwc --name "$name" --webhook-url "https://127.0.0.1:$PORT/mutate" \
-  --ca-bundle-file "$work/certs/ca.crt" --only-namespace "$ns" >/dev/null 2>&1
-for _ in $(seq 100); do curl -sk -o /dev/null "https://127.0.0.1:$PORT/mutate" -d x && break; sleep 0.1; done
 echo "webhook pid $webhook_pid; $(nproc) cores; $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo)"
 rss
 
@@ -154,6 +129,7 @@ rss
 echo "== 2. end to end: $RATE labeled StatefulSets/s for ${E2E_SECONDS}s through the apiserver"
 kubectl proxy --port "$PROXY_PORT" >/dev/null 2>&1 &
 proxy_pid=$!
+bench_track "$proxy_pid"
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PROXY_PORT/api" && break; sleep 0.1; done
 tracing_config=${RESTARTER_CLUSTER_STATE_DIR:-/nonexistent}/run/apiserver-tracing.yaml
 if [[ -f $tracing_config ]]; then
@@ -162,6 +138,7 @@ if [[ -f $tracing_config ]]; then
     || { echo "cannot build otlp-sink here: run tests/bench/otlp-sink/build.sh outside the namespace first" >&2; exit 1; }
   "$sink" -listen "$endpoint" -attribute "configuration=$name" >"$work/spans.jsonl" 2>"$work/sink.log" &
   sink_pid=$!
+  bench_track "$sink_pid"
   # The apiserver's exporter has been retrying with back-off since `up`: send a few creations
   # until their spans arrive, so the first run loses none.
   for attempt in $(seq 30); do
@@ -242,6 +219,7 @@ if ((HOSTILE_IDLE + HOSTILE_SLOW + HOSTILE_HEALTH_SLOW > 0)); then
   python3 "$repo/tests/tools/hostile_client.py" hold "${holds[@]}" --duration 3600 \
     --status "$work/hold.json" >"$work/hold.out" 2>&1 &
   holder_pid=$!
+  bench_track "$holder_pid"
   for _ in $(seq 300); do
     jq -e '.all_reached' "$work/hold.json" >/dev/null 2>&1 && break
     kill -0 "$holder_pid" 2>/dev/null || { cat "$work/hold.out"; echo "hostile_client.py hold exited" >&2; exit 1; }
@@ -258,6 +236,7 @@ fi
 python3 "$repo/tests/tools/hostile_client.py" probe --url "http://127.0.0.1:$HEALTH_PORT/healthz" \
   --duration 3600 --status "$work/probe.json" >"$work/probe.out" 2>&1 &
 prober_pid=$!
+bench_track "$prober_pid"
 for body in $E2E_BODIES; do
 echo "-- $body: $(case $body in refs) echo "a ConfigMap and a Secret looked up per admission" ;;
   norefs) echo "no reference: no lookup, the apiserver's and the transport's own share" ;; esac)"

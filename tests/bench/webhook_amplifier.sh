@@ -18,8 +18,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-bin=${1:-${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$here/lib.sh"
+bench_init "${1:-}" curl kubectl python3
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-30}
 LOOPS=${LOOPS:-16}
@@ -30,39 +31,13 @@ PROXY_PORT=${PROXY_PORT:-18501}
 ns=amplifier-bench
 name=amplifier-bench.restarter.stackable.tech
 
-for tool in curl kubectl python3; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
-[[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
-work=$(mktemp -d)
-webhook_pid="" proxy_pid="" attacker_pid=""
-cleanup() {
-  local pid
-  for pid in "$attacker_pid" "$webhook_pid" "$proxy_pid"; do
-    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null || true; fi
-  done
-  "$bin" install-mwc --name "$name" --delete >/dev/null 2>&1 || true
-  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-stats() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%g (%g-%g)", m, v[1], v[NR] }'; }
-metric() { curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v p="$1" 'index($0, p) == 1 { s += $NF } END { printf "%d\n", s }'; }
-
-"$bin" gen-certs --out-dir "$work/certs" --ip 127.0.0.1 >/dev/null 2>&1
-kubectl delete namespace "$ns" --ignore-not-found --timeout=180s >/dev/null
-kubectl create namespace "$ns" >/dev/null
-kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
 read -ra webhook_flags <<<"${WEBHOOK_FLAGS:-}"
-"$bin" serve-webhook --cert-dir "$work/certs" --bind-address 127.0.0.1 --port "$PORT" \
-  --metrics-bind-address "127.0.0.1:$METRICS_PORT" --health-probe-bind-address 0 --log-level warn \
-  "${webhook_flags[@]}" >"$work/webhook.log" 2>&1 &
-webhook_pid=$!
-"$bin" install-mwc --name "$name" --webhook-url "https://127.0.0.1:$PORT/mutate" \
-  --ca-bundle-file "$work/certs/ca.crt" --only-namespace "$ns" >/dev/null 2>&1
-for _ in $(seq 100); do curl -sk -o /dev/null "https://127.0.0.1:$PORT/mutate" -d x && break; sleep 0.1; done
+webhook_in_cluster "$ns" "$name" "$PORT" "$METRICS_PORT" 0 "${webhook_flags[@]}"
+kubectl -n "$ns" create configmap app-config --from-literal=setting=1 >/dev/null
 kubectl proxy --port "$PROXY_PORT" >/dev/null 2>&1 &
-proxy_pid=$!
+bench_track $!
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PROXY_PORT/version" && break; sleep 0.1; done
-echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(nproc) cores, load $(load)"
 
 # One run: COUNT creates one after another; prints "median p90 max annotated" (seconds).
 creates() {
@@ -100,15 +75,15 @@ for run in $(seq 1 "$RUNS"); do
   python3 "$repo/tests/tools/hostile_client.py" amplify --url "https://127.0.0.1:$PORT/mutate" \
     --loops "$LOOPS" --names "$NAMES" --namespace "$ns" --duration 600 >"$work/attack-$run.json" &
   attacker_pid=$!
+  bench_track "$attacker_pid"
   # Until the bucket is drained (a review refused for the rate), bounded.
   for _ in $(seq 300); do
-    (($(metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') > 0)) && break
+    (($(metric "$METRICS_PORT" 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}') > 0)) && break
     sleep 0.1
   done
   read -r p50 p90 max annotated < <(creates "attacked-$run-")
   kill -TERM "$attacker_pid"
   wait "$attacker_pid" || true
-  attacker_pid=""
   echo "run $run attacked: p50 ${p50}s p90 ${p90}s max ${max}s, $annotated/$COUNT annotated;" \
     "amplifier answered $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["answered"])' "$work/attack-$run.json")"
   echo "$p50" >>"$work/attacked"
@@ -117,5 +92,5 @@ quiet=$(stats <"$work/quiet")
 attacked=$(stats <"$work/attacked")
 echo "create latency p50, median (range) of $RUNS runs: quiet ${quiet}s, attacked ${attacked}s;" \
   "ratio $(python3 -c "print(round(${attacked%% *} / ${quiet%% *}, 2))")"
-echo "webhook: lookups $(metric restarter_webhook_lookups_total), refused for the rate" \
-  "$(metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "webhook: lookups $(metric "$METRICS_PORT" restarter_webhook_lookups_total), refused for the rate" \
+  "$(metric "$METRICS_PORT" 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}'), load $(load)"

@@ -19,8 +19,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-bin=${1:-${RESTARTER_BIN:-$repo/build/ci/cmd/restarter/restarter}}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$here/lib.sh"
+bench_init "${1:-}" python3 wrk curl
 RUNS=${RUNS:-3}
 WRK_THREADS=${WRK_THREADS:-2}
 WRK_CONNECTIONS=${WRK_CONNECTIONS:-16}
@@ -28,29 +29,8 @@ WRK_SECONDS=${WRK_SECONDS:-10}
 PORT=${PORT:-18443}
 HEALTH_PORT=${HEALTH_PORT:-18081}
 
-for tool in python3 wrk curl; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
-[[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
+hwm() { awk '/^VmHWM/ { printf "%.1f MiB", $2 / 1024 }' "/proc/$webhook_pid/status"; }
 
-work=$(mktemp -d)
-pid=
-cleanup() {
-  if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-hwm() { awk '/^VmHWM/ { printf "%.1f MiB", $2 / 1024 }' "/proc/$pid/status"; }
-
-"$bin" gen-certs --out-dir "$work/certs" --ip 127.0.0.1 >/dev/null 2>&1
-cat >"$work/kubeconfig" <<'YAML'
-apiVersion: v1
-kind: Config
-clusters: [{name: none, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
-users: [{name: none, user: {token: none}}]
-contexts: [{name: none, context: {cluster: none, user: none}}]
-current-context: none
-YAML
 cat >"$work/review.json" <<'JSON'
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"00000000-0000-0000-0000-000000000001","kind":{"group":"apps","version":"v1","kind":"StatefulSet"},"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"namespace":"bench","name":"bench","operation":"CREATE","object":{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"bench","namespace":"bench"},"spec":{"serviceName":"bench","replicas":1,"selector":{"matchLabels":{"app":"bench"}},"template":{"metadata":{"labels":{"app":"bench"}},"spec":{"containers":[{"name":"app","image":"registry.invalid/bench:1"}]}}}}}}
 JSON
@@ -62,15 +42,8 @@ f:close()
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-start() {
-  "$bin" serve-webhook --kubeconfig "$work/kubeconfig" --cert-dir "$work/certs" --bind-address 127.0.0.1 \
-    --port "$PORT" --metrics-bind-address 0 --health-probe-bind-address "127.0.0.1:$HEALTH_PORT" \
-    --log-level error >"$work/webhook.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$HEALTH_PORT/readyz" && return; sleep 0.1; done
-  echo "the webhook did not become ready:" >&2; cat "$work/webhook.log" >&2; exit 1
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+start() { webhook_alone "$PORT" "$HEALTH_PORT" || exit 1; }
+stop() { kill "$webhook_pid"; wait "$webhook_pid" 2>/dev/null || true; }
 review() { curl -sk -o /dev/null -w '%{http_code}' --max-time 10 "https://127.0.0.1:$PORT/mutate" \
              -H 'Content-Type: application/json' --data-binary "@$work/review.json"; }
 
