@@ -1,5 +1,5 @@
 #pragma once
-// `restarter serve-webhook`: the mutating admission webhook (README "Webhook"). Serves
+// `restarter serve-webhook`: the mutating admission webhook (docs/configuration.md "serve-webhook"). Serves
 // admission.k8s.io/v1 AdmissionReviews over HTTPS on /mutate; health and metrics on their own plain
 // HTTP endpoints, as serve-controller has them.
 //

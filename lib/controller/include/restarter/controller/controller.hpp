@@ -51,7 +51,7 @@
 
 namespace restarter::controller {
 
-// serve-controller --min-rollout-interval's default (README "serve-controller" says why 5m): the
+// serve-controller --min-rollout-interval's default (docs/configuration.md "serve-controller" says why 5m): the
 // upper bound of a hold (core::decideRollout). A held change waits for the previous rollout to
 // finish, which for a StatefulSet of a few replicas with Kubernetes' default 30 s termination
 // grace period and a readiness probe takes about this long; a rollout that never finishes holds

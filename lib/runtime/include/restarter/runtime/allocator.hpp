@@ -15,7 +15,7 @@ namespace restarter::runtime {
 // Measured on serve-controller --content-aware=all, 1,000 StatefulSets and 20,000 ConfigMaps and
 // Secrets, right after annotating every StatefulSet (malloc_stats): 11 arenas holding 30.4 MB for
 // 20.2 MB in use without these settings (an earlier figure credited to them was taken while a
-// missing include made them a no-op), 2 arenas holding 28.5 MB with them; README "Benchmarks" has
+// missing include made them a no-op), 2 arenas holding 28.5 MB with them; docs/benchmarks.md has
 // the steady state. For serve-webhook it keeps a large body, once freed, from staying
 // resident; its peak is bounded by the byte budget (lib/webhook/src/server.cpp). A no-op where
 // the allocator is not glibc's (the sanitizer builds replace it). True when glibc took both
