@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs restarter into a real cluster with `kubectl apply -k manifests/` (docs/install.md "Install in a
-# cluster"): renders the manifests with the given image, shows the objects and a summary of
-# `kubectl diff`, then asks before applying and waits for the Deployments' rollout.
+# Installs restarter into a real cluster with `kubectl apply -k manifests/` (docs/install.md
+# "Install in a cluster"): renders the manifests with the given image, shows the objects and a
+# summary of `kubectl diff`, then asks before applying and waits for the Deployments' rollout.
 # (`cmd/demo.sh --kubeconfig FILE ...` runs this with the same flags.)
 #
 # Usage: cmd/install.sh --kubeconfig FILE --image REF [flags]

@@ -6,9 +6,9 @@
 // exactly as explain-restart does and condenses it. Pure functions here; the command
 // (status_command.cpp) lists the workloads and reads their inputs.
 //
-// Exit codes (also in --help and docs/operations.md): 0 listed; 1 the API failed, or --fail-if-pending
-// and some workload has a restart due or an unknown pending state; 2 the command line is wrong;
-// 4 access denied.
+// Exit codes (also in --help and docs/operations.md): 0 listed; 1 the API failed, or
+// --fail-if-pending and some workload has a restart due or an unknown pending state; 2 the command
+// line is wrong; 4 access denied.
 
 #include <cstdint>
 #include <optional>
