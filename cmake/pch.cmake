@@ -9,7 +9,7 @@
 # do not read. CMake adds -Winvalid-pch, so with warnings as errors a PCH that GCC rejects fails the
 # build instead of silently compiling slower.
 #
-# Off by default (issue 17): measured with CPU time, it saves about 20 % per translation unit
+# Off by default: measured with CPU time, it saves about 20 % per translation unit
 # (lib/core/src/json_patch.cpp 12.8 -> 9.4 s, lib/obs/src/log.cpp 17.2 -> 13.8 s,
 # tests/unit/core/annotations_test.cpp 26.0 -> 19.0 s), but with GCC 12 at -O2 a file compiled with
 # the PCH (json alone is enough) gets -Warray-bounds reports from inside libstdc++'s std::string

@@ -22,7 +22,7 @@
 #   --kubeconfig FILE  the cluster to install into (required for this mode)
 #   --context NAME     kubeconfig context (default: its current context)
 #   --image REF        the restarter image to run (required: no image is published; build one
-#                      with the Dockerfile, README "Install in a cluster")
+#                      with the Dockerfile, docs/install.md "Install in a cluster")
 #   --controller-only  install manifests/overlays/controller-only (no webhook)
 #   --yes              do not ask before applying
 #   --dry-run          print the plan (objects, diff, rendered manifests) and write nothing
@@ -302,7 +302,7 @@ k -n "$ns" get statefulset web -o json |
 if [[ $generation == 1 ]]; then
   say "Generation 1: the first revision already carried the annotations, so no pod was restarted."
   say "(Without the webhook the controller records the versions in the workload's metadata instead,"
-  say " restarter.stackable.tech/baseline, which restarts nothing either; README \"Restart only when pods need it\".)"
+  say " restarter.stackable.tech/baseline, which restarts nothing either; docs/behaviour.md \"Restart only when pods need it\".)"
 else
   say "Generation $generation, not 1: the webhook did not annotate the creation (see $state/serve-webhook.log);"
   say "the controller added the annotations afterwards, at the cost of one extra restart."
@@ -344,7 +344,7 @@ cat <<TXT
     PATH=$state/bin:\$PATH RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- kubectl restarter explain-restart sts/web -n $ns --watch
   Or a shell inside: RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- bash
   Logs: $state/serve-controller.log, $state/serve-webhook.log
-  Metrics (README "Metrics"):
+  Metrics (docs/operations.md "Metrics"):
     RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- curl -s http://$controller_metrics/metrics   # controller
     RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh exec -- curl -s http://$webhook_metrics/metrics   # webhook
 TXT

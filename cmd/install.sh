@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs restarter into a real cluster with `kubectl apply -k manifests/` (README "Install in a
-# cluster"): renders the manifests with the given image, shows the objects and a summary of
-# `kubectl diff`, then asks before applying and waits for the Deployments' rollout.
+# Installs restarter into a real cluster with `kubectl apply -k manifests/` (docs/install.md
+# "Install in a cluster"): renders the manifests with the given image, shows the objects and a
+# summary of `kubectl diff`, then asks before applying and waits for the Deployments' rollout.
 # (`cmd/demo.sh --kubeconfig FILE ...` runs this with the same flags.)
 #
 # Usage: cmd/install.sh --kubeconfig FILE --image REF [flags]
@@ -9,7 +9,7 @@
 #                      deliberately ignored, so nothing is written to a cluster you did not name)
 #   --context NAME     kubeconfig context (default: its current context)
 #   --image REF        the restarter image to run (required: no image is published; build one
-#                      with the Dockerfile, README "Install in a cluster")
+#                      with the Dockerfile, docs/install.md "Install in a cluster")
 #   --controller-only  install manifests/overlays/controller-only (no webhook)
 #   --yes, -y          do not ask before applying
 #   --dry-run          print the plan (objects, diff, rendered manifests) and write nothing
@@ -53,7 +53,7 @@ while (($#)); do
 done
 
 [[ -n $kubeconfig ]] || usage_error "--kubeconfig is required: the cluster to install into (KUBECONFIG and ~/.kube/config are not used)"
-[[ -n $image ]] || usage_error "--image is required with --kubeconfig: no restarter image is published; build one with the Dockerfile, push it, and pass --image <registry>/restarter:<tag> (README \"Install in a cluster\")"
+[[ -n $image ]] || usage_error "--image is required with --kubeconfig: no restarter image is published; build one with the Dockerfile, push it, and pass --image <registry>/restarter:<tag> (docs/install.md \"Install in a cluster\")"
 [[ $image =~ ^[a-z0-9][^[:space:]@]*(@sha256:[0-9a-f]{64})?$ ]] || usage_error "--image '$image' is not an image reference such as registry.example.com/restarter:0.1.0"
 [[ -f $kubeconfig ]] || usage_error "--kubeconfig '$kubeconfig': no such file"
 kubeconfig=$(realpath "$kubeconfig")
@@ -170,7 +170,7 @@ install_into_cluster() {
   cat <<TXT
   restarter runs in namespace $namespace. Label a workload to have it restarted on config changes:
     kubectl label statefulset <name> restarter.stackable.tech/enabled=true
-  Why did it restart? (kubectl plugin, README "kubectl plugin (Krew)")
+  Why did it restart? (kubectl plugin, docs/install.md "kubectl plugin (Krew)")
     kubectl restarter explain-restart sts/<name> -n <namespace>
   Logs:      kubectl -n $namespace logs deployment/restarter-controller
   Uninstall: kubectl delete -k $src

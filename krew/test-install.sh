@@ -69,7 +69,8 @@ out=$(kubectl restarter explain-restart -n "$ns" statefulset/web --no-color)
 echo "$out"
 grep -q "StatefulSet $ns/web" <<<"$out" || fail "explain-restart through kubectl did not explain $ns/web"
 # No controller runs here: the workload carries no restarter record, so explain-restart says what
-# serve-controller would do by default (record a baseline, README "Restart only when pods need it").
+# serve-controller would do by default (record a baseline, docs/behaviour.md "Restart only when pods
+# need it").
 grep -Eq 'configmap/app-config +tracked +opted in: baseline recorded, no restart' <<<"$out" ||
   fail "the ConfigMap's decision is not named"
 cp "$KUBECONFIG" "$work/kubeconfig"

@@ -14,7 +14,7 @@
 #      are bound to alike; watchNamespaces binds the read permissions per namespace; the
 #      ServiceMonitors appear only when the cluster serves their kind; extra labels and
 #      annotations reach every object, not the selectors;
-#   5. the README's values table is what tests/helm/values-table.py generates from the schema.
+#   5. docs/install.md's values table is what tests/helm/values-table.py generates from the schema.
 # Exit status: 0 when all hold, 1 otherwise.
 set -euo pipefail
 
@@ -196,11 +196,11 @@ check "all-values.yaml: the scheduling values and flags reach both Deployments" 
   all(.[] | select(.kind == "ServiceMonitor"); .metadata.labels.release == "prometheus" and .spec.endpoints[0].interval == "15s")' \
   <"$work/all.json"
 
-# --- 5. the README's table --------------------------------------------------------------------
+# --- 5. docs/install.md's table ---------------------------------------------------------------
 if python3 tests/helm/values-table.py --check; then
-  ok "README's values table = tests/helm/values-table.py (values.schema.json, values.yaml)"
+  ok "docs/install.md's values table = tests/helm/values-table.py (values.schema.json, values.yaml)"
 else
-  fail "README's values table is out of date"
+  fail "docs/install.md's values table is out of date"
 fi
 
 if ((failures)); then echo "check-helm: $failures check(s) failed"; exit 1; fi

@@ -290,8 +290,8 @@ kuttl_suites() {
   return $rc
 }
 
-# The Helm chart: lint, the defaults render manifests/, the schema refuses wrong types, the README's
-# values table (offline, with the control plane's helm and kubectl; seconds).
+# The Helm chart: lint, the defaults render manifests/, the schema refuses wrong types, the
+# values table of docs/install.md (offline, with the control plane's helm and kubectl; seconds).
 helm_check() {
   need_cluster || return 1
   "$cluster" exec -- tests/check-helm.sh

@@ -7,7 +7,7 @@ namespace restarter::cli {
 void addSelectionFlags(cxxopts::Options& options, bool autoReloadAll) {
   options.add_options()("reloader-annotations",
                         "also manage workloads opted in with stakater/Reloader's annotations, with its "
-                        "selection rules (README \"Switching from Reloader\"); every workload of the three "
+                        "selection rules (docs/migrating.md); every workload of the three "
                         "kinds is then listed or sent to the webhook",
                         cxxopts::value<bool>()->default_value("false")->implicit_value("true"));
   if (autoReloadAll) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# serve-controller with --content-aware=all next to --content-aware=off in the same run (issue 15),
+# serve-controller with --content-aware=all next to --content-aware=off in the same run,
 # on the local control plane, smaller than controller/controller_bench.sh so it fits a shared
 # 2-core machine: STATEFULSETS labeled StatefulSets (replicas 0: revisions without pods), each
 # referencing 10 ConfigMaps and 10 Secrets through envFrom, of OBJECTS ConfigMaps and OBJECTS

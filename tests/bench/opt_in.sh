@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Opting running workloads in (README "Restart only when pods need it"), on the local control
-# plane: STATEFULSETS unlabeled StatefulSets (replicas 0: revisions without pods), each referencing
-# 2 ConfigMaps, already running; then `kubectl label` labels them all at once while
+# Opting running workloads in (docs/behaviour.md "Restart only when pods need it"), on the local
+# control plane: STATEFULSETS unlabeled StatefulSets (replicas 0: revisions without pods), each
+# referencing 2 ConfigMaps, already running; then `kubectl label` labels them all at once while
 # serve-controller runs. Twice, each in a fresh namespace:
 #   1. default (baseline): seconds from the label until every StatefulSet carries its baseline,
 #      StatefulSets whose generation moved (restarts), the controller's applies and Events;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale curve of serve-controller (issue 16): controller/controller_bench.sh at 1,000, 5,000
+# The scale curve of serve-controller: controller/controller_bench.sh at 1,000, 5,000
 # and 10,000 labeled StatefulSets with 0 replicas (the controller's work does not depend on pods,
 # and 10,000 pods would keep the scheduler busy on the two fake nodes), each referencing 10 ConfigMaps and 10 Secrets of 1 KiB (so
 # 21,000, 105,000 and 210,000 cached objects), one namespace, growing one population: each size

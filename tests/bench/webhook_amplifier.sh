@@ -13,8 +13,9 @@
 # tests/tools/hostile_client.py amplify runs LOOPS (default 16) loops of reviews naming NAMES (default
 # 1,000) ConfigMaps against the webhook. Prints per run the median, p90 and max create latency and
 # how many creates came back annotated, then over the runs the median and range of the medians,
-# and the ratio attacked/quiet; and the webhook's lookups and refusals. The goal (docs: README
-# "Who may call the webhook") is a ratio within 2x. Needs: curl, kubectl (the cluster's), python3.
+# and the ratio attacked/quiet; and the webhook's lookups and refusals. The goal
+# (docs/configuration.md, "Who may call the webhook") is a ratio within 2x. Needs: curl, kubectl
+# (the cluster's), python3.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -6,9 +6,9 @@ Usage: normalize.py [--drop-namespace NAME] < objects.yaml > normalized.yaml
 Drops empty documents; removes Helm's own labels (helm.sh/chart, app.kubernetes.io/managed-by,
 app.kubernetes.io/instance, app.kubernetes.io/version) wherever they appear as map keys (labels,
 selectors, affinity terms); with --drop-namespace, removes the Namespace object NAME, failing when
-there is none (the chart does not own its release namespace, README "Install with Helm"); sorts
-the objects by kind, namespace and name; prints them as YAML with sorted keys, so only content
-differences remain. Comments and formatting are gone by then: both sides are parsed first.
+there is none (the chart does not own its release namespace, docs/install.md "Install with
+Helm"); sorts the objects by kind, namespace and name; prints them as YAML with sorted keys, so only
+content differences remain. Comments and formatting are gone by then: both sides are parsed first.
 """
 import sys
 

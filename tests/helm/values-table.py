@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The README's table of the Helm chart's values, generated from values.schema.json (types,
+"""The table of the Helm chart's values in docs/install.md, generated from values.schema.json (types,
 descriptions) and values.yaml (defaults) of manifests/helm/restarter.
 
 Usage: values-table.py            print the table
-       values-table.py --check    exit 1 (with a diff) unless README.md holds exactly this table
-       values-table.py --write    put this table into README.md
+       values-table.py --check    exit 1 (with a diff) unless docs/install.md holds exactly this table
+       values-table.py --write    put this table into docs/install.md
 
-In README.md the table sits between the lines `<!-- helm-values:begin -->` and
+In docs/install.md ("Install with Helm") the table sits between the lines `<!-- helm-values:begin -->` and
 `<!-- helm-values:end -->`. Also fails when a key of values.yaml has no description in the
 schema, or the reverse, so neither can drift from the other.
 """
@@ -19,7 +19,7 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHART = os.path.join(REPO, "manifests", "helm", "restarter")
-README = os.path.join(REPO, "README.md")
+DOC = os.path.join(REPO, "docs", "install.md")
 BEGIN, END = "<!-- helm-values:begin -->", "<!-- helm-values:end -->"
 
 problems = []
@@ -73,13 +73,13 @@ def table():
     return lines
 
 
-def readme_split():
-    with open(README) as f:
+def doc_split():
+    with open(DOC) as f:
         text = f.read().split("\n")
     try:
         begin, end = text.index(BEGIN), text.index(END)
     except ValueError:
-        sys.exit(f"values-table.py: README.md lacks the lines {BEGIN} and {END}")
+        sys.exit(f"values-table.py: docs/install.md lacks the lines {BEGIN} and {END}")
     return text, begin, end
 
 
@@ -91,16 +91,16 @@ def main(argv):
     if mode == "":
         print("\n".join(lines))
     elif mode == "--check":
-        text, begin, end = readme_split()
+        text, begin, end = doc_split()
         current = text[begin + 1:end]
         if current != lines:
             sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(
-                current, lines, "README.md", "generated", lineterm=""))
-            sys.exit("values-table.py: README.md's values table differs from the schema's; "
+                current, lines, "docs/install.md", "generated", lineterm=""))
+            sys.exit("values-table.py: docs/install.md's values table differs from the schema's; "
                      "run tests/helm/values-table.py --write")
     elif mode == "--write":
-        text, begin, end = readme_split()
-        with open(README, "w") as f:
+        text, begin, end = doc_split()
+        with open(DOC, "w") as f:
             f.write("\n".join(text[:begin + 1] + lines + text[end:]))
     else:
         sys.exit(__doc__)

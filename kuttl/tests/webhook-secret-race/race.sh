@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two serve-webhook replicas started together against a certificate Secret that does not exist yet
-# (issue 6: "handle two replicas racing to create it"), ROUNDS times with a fresh Secret each.
+# (each finds it missing, so they race to create it), ROUNDS times with a fresh Secret each.
 # Each round asserts what must hold however the race went:
 #   - exactly one replica stored certificates (log "certificates stored"); the other adopted them;
 #   - both serve the same serving certificate, the Secret's tls.crt, and it verifies against the

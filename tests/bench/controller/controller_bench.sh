@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of serve-controller on the local control plane (issue 5):
+# Benchmark of serve-controller on the local control plane:
 #   1,000 labeled StatefulSets (1 replica each, pods faked by kwok), 10,000 ConfigMaps and 10,000
 #   Secrets (each StatefulSet references 10 of each through envFrom), one namespace.
 #   (a) latency from a ConfigMap update to the new template annotation, over UPDATES updates;

@@ -10,7 +10,7 @@
 
 namespace restarter::cli {
 
-// Documented exit codes (README "Exit codes").
+// Documented exit codes (docs/configuration.md "Every subcommand").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the command ran and failed (API error, bad input file)
 inline constexpr int kExitUsage = 2;    // the command line itself is wrong

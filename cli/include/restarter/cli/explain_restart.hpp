@@ -8,8 +8,8 @@
 // rollout is held by the controller's minimum rollout interval, and until when. `--watch` then
 // prints one line per new revision.
 //
-// Exit codes (also in --help and the README): 0 explained; 1 the API failed; 2 the command line is
-// wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
+// Exit codes (also in --help and docs/operations.md): 0 explained; 1 the API failed; 2 the command
+// line is wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
 // workload has no revisions yet.
 
 #include <chrono>
@@ -74,8 +74,8 @@ struct ExplainInput {
   std::chrono::seconds readyTimeout{10 * 60};
 };
 
-// The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
-// output"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
+// The explanation document (the stable schema of `-o json` and `-o yaml`; docs/operations.md
+// "explain-restart"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
 nlohmann::ordered_json explanationDocument(const ExplainInput& input);
 
 // Human-readable text of an explanation document.

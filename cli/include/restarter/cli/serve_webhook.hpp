@@ -1,7 +1,7 @@
 #pragma once
-// `restarter serve-webhook`: the mutating admission webhook (README "Webhook"). Serves
-// admission.k8s.io/v1 AdmissionReviews over HTTPS on /mutate; health and metrics on their own plain
-// HTTP endpoints, as serve-controller has them.
+// `restarter serve-webhook`: the mutating admission webhook (docs/configuration.md
+// "serve-webhook"). Serves admission.k8s.io/v1 AdmissionReviews over HTTPS on /mutate; health and
+// metrics on their own plain HTTP endpoints, as serve-controller has them.
 //
 // Certificates: managed in a Secret shared by all replicas (created if missing, renewed, the CA
 // rolled with overlap, the CA bundle published into the MutatingWebhookConfiguration), or, with

@@ -6,9 +6,9 @@
 // exactly as explain-restart does and condenses it. Pure functions here; the command
 // (status_command.cpp) lists the workloads and reads their inputs.
 //
-// Exit codes (also in --help and the README): 0 listed; 1 the API failed, or --fail-if-pending
-// and some workload has a restart due or an unknown pending state; 2 the command line is wrong;
-// 4 access denied.
+// Exit codes (also in --help and docs/operations.md): 0 listed; 1 the API failed, or
+// --fail-if-pending and some workload has a restart due or an unknown pending state; 2 the command
+// line is wrong; 4 access denied.
 
 #include <cstdint>
 #include <optional>
@@ -44,7 +44,7 @@ struct WorkloadStatus {
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown or refused-too-large
   // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
-  // references whose noRestart is set (README, "Restart only when pods need it").
+  // references whose noRestart is set (docs/behaviour.md, "Restart only when pods need it").
   std::vector<std::string> noRestart;
   std::string firstRollout;                // "restart-free", "extra-restart" or "unknown"
   std::optional<std::string> lastRollout;  // RFC 3339, restarter's last rollout of it

@@ -1,6 +1,7 @@
 {{/*
 Names. The chart's objects are named "<fullname>-controller", "<fullname>-webhook", ...; with the
-release name "restarter" (README) fullname is "restarter", so the names are those of manifests/.
+release name "restarter" (docs/install.md) fullname is "restarter", so the names are those of
+manifests/.
 */}}
 {{- define "restarter.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}

@@ -21,10 +21,9 @@
 //   watch with sendInitialEvents=true sends every object as an ADDED event, then a bookmark
 //   annotated k8s.io/initial-events-end; the store swaps the objects in at that bookmark and the
 //   same stream goes on as the watch. The apiserver serves it from its watch cache in one pass.
-//   A paged list costs it a pass over the whole collection per page (measured on the local
-//   control plane: 100-400 ms per page of 25 at 100,000 ConfigMaps whatever the page size), so a
-//   paged initial sync grows with the square of the collection (21,000 objects 5.9 s, 210,000
-//   objects 207 s). Objects are staged in batches of `pageSize` as they arrive, so the stream
+//   A paged list costs it a pass over the whole collection per page, so a paged initial sync grows
+//   with the square of the collection (measured: docs/benchmarks.md, "The controller at scale").
+//   Objects are staged in batches of `pageSize` as they arrive, so the stream
 //   holds no more JSON at once than a page would. An apiserver without WatchList answers 422
 //   before any event (or, older, ignores the parameter: the stream then ends without the
 //   bookmark, or shows a change before it): the reflector reports it once and lists by pages

@@ -23,11 +23,12 @@
 //   - PackedStore = BasicStore<PackedObject>: the object as MessagePack bytes, parsed when read;
 //     for objects read once per reconcile but large as nlohmann::json, whose every key and value
 //     is a separate allocation (a workload's pod template with 20 references and their 20
-//     annotations: ~12 KB as json, ~3 KB packed).
+//     annotations is several times smaller packed; docs/benchmarks.md, "Memory: allocator
+//     and cache entries").
 //   - MetaStore = BasicStore<ObjectMeta>: name, namespace, uid, resourceVersion and labels only,
 //     as plain strings, for caches of many objects of which only identity and version matter
-//     (ConfigMaps and Secrets: tens of thousands). ~0.3 KB an entry instead of ~1.4 KB for the
-//     same fields as nlohmann::json (tests/bench/controller: RSS); the namespace is shared and the
+//     (ConfigMaps and Secrets: tens of thousands), a fraction of the same fields as nlohmann::json
+//     (measured with tests/bench/controller: docs/benchmarks.md); the namespace is shared and the
 //     uid kept as 16 bytes (compact_text.hpp; docs/architecture.md, "Compact cache entries").
 
 #include <chrono>

@@ -51,11 +51,11 @@
 
 namespace restarter::controller {
 
-// serve-controller --min-rollout-interval's default (README "serve-controller" says why 5m): the
-// upper bound of a hold (core::decideRollout). A held change waits for the previous rollout to
-// finish, which for a StatefulSet of a few replicas with Kubernetes' default 30 s termination
-// grace period and a readiness probe takes about this long; a rollout that never finishes holds
-// the next change no longer than this.
+// serve-controller --min-rollout-interval's default (docs/configuration.md "serve-controller" says
+// why 5m): the upper bound of a hold (core::decideRollout). A held change waits for the previous
+// rollout to finish, which for a StatefulSet of a few replicas with Kubernetes' default 30 s
+// termination grace period and a readiness probe takes about this long; a rollout that never
+// finishes holds the next change no longer than this.
 inline constexpr milliseconds kDefaultMinRolloutInterval{5 * 60 * 1000};
 
 struct ControllerOptions {

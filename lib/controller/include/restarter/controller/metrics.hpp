@@ -1,6 +1,6 @@
 #pragma once
 // The controller's Prometheus metrics (served on /metrics). Names and labels are part of the
-// user-facing contract (README "Metrics").
+// user-facing contract (docs/operations.md "Metrics").
 
 #include "restarter/obs/metrics.hpp"
 

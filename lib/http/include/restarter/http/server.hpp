@@ -124,9 +124,10 @@ struct Limits {
   // An AdmissionReview holds the object and, on UPDATE, the old one: each at most etcd's 1.5 MiB
   // (as JSON somewhat more); 8 MiB as the webhook always allowed.
   std::size_t maxBodyBytes = 8 * 1024 * 1024;
-  // The webhook runs under a 128 MiB limit and starts at ~17 MiB: 32 MiB admits one 4.5 MiB review
-  // charged at 7x (one address: 4 MiB, its share below), or hundreds of ordinary ones; 16 parallel reviews of that size peak at 41-44
-  // MiB (kuttl webhook-hostile-bodies; tests/bench/webhook_limits.sh measures it without a cluster).
+  // The webhook runs under a 128 MiB limit: 32 MiB admits one 4.5 MiB review charged at 7x (one
+  // address: 4 MiB, its share below), or hundreds of ordinary ones, and leaves the rest of the limit
+  // to the process itself. What parallel reviews of that size peak at is measured by kuttl
+  // webhook-hostile-bodies and tests/bench/webhook_limits.sh (docs/benchmarks.md).
   std::size_t maxInFlightBytes = 32 * 1024 * 1024;
   // 28 MiB per client address: the rest (4 MiB, some 280 ordinary reviews at 7 x 2 KiB) is
   // always left to the others, however much one attacking pod holds; the largest review one

@@ -12,11 +12,9 @@ namespace restarter::runtime {
 //    parsed trees' large strings) is its own mapping, returned to the kernel when freed. glibc
 //    otherwise raises the threshold (up to 32 MiB) after the first large buffer is freed, and from
 //    then on large buffers are carved out of the heap and stay resident after use.
-// Measured on serve-controller --content-aware=all, 1,000 StatefulSets and 20,000 ConfigMaps and
-// Secrets, right after annotating every StatefulSet (malloc_stats): 11 arenas holding 30.4 MB for
-// 20.2 MB in use without these settings (an earlier figure credited to them was taken while a
-// missing include made them a no-op), 2 arenas holding 28.5 MB with them; README "Benchmarks" has
-// the steady state. For serve-webhook it keeps a large body, once freed, from staying
+// What the settings change for serve-controller (arenas and the memory they hold, from
+// malloc_stats) and its steady state are measured in docs/benchmarks.md, "Memory: allocator and
+// cache entries". For serve-webhook it keeps a large body, once freed, from staying
 // resident; its peak is bounded by the byte budget (lib/webhook/src/server.cpp). A no-op where
 // the allocator is not glibc's (the sanitizer builds replace it). True when glibc took both
 // settings; false where there is no glibc (tests/unit/runtime/allocator_test.cpp holds it to true

@@ -8,7 +8,7 @@
 //   - when a burst of work has ended: the work counter (finished reconciles) advanced since the
 //     last trim and has stood still for `quiet`;
 //   - every `period` in any case.
-// Figures: README "Benchmarks", the content-aware rows (tests/bench/content_aware.sh). Owned by
+// Figures: docs/benchmarks.md, the content-aware rows (tests/bench/content_aware.sh). Owned by
 // one thread (the manager's tick).
 
 #include <chrono>

@@ -27,7 +27,7 @@
 
 namespace restarter::webhook {
 
-// The path the webhook serves (README "Webhook"); install-mwc registers it.
+// The path the webhook serves (docs/configuration.md "serve-webhook"); install-mwc registers it.
 inline constexpr std::string_view kMutatePath = "/mutate";
 
 // The largest AdmissionReview body handled: 8 MiB. A review holds the object and, on UPDATE, the

@@ -1,7 +1,7 @@
 #pragma once
 // The webhook's Prometheus metrics (served on /metrics). Names and labels are part of the
-// user-facing contract (README "Metrics"). The HTTP servers' own metrics (connections, deadlines,
-// refusals) are obs::HttpMetrics', prefix restarter_webhook.
+// user-facing contract (docs/operations.md "Metrics"). The HTTP servers' own metrics (connections,
+// deadlines, refusals) are obs::HttpMetrics', prefix restarter_webhook.
 
 #include "restarter/obs/metrics.hpp"
 

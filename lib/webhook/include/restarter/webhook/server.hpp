@@ -10,10 +10,11 @@
 // already open keep their session and are never dropped, but their next answer carries
 // "Connection: close" so that clients reconnect and verify the new certificate soon.
 //
-// Bounds (http::Limits; README "serve-webhook"): connections never hold a thread; the handler runs
-// on `threads` workers with 4 x `threads` requests queued at most (503 beyond: the apiserver fails
-// open); each review is charged its body x 4 from its head on (the body, plus the lexer's buffer
-// and the tree's strings while it is parsed) and tops that up to its body plus
+// Bounds (http::Limits; docs/configuration.md "serve-webhook"): connections never hold a thread;
+// the handler runs on `threads` workers with 4 x `threads` requests queued at most (503 beyond: the
+// apiserver fails open); each review is charged its body x 7 as it arrives (kBodyCostFactor in
+// src/server.cpp: the body, the lexer's buffer, the tree's strings and the handler's copy of the
+// template annotations) and tops that up to its body plus
 // parseCostBound(body) before parsing, against the budget of bytes in flight: a review that does
 // not fit gets 503 (without Retry-After, so the apiserver fails open at once instead of retrying
 // until its timeout), so memory stays bounded whatever arrives. Fair admission (per-address shares
