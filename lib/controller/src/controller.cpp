@@ -207,7 +207,7 @@ constexpr std::int64_t kContentListPageSize = 25;
 // The caches of one namespace (or of all, with an empty name).
 struct NamespaceCaches {
   std::string namespace_;
-  std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadKind::name
+  std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadResource::name
   cache::MetaStore configMaps;  // identity and version only (docs/architecture.md, "Metadata only")
   cache::MetaStore secrets;
   cache::Store pods;
@@ -309,11 +309,6 @@ struct Controller::Impl {
   // before any reflector or worker thread starts, read-only after.
   std::optional<core::DigestKey> digestKey;
 
-  // StatefulSets and DaemonSets have an OnDelete strategy; Deployments do not.
-  static bool rollsKind(const WorkloadKind& kind) {
-    return kind.resource.kind == "StatefulSet" || kind.resource.kind == "DaemonSet";
-  }
-
   NamespaceCaches* cachesFor(std::string_view ns) const {
     for (const auto& entry : caches) {
       if (entry->namespace_.empty() || entry->namespace_ == ns) return entry.get();
@@ -367,18 +362,18 @@ struct Controller::Impl {
       auto entry = std::make_unique<NamespaceCaches>();
       entry->namespace_ = ns;
       NamespaceCaches& c = *entry;
-      for (const WorkloadKind& kind : workloadKinds()) {
+      for (const WorkloadResource& kind : workloadResources()) {
         auto store = std::make_unique<cache::PackedStore>();
         store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
         store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
         const std::string name = kind.name;
-        const std::string roll = rollsKind(kind) ? std::string(kRollPrefix) + kind.name : std::string();
+        const std::string roll = kind.hasOnDelete ? std::string(kRollPrefix) + kind.name : std::string();
         store->addHandlers(cache::PackedStore::Handlers{
             [this, name, roll](const cache::PackedPtr& o) {
               enqueueWorkload(name, nameOf(*o), options.debounce);
               if (!roll.empty()) enqueueWorkload(roll, nameOf(*o), milliseconds(0));
             },
-            [this, name, roll, progressKind = coreKind(kind)](const cache::PackedPtr& before,
+            [this, name, roll, progressKind = kind.coreKind](const cache::PackedPtr& before,
                                                               const cache::PackedPtr& after) {
               if (workloadChanged(before, after) || rolloutFinished(progressKind, before, after)) {
                 enqueueWorkload(name, nameOf(*after), options.debounce);
@@ -416,7 +411,7 @@ struct Controller::Impl {
       caches.push_back(std::move(entry));
     }
 
-    for (const WorkloadKind& kind : workloadKinds()) {
+    for (const WorkloadResource& kind : workloadResources()) {
       const std::string name = kind.name;
       workloadReconcilers.emplace(
           kind.name, std::make_unique<WorkloadReconciler>(
@@ -429,8 +424,8 @@ struct Controller::Impl {
                          context));
     }
     rollEvictor = std::make_unique<Evictor>(context);
-    for (const WorkloadKind& kind : workloadKinds()) {
-      if (!rollsKind(kind)) continue;
+    for (const WorkloadResource& kind : workloadResources()) {
+      if (!kind.hasOnDelete) continue;
       const std::string name = kind.name;
       rollers.emplace(std::string(kRollPrefix) + kind.name,
                       std::make_unique<OnDeleteRoller>(
@@ -454,7 +449,7 @@ struct Controller::Impl {
       // workload is listed, and those not opted in are kept as stubs (docs/architecture.md,
       // "Reloader annotations").
       const bool reloader = options.selection.reloaderAnnotations;
-      for (const WorkloadKind& kind : workloadKinds()) {
+      for (const WorkloadResource& kind : workloadResources()) {
         addReflector(kind.resource, c.namespace_,
                      reloader ? std::string() : std::string(core::kEnabledSelector), false,
                      *c.workloads.at(kind.name),

@@ -19,11 +19,9 @@ kube::ResourceRef controllerRevisions() {
 
 }  // namespace
 
-OnDeleteRoller::OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context,
+OnDeleteRoller::OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context,
                                Evictor& evictor, std::chrono::seconds readyTimeout)
     : kind_(std::move(kind)),
-      coreKind_(kind_.resource.kind == "DaemonSet" ? core::WorkloadKind::DaemonSet
-                                                   : core::WorkloadKind::StatefulSet),
       workloads_(std::move(workloads)),
       context_(context),
       evictor_(evictor),
@@ -81,12 +79,12 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
 
   // 2. Fresh from the API (see the header).
   std::string revision;
-  if (coreKind_ == core::WorkloadKind::DaemonSet) {
+  if (kind_.coreKind == core::WorkloadKind::DaemonSet) {
     auto current = daemonSetRevision(ns, core::podSelector(workload), uid);
     if (!current) return std::move(current).error();
     revision = *current;
   }
-  auto input = core::rollWorkloadFromJson(workload, coreKind_, revision);
+  auto input = core::rollWorkloadFromJson(workload, kind_.coreKind, revision);
   if (!input) return std::move(input).error();
   kube::ListOptions options;
   options.labelSelector = core::podSelector(workload);
@@ -96,7 +94,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
   std::map<std::string, const json*> byName;
   for (const json& item : listed->items) {
     if (!core::controlledBy(item, uid)) continue;
-    auto pod = core::rollPodFromJson(item, coreKind_);
+    auto pod = core::rollPodFromJson(item, kind_.coreKind);
     if (!pod) return std::move(pod).error().withContext("reading a pod of " + kind_.name + " " + key);
     byName[pod->name] = &item;
     pods.push_back(std::move(*pod));

@@ -25,25 +25,18 @@ RetryDecision retryPolicy(const core::Error& error) {
   return decision;
 }
 
-const std::vector<WorkloadKind>& workloadKinds() {
-  static const std::vector<WorkloadKind> kinds = [] {
-    std::vector<WorkloadKind> rows;
+const std::vector<WorkloadResource>& workloadResources() {
+  static const std::vector<WorkloadResource> kinds = [] {
+    std::vector<WorkloadResource> rows;
     for (const core::ManagedKind& kind : core::kManagedKinds) {
       rows.push_back({std::string(kind.id),
                       kube::ResourceRef{std::string(kind.group), std::string(kind.version),
                                         std::string(kind.plural), std::string(kind.name), true},
-                      std::string(kind.fieldManager)});
+                      std::string(kind.fieldManager), kind.kind, kind.hasOnDelete});
     }
     return rows;
   }();
   return kinds;
-}
-
-core::WorkloadKind coreKind(const WorkloadKind& kind) {
-  for (const core::ManagedKind& row : core::kManagedKinds) {
-    if (row.id == kind.name) return row.kind;
-  }
-  return core::WorkloadKind::StatefulSet;  // unreachable: every WorkloadKind is a row (workloadKinds)
 }
 
 cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {
@@ -91,7 +84,7 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
   };
 }
 
-json applyBody(const WorkloadKind& kind, const json& workload, const AppliedAnnotations& sent) {
+json applyBody(const WorkloadResource& kind, const json& workload, const AppliedAnnotations& sent) {
   json annotations = json::object();
   for (const auto& [key, value] : sent.templateAnnotations) annotations[key] = value;
   json metadataAnnotations = json::object();
@@ -143,7 +136,7 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes) 
   return text;
 }
 
-WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context)
+WorkloadReconciler::WorkloadReconciler(WorkloadResource kind, CachesFor caches, ReconcileContext& context)
     : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
 
 void WorkloadReconciler::forget(const std::string& key) {
@@ -269,7 +262,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   const core::RolloutProgress progress =
       rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
-                    : core::rolloutProgressOf(workload, coreKind(kind_));
+                    : core::rolloutProgressOf(workload, kind_.coreKind);
   const core::RolloutDecision gate =
       core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
   if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);

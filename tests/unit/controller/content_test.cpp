@@ -83,7 +83,7 @@ json eventAnswer() {
 struct Fixture {
   Fixture() {
     reconciler = std::make_unique<WorkloadReconciler>(
-        workloadKinds().front(),
+        workloadResources().front(),
         [this](std::string_view) {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },

@@ -13,8 +13,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const WorkloadKind& kindNamed(const std::string& name) {
-  for (const WorkloadKind& kind : workloadKinds()) {
+const WorkloadResource& kindNamed(const std::string& name) {
+  for (const WorkloadResource& kind : workloadResources()) {
     if (kind.name == name) return kind;
   }
   throw std::logic_error("no kind " + name);

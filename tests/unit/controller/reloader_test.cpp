@@ -42,7 +42,7 @@ struct Fixture {
   Fixture() {
     harness.context->selection = kReloader;
     reconciler = std::make_unique<WorkloadReconciler>(
-        workloadKinds().front(),
+        workloadResources().front(),
         [this](std::string_view) {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },

@@ -52,8 +52,8 @@ using WorkloadStoreFor = std::function<const cache::PackedStore*(std::string_vie
 
 class OnDeleteRoller {
  public:
-  // `kind`: the StatefulSet or DaemonSet WorkloadKind (queue keys, metrics, Events).
-  OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
+  // `kind`: the StatefulSet or DaemonSet WorkloadResource (queue keys, metrics, Events).
+  OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
                  std::chrono::seconds readyTimeout);
 
   core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
@@ -65,8 +65,7 @@ class OnDeleteRoller {
   void setOutdated(const std::string& key, std::size_t count);
   bool firstTime(const std::string& what);
 
-  WorkloadKind kind_;
-  core::WorkloadKind coreKind_;
+  WorkloadResource kind_;
   WorkloadStoreFor workloads_;
   ReconcileContext& context_;
   Evictor& evictor_;

@@ -75,18 +75,18 @@
 
 namespace restarter::controller {
 
-struct WorkloadKind {
+// One of core::kManagedKinds (core/workload_kinds.hpp) as the controller uses it. Named apart from
+// core::WorkloadKind, the enum it carries.
+struct WorkloadResource {
   std::string name;  // "statefulset", "deployment", "daemonset": queue keys, logs, metrics
   kube::ResourceRef resource;
   std::string fieldManager;
+  core::WorkloadKind coreKind = core::WorkloadKind::StatefulSet;  // its row in core::kManagedKinds
+  bool hasOnDelete = false;  // the row's hasOnDelete: the OnDelete roll (ondelete.hpp) runs for it
 };
 
-// StatefulSet, Deployment, DaemonSet: core::kManagedKinds (core/workload_kinds.hpp) as the
-// controller uses them.
-const std::vector<WorkloadKind>& workloadKinds();
-
-// The core kind of one of workloadKinds() (its row in core::kManagedKinds).
-core::WorkloadKind coreKind(const WorkloadKind& kind);
+// StatefulSet, Deployment, DaemonSet: core::kManagedKinds, in its order.
+const std::vector<WorkloadResource>& workloadResources();
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
 // template references, and with Reloader's annotations the reload lists' names
@@ -129,7 +129,7 @@ struct AppliedAnnotations {
   std::optional<std::string> baseline;      // nullopt: not sent; "" empties a record another
                                             // manager wrote (the webhook's UPDATE patch)
 };
-nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
+nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& workload,
                          const AppliedAnnotations& sent);
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
@@ -137,13 +137,13 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
 
 class WorkloadReconciler {
  public:
-  WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context);
+  WorkloadReconciler(WorkloadResource kind, CachesFor caches, ReconcileContext& context);
 
   // `object`: a workload of this kind. `stop` interrupts a wait for the write limiter (the write is
   // then not made and the key is retried).
   core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
 
-  const WorkloadKind& kind() const { return kind_; }
+  const WorkloadResource& kind() const { return kind_; }
 
  private:
   struct LastWrite {
@@ -181,7 +181,7 @@ class WorkloadReconciler {
   void forget(const std::string& key);
   core::Status removeForeignLeftovers(const nlohmann::json& applied, const core::DesiredAnnotations& desired);
 
-  WorkloadKind kind_;
+  WorkloadResource kind_;
   CachesFor caches_;
   ReconcileContext& context_;
   std::mutex mutex_;
