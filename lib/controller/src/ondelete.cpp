@@ -22,6 +22,7 @@ kube::ResourceRef controllerRevisions() {
 OnDeleteRoller::OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context,
                                Evictor& evictor, std::chrono::seconds readyTimeout)
     : kind_(std::move(kind)),
+      name_("ondelete-" + kind_.name),
       workloads_(std::move(workloads)),
       context_(context),
       evictor_(evictor),

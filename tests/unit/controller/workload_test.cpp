@@ -451,7 +451,7 @@ struct StormResult {
 StormResult storm(Fixture& f, bool finishAtOnce) {
   auto& clock = f.harness.clock;
   WorkQueue queue(clock, restarter::cache::BackoffPolicy{500ms, 300'000ms, 0.5});
-  const QueueKey key{"statefulset", {"ns", "web"}};
+  const QueueKey key{f.reconciler.get(), {"ns", "web"}};
   const auto debounce = 1000ms;
   f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");

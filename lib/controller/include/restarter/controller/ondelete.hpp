@@ -50,13 +50,16 @@ inline constexpr milliseconds kRollPoll{10'000};
 // The workloads of the roller's kind in a namespace (nullptr: not watched).
 using WorkloadStoreFor = std::function<const cache::PackedStore*(std::string_view namespace_)>;
 
-class OnDeleteRoller {
+class OnDeleteRoller final : public Reconciler {
  public:
   // `kind`: the StatefulSet or DaemonSet WorkloadResource (queue keys, metrics, Events).
   OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
                  std::chrono::seconds readyTimeout);
 
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
+
+  // "ondelete-" and the kind's name ("ondelete-statefulset"): the roll's label in metrics and logs.
+  const std::string& name() const override { return name_; }
 
  private:
   // The DaemonSet's revisions carry its pods' labels, so its selector finds them.
@@ -66,6 +69,7 @@ class OnDeleteRoller {
   bool firstTime(const std::string& what);
 
   WorkloadResource kind_;
+  std::string name_;
   WorkloadStoreFor workloads_;
   ReconcileContext& context_;
   Evictor& evictor_;

@@ -36,17 +36,21 @@ namespace restarter::controller {
 
 using PodsFor = std::function<const cache::Store*(std::string_view namespace_)>;
 
-class PodExpiryReconciler {
+class PodExpiryReconciler final : public Reconciler {
  public:
   PodExpiryReconciler(PodsFor pods, ReconcileContext& context);
 
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
+
+  // "pod-expiry": its label in metrics and logs.
+  const std::string& name() const override { return name_; }
 
  private:
   bool firstTime(const std::string& what);
   void recordPodEvent(const nlohmann::json& pod, const std::string& type, const std::string& reason,
                       const std::string& note);
 
+  std::string name_ = "pod-expiry";
   PodsFor pods_;
   ReconcileContext& context_;
   std::mutex mutex_;

@@ -135,14 +135,16 @@ nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& wor
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
 
-class WorkloadReconciler {
+class WorkloadReconciler final : public Reconciler {
  public:
   WorkloadReconciler(WorkloadResource kind, CachesFor caches, ReconcileContext& context);
 
   // `object`: a workload of this kind. `stop` interrupts a wait for the write limiter (the write is
   // then not made and the key is retried).
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
 
+  // The kind's name ("statefulset").
+  const std::string& name() const override { return kind_.name; }
   const WorkloadResource& kind() const { return kind_; }
 
  private:

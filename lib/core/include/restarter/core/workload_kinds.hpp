@@ -29,8 +29,8 @@ struct ManagedKind {
 inline constexpr std::array<ManagedKind, 3> kManagedKinds = {{
     {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets",
      kStatefulSetFieldManager, true},
-    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments",
-     kDeploymentFieldManager, false},
+    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments", kDeploymentFieldManager,
+     false},
     {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager,
      true},
 }};
