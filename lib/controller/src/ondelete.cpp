@@ -40,14 +40,6 @@ void OnDeleteRoller::setOutdated(const std::string& key, std::size_t count) {
   context_.metrics.outdatedPods.with({kind_.name}).set(sum);
 }
 
-bool OnDeleteRoller::firstTime(const std::string& what) {
-  std::lock_guard lock(mutex_);
-  // Bounded: forgetting only means one more Event.
-  constexpr std::size_t kMaxRemembered = 10000;
-  if (announced_.size() >= kMaxRemembered) announced_.clear();
-  return announced_.insert(what).second;
-}
-
 core::Result<std::string> OnDeleteRoller::daemonSetRevision(const std::string& ns, const std::string& selector,
                                                             const std::string& uid) {
   kube::ListOptions options;
@@ -112,7 +104,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
   // 4.
   using State = core::RollDecision::State;
   if (decision.state == State::Paused) {
-    if (firstTime("paused|" + key + "|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
+    if (announced_.once(key, "paused|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
       context_.logger.warn("roll paused", {{"kind", kind_.name},
                                            {"workload", key},
                                            {"pod", decision.blockingPod},
@@ -151,7 +143,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
     // it would make, in roll order, once each per update revision.
     for (const std::string& planned : decision.outdated) {
       const json& pod = *byName.at(planned);
-      if (!firstTime("dry-run|" + core::metadataString(pod, "uid") + "|" + input->updateRevision)) continue;
+      if (!announced_.once(core::metadataString(pod, "uid"), "dry-run|" + input->updateRevision)) continue;
       context_.logger.info("pod eviction planned (dry run, nothing written)", fieldsOf(planned));
       context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
       (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",

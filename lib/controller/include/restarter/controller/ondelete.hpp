@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/eviction.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/controller/workload.hpp"
@@ -66,7 +67,6 @@ class OnDeleteRoller final : public Reconciler {
   core::Result<std::string> daemonSetRevision(const std::string& ns, const std::string& selector,
                                               const std::string& uid);
   void setOutdated(const std::string& key, std::size_t count);
-  bool firstTime(const std::string& what);
 
   WorkloadResource kind_;
   std::string name_;
@@ -76,7 +76,8 @@ class OnDeleteRoller final : public Reconciler {
   std::chrono::seconds readyTimeout_;
   std::mutex mutex_;
   std::map<std::string, std::size_t> outdated_;  // key -> outdated pods (the gauge is their sum)
-  std::set<std::string> announced_;              // RollPaused and WouldEvict already recorded (bounded)
+  // RollPaused (by workload key) and WouldEvict (by pod uid) already recorded.
+  Announcements announced_;
 };
 
 }  // namespace restarter::controller

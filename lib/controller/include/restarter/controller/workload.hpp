@@ -64,6 +64,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
@@ -163,14 +164,16 @@ class WorkloadReconciler final : public Reconciler {
   // (events.hpp). Every Event of this reconciler goes through here.
   core::Status recordEvent(const nlohmann::json& workload, const std::string& type, const std::string& reason,
                            const std::string& action, const std::string& note);
-  // Step 3b: no template change, but the baseline record changes: one metadata-only apply.
-  core::Result<Action> recordBaseline(const nlohmann::json& workload, const std::string& key,
-                                      const core::DesiredAnnotations& desired, std::stop_token stop);
-  // Step 3c: no template change, no baseline change, but the content record holds entries not
-  // keyed with the controller's key (desired.rekeyRecord): one metadata-only apply of the record
-  // as desired, all keyed (docs/architecture.md, "Keyed digests"). No Event: nothing restarts.
-  core::Result<Action> rekeyRecord(const nlohmann::json& workload, const std::string& key,
-                                   const core::DesiredAnnotations& desired, std::stop_token stop);
+  // Steps 3b and 3c, one step: no template change, but the records change (`write` is
+  // core::WriteKind::RecordOnly or Rekey); one metadata-only apply, which restarts nothing.
+  //   RecordOnly (3b): the baseline record changes; a log line and a BaselineRecorded Event.
+  //   Rekey (3c): no baseline change, but the content record holds entries not keyed with the
+  //     controller's key (desired.rekeyRecord): the record as desired, all keyed
+  //     (docs/architecture.md, "Keyed digests"); a log line, no Event.
+  // Dry-run: the log line only, once per state.
+  core::Result<Action> applyRecords(const nlohmann::json& workload, const std::string& key,
+                                    const core::DesiredAnnotations& desired, core::WriteKind write,
+                                    std::stop_token stop);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
@@ -187,11 +190,11 @@ class WorkloadReconciler final : public Reconciler {
   CachesFor caches_;
   ReconcileContext& context_;
   std::mutex mutex_;
-  std::map<std::string, LastWrite> lastWrites_;            // key -> the last write made
-  std::map<std::string, std::string> lastAnnounced_;       // dry-run: key -> last announced plan
-  std::map<std::string, core::TimePoint> held_;            // key -> last rollout of the hold announced
-  std::map<std::string, std::string> tooLargeWarned_;      // key -> the refused state warned about
-  std::map<std::string, std::string> metadataOnlyLogged_;  // key -> the kept references logged
+  std::map<std::string, LastWrite> lastWrites_;  // key -> the last write made
+  // By workload key, topics: "dry-run" (the last plan announced), "held" (the last rollout of the
+  // hold announced), "too-large" (the refused state warned about), "metadata-only" (the kept
+  // references logged).
+  Announcements announced_;
 };
 
 }  // namespace restarter::controller
