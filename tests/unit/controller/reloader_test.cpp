@@ -2,6 +2,8 @@
 // the caches keep, what the index names and what a reconcile writes.
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/workload.hpp"
 #include "support.hpp"
@@ -9,6 +11,7 @@
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::kube::testing::ok;
+using restarter::testing::eventAnswer;
 
 namespace {
 
@@ -54,10 +57,6 @@ struct Fixture {
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
-
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
-}
 
 }  // namespace
 
