@@ -2,9 +2,13 @@
 // restarter::controller — the reliable half (docs/architecture.md, "Two halves"): keeps every labeled
 // workload's pod template annotated and evicts pods whose credentials expire.
 //
-//   queue_key.hpp        the queue's key: reconciler kind, namespace, name
+//   queue_key.hpp        the queue's key: reconciler, namespace, name
 //   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
-//   reconcile.hpp        Action, the error policy, the reconcilers' shared context
+//   reconcile.hpp        the Reconciler interface, Action, the error policy, the shared context
+//   watches.hpp          the watch table's rows: store -> reconciler, predicate, delay or mapper
+//   predicates.hpp       which cache updates the rows let through
+//   slim.hpp             what the caches keep of each object
+//   announcements.hpp    the one bounded memory of what was announced
 //   workload.hpp         the workload restarter (StatefulSet, Deployment, DaemonSet)
 //   pod_expiry.hpp       the pod expiry restarter
 //   ondelete.hpp         the pod-by-pod roll of OnDelete StatefulSets and DaemonSets
@@ -12,7 +16,8 @@
 //   events.hpp           recording Events
 //   leader_election.hpp  Lease-based leader election
 //   metrics.hpp          Prometheus metrics
-//   controller.hpp       this file: the manager wiring caches, handlers, queue and workers
+//   controller.hpp       this file: the manager wiring caches, the watch table, queue and workers
+//                        (docs/architecture.md, "Watches and dispatch")
 //
 // Caches (one set per watched namespace, or one set for all namespaces):
 //   - StatefulSets, Deployments, DaemonSets labeled restarter.stackable.tech/enabled=true (full

@@ -27,7 +27,7 @@
 //      progress by the workload's status (core::rolloutProgressOf; a write of ours the cache does
 //      not show yet counts as in progress), at most until the minimum rollout interval has
 //      passed, nothing is written; the key comes back at the end of the floor, when the status
-//      change that finishes the rollout queues it (controller.cpp), or at the latest after
+//      change that finishes the rollout queues it (rolloutFinished, predicates.hpp), or at the latest after
 //      core::kRolloutProgressRecheck, and then applies whatever is desired (every change made
 //      meanwhile, merged). The first reconcile of each hold (one per last rollout) announces it:
 //      a log line, restarter_controller_rollouts_held_total, and an Event (Normal, reason
