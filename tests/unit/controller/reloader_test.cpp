@@ -17,19 +17,14 @@ namespace {
 
 const restarter::core::SelectionOptions kReloader{true, false};
 
+// "web" (support/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
 json deployment(json workloadAnnotations) {
   json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
                {"containers", {{{"name", "app"}, {"image", "x"}}}}};
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", "web"},
-            {"namespace", "ns"},
-            {"uid", "sts-uid"},
-            {"resourceVersion", "10"},
-            {"generation", 1},
-            {"annotations", std::move(workloadAnnotations)}}},
-          {"spec", {{"template", {{"metadata", {{"annotations", json::object()}}}, {"spec", spec}}}}}};
+  json object = restarter::testing::statefulSet();
+  object["metadata"]["annotations"] = std::move(workloadAnnotations);
+  object["spec"] = {{"template", {{"metadata", {{"annotations", json::object()}}}, {"spec", std::move(spec)}}}};
+  return object;
 }
 
 json configMap(const std::string& name, bool match) {
