@@ -80,6 +80,7 @@ struct Controller::Impl {
 
   // controller_wiring.cpp
   void setUp();
+  void makeReconcilers();
   WatchTable watchTable(NamespaceCaches& ns);
   NamespaceCaches* cachesFor(std::string_view ns) const;
   std::vector<QueueKey> referencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object);

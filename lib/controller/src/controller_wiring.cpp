@@ -104,21 +104,8 @@ void Controller::Impl::noteContentUnchanged(const char* index, const cache::Obje
                                         {"resourceVersion", after.resourceVersion}});
 }
 
-void Controller::Impl::setUp() {
-  std::vector<std::string> namespaces = options.namespaces;
-  if (namespaces.empty()) namespaces.push_back("");
-  for (const std::string& ns : namespaces) {
-    auto entry = std::make_unique<NamespaceCaches>();
-    entry->namespace_ = ns;
-    for (const WorkloadResource& kind : workloadResources()) {
-      auto store = std::make_unique<cache::PackedStore>();
-      store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
-      store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
-      entry->workloads.emplace(kind.name, std::move(store));
-    }
-    caches.push_back(std::move(entry));
-  }
-
+// The reconcilers, each over the caches of the namespace it is asked about.
+void Controller::Impl::makeReconcilers() {
   for (const WorkloadResource& kind : workloadResources()) {
     const std::string name = kind.name;
     workloadReconcilers.emplace(
@@ -149,6 +136,24 @@ void Controller::Impl::setUp() {
         return c == nullptr ? nullptr : &c->pods;
       },
       context);
+}
+
+void Controller::Impl::setUp() {
+  std::vector<std::string> namespaces = options.namespaces;
+  if (namespaces.empty()) namespaces.push_back("");
+  for (const std::string& ns : namespaces) {
+    auto entry = std::make_unique<NamespaceCaches>();
+    entry->namespace_ = ns;
+    for (const WorkloadResource& kind : workloadResources()) {
+      auto store = std::make_unique<cache::PackedStore>();
+      store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
+      store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
+      entry->workloads.emplace(kind.name, std::move(store));
+    }
+    caches.push_back(std::move(entry));
+  }
+
+  makeReconcilers();
 
   const Enqueue enqueue = [this](QueueKey key, milliseconds delay) { queue.add(std::move(key), delay); };
   for (const auto& entry : caches) {
