@@ -11,16 +11,7 @@ using nlohmann::json;
 Evictor::Evictor(ReconcileContext& context) : context_(context) {}
 
 bool Evictor::blockedEventDue(const std::string& uid) {
-  const TimePoint now = context_.clock.now();
-  std::lock_guard lock(mutex_);
-  // Bounded: forgetting only means one more Event.
-  constexpr std::size_t kMaxRemembered = 10000;
-  if (blockedEvents_.size() >= kMaxRemembered) blockedEvents_.clear();
-  auto [it, inserted] = blockedEvents_.emplace(uid, now);
-  if (inserted) return true;
-  if (now - it->second < kEvictionBlockedEventInterval) return false;
-  it->second = now;
-  return true;
+  return blockedEvents_.every(uid, "eviction-blocked", context_.clock.now(), kEvictionBlockedEventInterval);
 }
 
 core::Result<Eviction> Evictor::evict(const json& pod, const std::string& cause, std::stop_token stop) {

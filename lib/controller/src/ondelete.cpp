@@ -19,11 +19,10 @@ kube::ResourceRef controllerRevisions() {
 
 }  // namespace
 
-OnDeleteRoller::OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context,
+OnDeleteRoller::OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context,
                                Evictor& evictor, std::chrono::seconds readyTimeout)
     : kind_(std::move(kind)),
-      coreKind_(kind_.resource.kind == "DaemonSet" ? core::WorkloadKind::DaemonSet
-                                                   : core::WorkloadKind::StatefulSet),
+      name_("ondelete-" + kind_.name),
       workloads_(std::move(workloads)),
       context_(context),
       evictor_(evictor),
@@ -39,14 +38,6 @@ void OnDeleteRoller::setOutdated(const std::string& key, std::size_t count) {
   double sum = 0;
   for (const auto& [_, n] : outdated_) sum += static_cast<double>(n);
   context_.metrics.outdatedPods.with({kind_.name}).set(sum);
-}
-
-bool OnDeleteRoller::firstTime(const std::string& what) {
-  std::lock_guard lock(mutex_);
-  // Bounded: forgetting only means one more Event.
-  constexpr std::size_t kMaxRemembered = 10000;
-  if (announced_.size() >= kMaxRemembered) announced_.clear();
-  return announced_.insert(what).second;
 }
 
 core::Result<std::string> OnDeleteRoller::daemonSetRevision(const std::string& ns, const std::string& selector,
@@ -81,12 +72,12 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
 
   // 2. Fresh from the API (see the header).
   std::string revision;
-  if (coreKind_ == core::WorkloadKind::DaemonSet) {
+  if (kind_.coreKind == core::WorkloadKind::DaemonSet) {
     auto current = daemonSetRevision(ns, core::podSelector(workload), uid);
     if (!current) return std::move(current).error();
     revision = *current;
   }
-  auto input = core::rollWorkloadFromJson(workload, coreKind_, revision);
+  auto input = core::rollWorkloadFromJson(workload, kind_.coreKind, revision);
   if (!input) return std::move(input).error();
   kube::ListOptions options;
   options.labelSelector = core::podSelector(workload);
@@ -96,7 +87,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
   std::map<std::string, const json*> byName;
   for (const json& item : listed->items) {
     if (!core::controlledBy(item, uid)) continue;
-    auto pod = core::rollPodFromJson(item, coreKind_);
+    auto pod = core::rollPodFromJson(item, kind_.coreKind);
     if (!pod) return std::move(pod).error().withContext("reading a pod of " + kind_.name + " " + key);
     byName[pod->name] = &item;
     pods.push_back(std::move(*pod));
@@ -113,7 +104,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
   // 4.
   using State = core::RollDecision::State;
   if (decision.state == State::Paused) {
-    if (firstTime("paused|" + key + "|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
+    if (announced_.once(key, "paused|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
       context_.logger.warn("roll paused", {{"kind", kind_.name},
                                            {"workload", key},
                                            {"pod", decision.blockingPod},
@@ -152,7 +143,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
     // it would make, in roll order, once each per update revision.
     for (const std::string& planned : decision.outdated) {
       const json& pod = *byName.at(planned);
-      if (!firstTime("dry-run|" + core::metadataString(pod, "uid") + "|" + input->updateRevision)) continue;
+      if (!announced_.once(core::metadataString(pod, "uid"), "dry-run|" + input->updateRevision)) continue;
       context_.logger.info("pod eviction planned (dry run, nothing written)", fieldsOf(planned));
       context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
       (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",

@@ -13,14 +13,6 @@ using nlohmann::json;
 PodExpiryReconciler::PodExpiryReconciler(PodsFor pods, ReconcileContext& context)
     : pods_(std::move(pods)), context_(context), evictor_(context) {}
 
-bool PodExpiryReconciler::firstTime(const std::string& what) {
-  std::lock_guard lock(mutex_);
-  // Bounded: a long-running controller that meets many broken pods must not grow forever.
-  constexpr std::size_t kMaxRemembered = 10000;
-  if (reported_.size() >= kMaxRemembered) reported_.clear();
-  return reported_.insert(what).second;
-}
-
 void PodExpiryReconciler::recordPodEvent(const json& pod, const std::string& type, const std::string& reason,
                                          const std::string& note) {
   (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), type, reason, "Evict", note);
@@ -51,7 +43,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const ObjectName& object, st
   const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.now());
   core::ExpiryDecision decision = core::decideExpiry(annotations, now);
   for (const core::ExpiryProblem& problem : decision.problems) {
-    if (firstTime("problem|" + uid + "|" + problem.key + "|" + problem.value)) {
+    if (reported_.once(uid, "problem|" + problem.key + "|" + problem.value)) {
       context_.logger.warn(
           "ignoring unparseable pod expiry annotation",
           {{"pod", key}, {"annotation", problem.key}, {"value", problem.value}, {"reason", problem.reason}});
@@ -68,7 +60,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const ObjectName& object, st
   const std::string expiresAt = core::formatRfc3339(*decision.expiresAt);
   const std::string cause = "its annotation " + decision.key + " says it expires at " + expiresAt;
   if (context_.dryRun) {
-    if (firstTime("dry-run|" + uid)) {
+    if (reported_.once(uid, "dry-run")) {
       context_.logger.info("pod eviction planned (dry run, nothing written)",
                            {{"pod", key}, {"annotation", decision.key}, {"expiresAt", expiresAt}});
       context_.metrics.evictions.with({"dry_run"}).inc();

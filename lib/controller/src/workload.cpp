@@ -25,25 +25,18 @@ RetryDecision retryPolicy(const core::Error& error) {
   return decision;
 }
 
-const std::vector<WorkloadKind>& workloadKinds() {
-  static const std::vector<WorkloadKind> kinds = [] {
-    std::vector<WorkloadKind> rows;
+const std::vector<WorkloadResource>& workloadResources() {
+  static const std::vector<WorkloadResource> kinds = [] {
+    std::vector<WorkloadResource> rows;
     for (const core::ManagedKind& kind : core::kManagedKinds) {
       rows.push_back({std::string(kind.id),
                       kube::ResourceRef{std::string(kind.group), std::string(kind.version),
                                         std::string(kind.plural), std::string(kind.name), true},
-                      std::string(kind.fieldManager)});
+                      std::string(kind.fieldManager), kind.kind, kind.hasOnDelete});
     }
     return rows;
   }();
   return kinds;
-}
-
-core::WorkloadKind coreKind(const WorkloadKind& kind) {
-  for (const core::ManagedKind& row : core::kManagedKinds) {
-    if (row.id == kind.name) return row.kind;
-  }
-  return core::WorkloadKind::StatefulSet;  // unreachable: every WorkloadKind is a row (workloadKinds)
 }
 
 cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {
@@ -91,7 +84,7 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
   };
 }
 
-json applyBody(const WorkloadKind& kind, const json& workload, const AppliedAnnotations& sent) {
+json applyBody(const WorkloadResource& kind, const json& workload, const AppliedAnnotations& sent) {
   json annotations = json::object();
   for (const auto& [key, value] : sent.templateAnnotations) annotations[key] = value;
   json metadataAnnotations = json::object();
@@ -132,6 +125,12 @@ std::optional<std::string> baselineToSend(const json& workload, const core::Desi
   return std::nullopt;
 }
 
+// The topics of WorkloadReconciler's announcement memory (workload.hpp).
+constexpr const char* kDryRunTopic = "dry-run";
+constexpr const char* kHeldTopic = "held";
+constexpr const char* kTooLargeTopic = "too-large";
+constexpr const char* kMetadataOnlyTopic = "metadata-only";
+
 }  // namespace
 
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes) {
@@ -143,16 +142,15 @@ std::string describeChanges(const std::vector<core::AnnotationChange>& changes) 
   return text;
 }
 
-WorkloadReconciler::WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context)
+WorkloadReconciler::WorkloadReconciler(WorkloadResource kind, CachesFor caches, ReconcileContext& context)
     : kind_(std::move(kind)), caches_(std::move(caches)), context_(context) {}
 
 void WorkloadReconciler::forget(const std::string& key) {
-  std::lock_guard lock(mutex_);
-  lastWrites_.erase(key);
-  lastAnnounced_.erase(key);
-  held_.erase(key);
-  tooLargeWarned_.erase(key);
-  metadataOnlyLogged_.erase(key);
+  {
+    std::lock_guard lock(mutex_);
+    lastWrites_.erase(key);
+  }
+  announced_.forget(key);
 }
 
 core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std::stop_token stop) {
@@ -230,29 +228,17 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (!plan) return std::move(plan).error().withContext(kind_.name + " " + key);
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
   if (plan->kind == core::WriteKind::None) {
-    std::lock_guard lock(mutex_);
-    lastAnnounced_.erase(key);
-    held_.erase(key);
-    tooLargeWarned_.erase(key);
+    for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic}) announced_.forget(key, topic);
     return Action::awaitChange();
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
-  {
-    std::lock_guard lock(mutex_);
-    tooLargeWarned_.erase(key);
-  }
-  if (plan->kind == core::WriteKind::RecordOnly) return recordBaseline(workload, key, *desired, stop);
-  if (plan->kind == core::WriteKind::Rekey) return rekeyRecord(workload, key, *desired, stop);
+  announced_.forget(key, kTooLargeTopic);
+  if (plan->kind == core::WriteKind::RecordOnly || plan->kind == core::WriteKind::Rekey)
+    return applyRecords(workload, key, *desired, plan->kind, stop);
   const std::vector<core::AnnotationChange>* changes = &plan->changes;
 
   if (context_.dryRun) {
-    const std::string described = describeChanges(*changes);
-    {
-      std::lock_guard lock(mutex_);
-      auto [it, inserted] = lastAnnounced_.emplace(key, described);
-      if (!inserted && it->second == described) return Action::awaitChange();
-      it->second = described;
-    }
+    if (!announced_.once(key, kDryRunTopic, describeChanges(*changes))) return Action::awaitChange();
     if (core::Status s = announce(workload, key, *changes); !s) return std::move(s).error();
     return Action::awaitChange();
   }
@@ -269,14 +255,11 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   const core::RolloutProgress progress =
       rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
-                    : core::rolloutProgressOf(workload, coreKind(kind_));
+                    : core::rolloutProgressOf(workload, kind_.coreKind);
   const core::RolloutDecision gate =
       core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
   if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);
-  {
-    std::lock_guard lock(mutex_);
-    held_.erase(key);
-  }
+  announced_.forget(key, kHeldTopic);
 
   if (!context_.writeLimiter.acquire(stop)) {
     return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
@@ -318,9 +301,10 @@ core::Status WorkloadReconciler::recordEvent(const json& workload, const std::st
                                  reason, action, note);
 }
 
-core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, const std::string& key,
-                                                        const core::DesiredAnnotations& desired,
-                                                        std::stop_token stop) {
+core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, const std::string& key,
+                                                      const core::DesiredAnnotations& desired,
+                                                      core::WriteKind write, std::stop_token stop) {
+  const bool rekey = write == core::WriteKind::Rekey;
   const std::string ns = core::metadataString(workload, "namespace");
   std::string why;
   for (const core::ReferenceStatus& status : desired.references) {
@@ -331,29 +315,33 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
   }
   const std::string recorded = desired.baseline.empty() ? "none" : desired.baseline;
   if (context_.dryRun) {
-    const std::string plan = "baseline " + recorded;
-    {
-      std::lock_guard lock(mutex_);
-      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
-      if (!inserted && it->second == plan) return Action::awaitChange();
-      it->second = plan;
+    if (!announced_.once(key, kDryRunTopic, rekey ? "rekey " + desired.contentDigests : "baseline " + recorded))
+      return Action::awaitChange();
+    if (rekey) {
+      context_.logger.info("content record would be rewritten keyed (dry run, nothing written)",
+                           {{"kind", kind_.name}, {"workload", key}});
+    } else {
+      context_.logger.info("baseline would be recorded (dry run, nothing written)",
+                           {{"kind", kind_.name}, {"workload", key}, {"baseline", recorded}, {"why", why}});
     }
-    context_.logger.info("baseline would be recorded (dry run, nothing written)",
-                         {{"kind", kind_.name}, {"workload", key}, {"baseline", recorded}, {"why", why}});
     return Action::awaitChange();
   }
   if (!context_.writeLimiter.acquire(stop)) {
     return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
   }
-  // Everything this manager owns is sent again as it is, or the apply would remove it.
-  AppliedAnnotations sent{desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation),
-                          desired.contentDigests, desired.baseline};
+  // Everything this manager owns is sent again as it is, or the apply would remove it. A baseline
+  // write sends the desired record ("" empties it); a rekey sends the one there is.
+  AppliedAnnotations sent{
+      desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation), desired.contentDigests,
+      rekey ? baselineToSend(workload, desired) : std::optional<std::string>(desired.baseline)};
   auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
                                        applyBody(kind_, workload, sent),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
-  if (!applied)
-    return std::move(applied).error().withContext("recording the baseline of " + kind_.name + " " + key);
+  if (!applied) {
+    return std::move(applied).error().withContext(
+        (rekey ? "rewriting the content record of " : "recording the baseline of ") + kind_.name + " " + key);
+  }
   {
     std::lock_guard lock(mutex_);
     lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
@@ -362,6 +350,12 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
                                  "",  // not a rollout: the cached last-rollout stays as it is
                                  desired.contentDigests,
                                  sent.baseline};
+  }
+  if (rekey) {
+    context_.logger.info(
+        "content record rewritten keyed, no restart",
+        {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"keyId", context_.digestKeyId}});
+    return Action::awaitChange();
   }
   context_.logger.info(
       "baseline recorded, no restart",
@@ -373,49 +367,6 @@ core::Result<Action> WorkloadReconciler::recordBaseline(const json& workload, co
     context_.logger.warn("cannot record baseline event",
                          {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
   }
-  return Action::awaitChange();
-}
-
-core::Result<Action> WorkloadReconciler::rekeyRecord(const json& workload, const std::string& key,
-                                                     const core::DesiredAnnotations& desired,
-                                                     std::stop_token stop) {
-  const std::string ns = core::metadataString(workload, "namespace");
-  if (context_.dryRun) {
-    const std::string plan = "rekey " + desired.contentDigests;
-    {
-      std::lock_guard lock(mutex_);
-      auto [it, inserted] = lastAnnounced_.emplace(key, plan);
-      if (!inserted && it->second == plan) return Action::awaitChange();
-      it->second = plan;
-    }
-    context_.logger.info("content record would be rewritten keyed (dry run, nothing written)",
-                         {{"kind", kind_.name}, {"workload", key}});
-    return Action::awaitChange();
-  }
-  if (!context_.writeLimiter.acquire(stop)) {
-    return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
-  }
-  // Everything this manager owns is sent again as it is, or the apply would remove it.
-  AppliedAnnotations sent{desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation),
-                          desired.contentDigests, baselineToSend(workload, desired)};
-  auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
-                                       applyBody(kind_, workload, sent),
-                                       kube::ApplyOptions{kind_.fieldManager, true, false});
-  context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
-  if (!applied)
-    return std::move(applied).error().withContext("rewriting the content record of " + kind_.name + " " + key);
-  {
-    std::lock_guard lock(mutex_);
-    lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
-                                 core::metadataString(workload, "resourceVersion"),
-                                 desired.annotations,
-                                 "",  // not a rollout: the cached last-rollout stays as it is
-                                 desired.contentDigests,
-                                 sent.baseline};
-  }
-  context_.logger.info(
-      "content record rewritten keyed, no restart",
-      {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"keyId", context_.digestKeyId}});
   return Action::awaitChange();
 }
 
@@ -433,17 +384,11 @@ void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::Des
     kept += name + ": " + status.value.value_or(status.baseline.value_or("none")) + " kept, now " +
             status.state.uid + "/" + status.state.resourceVersion;
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (kept.empty() && deleted.empty()) {
-      metadataOnlyLogged_.erase(key);
-      return;
-    }
-    const std::string state = kept + "\n" + deleted;
-    auto [it, inserted] = metadataOnlyLogged_.emplace(key, state);
-    if (!inserted && it->second == state) return;  // this state is logged already
-    it->second = state;
+  if (kept.empty() && deleted.empty()) {
+    announced_.forget(key, kMetadataOnlyTopic);
+    return;
   }
+  if (!announced_.once(key, kMetadataOnlyTopic, kept + "\n" + deleted)) return;  // logged already
   if (!kept.empty()) {
     context_.logger.debug("metadata-only change, no restart",
                           {{"kind", kind_.name}, {"workload", key}, {"references", kept}});
@@ -470,11 +415,7 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
       plan.refusal() + "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
   const std::string state = core::metadataString(workload, "uid") + "\n" + note;
-  {
-    std::lock_guard lock(mutex_);
-    const auto it = tooLargeWarned_.find(key);
-    if (it != tooLargeWarned_.end() && it->second == state) return Action::awaitChange();
-  }
+  if (!announced_.once(key, kTooLargeTopic, state)) return Action::awaitChange();
   context_.logger.warn(rollout ? "annotations too large; not restarting" : "annotations too large; no baseline",
                        {{"kind", kind_.name},
                         {"workload", key},
@@ -492,10 +433,8 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
     // reconcile of the same state tries the Event again.
     context_.logger.warn("cannot record annotations-too-large event",
                          {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
-    return Action::awaitChange();
+    announced_.forget(key, kTooLargeTopic);
   }
-  std::lock_guard lock(mutex_);
-  tooLargeWarned_[key] = state;
   return Action::awaitChange();
 }
 
@@ -545,13 +484,9 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
     wait = std::min<milliseconds>(wait, core::kRolloutProgressRecheck);
   }
   const Action lookAgain = Action::requeue(wait);
-  {
-    // One hold per previous rollout, however its reason moves (the floor, then the progress).
-    std::lock_guard lock(mutex_);
-    auto [it, inserted] = held_.emplace(key, lastRollout);
-    if (!inserted && it->second == lastRollout) return lookAgain;  // this hold is announced already
-    it->second = lastRollout;
-  }
+  // One hold per previous rollout, however its reason moves (the floor, then the progress).
+  if (!announced_.once(key, kHeldTopic, std::to_string(lastRollout.time_since_epoch().count())))
+    return lookAgain;
   const std::string ns = core::metadataString(workload, "namespace");
   const std::string described = describeChanges(changes);
   context_.metrics.rolloutsHeld.with({kind_.name}).inc();

@@ -3,6 +3,8 @@
 // the content record, migration writes nothing.
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
@@ -12,6 +14,7 @@
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::kube::testing::ok;
+using restarter::testing::eventAnswer;
 
 namespace {
 
@@ -23,22 +26,16 @@ const restarter::core::DigestKey& contentTestKey() {
   return key;
 }
 
-json statefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", "web"},
-            {"namespace", "ns"},
-            {"uid", "sts-uid"},
-            {"resourceVersion", "10"},
-            {"generation", 1},
-            {"annotations", workloadAnnotations}}},
-          {"spec",
-           {{"template",
-             {{"metadata", {{"annotations", templateAnnotations}}},
-              {"spec",
-               {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "app-config"}}}}}},
-                {"containers", {{{"name", "app"}, {"image", "x"}}}}}}}}}}};
+// "web" (support/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
+json recordingStatefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
+  json object = restarter::testing::statefulSet();
+  object["metadata"]["annotations"] = std::move(workloadAnnotations);
+  object["spec"] = {{"template",
+                     {{"metadata", {{"annotations", std::move(templateAnnotations)}}},
+                      {"spec",
+                       {{"volumes", {{{"name", "c"}, {"configMap", {{"name", "app-config"}}}}}},
+                        {"containers", {{{"name", "app"}, {"image", "x"}}}}}}}}};
+  return object;
 }
 
 // A whole ConfigMap as the API sends it, slimmed as the content-aware cache does.
@@ -76,14 +73,10 @@ std::string digestOf(const std::string& value) {
   return "h1." + contentTestKey().id() + "." + keyedDigestOf(value);
 }
 
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
-}
-
 struct Fixture {
   Fixture() {
     reconciler = std::make_unique<WorkloadReconciler>(
-        workloadKinds().front(),
+        workloadResources().front(),
         [this](std::string_view) {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },
@@ -124,8 +117,9 @@ TEST_CASE("the content-aware slim keeps a digest and drops the content", "[contr
 
 TEST_CASE("a metadata-only change with a recorded digest sends no request", "[controller][content]") {
   Fixture f;
-  f.workloads.replace(
-      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}},
+                                            {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
@@ -144,11 +138,11 @@ TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a
   Fixture f;
   // As the release before keys left it: the template at version 1, the record unkeyed; since
   // then a metadata-only change (version 2, same content).
-  f.workloads.replace(
-      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}})},
-      "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" +
+                                                                                plainDigestOf("v1")}})},
+                      "10");
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/1"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/1"}}).dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 1);  // the apply; no Event: nothing restarts
@@ -165,11 +159,11 @@ TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a
 
 TEST_CASE("an unkeyed record whose content changed rolls and records keyed", "[controller][content]") {
   Fixture f;
-  f.workloads.replace(
-      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}})},
-      "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" +
+                                                                                plainDigestOf("v1")}})},
+                      "10");
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/3"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -181,10 +175,11 @@ TEST_CASE("an unkeyed record whose content changed rolls and records keyed", "[c
 
 TEST_CASE("a content change applies the new version and records its digest", "[controller][content]") {
   Fixture f;
-  f.workloads.replace(
-      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}},
+                                            {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/3"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -200,14 +195,14 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
           "[controller][content]") {
   Fixture f;
   // As commons-operator leaves it: the current version, no record.
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({cachedConfigMap("1", "v1")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.harness.transport->requests().empty());
 
   // Nothing recorded yet: a new version rolls, as commons-operator, and the write records it.
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "21");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -225,9 +220,9 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
 TEST_CASE("a re-created object restarts nothing with the same content and rolls with other content",
           "[controller][content]") {
   Fixture f;
-  f.workloads.replace(
-      {statefulSet({{kCm, "old-uid/1"}}, {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}})},
-      "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "old-uid/1"}},
+                                            {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}})},
+                      "10");
   // Deleted and re-created (a new uid) with the content the template's version had: the pods see
   // the same files and values, so nothing is written.
   f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
@@ -235,7 +230,7 @@ TEST_CASE("a re-created object restarts nothing with the same content and rolls 
   CHECK(f.harness.transport->requests().empty());
 
   f.configMaps.replace({cachedConfigMap("10", "v2")}, "21");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/10"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/10"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   REQUIRE(f.harness.transport->requests().size() == 2);
@@ -246,14 +241,15 @@ TEST_CASE("a re-created object restarts nothing with the same content and rolls 
 TEST_CASE("without content in the cache every new version rolls and no record is sent",
           "[controller][content]") {
   Fixture f;
-  f.workloads.replace(
-      {statefulSet({{kCm, "cm-uid/1"}}, {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})}, "10");
+  f.workloads.replace({recordingStatefulSet({{kCm, "cm-uid/1"}},
+                                            {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}})},
+                      "10");
   // --content-aware=off: metadata-only entries, no digest.
   f.configMaps.replace(
       {json{{"metadata",
              {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "2"}}}}},
       "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(recordingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -264,7 +260,8 @@ TEST_CASE("without content in the cache every new version rolls and no record is
 }
 
 TEST_CASE("the workload slim keeps the content record", "[controller][content]") {
-  json sts = statefulSet(json::object(), {{kRecord, "configmap/a=u/1/" + digestOf("x")}, {"other", "y"}});
+  json sts =
+      recordingStatefulSet(json::object(), {{kRecord, "configmap/a=u/1/" + digestOf("x")}, {"other", "y"}});
   slimWorkload(sts);
   CHECK(sts["metadata"]["annotations"] == json{{kRecord, "configmap/a=u/1/" + digestOf("x")}});
 }

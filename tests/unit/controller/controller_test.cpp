@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
+#include "support/builders.hpp"
 
 using namespace restarter;
 using namespace restarter::controller;
@@ -48,7 +49,7 @@ class FakeApi final : public kube::Transport {
       applying_ = true;
       cv_.notify_all();
       cv_.wait(lock, [this] { return released_; });
-      json applied = statefulSet();
+      json applied = labeledStatefulSet();
       applied["spec"]["template"]["metadata"]["annotations"] =
           json::parse(request.body)["spec"]["template"]["metadata"]["annotations"];
       record("apply finished");
@@ -140,24 +141,17 @@ class FakeApi final : public kube::Transport {
     record(marker);
   }
 
-  static json statefulSet() {
-    return {{"apiVersion", "apps/v1"},
-            {"kind", "StatefulSet"},
-            {"metadata",
-             {{"name", "web"},
-              {"namespace", "ns"},
-              {"uid", "sts-uid"},
-              {"resourceVersion", "10"},
-              {"generation", 1},
-              {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
-            {"spec",
-             {{"template",
-               {{"metadata", json::object()},
-                {"spec",
-                 {{"containers",
-                   {{{"name", "app"},
-                     {"image", "x"},
-                     {"envFrom", {{{"configMapRef", {{"name", "app"}}}}}}}}}}}}}}}};
+  // "web" (support/builders.hpp), labeled, its container reading ConfigMap app as environment.
+  static json labeledStatefulSet() {
+    json object = restarter::testing::statefulSet(
+        {{"metadata", {{"labels", {{"restarter.stackable.tech/enabled", "true"}}}}}});
+    object["spec"] = {
+        {"template",
+         {{"metadata", json::object()},
+          {"spec",
+           {{"containers",
+             {{{"name", "app"}, {"image", "x"}, {"envFrom", {{{"configMapRef", {{"name", "app"}}}}}}}}}}}}}};
+    return object;
   }
 
  private:
@@ -183,7 +177,7 @@ class FakeApi final : public kube::Transport {
   // What the collection at `path` holds.
   static json items(const std::string& path) {
     json items = json::array();
-    if (path == "/apis/apps/v1/namespaces/ns/statefulsets") items.push_back(statefulSet());
+    if (path == "/apis/apps/v1/namespaces/ns/statefulsets") items.push_back(labeledStatefulSet());
     if (path == "/api/v1/namespaces/ns/configmaps") {
       items.push_back(
           {{"apiVersion", "meta.k8s.io/v1"},

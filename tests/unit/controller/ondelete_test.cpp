@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
@@ -9,12 +11,13 @@ using namespace restarter::controller;
 using nlohmann::json;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
+using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
 
 namespace {
 
-const WorkloadKind& kindNamed(const std::string& name) {
-  for (const WorkloadKind& kind : workloadKinds()) {
+const WorkloadResource& kindNamed(const std::string& name) {
+  for (const WorkloadResource& kind : workloadResources()) {
     if (kind.name == name) return kind;
   }
   throw std::logic_error("no kind " + name);
@@ -24,17 +27,16 @@ std::string at(restarter::kube::Clock::TimePoint time) {
   return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
-json statefulSet(const std::string& strategy = "OnDelete") {
-  return {
-      {"apiVersion", "apps/v1"},
-      {"kind", "StatefulSet"},
-      {"metadata",
-       {{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "5"}, {"generation", 2}}},
-      {"spec",
-       {{"replicas", 3},
-        {"selector", {{"matchLabels", {{"app", "web"}}}}},
-        {"updateStrategy", {{"type", strategy}}}}},
-      {"status", {{"observedGeneration", 2}, {"updateRevision", "web-new"}}}};
+// "web" (support/builders.hpp) of three replicas with update strategy `strategy`, generation 2
+// observed, updating to revision web-new.
+json rollingStatefulSet(const std::string& strategy = "OnDelete") {
+  return restarter::testing::statefulSet(
+      {{"metadata", {{"resourceVersion", "5"}, {"generation", 2}}},
+       {"spec",
+        {{"replicas", 3},
+         {"selector", {{"matchLabels", {{"app", "web"}}}}},
+         {"updateStrategy", {{"type", strategy}}}}},
+       {"status", {{"observedGeneration", 2}, {"updateRevision", "web-new"}}}});
 }
 
 struct PodState {
@@ -73,10 +75,6 @@ json pod(const PodState& p, restarter::kube::Clock::TimePoint since) {
 
 json podList(const std::vector<json>& pods) {
   return {{"apiVersion", "v1"}, {"kind", "PodList"}, {"metadata", {{"resourceVersion", "9"}}}, {"items", pods}};
-}
-
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
 }
 
 std::vector<json> events(const std::vector<restarter::kube::Request>& requests) {
@@ -121,7 +119,7 @@ struct Fixture {
 TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announces it",
           "[controller][ondelete]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "1");
+  f.workloads.replace({rollingStatefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
   // web-9 is another owner's pod that the selector also matches: never counted, never evicted.
   f.pods(
@@ -152,7 +150,7 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
 TEST_CASE("the roll waits while a replacement is on its way with one list and no eviction",
           "[controller][ondelete]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "1");
+  f.workloads.replace({rollingStatefulSet()}, "1");
   const auto now = f.harness.clock.now();
   SECTION("terminating") {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old", false, true}}, now);
@@ -172,7 +170,7 @@ TEST_CASE("the roll waits while a replacement is on its way with one list and no
 TEST_CASE("a replacement not Ready within the timeout pauses the roll with one Warning",
           "[controller][ondelete]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "1");
+  f.workloads.replace({rollingStatefulSet()}, "1");
   const auto longAgo = f.harness.clock.now() - 61s;
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -192,7 +190,7 @@ TEST_CASE("a replacement not Ready within the timeout pauses the roll with one W
 TEST_CASE("dry run announces each eviction it would make once in roll order and evicts nothing",
           "[controller][ondelete]") {
   Fixture f(true);
-  f.workloads.replace({statefulSet()}, "1");
+  f.workloads.replace({rollingStatefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
   // web-1 already runs the update revision: only the two others would be evicted.
   f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
@@ -216,7 +214,7 @@ TEST_CASE("dry run announces each eviction it would make once in roll order and 
 TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one EvictionBlocked",
           "[controller][ondelete]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "1");
+  f.workloads.replace({rollingStatefulSet()}, "1");
   const auto hourAgo = f.harness.clock.now() - 1h;
   for (int attempt = 0; attempt < 2; ++attempt) {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, hourAgo);
@@ -236,7 +234,7 @@ TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one E
 TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete]") {
   SECTION("RollingUpdate: no request at all") {
     Fixture f;
-    f.workloads.replace({statefulSet("RollingUpdate")}, "1");
+    f.workloads.replace({rollingStatefulSet("RollingUpdate")}, "1");
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
@@ -244,7 +242,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   }
   SECTION("opted out: the pods are listed and counted, none evicted") {
     Fixture f;
-    json sts = statefulSet();
+    json sts = rollingStatefulSet();
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
@@ -256,7 +254,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   }
   SECTION("a deleted workload forgets its outdated pods") {
     Fixture f;
-    json sts = statefulSet();
+    json sts = rollingStatefulSet();
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
@@ -267,7 +265,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   }
   SECTION("a pod the API describes wrongly is an error, not a crash or an eviction") {
     Fixture f;
-    f.workloads.replace({statefulSet()}, "1");
+    f.workloads.replace({rollingStatefulSet()}, "1");
     json bad = pod({"web-0", "web-old"}, f.harness.clock.now());
     bad["status"]["conditions"] = "Ready";
     f.harness.transport->push(ok(podList({bad}).dump()));

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
@@ -10,6 +12,7 @@ using nlohmann::json;
 using restarter::cache::Store;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
+using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
 
 namespace {
@@ -25,10 +28,6 @@ json pod(json annotations) {
 
 std::string at(const restarter::kube::Clock::TimePoint& time) {
   return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
-}
-
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
 }
 
 // The events.k8s.io Events the requests created, as parsed bodies.

@@ -2,6 +2,8 @@
 // the caches keep, what the index names and what a reconcile writes.
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/workload.hpp"
 #include "support.hpp"
@@ -9,24 +11,20 @@
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::kube::testing::ok;
+using restarter::testing::eventAnswer;
 
 namespace {
 
 const restarter::core::SelectionOptions kReloader{true, false};
 
+// "web" (support/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
 json deployment(json workloadAnnotations) {
   json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
                {"containers", {{{"name", "app"}, {"image", "x"}}}}};
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", "web"},
-            {"namespace", "ns"},
-            {"uid", "sts-uid"},
-            {"resourceVersion", "10"},
-            {"generation", 1},
-            {"annotations", std::move(workloadAnnotations)}}},
-          {"spec", {{"template", {{"metadata", {{"annotations", json::object()}}}, {"spec", spec}}}}}};
+  json object = restarter::testing::statefulSet();
+  object["metadata"]["annotations"] = std::move(workloadAnnotations);
+  object["spec"] = {{"template", {{"metadata", {{"annotations", json::object()}}}, {"spec", std::move(spec)}}}};
+  return object;
 }
 
 json configMap(const std::string& name, bool match) {
@@ -42,7 +40,7 @@ struct Fixture {
   Fixture() {
     harness.context->selection = kReloader;
     reconciler = std::make_unique<WorkloadReconciler>(
-        workloadKinds().front(),
+        workloadResources().front(),
         [this](std::string_view) {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },
@@ -54,10 +52,6 @@ struct Fixture {
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
-
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
-}
 
 }  // namespace
 

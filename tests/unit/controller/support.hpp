@@ -1,9 +1,12 @@
 #pragma once
 // Shared set-up of the controller's unit tests: a Client over the scripted FakeTransport, a fake
-// clock, a logger into a string stream, and the reconcile context over them.
+// clock, a logger into a string stream, and the reconcile context over them; a named reconciler
+// for queue keys.
 
 #include <memory>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/kube/client.hpp"
@@ -17,6 +20,19 @@ class NoAuth final : public kube::Authenticator {
  public:
   core::Result<kube::Credential> credential() override { return kube::Credential{}; }
   bool invalidate(const kube::Credential&) override { return false; }
+};
+
+// A reconciler that only has a name, for the keys of queue tests: those never call reconcile().
+class NamedReconciler final : public Reconciler {
+ public:
+  explicit NamedReconciler(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  core::Result<Action> reconcile(const ObjectName&, std::stop_token = {}) override {
+    return Action::awaitChange();
+  }
+
+ private:
+  std::string name_;
 };
 
 struct Harness {

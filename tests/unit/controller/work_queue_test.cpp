@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "../kube/fakes.hpp"
+#include "support.hpp"
 
 using namespace restarter::controller;
 using restarter::kube::testing::FakeClock;
@@ -16,8 +17,10 @@ using namespace std::chrono_literals;
 
 namespace {
 restarter::cache::BackoffPolicy policy() { return {100ms, 1000ms, 0.0}; }
+restarter::controller::testing::NamedReconciler statefulSets("statefulset");
+restarter::controller::testing::NamedReconciler rolls("ondelete-statefulset");
 // A StatefulSet's key in namespace "ns".
-QueueKey key(const std::string& name) { return QueueKey{"statefulset", {"ns", name}}; }
+QueueKey key(const std::string& name) { return QueueKey{&statefulSets, {"ns", name}}; }
 }  // namespace
 
 TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
@@ -40,9 +43,9 @@ TEST_CASE("one object under two reconcilers is two keys", "[controller][queue]")
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add(QueueKey{"statefulset", {"ns", "web"}});
-  queue.add(QueueKey{"ondelete-statefulset", {"ns", "web"}});
-  queue.add(QueueKey{"statefulset", {"other", "web"}});
+  queue.add(QueueKey{&statefulSets, {"ns", "web"}});
+  queue.add(QueueKey{&rolls, {"ns", "web"}});
+  queue.add(QueueKey{&statefulSets, {"other", "web"}});
   CHECK(queue.depth() == 3);
 }
 

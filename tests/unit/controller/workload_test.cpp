@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 #include "restarter/core/rollout.hpp"
 #include "support.hpp"
 
@@ -12,6 +14,7 @@ using restarter::core::kMinRolloutFloor;
 using restarter::core::kRolloutProgressRecheck;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
+using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
 using restarter::core::formatRfc3339;
 
@@ -20,19 +23,15 @@ namespace {
 const char* kCm = "configmap.restarter.stackable.tech/app-config";
 const char* kOld = "configmap.restarter.stackable.tech/old";
 
-json statefulSet(json annotations = json::object(), bool withSecret = false) {
+// "web" (support/builders.hpp) mounting ConfigMap app-config (and with `withSecret` Secret creds).
+json mountingStatefulSet(json annotations = json::object(), bool withSecret = false) {
   json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
                {"containers", {{{"name", "app"}, {"image", "x"}}}}};
   if (withSecret) spec["volumes"].push_back({{"name", "creds"}, {"secret", {{"secretName", "creds"}}}});
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", "web"},
-            {"namespace", "ns"},
-            {"uid", "sts-uid"},
-            {"resourceVersion", "10"},
-            {"generation", 1}}},
-          {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}, {"spec", spec}}}}}};
+  json object = restarter::testing::statefulSet();
+  object["spec"] = {
+      {"template", {{"metadata", {{"annotations", std::move(annotations)}}}, {"spec", std::move(spec)}}}};
+  return object;
 }
 
 json configMap(const std::string& name, const std::string& uid, const std::string& rv) {
@@ -45,7 +44,7 @@ struct Fixture {
   explicit Fixture(bool dryRun = false) : harness(dryRun) {
     workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
-        workloadKinds().front(),
+        workloadResources().front(),
         [this](std::string_view) {
           return std::optional<WorkloadCaches>(WorkloadCaches{&workloads, &configMaps, &secrets});
         },
@@ -57,10 +56,6 @@ struct Fixture {
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
-
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
-}
 
 const char* kLastRollout = "restarter.stackable.tech/last-rollout";
 
@@ -78,10 +73,10 @@ json rolledAt(json workload, restarter::core::TimePoint at) {
 
 TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  json applied = statefulSet({{kCm, "cm-uid/2"}});
+  json applied = mountingStatefulSet({{kCm, "cm-uid/2"}});
   f.harness.transport->push(ok(applied.dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
 
@@ -115,7 +110,7 @@ TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change",
 
 TEST_CASE("matching annotations cause no request at all", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/2"}, {"foreign/key", "x"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/2"}, {"foreign/key", "x"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   auto action = f.reconciler->reconcile({"ns", "web"});
@@ -135,7 +130,7 @@ TEST_CASE("a missing workload is nothing to do", "[controller][workload]") {
 
 TEST_CASE("an unsynced cache is an error to retry and never a write", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "10");
+  f.workloads.replace({mountingStatefulSet()}, "10");
   f.secrets.replace({}, "20");  // configMaps not synced
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE_FALSE(action.ok());
@@ -146,10 +141,10 @@ TEST_CASE("an unsynced cache is an error to retry and never a write", "[controll
 
 TEST_CASE("a removed reference drops its annotation", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2"), configMap("old", "old-uid", "5")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -162,12 +157,12 @@ TEST_CASE("a removed reference drops its annotation", "[controller][workload]") 
 
 TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   // The apply leaves kOld in place: it was written under another field manager.
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}).dump()));
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -182,10 +177,10 @@ TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[con
 
 TEST_CASE("a second trigger before the cache shows our write writes nothing", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());  // same stale cached object
@@ -194,7 +189,7 @@ TEST_CASE("a second trigger before the cache shows our write writes nothing", "[
 
 TEST_CASE("dry run announces once and applies nothing", "[controller][workload]") {
   Fixture f(true);
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -211,7 +206,7 @@ TEST_CASE("dry run announces once and applies nothing", "[controller][workload]"
 
 TEST_CASE("apply errors carry their kind to the retry policy", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "10");
+  f.workloads.replace({mountingStatefulSet()}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(
@@ -225,8 +220,8 @@ TEST_CASE("apply errors carry their kind to the retry policy", "[controller][wor
 
 TEST_CASE("the reference index names namespace and object", "[controller][workload]") {
   auto index = referenceIndex(restarter::core::RefKind::Secret);
-  CHECK(index(statefulSet({}, true)) == std::vector<std::string>{"ns/creds"});
-  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(statefulSet()) ==
+  CHECK(index(mountingStatefulSet({}, true)) == std::vector<std::string>{"ns/creds"});
+  CHECK(referenceIndex(restarter::core::RefKind::ConfigMap)(mountingStatefulSet()) ==
         std::vector<std::string>{"ns/app-config"});
   CHECK(index(json{{"metadata", {{"name", "x"}}}, {"spec", 3}}).empty());
 }
@@ -259,10 +254,10 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
           "[controller][workload][interval]") {
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
@@ -283,7 +278,7 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
   f.harness.context->minRolloutInterval = 5min;
   const auto start = nowOf(f);
   // Generation 1 not yet observed by the StatefulSet controller: the last rollout is in progress.
-  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 5s)}, "10");
+  f.workloads.replace({rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), start - 5s)}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -331,12 +326,12 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
   // The previous rollout finishes (one replica, observed, updated and ready): the latest version
   // rolls at once, minutes before the interval would have let it.
   f.harness.clock.advance(3s);
-  json finished = rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 5s);
+  json finished = rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), start - 5s);
   finished["status"] = {
       {"observedGeneration", 1}, {"replicas", 1}, {"updatedReplicas", 1}, {"readyReplicas", 1}};
   finished["metadata"]["resourceVersion"] = "11";
   f.workloads.replace({finished}, "11");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/5"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/5"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto rolled = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(rolled.ok());
@@ -371,7 +366,7 @@ TEST_CASE("a rollout that never finishes holds the next change until the interva
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   const auto start = nowOf(f);
-  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), start - 12s)}, "10");
+  f.workloads.replace({rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), start - 12s)}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -379,7 +374,7 @@ TEST_CASE("a rollout that never finishes holds the next change until the interva
   REQUIRE(held.ok());
   CHECK(held->requeueAfter == std::optional<std::chrono::milliseconds>(8s));  // the upper bound is nearer
   f.harness.clock.advance(8s);
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   auto rolled = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(rolled.ok());
@@ -394,10 +389,10 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
           "[controller][workload][interval]") {
   Fixture f;
   f.harness.context->minRolloutInterval = 20s;
-  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) + 21s)}, "10");
+  f.workloads.replace({rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f) + 21s)}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -408,10 +403,10 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
 
 TEST_CASE("without an interval a recent rollout holds nothing", "[controller][workload][interval]") {
   Fixture f;  // minRolloutInterval 0
-  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f))}, "10");
+  f.workloads.replace({rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.harness.transport->requests().front().method == "PATCH");
@@ -421,7 +416,7 @@ TEST_CASE("dry run announces a change within the interval and holds nothing",
           "[controller][workload][interval]") {
   Fixture f(true);
   f.harness.context->minRolloutInterval = 20s;
-  f.workloads.replace({rolledAt(statefulSet({{kCm, "cm-uid/1"}}), nowOf(f) - 1s)}, "10");
+  f.workloads.replace({rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f) - 1s)}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -451,12 +446,13 @@ struct StormResult {
 StormResult storm(Fixture& f, bool finishAtOnce) {
   auto& clock = f.harness.clock;
   WorkQueue queue(clock, restarter::cache::BackoffPolicy{500ms, 300'000ms, 0.5});
-  const QueueKey key{"statefulset", {"ns", "web"}};
+  const QueueKey key{f.reconciler.get(), {"ns", "web"}};
   const auto debounce = 1000ms;
-  f.workloads.replace({statefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");
   f.secrets.replace({}, "20");
-  for (int i = 0; i < 200; ++i) f.harness.transport->push(ok(statefulSet().dump()));  // any write succeeds
+  for (int i = 0; i < 200; ++i)
+    f.harness.transport->push(ok(mountingStatefulSet().dump()));  // any write succeeds
 
   int workloadVersion = 10;
   int generation = 1;
@@ -474,7 +470,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
       for (; seen < requests.size(); ++seen) {
         if (requests[seen].method != "PATCH") continue;
         const json body = json::parse(requests[seen].body);
-        json updated = statefulSet(body["spec"]["template"]["metadata"]["annotations"]);
+        json updated = mountingStatefulSet(body["spec"]["template"]["metadata"]["annotations"]);
         updated["metadata"]["annotations"] = body["metadata"]["annotations"];
         updated["metadata"]["resourceVersion"] = std::to_string(++workloadVersion);
         updated["metadata"]["generation"] = ++generation;
@@ -569,7 +565,7 @@ TEST_CASE("a rollout whose records would pass the metadata annotations limit is 
           "[controller][workload]") {
   Fixture f;
   // The cached copy dropped a large last-applied-configuration: its bytes still count.
-  json sts = statefulSet(json{{kCm, "cm-uid/1"}});
+  json sts = mountingStatefulSet(json{{kCm, "cm-uid/1"}});
   sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] = kLimit - 40;
   f.workloads.replace({sts}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
@@ -597,7 +593,7 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
           "[controller][workload]") {
   Fixture f;
   // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -631,10 +627,10 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
 TEST_CASE("a change ending exactly at the annotations size limit is applied", "[controller][workload]") {
   Fixture f;
   // "cm-uid/1" -> "cm-uid/2": the template stays at exactly 262144 bytes.
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();
@@ -646,7 +642,7 @@ TEST_CASE("a change ending exactly at the annotations size limit is applied", "[
 TEST_CASE("a refused change is warned about again when the state changes and applied once it fits",
           "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -663,8 +659,8 @@ TEST_CASE("a refused change is warned about again when the state changes and app
         std::string::npos);
 
   // Someone shrinks the foreign annotation: the change now fits and is applied.
-  f.workloads.replace({statefulSet(annotationsOf(kLimit - 1, "cm-uid/1"))}, "11");
-  f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/11")).dump()));
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit - 1, "cm-uid/1"))}, "11");
+  f.harness.transport->push(ok(mountingStatefulSet(annotationsOf(kLimit, "cm-uid/11")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   requests = f.harness.transport->requests();
@@ -675,7 +671,7 @@ TEST_CASE("a refused change is warned about again when the state changes and app
 
 TEST_CASE("a too-large Event that cannot be recorded is logged and not retried", "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(status(503, R"({"kind":"Status","reason":"ServiceUnavailable","code":503})"));
@@ -688,7 +684,7 @@ TEST_CASE("a too-large Event that cannot be recorded is logged and not retried",
 
 TEST_CASE("dry run warns about a too-large change the same way", "[controller][workload]") {
   Fixture f(true);
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -702,10 +698,10 @@ TEST_CASE("dry run warns about a too-large change the same way", "[controller][w
 TEST_CASE("a second trigger before the cache shows our write still counts foreign annotations",
           "[controller][workload]") {
   Fixture f;
-  f.workloads.replace({statefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   // The ConfigMap changes again before the workload cache shows the write: planned against what
@@ -723,10 +719,10 @@ TEST_CASE("a second trigger before the cache shows our write still counts foreig
 TEST_CASE("a workload opted in while running gets a baseline and no rollout",
           "[controller][workload][baseline]") {
   Fixture f;
-  f.workloads.replace({statefulSet()}, "10");
+  f.workloads.replace({mountingStatefulSet()}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  json applied = statefulSet();
+  json applied = mountingStatefulSet();
   applied["metadata"]["annotations"]["restarter.stackable.tech/baseline"] = "configmap/app-config=cm-uid/2";
   f.harness.transport->push(ok(applied.dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -752,7 +748,7 @@ TEST_CASE("a workload opted in while running gets a baseline and no rollout",
   applied["metadata"]["resourceVersion"] = "11";
   f.workloads.replace({applied}, "11");
   f.configMaps.replace({configMap("app-config", "cm-uid", "3")}, "21");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/3"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/3"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   requests = f.harness.transport->requests();
@@ -768,10 +764,10 @@ TEST_CASE("a workload opted in while running gets a baseline and no rollout",
 TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[controller][workload][baseline]") {
   Fixture f;
   f.harness.context->rollOnOptIn = true;
-  f.workloads.replace({statefulSet()}, "10");
+  f.workloads.replace({mountingStatefulSet()}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(statefulSet({{kCm, "cm-uid/2"}}).dump()));
+  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   auto requests = f.harness.transport->requests();

@@ -4,7 +4,9 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+
 #include <nlohmann/json.hpp>
+#include "support/builders.hpp"
 
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/constants.hpp"
@@ -214,16 +216,21 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
 
 namespace {
 
-json statefulSet(const json& templateAnnotations, const json& workloadAnnotations = nullptr) {
-  json sts = {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
-              {"spec",
-               {{"template",
-                 {{"metadata", {{"annotations", templateAnnotations}}},
-                  {"spec",
-                   {{"volumes",
-                     {{{"name", "a"}, {"configMap", {{"name", "cm"}}}},
-                      {{"name", "b"}, {"secret", {{"secretName", "s"}}}}}},
-                    {"containers", {{{"name", "c"}}}}}}}}}}};
+// "web" (support/builders.hpp) in namespace default, identity only, mounting ConfigMap cm and
+// Secret s; `workloadAnnotations` (null: none) as its metadata annotations.
+json mountingStatefulSet(const json& templateAnnotations, const json& workloadAnnotations = nullptr) {
+  json sts = restarter::testing::statefulSet(
+      {{"apiVersion", nullptr},
+       {"kind", nullptr},
+       {"metadata",
+        {{"namespace", "default"}, {"uid", nullptr}, {"resourceVersion", nullptr}, {"generation", nullptr}}}});
+  sts["spec"] = {{"template",
+                  {{"metadata", {{"annotations", templateAnnotations}}},
+                   {"spec",
+                    {{"volumes",
+                      {{{"name", "a"}, {"configMap", {{"name", "cm"}}}},
+                       {{"name", "b"}, {"secret", {{"secretName", "s"}}}}}},
+                     {"containers", {{{"name", "c"}}}}}}}}};
   if (!workloadAnnotations.is_null()) sts["metadata"]["annotations"] = workloadAnnotations;
   return sts;
 }
@@ -237,7 +244,7 @@ const std::string kRecord(kContentDigestsAnnotation);
 TEST_CASE("desiredAnnotations keeps a version whose content is unchanged and records digests") {
   const json recorded = {
       {kRecord, "configmap/cm=cu/1/" + formatDigest(kA) + ",secret/s=su/5/" + formatDigest(kB)}};
-  const json sts = statefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}}, recorded);
+  const json sts = mountingStatefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}}, recorded);
 
   SECTION("metadata-only changes of both: nothing to change") {
     auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
@@ -275,7 +282,7 @@ TEST_CASE("desiredAnnotations keeps a version whose content is unchanged and rec
 }
 
 TEST_CASE("a workload as commons-operator leaves it plans no change and records lazily") {
-  const json sts = statefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}});
+  const json sts = mountingStatefulSet({{kCm, "cu/1"}, {kSecret, "su/5"}});
   auto desired = desiredAnnotations(sts, [](RefKind kind, const std::string&) {
     return kind == RefKind::ConfigMap ? ObjectState::present("cu", "1", false, kA)
                                       : ObjectState::present("su", "5", false);
@@ -296,11 +303,11 @@ TEST_CASE("a workload as commons-operator leaves it plans no change and records 
 
 TEST_CASE("recordedContentDigests reads only a string annotation") {
   CHECK(recordedContentDigests(json::array()).empty());
-  CHECK(recordedContentDigests(statefulSet(json::object())).empty());
-  CHECK(recordedContentDigests(statefulSet(json::object(), {{kRecord, 7}})).empty());
-  CHECK(
-      recordedContentDigests(statefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
-          .size() == 1);
+  CHECK(recordedContentDigests(mountingStatefulSet(json::object())).empty());
+  CHECK(recordedContentDigests(mountingStatefulSet(json::object(), {{kRecord, 7}})).empty());
+  CHECK(recordedContentDigests(
+            mountingStatefulSet(json::object(), {{kRecord, "configmap/cm=cu/1/" + formatDigest(kA)}}))
+            .size() == 1);
 }
 
 TEST_CASE("content awareness parses its three names and says which kinds are read") {

@@ -2,18 +2,23 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 using namespace restarter::core;
 using nlohmann::json;
 
 namespace {
 
-json statefulSet() {
-  return json::parse(R"({
-    "metadata": {"name": "web", "uid": "u1", "generation": 4,
+// "web" (support/builders.hpp) with the OnDelete strategy and the manual roll, rolling to web-abc;
+// without apiVersion, kind, namespace or resourceVersion (not read here).
+json manualStatefulSet() {
+  return restarter::testing::statefulSet(json::parse(R"({
+    "apiVersion": null, "kind": null,
+    "metadata": {"namespace": null, "resourceVersion": null, "uid": "u1", "generation": 4,
                  "annotations": {"restarter.stackable.tech/ondelete": "manual"}},
     "spec": {"replicas": 3, "minReadySeconds": 5, "updateStrategy": {"type": "OnDelete"}},
     "status": {"observedGeneration": 4, "updateRevision": "web-abc", "currentRevision": "web-old"}
-  })");
+  })"));
 }
 
 json pod() {
@@ -31,7 +36,7 @@ json pod() {
 }  // namespace
 
 TEST_CASE("a StatefulSet's roll inputs", "[roll]") {
-  auto w = rollWorkloadFromJson(statefulSet(), WorkloadKind::StatefulSet);
+  auto w = rollWorkloadFromJson(manualStatefulSet(), WorkloadKind::StatefulSet);
   REQUIRE(w);
   CHECK(w->strategy == UpdateStrategy::OnDelete);
   CHECK(w->manual);
@@ -41,7 +46,7 @@ TEST_CASE("a StatefulSet's roll inputs", "[roll]") {
   CHECK(w->minReadySeconds == std::chrono::seconds{5});
 
   SECTION("defaults: RollingUpdate, one replica, not opted out by another value") {
-    json s = statefulSet();
+    json s = manualStatefulSet();
     s["spec"].erase("updateStrategy");
     s["spec"].erase("replicas");
     s["metadata"]["annotations"]["restarter.stackable.tech/ondelete"] = "auto";
@@ -52,12 +57,12 @@ TEST_CASE("a StatefulSet's roll inputs", "[roll]") {
     CHECK_FALSE(d->manual);
   }
   SECTION("a partition") {
-    json s = statefulSet();
+    json s = manualStatefulSet();
     s["spec"]["updateStrategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 2}}}};
     CHECK(rollWorkloadFromJson(s, WorkloadKind::StatefulSet)->partition == 2);
   }
   SECTION("a status behind the generation, or without one, is not current") {
-    json s = statefulSet();
+    json s = manualStatefulSet();
     s["status"]["observedGeneration"] = 3;
     CHECK_FALSE(rollWorkloadFromJson(s, WorkloadKind::StatefulSet)->statusCurrent);
     s.erase("status");
@@ -74,7 +79,7 @@ TEST_CASE("a StatefulSet's roll inputs", "[roll]") {
     }
   }
   SECTION("a Deployment has no roll") {
-    CHECK_FALSE(rollWorkloadFromJson(statefulSet(), WorkloadKind::Deployment));
+    CHECK_FALSE(rollWorkloadFromJson(manualStatefulSet(), WorkloadKind::Deployment));
   }
 }
 

@@ -2,9 +2,13 @@
 // restarter::controller — the reliable half (docs/architecture.md, "Two halves"): keeps every labeled
 // workload's pod template annotated and evicts pods whose credentials expire.
 //
-//   queue_key.hpp        the queue's key: reconciler kind, namespace, name
+//   queue_key.hpp        the queue's key: reconciler, namespace, name
 //   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
-//   reconcile.hpp        Action, the error policy, the reconcilers' shared context
+//   reconcile.hpp        the Reconciler interface, Action, the error policy, the shared context
+//   watches.hpp          the watch table's rows: store -> reconciler, predicate, delay or mapper
+//   predicates.hpp       which cache updates the rows let through
+//   slim.hpp             what the caches keep of each object
+//   announcements.hpp    the one bounded memory of what was announced
 //   workload.hpp         the workload restarter (StatefulSet, Deployment, DaemonSet)
 //   pod_expiry.hpp       the pod expiry restarter
 //   ondelete.hpp         the pod-by-pod roll of OnDelete StatefulSets and DaemonSets
@@ -12,7 +16,8 @@
 //   events.hpp           recording Events
 //   leader_election.hpp  Lease-based leader election
 //   metrics.hpp          Prometheus metrics
-//   controller.hpp       this file: the manager wiring caches, handlers, queue and workers
+//   controller.hpp       this file: the manager wiring caches, the watch table, queue and workers
+//                        (docs/architecture.md, "Watches and dispatch")
 //
 // Caches (one set per watched namespace, or one set for all namespaces):
 //   - StatefulSets, Deployments, DaemonSets labeled restarter.stackable.tech/enabled=true (full
@@ -41,6 +46,7 @@
 
 #include "restarter/controller/leader_election.hpp"
 #include "restarter/controller/metrics.hpp"
+#include "restarter/controller/slim.hpp"
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/reloader.hpp"
@@ -89,35 +95,6 @@ struct ControllerOptions {
   std::string digestKeyNamespace = "restarter-system";
   std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
 };
-
-// What the caches keep of each object (everything else is dropped as it arrives, so memory scales
-// with what the reconcilers read, not with object size: kubectl's last-applied-configuration
-// annotation alone holds a ConfigMap's whole data):
-//   ConfigMap/Secret: kind, apiVersion, metadata.{name, namespace, uid, resourceVersion}, the
-//     ignore label and Reloader's match and ignore annotations (then stored as cache::ObjectMeta,
-//     the annotations as two booleans);
-//   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
-//     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests and ondelete
-//     annotations, Reloader's workload annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
-//     (a few numbers and names; the OnDelete roll reads them and is queued by their changes),
-//     and core::kOmittedAnnotationsBytesField: the bytes of the metadata annotations dropped, which
-//     the size check of a write still counts (core/write_plan.hpp);
-//   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
-//     annotations.
-//   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the
-//     digest of its content keyed with `key` (core::keyedContentDigest) and
-//     cache::kUnkeyedDigestField with its unkeyed digest, which only compares records written
-//     before keys (both left out when the content cannot be hashed,
-//     which then rolls at every version). The content itself is dropped here, on the reflector's
-//     thread, before the object reaches the store.
-void slimReferencedObject(nlohmann::json& object);
-void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind, const core::DigestKey& key);
-void slimWorkload(nlohmann::json& object);
-// The same, and with selection.reloaderAnnotations (the workloads are then listed without the
-// label selector) a workload that core::workloadManagement does not opt in is cut down to
-// apiVersion, kind, metadata.{name, namespace, uid, resourceVersion} and kUnmanagedField.
-void slimWorkload(nlohmann::json& object, const core::SelectionOptions& selection);
-void slimPod(nlohmann::json& object);
 
 class Controller {
  public:

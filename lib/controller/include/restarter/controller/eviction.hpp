@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/reconcile.hpp"
 
 namespace restarter::controller {
@@ -48,8 +49,7 @@ class Evictor {
   bool blockedEventDue(const std::string& uid);
 
   ReconcileContext& context_;
-  std::mutex mutex_;
-  std::map<std::string, TimePoint> blockedEvents_;  // pod uid -> last EvictionBlocked Event
+  Announcements blockedEvents_;  // by pod uid: the last EvictionBlocked Event
 };
 
 }  // namespace restarter::controller

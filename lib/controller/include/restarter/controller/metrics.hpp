@@ -1,6 +1,9 @@
 #pragma once
 // The controller's Prometheus metrics (served on /metrics). Names and labels are part of the
 // user-facing contract (docs/operations.md "Metrics").
+//
+// Owned by the controller (Controller::Impl) and shared by reference with every reconciler through
+// ReconcileContext; the families lock themselves (obs/metrics.hpp), so any thread may update them.
 
 #include "restarter/obs/metrics.hpp"
 

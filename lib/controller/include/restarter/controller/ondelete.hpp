@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/eviction.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/controller/workload.hpp"
@@ -50,30 +51,33 @@ inline constexpr milliseconds kRollPoll{10'000};
 // The workloads of the roller's kind in a namespace (nullptr: not watched).
 using WorkloadStoreFor = std::function<const cache::PackedStore*(std::string_view namespace_)>;
 
-class OnDeleteRoller {
+class OnDeleteRoller final : public Reconciler {
  public:
-  // `kind`: the StatefulSet or DaemonSet WorkloadKind (queue keys, metrics, Events).
-  OnDeleteRoller(WorkloadKind kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
+  // `kind`: the StatefulSet or DaemonSet WorkloadResource (queue keys, metrics, Events).
+  OnDeleteRoller(WorkloadResource kind, WorkloadStoreFor workloads, ReconcileContext& context, Evictor& evictor,
                  std::chrono::seconds readyTimeout);
 
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
+
+  // "ondelete-" and the kind's name ("ondelete-statefulset"): the roll's label in metrics and logs.
+  const std::string& name() const override { return name_; }
 
  private:
   // The DaemonSet's revisions carry its pods' labels, so its selector finds them.
   core::Result<std::string> daemonSetRevision(const std::string& ns, const std::string& selector,
                                               const std::string& uid);
   void setOutdated(const std::string& key, std::size_t count);
-  bool firstTime(const std::string& what);
 
-  WorkloadKind kind_;
-  core::WorkloadKind coreKind_;
+  WorkloadResource kind_;
+  std::string name_;
   WorkloadStoreFor workloads_;
   ReconcileContext& context_;
   Evictor& evictor_;
   std::chrono::seconds readyTimeout_;
   std::mutex mutex_;
   std::map<std::string, std::size_t> outdated_;  // key -> outdated pods (the gauge is their sum)
-  std::set<std::string> announced_;              // RollPaused and WouldEvict already recorded (bounded)
+  // RollPaused (by workload key) and WouldEvict (by pod uid) already recorded.
+  Announcements announced_;
 };
 
 }  // namespace restarter::controller

@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/eviction.hpp"
 #include "restarter/controller/reconcile.hpp"
 
@@ -36,21 +37,23 @@ namespace restarter::controller {
 
 using PodsFor = std::function<const cache::Store*(std::string_view namespace_)>;
 
-class PodExpiryReconciler {
+class PodExpiryReconciler final : public Reconciler {
  public:
   PodExpiryReconciler(PodsFor pods, ReconcileContext& context);
 
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
+
+  // "pod-expiry": its label in metrics and logs.
+  const std::string& name() const override { return name_; }
 
  private:
-  bool firstTime(const std::string& what);
   void recordPodEvent(const nlohmann::json& pod, const std::string& type, const std::string& reason,
                       const std::string& note);
 
+  std::string name_ = "pod-expiry";
   PodsFor pods_;
   ReconcileContext& context_;
-  std::mutex mutex_;
-  std::set<std::string> reported_;  // problems and dry-run evictions already logged
+  Announcements reported_;  // by pod uid: problems and dry-run evictions already logged
   Evictor evictor_;
 };
 

@@ -20,13 +20,16 @@ struct ObjectName {
   friend bool operator==(const ObjectName&, const ObjectName&) = default;
 };
 
-// A work-queue key. `kind` names the reconciler: a WorkloadKind::name ("statefulset", ...), the
-// OnDelete roller of one ("ondelete-statefulset"), or "pod" (pod expiry).
+class Reconciler;  // reconcile.hpp
+
+// A work-queue key: which reconciler is to look at which object. The reconciler is the one the
+// watch table queued (docs/architecture.md, "Watches and dispatch"), owned by the controller and
+// never null; the worker calls it, so no key is ever told apart by a name.
 struct QueueKey {
-  std::string kind;
+  Reconciler* reconciler = nullptr;
   ObjectName object;
 
-  // "<kind>/<namespace>/<name>", for messages only; never parsed.
+  // "<reconciler name>/<namespace>/<name>", for messages only; never parsed.
   std::string toString() const;
 
   friend bool operator==(const QueueKey&, const QueueKey&) = default;

@@ -1,16 +1,20 @@
 #pragma once
 // What a reconcile returns, the one error policy, and the shared context of the reconcilers.
 //
-// A reconciler is `reconcile(object) -> Result<Action>` (controller-runtime's Reconciler): it reads the
+// A reconciler is a `Reconciler`: `reconcile(object) -> Result<Action>` (controller-runtime's
+// Reconciler). Each work-queue key names one (queue_key.hpp), and the controller's worker calls it
+// through this interface, nothing else (docs/architecture.md, "Watches and dispatch"). It reads the
 // current state from the caches, never branches on the event that queued the key, and is
 // idempotent. Success says "wait for the next change" or "look again after d"; an error goes to
 // `retryPolicy`, the only place that decides whether and when an error is retried.
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "restarter/controller/metrics.hpp"
+#include "restarter/controller/queue_key.hpp"
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
@@ -24,6 +28,21 @@ struct Action {
 
   static Action awaitChange() { return Action{}; }
   static Action requeue(milliseconds after) { return Action{after}; }
+};
+
+// One reconciler. The controller owns every reconciler for its whole life (queue keys point at
+// them); reconcile() may run on several workers at once for different objects, never for the
+// same object twice at once (the queue hands a key to one worker at a time).
+class Reconciler {
+ public:
+  virtual ~Reconciler() = default;
+
+  // Its label in metrics and logs ("statefulset", "ondelete-statefulset", "pod-expiry"); fixed
+  // for its life.
+  virtual const std::string& name() const = 0;
+  // `stop` interrupts a wait for the write limiter (the write is then not made and the key is
+  // retried).
+  virtual core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) = 0;
 };
 
 struct RetryDecision {

@@ -27,7 +27,7 @@
 //      progress by the workload's status (core::rolloutProgressOf; a write of ours the cache does
 //      not show yet counts as in progress), at most until the minimum rollout interval has
 //      passed, nothing is written; the key comes back at the end of the floor, when the status
-//      change that finishes the rollout queues it (controller.cpp), or at the latest after
+//      change that finishes the rollout queues it (rolloutFinished, predicates.hpp), or at the latest after
 //      core::kRolloutProgressRecheck, and then applies whatever is desired (every change made
 //      meanwhile, merged). The first reconcile of each hold (one per last rollout) announces it:
 //      a log line, restarter_controller_rollouts_held_total, and an Event (Normal, reason
@@ -64,6 +64,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/announcements.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
@@ -75,18 +76,18 @@
 
 namespace restarter::controller {
 
-struct WorkloadKind {
+// One of core::kManagedKinds (core/workload_kinds.hpp) as the controller uses it. Named apart from
+// core::WorkloadKind, the enum it carries.
+struct WorkloadResource {
   std::string name;  // "statefulset", "deployment", "daemonset": queue keys, logs, metrics
   kube::ResourceRef resource;
   std::string fieldManager;
+  core::WorkloadKind coreKind = core::WorkloadKind::StatefulSet;  // its row in core::kManagedKinds
+  bool hasOnDelete = false;  // the row's hasOnDelete: the OnDelete roll (ondelete.hpp) runs for it
 };
 
-// StatefulSet, Deployment, DaemonSet: core::kManagedKinds (core/workload_kinds.hpp) as the
-// controller uses them.
-const std::vector<WorkloadKind>& workloadKinds();
-
-// The core kind of one of workloadKinds() (its row in core::kManagedKinds).
-core::WorkloadKind coreKind(const WorkloadKind& kind);
+// StatefulSet, Deployment, DaemonSet: core::kManagedKinds, in its order.
+const std::vector<WorkloadResource>& workloadResources();
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
 // template references, and with Reloader's annotations the reload lists' names
@@ -129,21 +130,23 @@ struct AppliedAnnotations {
   std::optional<std::string> baseline;      // nullopt: not sent; "" empties a record another
                                             // manager wrote (the webhook's UPDATE patch)
 };
-nlohmann::json applyBody(const WorkloadKind& kind, const nlohmann::json& workload,
+nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& workload,
                          const AppliedAnnotations& sent);
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
 
-class WorkloadReconciler {
+class WorkloadReconciler final : public Reconciler {
  public:
-  WorkloadReconciler(WorkloadKind kind, CachesFor caches, ReconcileContext& context);
+  WorkloadReconciler(WorkloadResource kind, CachesFor caches, ReconcileContext& context);
 
   // `object`: a workload of this kind. `stop` interrupts a wait for the write limiter (the write is
   // then not made and the key is retried).
-  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {});
+  core::Result<Action> reconcile(const ObjectName& object, std::stop_token stop = {}) override;
 
-  const WorkloadKind& kind() const { return kind_; }
+  // The kind's name ("statefulset").
+  const std::string& name() const override { return kind_.name; }
+  const WorkloadResource& kind() const { return kind_; }
 
  private:
   struct LastWrite {
@@ -161,14 +164,16 @@ class WorkloadReconciler {
   // (events.hpp). Every Event of this reconciler goes through here.
   core::Status recordEvent(const nlohmann::json& workload, const std::string& type, const std::string& reason,
                            const std::string& action, const std::string& note);
-  // Step 3b: no template change, but the baseline record changes: one metadata-only apply.
-  core::Result<Action> recordBaseline(const nlohmann::json& workload, const std::string& key,
-                                      const core::DesiredAnnotations& desired, std::stop_token stop);
-  // Step 3c: no template change, no baseline change, but the content record holds entries not
-  // keyed with the controller's key (desired.rekeyRecord): one metadata-only apply of the record
-  // as desired, all keyed (docs/architecture.md, "Keyed digests"). No Event: nothing restarts.
-  core::Result<Action> rekeyRecord(const nlohmann::json& workload, const std::string& key,
-                                   const core::DesiredAnnotations& desired, std::stop_token stop);
+  // Steps 3b and 3c, one step: no template change, but the records change (`write` is
+  // core::WriteKind::RecordOnly or Rekey); one metadata-only apply, which restarts nothing.
+  //   RecordOnly (3b): the baseline record changes; a log line and a BaselineRecorded Event.
+  //   Rekey (3c): no baseline change, but the content record holds entries not keyed with the
+  //     controller's key (desired.rekeyRecord): the record as desired, all keyed
+  //     (docs/architecture.md, "Keyed digests"); a log line, no Event.
+  // Dry-run: the log line only, once per state.
+  core::Result<Action> applyRecords(const nlohmann::json& workload, const std::string& key,
+                                    const core::DesiredAnnotations& desired, core::WriteKind write,
+                                    std::stop_token stop);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
@@ -181,15 +186,15 @@ class WorkloadReconciler {
   void forget(const std::string& key);
   core::Status removeForeignLeftovers(const nlohmann::json& applied, const core::DesiredAnnotations& desired);
 
-  WorkloadKind kind_;
+  WorkloadResource kind_;
   CachesFor caches_;
   ReconcileContext& context_;
   std::mutex mutex_;
-  std::map<std::string, LastWrite> lastWrites_;            // key -> the last write made
-  std::map<std::string, std::string> lastAnnounced_;       // dry-run: key -> last announced plan
-  std::map<std::string, core::TimePoint> held_;            // key -> last rollout of the hold announced
-  std::map<std::string, std::string> tooLargeWarned_;      // key -> the refused state warned about
-  std::map<std::string, std::string> metadataOnlyLogged_;  // key -> the kept references logged
+  std::map<std::string, LastWrite> lastWrites_;  // key -> the last write made
+  // By workload key, topics: "dry-run" (the last plan announced), "held" (the last rollout of the
+  // hold announced), "too-large" (the refused state warned about), "metadata-only" (the kept
+  // references logged).
+  Announcements announced_;
 };
 
 }  // namespace restarter::controller

@@ -21,14 +21,18 @@ struct ManagedKind {
   std::string_view version;       // "v1"
   std::string_view plural;        // "statefulsets": the API resource, the webhook rule's resource
   std::string_view fieldManager;  // the controller's server-side apply field manager (constants.hpp)
+  // Whether the kind has an OnDelete update strategy: the controller then also runs its pod-by-pod
+  // roll (lib/controller/include/restarter/controller/ondelete.hpp) for workloads that choose it.
+  bool hasOnDelete;
 };
 
 inline constexpr std::array<ManagedKind, 3> kManagedKinds = {{
     {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets",
-     kStatefulSetFieldManager},
-    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments",
-     kDeploymentFieldManager},
-    {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager},
+     kStatefulSetFieldManager, true},
+    {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments", kDeploymentFieldManager,
+     false},
+    {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager,
+     true},
 }};
 
 // The row of `kind`.

@@ -1,0 +1,99 @@
+#pragma once
+// Controller::Impl, shared by the controller's two halves (docs/architecture.md, "Watches and
+// dispatch"): controller_wiring.cpp builds the caches, the reconcilers, the watch table and the
+// reflectors (setUp, once, in the constructor, before any thread starts); controller.cpp runs them
+// (run: the digest key, the reflectors, the workers, leader election) and dispatches each key
+// (process).
+//
+// Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
+// controller's life; none is added or removed after setUp. The stores lock themselves
+// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), each
+// reconciler locks its own memory; Impl holds no lock of its own. digestKey is written by run()
+// before any reflector or worker starts and read-only after.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "restarter/cache/reflector.hpp"
+#include "restarter/cache/store.hpp"
+#include "restarter/controller/controller.hpp"
+#include "restarter/controller/ondelete.hpp"
+#include "restarter/controller/pod_expiry.hpp"
+#include "restarter/controller/watches.hpp"
+#include "restarter/controller/workload.hpp"
+
+namespace restarter::controller {
+
+// The caches of one namespace (or of all, with an empty name).
+struct NamespaceCaches {
+  std::string namespace_;
+  std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadResource::name
+  cache::MetaStore configMaps;  // identity and version only (docs/architecture.md, "Metadata only")
+  cache::MetaStore secrets;
+  cache::Store pods;
+};
+
+// The rows of the watch table for one namespace's caches, by store (watches.hpp).
+struct WatchTable {
+  std::map<std::string, std::vector<Watch<cache::PackedObject>>> workloads;  // by WorkloadResource::name
+  std::vector<Watch<cache::ObjectMeta>> configMaps;
+  std::vector<Watch<cache::ObjectMeta>> secrets;
+  std::vector<Watch<nlohmann::json>> pods;
+};
+
+struct Controller::Impl {
+  Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn, obs::Registry& registry,
+       kube::Clock& clockIn);
+
+  kube::Client& client;
+  ControllerOptions options;
+  obs::Logger& logger;
+  Metrics metrics;
+  kube::Clock& clock;
+  TokenBucket limiter;
+  WorkQueue queue;
+  ReconcileContext context;
+
+  std::vector<std::unique_ptr<NamespaceCaches>> caches;
+  // The reconcilers, by WorkloadResource::name (rollers: only the kinds with an OnDelete strategy).
+  std::map<std::string, std::unique_ptr<WorkloadReconciler>> workloadReconcilers;
+  std::map<std::string, std::unique_ptr<OnDeleteRoller>> rollers;
+  std::unique_ptr<PodExpiryReconciler> podReconciler;
+  std::unique_ptr<Evictor> rollEvictor;
+  struct ReflectorEntry {
+    std::unique_ptr<cache::Reflector> reflector;
+    const cache::StoreBase* store;
+    std::string resource;
+  };
+  std::vector<ReflectorEntry> reflectors;
+  std::atomic<bool> synced{false};
+  std::atomic<std::uint64_t> reconciled{0};
+  // The key of content digests (docs/architecture.md, "Keyed digests"): got or created by run()
+  // before any reflector or worker thread starts, read-only after.
+  std::optional<core::DigestKey> digestKey;
+
+  // controller_wiring.cpp
+  void setUp();
+  void makeReconcilers();
+  WatchTable watchTable(NamespaceCaches& ns);
+  NamespaceCaches* cachesFor(std::string_view ns) const;
+  std::vector<QueueKey> referencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object);
+  void noteContentUnchanged(const char* index, const cache::ObjectMeta& before, const cache::ObjectMeta& after);
+  void addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind, const std::string& ns,
+                              cache::StoreBase& store);
+  void addReflector(const kube::ResourceRef& resource, const std::string& ns, const std::string& selector,
+                    bool metadataOnly, cache::StoreBase& store, std::function<void(nlohmann::json&)> slim,
+                    std::int64_t pageSize);
+
+  // controller.cpp
+  void process(const QueueKey& queued, std::stop_token stop);
+  void updateGauges();
+};
+
+}  // namespace restarter::controller

@@ -1,0 +1,235 @@
+#include "controller_impl.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "restarter/controller/predicates.hpp"
+#include "restarter/core/constants.hpp"
+
+// The wiring half of the controller (controller_impl.hpp): caches, reconcilers, the watch table,
+// reflectors. Everything here runs once, in the constructor, before any thread starts, except the
+// handlers and transforms it installs (reflector threads) and the watch table's mappers.
+
+namespace restarter::controller {
+
+using nlohmann::json;
+
+namespace {
+
+// Objects per list page, or per batch a streaming list stages (cache/reflector.hpp). Each page is
+// parsed whole before its objects become compact cache
+// entries, and the entries made meanwhile sit between the page's freed nodes: a smaller page
+// leaves smaller holes behind the initial sync (client-go's 500 is tuned for fewer requests).
+constexpr std::int64_t kListPageSize = 100;
+// Objects per page where ConfigMaps or Secrets are listed whole (--content-aware): a page is held
+// whole before its objects are hashed and slimmed, and one object may be ~1 MiB (etcd's limit),
+// so a page costs at most ~25 MiB, not ~100.
+constexpr std::int64_t kContentListPageSize = 25;
+
+}  // namespace
+
+// The watch table (watches.hpp), every row in one place. Workload keys wait out the debounce
+// window after an add or update; a delete, the OnDelete roll and pod expiry are queued at once.
+WatchTable Controller::Impl::watchTable(NamespaceCaches& ns) {
+  const milliseconds debounce = options.debounce;
+  const milliseconds now{0};
+  WatchTable table;
+  for (const WorkloadResource& kind : workloadResources()) {
+    auto& rows = table.workloads[kind.name];
+    // The workload restarter: its template, ignore annotations, identity, or the end of a rollout
+    // that held a change.
+    rows.push_back(
+        {workloadReconcilers.at(kind.name).get(),
+         debounce,
+         now,
+         [progressKind = kind.coreKind](const cache::PackedPtr& before, const cache::PackedPtr& after) {
+           return workloadChanged(before, after) || rolloutFinished(progressKind, before, after);
+         },
+         {}});
+    // The OnDelete roll of the kinds that have the strategy: any change but the resourceVersion.
+    if (kind.hasOnDelete) rows.push_back({rollers.at(kind.name).get(), now, now, rollInputChanged, {}});
+  }
+  // A ConfigMap or Secret queues the workloads whose templates reference it (the store's index).
+  for (auto [rows, index] :
+       {std::pair{&table.configMaps, kConfigMapIndex}, std::pair{&table.secrets, kSecretIndex}}) {
+    rows->push_back({nullptr, debounce, debounce, {}, [this, &ns, index](const cache::MetaPtr& object) {
+                       return referencing(ns, index, object);
+                     }});
+  }
+  // Pod expiry: a pod's expires-at annotations or identity; a deleted pod needs nothing.
+  table.pods.push_back({podReconciler.get(), now, std::nullopt, podChanged, {}});
+  return table;
+}
+
+NamespaceCaches* Controller::Impl::cachesFor(std::string_view ns) const {
+  for (const auto& entry : caches) {
+    if (entry->namespace_.empty() || entry->namespace_ == ns) return entry.get();
+  }
+  return nullptr;
+}
+
+// The keys of every workload (of any kind) whose template references `object`.
+std::vector<QueueKey> Controller::Impl::referencing(NamespaceCaches& ns, const char* index,
+                                                    const cache::MetaPtr& object) {
+  std::vector<QueueKey> keys;
+  const std::string key = cache::objectKey(*object);
+  for (const auto& [kind, store] : ns.workloads) {
+    auto found = store->byIndex(index, key);
+    if (!found) continue;  // not synced yet: its initial list queues every workload
+    Reconciler* reconciler = workloadReconcilers.at(kind).get();
+    for (const cache::PackedPtr& workload : *found)
+      keys.push_back(QueueKey{reconciler, objectNameOf(*workload)});
+  }
+  return keys;
+}
+
+// Counts and logs (debug) an update that changed no content: same uid, new resourceVersion, the
+// same digest. Nothing is written for it; whether a workload still rolls (no digest recorded
+// yet: migration) is the reconcile's decision, which it logs itself.
+void Controller::Impl::noteContentUnchanged(const char* index, const cache::ObjectMeta& before,
+                                            const cache::ObjectMeta& after) {
+  if (!before.contentDigest || !after.contentDigest || *before.contentDigest != *after.contentDigest ||
+      before.uid != after.uid || before.resourceVersion == after.resourceVersion) {
+    return;
+  }
+  const std::string resource = std::string(index) + "s";  // "configmaps", "secrets"
+  metrics.contentUnchanged.with({resource}).inc();
+  logger.debug("metadata-only change", {{"resource", resource},
+                                        {"object", cache::objectKey(after)},
+                                        {"uid", after.uid.str()},
+                                        {"resourceVersionBefore", before.resourceVersion},
+                                        {"resourceVersion", after.resourceVersion}});
+}
+
+// The reconcilers, each over the caches of the namespace it is asked about.
+void Controller::Impl::makeReconcilers() {
+  for (const WorkloadResource& kind : workloadResources()) {
+    const std::string name = kind.name;
+    workloadReconcilers.emplace(
+        kind.name, std::make_unique<WorkloadReconciler>(
+                       kind,
+                       [this, name](std::string_view ns) -> std::optional<WorkloadCaches> {
+                         NamespaceCaches* c = cachesFor(ns);
+                         if (c == nullptr) return std::nullopt;
+                         return WorkloadCaches{c->workloads.at(name).get(), &c->configMaps, &c->secrets};
+                       },
+                       context));
+  }
+  rollEvictor = std::make_unique<Evictor>(context);
+  for (const WorkloadResource& kind : workloadResources()) {
+    if (!kind.hasOnDelete) continue;
+    const std::string name = kind.name;
+    rollers.emplace(kind.name, std::make_unique<OnDeleteRoller>(
+                                   kind,
+                                   [this, name](std::string_view ns) -> const cache::PackedStore* {
+                                     NamespaceCaches* c = cachesFor(ns);
+                                     return c == nullptr ? nullptr : c->workloads.at(name).get();
+                                   },
+                                   context, *rollEvictor, options.onDeleteReadyTimeout));
+  }
+  podReconciler = std::make_unique<PodExpiryReconciler>(
+      [this](std::string_view ns) -> const cache::Store* {
+        NamespaceCaches* c = cachesFor(ns);
+        return c == nullptr ? nullptr : &c->pods;
+      },
+      context);
+}
+
+void Controller::Impl::setUp() {
+  std::vector<std::string> namespaces = options.namespaces;
+  if (namespaces.empty()) namespaces.push_back("");
+  for (const std::string& ns : namespaces) {
+    auto entry = std::make_unique<NamespaceCaches>();
+    entry->namespace_ = ns;
+    for (const WorkloadResource& kind : workloadResources()) {
+      auto store = std::make_unique<cache::PackedStore>();
+      store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
+      store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
+      entry->workloads.emplace(kind.name, std::move(store));
+    }
+    caches.push_back(std::move(entry));
+  }
+
+  makeReconcilers();
+
+  const Enqueue enqueue = [this](QueueKey key, milliseconds delay) { queue.add(std::move(key), delay); };
+  for (const auto& entry : caches) {
+    NamespaceCaches& c = *entry;
+    // Not a watch: counts and logs the metadata-only updates of the objects whose content is read.
+    for (auto [store, index] :
+         {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
+      store->addHandlers(cache::MetaStore::Handlers{
+          {},
+          [this, indexName = index](const cache::MetaPtr& before, const cache::MetaPtr& after) {
+            noteContentUnchanged(indexName, *before, *after);
+          },
+          {}});
+    }
+    WatchTable table = watchTable(c);
+    for (auto& [kind, rows] : table.workloads) {
+      for (auto& row : rows) installWatch(*c.workloads.at(kind), std::move(row), enqueue);
+    }
+    for (auto& row : table.configMaps) installWatch(c.configMaps, std::move(row), enqueue);
+    for (auto& row : table.secrets) installWatch(c.secrets, std::move(row), enqueue);
+    for (auto& row : table.pods) installWatch(c.pods, std::move(row), enqueue);
+
+    // Reloader's annotations are annotations, which no selector can ask for: with them every
+    // workload is listed, and those not opted in are kept as stubs (docs/architecture.md,
+    // "Reloader annotations").
+    const bool reloader = options.selection.reloaderAnnotations;
+    for (const WorkloadResource& kind : workloadResources()) {
+      addReflector(
+          kind.resource, c.namespace_, reloader ? std::string() : std::string(core::kEnabledSelector), false,
+          *c.workloads.at(kind.name),
+          [selection = options.selection](json& object) { slimWorkload(object, selection); }, kListPageSize);
+    }
+    addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_, c.configMaps);
+    addReferencedReflector(kube::resources::secrets(), core::RefKind::Secret, c.namespace_, c.secrets);
+    addReflector(kube::resources::pods(), c.namespace_, std::string(core::kEnabledSelector), true, c.pods,
+                 slimPod, kListPageSize);
+  }
+}
+
+// ConfigMaps or Secrets: metadata-only unless --content-aware reads the kind (then whole objects,
+// hashed and slimmed as they arrive).
+void Controller::Impl::addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind,
+                                              const std::string& ns, cache::StoreBase& store) {
+  if (!core::readsContent(options.contentAware, kind)) {
+    addReflector(resource, ns, "", true, store, slimReferencedObject, kListPageSize);
+    return;
+  }
+  // digestKey is set before run() starts any reflector (and never changes after).
+  addReflector(
+      resource, ns, "", false, store,
+      [kind, this](json& object) { slimReferencedObjectWithDigest(object, kind, *digestKey); },
+      kContentListPageSize);
+}
+
+void Controller::Impl::addReflector(const kube::ResourceRef& resource, const std::string& ns,
+                                    const std::string& selector, bool metadataOnly, cache::StoreBase& store,
+                                    std::function<void(json&)> slim, std::int64_t pageSize) {
+  cache::ReflectorOptions ro;
+  ro.resource = resource;
+  ro.namespace_ = ns;
+  ro.labelSelector = selector;
+  ro.metadataOnly = metadataOnly;
+  ro.pageSize = pageSize;
+  ro.streamingList = true;  // see cache/reflector.hpp: a paged sync grows with the square of the objects
+  // Only what the reconcilers read is kept (see slimReferencedObject): managedFields and
+  // last-applied-configuration are most of an object's size.
+  ro.transform = std::move(slim);
+  const std::string plural = resource.plural;
+  ro.onError = [this, plural, ns](const core::Error& error) {
+    metrics.watchRestarts.with({plural}).inc();
+    const obs::LogLevel level = error.kind == core::ErrorKind::Gone ? obs::LogLevel::Info : obs::LogLevel::Warn;
+    logger.log(level, "list/watch failed; retrying",
+               {{"resource", plural}, {"namespace", ns.empty() ? "*" : ns}, {"error", error.describe()}});
+  };
+  reflectors.push_back(
+      ReflectorEntry{std::make_unique<cache::Reflector>(client, store, std::move(ro), clock), &store, plural});
+}
+
+}  // namespace restarter::controller

@@ -1,0 +1,24 @@
+#include "builders.hpp"
+
+namespace restarter::testing {
+
+using nlohmann::json;
+
+json statefulSet(const json& patch) {
+  json object = {{"apiVersion", "apps/v1"},
+                 {"kind", "StatefulSet"},
+                 {"metadata",
+                  {{"name", "web"},
+                   {"namespace", "ns"},
+                   {"uid", "sts-uid"},
+                   {"resourceVersion", "10"},
+                   {"generation", 1}}}};
+  object.merge_patch(patch);
+  return object;
+}
+
+json eventAnswer() {
+  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
+}
+
+}  // namespace restarter::testing
