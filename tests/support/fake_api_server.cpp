@@ -171,9 +171,15 @@ json FakeApiServer::seed(const kube::ResourceRef& ref, json object) {
   target.name = metadataString(object, "name");
   if (!object.contains("apiVersion")) object["apiVersion"] = ref.apiVersion();
   if (!object.contains("kind")) object["kind"] = ref.kind;
+  const std::string uid = metadataString(object, "uid");
   std::lock_guard lock(mutex_);
   store(target, std::move(object), true, false);
-  return *find(target);
+  json& stored = *find(target);
+  if (!uid.empty()) {  // as seeded: tests name uids their caches also hold
+    stored["metadata"]["uid"] = uid;
+    changes_.back().object["metadata"]["uid"] = uid;
+  }
+  return stored;
 }
 
 std::optional<json> FakeApiServer::object(const kube::ResourceRef& ref, std::string_view namespace_,
@@ -415,6 +421,11 @@ kube::Response FakeApiServer::remove(const Target& target, const json& options, 
 }
 
 kube::Response FakeApiServer::store(const Target& target, json object, bool created, bool dryRun) {
+  if (!created) {
+    const std::string uid = metadataString(object, "uid");
+    if (!uid.empty() && uid != metadataString(*find(target), "uid"))
+      return failure(409, "Conflict", "Precondition failed: UID in precondition: " + uid);
+  }
   json& metadata = object["metadata"];
   metadata["name"] = target.name;
   if (!target.namespace_.empty()) metadata["namespace"] = target.namespace_;

@@ -18,7 +18,8 @@
 //     and apply (a merge patch that creates a missing object: no field ownership), DELETE (404,
 //     409 on failed uid/resourceVersion preconditions); `dryRun=All` answers without storing.
 //   - every write gives a new resourceVersion (one counter for all objects), a create gives a uid
-//     and generation 1, a change of `spec` raises the generation.
+//     and generation 1, a change of `spec` raises the generation; a write naming another
+//     metadata.uid than the object's is 409 Conflict (the apiserver's uid precondition).
 // Not served: pagination, fieldSelector, strategic merge patch, admission, finalizers.
 //
 // Thread-safety: every member function may be called from any thread; one mutex guards the
@@ -53,7 +54,8 @@ class FakeApiServer final : public kube::Transport {
   ~FakeApiServer() override;
 
   // Stores `object` (its apiVersion, kind, metadata.name and, when `ref` is namespaced,
-  // metadata.namespace) as a create would, without a request; returns it as stored.
+  // metadata.namespace) as a create would, without a request, keeping its metadata.uid when it
+  // has one; returns it as stored.
   nlohmann::json seed(const kube::ResourceRef& ref, nlohmann::json object);
   // The stored object, or std::nullopt.
   std::optional<nlohmann::json> object(const kube::ResourceRef& ref, std::string_view namespace_,

@@ -1,7 +1,8 @@
 #pragma once
-// Shared set-up of the controller's unit tests: a Client over the scripted FakeTransport, a fake
-// clock, a logger into a string stream, and the reconcile context over them; a named reconciler
-// for queue keys.
+// Shared set-up of the controller's unit tests: a Client over the scripted FakeTransport (tests
+// assert on the requests) or over the in-memory API server (tests assert on the objects and Events
+// left behind), a fake clock, a logger into a string stream, and the reconcile context over them;
+// a named reconciler for queue keys.
 
 #include <memory>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "restarter/obs/metrics.hpp"
 
 #include "../kube/fakes.hpp"
+#include "support/fake_api_server.hpp"
 
 namespace restarter::controller::testing {
 
@@ -35,10 +37,21 @@ class NamedReconciler final : public Reconciler {
   std::string name_;
 };
 
+// What a Harness's client talks to.
+enum class Backend { Scripted, ApiServer };
+
 struct Harness {
-  explicit Harness(bool dryRun = false) {
-    auto fake = std::make_unique<kube::testing::FakeTransport>();
-    transport = fake.get();
+  explicit Harness(bool dryRun = false, Backend backend = Backend::Scripted) {
+    std::unique_ptr<kube::Transport> fake;
+    if (backend == Backend::Scripted) {
+      auto scripted = std::make_unique<kube::testing::FakeTransport>();
+      transport = scripted.get();
+      fake = std::move(scripted);
+    } else {
+      auto server = std::make_unique<restarter::testing::FakeApiServer>();
+      api = server.get();
+      fake = std::move(server);
+    }
     client = std::make_unique<kube::Client>(std::move(fake), std::make_unique<NoAuth>(), "default", clock);
     context = std::make_unique<ReconcileContext>(ReconcileContext{*client, logger, metrics, limiter, clock,
                                                                   dryRun, "restarter.stackable.tech/controller",
@@ -46,7 +59,8 @@ struct Harness {
   }
 
   kube::testing::FakeClock clock;
-  kube::testing::FakeTransport* transport = nullptr;
+  kube::testing::FakeTransport* transport = nullptr;  // Backend::Scripted
+  restarter::testing::FakeApiServer* api = nullptr;   // Backend::ApiServer
   std::unique_ptr<kube::Client> client;
   std::ostringstream logs;
   obs::Logger logger{logs, obs::LogFormat::Text, obs::LogLevel::Debug};

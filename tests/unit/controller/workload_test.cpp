@@ -9,6 +9,7 @@
 
 using namespace restarter::controller;
 using nlohmann::json;
+using restarter::controller::testing::Backend;
 using restarter::core::ErrorKind;
 using restarter::core::kMinRolloutFloor;
 using restarter::core::kRolloutProgressRecheck;
@@ -41,7 +42,7 @@ json configMap(const std::string& name, const std::string& uid, const std::strin
 }
 
 struct Fixture {
-  explicit Fixture(bool dryRun = false) : harness(dryRun) {
+  explicit Fixture(bool dryRun = false, Backend backend = Backend::Scripted) : harness(dryRun, backend) {
     workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadResources().front(),
@@ -72,40 +73,67 @@ json rolledAt(json workload, restarter::core::TimePoint at) {
 }  // namespace
 
 TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change", "[controller][workload]") {
-  Fixture f;
-  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
+  Fixture f(false, Backend::ApiServer);
+  const json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  f.harness.api->seed(restarter::kube::resources::statefulSets(), workload);
+  f.workloads.replace({workload}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  json applied = mountingStatefulSet({{kCm, "cm-uid/2"}});
-  f.harness.transport->push(ok(applied.dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
 
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 2);
-  CHECK(requests[0].method == "PATCH");
-  CHECK(requests[0].path.find("/apis/apps/v1/namespaces/ns/statefulsets/web?") == 0);
-  CHECK(requests[0].path.find("fieldManager=restarter.stackable.tech%2Fstatefulset") != std::string::npos);
-  CHECK(requests[0].path.find("force=true") != std::string::npos);
-  json body = json::parse(requests[0].body);
-  CHECK(body["metadata"]["uid"] == "sts-uid");
-  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
-  CHECK(body["spec"].size() == 1);  // nothing but the template annotations
-  CHECK(requests[1].method == "POST");
-  json event = json::parse(requests[1].body);
-  CHECK(event["reason"] == "Restarted");
-  CHECK(event["type"] == "Normal");
-  CHECK(event["regarding"]["kind"] == "StatefulSet");
-  CHECK(event["regarding"]["uid"] == "sts-uid");
-  const std::string note = event["note"];
+  // The workload as the apiserver now holds it: the new annotation, one rollout (generation 2).
+  auto stored = f.harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
+  REQUIRE(stored);
+  CHECK((*stored)["spec"]["template"]["metadata"]["annotations"][kCm] == "cm-uid/2");
+  CHECK((*stored)["metadata"]["generation"] == 2);
+  // One Event regarding it, naming the change.
+  auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "Restarted");
+  CHECK(events[0]["type"] == "Normal");
+  CHECK(events[0]["regarding"]["kind"] == "StatefulSet");
+  CHECK(events[0]["regarding"]["uid"] == "sts-uid");
+  const std::string note = events[0]["note"];
   CHECK(note.find("namespace ns") != std::string::npos);
   CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)") != std::string::npos);
+  // The write is a forced server-side apply of the template annotations alone, under the
+  // controller's field manager: what the fake cannot judge (field ownership) the request shows.
+  auto writes = f.harness.api->requests();
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0].path.find("fieldManager=restarter.stackable.tech%2Fstatefulset") != std::string::npos);
+  CHECK(writes[0].path.find("force=true") != std::string::npos);
+  json body = json::parse(writes[0].body);
+  CHECK(body["metadata"]["uid"] == "sts-uid");
+  CHECK(body["spec"].size() == 1);  // nothing but the template annotations
   const std::string logs = f.harness.logs.str();
   CHECK(logs.find("restart triggered") != std::string::npos);
   CHECK(logs.find("cm-uid/1 -> cm-uid/2") != std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
+}
+
+TEST_CASE("a rollout whose workload was replaced meanwhile writes nothing to the new one",
+          "[controller][workload]") {
+  // The cache still holds the deleted workload's uid; the apiserver holds a new object of that
+  // name: the apply's uid precondition fails and nothing of the new one changes.
+  Fixture f(false, Backend::ApiServer);
+  json replacement = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  replacement["metadata"]["uid"] = "new-uid";
+  f.harness.api->seed(restarter::kube::resources::statefulSets(), replacement);
+  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+
+  auto action = f.reconciler->reconcile({"ns", "web"});
+  auto stored = f.harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
+  REQUIRE(stored);
+  CHECK((*stored)["spec"]["template"]["metadata"]["annotations"][kCm] == "cm-uid/1");
+  CHECK((*stored)["metadata"]["generation"] == 1);
+  CHECK(f.harness.api->events().empty());
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+  REQUIRE_FALSE(action.ok());
+  CHECK(action.error().kind == ErrorKind::Conflict);
 }
 
 TEST_CASE("matching annotations cause no request at all", "[controller][workload]") {
