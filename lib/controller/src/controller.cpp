@@ -262,7 +262,7 @@ bool rollInputChanged(const cache::PackedPtr& beforePacked, const cache::PackedP
 
 struct Controller::Impl {
   Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn, obs::Registry& registry,
-       kube::Clock& clockIn)
+       base::Clock& clockIn)
       : client(clientIn),
         options(std::move(optionsIn)),
         logger(loggerIn),
@@ -287,7 +287,7 @@ struct Controller::Impl {
   ControllerOptions options;
   obs::Logger& logger;
   Metrics metrics;
-  kube::Clock& clock;
+  base::Clock& clock;
   TokenBucket limiter;
   WorkQueue queue;
   ReconcileContext context;
@@ -565,7 +565,7 @@ struct Controller::Impl {
 };
 
 Controller::Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
-                       obs::Registry& registry, kube::Clock& clock)
+                       obs::Registry& registry, base::Clock& clock)
     : impl_(std::make_unique<Impl>(client, std::move(options), logger, registry, clock)) {
   impl_->setUp();
 }

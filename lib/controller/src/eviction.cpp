@@ -11,7 +11,7 @@ using nlohmann::json;
 Evictor::Evictor(ReconcileContext& context) : context_(context) {}
 
 bool Evictor::blockedEventDue(const std::string& uid) {
-  const TimePoint now = context_.clock.now();
+  const auto now = context_.clock.monotonicNow();
   std::lock_guard lock(mutex_);
   // Bounded: forgetting only means one more Event.
   constexpr std::size_t kMaxRemembered = 10000;

@@ -10,6 +10,7 @@
 #include "restarter/obs/metrics.hpp"
 
 #include "../kube/fakes.hpp"
+#include "restarter/testing/fake_clock.hpp"
 
 namespace restarter::controller::testing {
 
@@ -29,7 +30,7 @@ struct Harness {
                                                                   "test", milliseconds(0)});
   }
 
-  kube::testing::FakeClock clock;
+  restarter::testing::FakeClock clock;
   kube::testing::FakeTransport* transport = nullptr;
   std::unique_ptr<kube::Client> client;
   std::ostringstream logs;

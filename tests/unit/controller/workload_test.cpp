@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/rollout.hpp"
 #include "support.hpp"
 
@@ -13,7 +14,7 @@ using restarter::core::kRolloutProgressRecheck;
 using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
 using namespace std::chrono_literals;
-using restarter::core::formatRfc3339;
+using restarter::base::formatRfc3339;
 
 namespace {
 
@@ -65,12 +66,12 @@ json eventAnswer() {
 const char* kLastRollout = "restarter.stackable.tech/last-rollout";
 
 restarter::core::TimePoint nowOf(const Fixture& f) {
-  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.now());
+  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
 }
 
 // `workload` with the last-rollout annotation a rollout at `at` wrote.
 json rolledAt(json workload, restarter::core::TimePoint at) {
-  workload["metadata"]["annotations"][kLastRollout] = formatRfc3339(at);
+  workload["metadata"]["annotations"][kLastRollout] = restarter::base::formatRfc3339(at);
   return workload;
 }
 
@@ -270,7 +271,7 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   json body = json::parse(requests[0].body);
-  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, formatRfc3339(nowOf(f))}});
+  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, restarter::base::formatRfc3339(nowOf(f))}});
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
   CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
@@ -305,8 +306,8 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
                        Catch::Contains("at most one rollout per 5m") &&
                        Catch::Contains("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)"));
   const std::string logs = f.harness.logs.str();
-  CHECK_THAT(logs,
-             Catch::Contains("rollout held") && Catch::Contains("until=" + formatRfc3339(start + 5min - 5s)));
+  CHECK_THAT(logs, Catch::Contains("rollout held") &&
+                       Catch::Contains("until=" + restarter::base::formatRfc3339(start + 5min - 5s)));
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
 
@@ -346,7 +347,7 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
   json body = json::parse(requests[1].body);
   CHECK(requests[1].method == "PATCH");
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/5"}});
-  CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
+  CHECK(body["metadata"]["annotations"][kLastRollout] == restarter::base::formatRfc3339(start + 8s));
   CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") !=
         std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
@@ -387,7 +388,8 @@ TEST_CASE("a rollout that never finishes holds the next change until the interva
   const auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 3);
   CHECK(requests[1].method == "PATCH");
-  CHECK(json::parse(requests[1].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
+  CHECK(json::parse(requests[1].body)["metadata"]["annotations"][kLastRollout] ==
+        restarter::base::formatRfc3339(start + 8s));
 }
 
 TEST_CASE("a rollout record more than an interval in the future does not hold the workload",
@@ -403,7 +405,8 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[0].method == "PATCH");
-  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(nowOf(f)));
+  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kLastRollout] ==
+        restarter::base::formatRfc3339(nowOf(f)));
 }
 
 TEST_CASE("without an interval a recent rollout holds nothing", "[controller][workload][interval]") {
@@ -463,7 +466,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
   std::size_t seen = 0;
   StormResult result;
   auto work = [&] {
-    while (auto due = queue.tryGet(clock.now())) {
+    while (auto due = queue.tryGet(clock.monotonicNow())) {
       auto action = f.reconciler->reconcile(due->object);
       REQUIRE(action.ok());
       queue.forget(*due);
@@ -499,7 +502,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
   // back would fail here, not hang).
   for (int step = 0; step < 100 && queue.nextDue(); ++step) {
     const auto due = *queue.nextDue();
-    const auto now = clock.now();
+    const auto now = clock.monotonicNow();
     if (due > now) clock.advance(std::chrono::ceil<std::chrono::milliseconds>(due - now));
     work();
   }

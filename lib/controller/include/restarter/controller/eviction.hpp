@@ -49,7 +49,7 @@ class Evictor {
 
   ReconcileContext& context_;
   std::mutex mutex_;
-  std::map<std::string, TimePoint> blockedEvents_;  // pod uid -> last EvictionBlocked Event
+  std::map<std::string, base::Clock::MonotonicTime> blockedEvents_;  // pod uid -> last EvictionBlocked Event
 };
 
 }  // namespace restarter::controller
