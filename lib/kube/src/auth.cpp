@@ -57,7 +57,7 @@ class TokenFileAuthenticator final : public Authenticator {
   core::Result<Credential> credential() override {
     std::lock_guard lock(mutex_);
     auto now = clock_.monotonicNow();
-    if (token_.empty() || now - readAt_ >= kTokenFileRefresh) {
+    if (token_.empty() || !readAt_ || now - *readAt_ >= kTokenFileRefresh) {
       auto text = readFile(path_);
       std::string token = text ? trimNewlines(*text) : std::string();
       if (token.empty()) {
@@ -78,7 +78,7 @@ class TokenFileAuthenticator final : public Authenticator {
 
   bool invalidate(const Credential& used) override {
     std::lock_guard lock(mutex_);
-    if (used.bearerToken == token_) readAt_ = {};
+    if (used.bearerToken == token_) readAt_.reset();
     return true;
   }
 
@@ -88,7 +88,9 @@ class TokenFileAuthenticator final : public Authenticator {
   Credential base_;
   base::Clock& clock_;
   std::string token_;
-  base::Clock::MonotonicTime readAt_{};  // when the token was last read (a period: monotonic)
+  // When the token was last read; nullopt: read it at the next request. Monotonic (a period), and
+  // optional because a monotonic zero is the host's boot, which may be less than a period ago.
+  std::optional<base::Clock::MonotonicTime> readAt_;
 };
 
 // An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1).
