@@ -1,5 +1,6 @@
 // explain-restart: reading the API and building the explanation document (see explain_restart.hpp).
 #include "restarter/cli/explain_restart.hpp"
+#include "restarter/base/rfc3339.hpp"
 
 #include "restarter/core/baseline.hpp"
 #include "restarter/core/disruption_budget.hpp"
@@ -142,7 +143,7 @@ std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
        {text(event, "eventTime"), text(event, "lastTimestamp"), text(event, "firstTimestamp"),
         text(field(event, "metadata"), "creationTimestamp")}) {
     if (candidate.empty()) continue;
-    if (auto recorded = core::parseRfc3339(candidate)) return core::HeldRollout{*recorded, *until};
+    if (auto recorded = base::parseRfc3339(candidate)) return core::HeldRollout{*recorded, *until};
   }
   return std::nullopt;
 }
@@ -456,17 +457,17 @@ ordered_json explanationDocument(const ExplainInput& input) {
     } else {
       hold["status"] = "held";
       const bool floorOnly = now && now->waitingFor.empty();
-      hold["until"] = core::formatRfc3339(floorOnly ? now->notBefore : current->until);
+      hold["until"] = base::formatRfc3339(floorOnly ? now->notBefore : current->until);
       hold["waitingFor"] =
           now && !now->waitingFor.empty() ? ordered_json(now->waitingFor) : ordered_json(nullptr);
       hold["description"] =
-          now ? core::describeHold(*now) : "held until " + core::formatRfc3339(current->until);
-      hold["recorded"] = core::formatRfc3339(current->recorded);
+          now ? core::describeHold(*now) : "held until " + base::formatRfc3339(current->until);
+      hold["recorded"] = base::formatRfc3339(current->recorded);
     }
   } else {
     hold["status"] = "not-held";
   }
-  hold["lastRollout"] = lastRollout ? ordered_json(core::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
+  hold["lastRollout"] = lastRollout ? ordered_json(base::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
   pending["rolloutHold"] = std::move(hold);
   if (input.baselineRecorded) {
     pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},

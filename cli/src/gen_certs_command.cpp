@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
@@ -136,7 +137,7 @@ void describeServing(const std::string& certPem, Io& io) {
   const auto info = certs::inspect(certPem);
   if (!info) return;
   const certs::CertificateInfo& c = info->front();
-  io.err << "serving certificate: " << c.subject << ", valid until " << core::formatRfc3339(c.notAfter)
+  io.err << "serving certificate: " << c.subject << ", valid until " << base::formatRfc3339(c.notAfter)
          << ", DNS";
   for (const auto& dns : c.dnsNames) io.err << " " << dns;
   if (!c.ipAddresses.empty()) {

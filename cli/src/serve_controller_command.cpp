@@ -277,7 +277,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   }
 
   obs::Registry registry;
-  controller::Controller controller(**client, controllerOptions, logger, registry, kube::systemClock());
+  controller::Controller controller(**client, controllerOptions, logger, registry, base::systemClock());
   // Signals are taken by the manager's thread: blocked here, before any other thread starts (the
   // controller starts its threads in run()). That thread also returns free pages to the system
   // when `trims` says so. Declared after the controller, so it is gone before the controller is.

@@ -393,7 +393,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   }
 
   webhook::Service webhook(std::move(service), **client, **lookupClient, log, registry, manager.http(),
-                           kube::systemClock());
+                           base::systemClock());
   runtime::Runnable runnable;
   runnable.start = [&webhook](std::stop_token stop) { return webhook.start(stop); };
   runnable.ready = [&webhook] { return webhook.ready(); };

@@ -93,7 +93,7 @@ int sync(const std::string& ns, const std::string& which, bool lean) {
     options.onError = [](const core::Error& e) { std::cerr << "bench: " << e.describe() << "\n"; };
     if (lean) options.transform = cache::dropManagedFields;
     reflectors.push_back(
-        std::make_unique<cache::Reflector>(*client, *stores.back(), options, kube::systemClock()));
+        std::make_unique<cache::Reflector>(*client, *stores.back(), options, base::systemClock()));
   }
   std::vector<std::jthread> threads;
   for (auto& reflector : reflectors)

@@ -11,6 +11,7 @@
 #include "fakes.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/errors.hpp"
+#include "restarter/testing/fake_clock.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ void expectMessage(const restarter::core::Result<T>& result) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
-  testing::FakeClock clock;
+  restarter::testing::FakeClock clock;
   testing::FakeProcessRunner runner;
   auto owned = std::make_unique<testing::FakeTransport>();
   testing::FakeTransport& transport = *owned;

@@ -14,6 +14,7 @@
 #include "fakes.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/watch.hpp"
+#include "restarter/testing/fake_clock.hpp"
 
 namespace {
 
@@ -58,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!whole.failed && whole.finishedCleanly != chunked.finishedCleanly) fail("the end depends on chunking");
 
   // The client's handling of the same stream: ERROR events (410 -> Gone), a cut event.
-  testing::FakeClock clock;
+  restarter::testing::FakeClock clock;
   testing::FakeProcessRunner runner;
   auto transport = std::make_unique<testing::FakeTransport>();
   std::vector<std::string> chunks;

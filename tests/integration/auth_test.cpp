@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "restarter/kube/client.hpp"
+#include "restarter/testing/temp_dir.hpp"
 #include "support.hpp"
 
 using namespace restarter;
@@ -70,7 +71,8 @@ std::string clusterStanza(const kube::ConnectionConfig& admin, const std::string
 TEST_CASE("a kubeconfig with a client certificate works", "[integration][auth]") {
   auto admin = adminConfig();
   REQUIRE_FALSE(admin.clientCertPem.empty());  // the cluster's admin kubeconfig uses one
-  std::string dir = makeTempDir();
+  const restarter::testing::TempDir temp;
+  const std::string dir = temp.path();
   writeFile(dir + "/admin.crt", admin.clientCertPem);
   writeFile(dir + "/admin.key", admin.clientKeyPem);
   writeFile(dir + "/config",
@@ -86,7 +88,6 @@ TEST_CASE("a kubeconfig with a client certificate works", "[integration][auth]")
   auto namespaces = client->list(kube::resources::namespaces(), "");
   REQUIRE(namespaces.ok());
   CHECK(namespaces->items.size() >= 4);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a kubeconfig with a token user works and a bad token is Unauthorized", "[integration][auth]") {
@@ -94,7 +95,8 @@ TEST_CASE("a kubeconfig with a token user works and a bad token is Unauthorized"
   TestNamespace ns(*admin, "it-token");
   std::string token = serviceAccountToken(*admin, ns.name());
   auto config = adminConfig();
-  std::string dir = makeTempDir();
+  const restarter::testing::TempDir temp;
+  const std::string dir = temp.path();
   writeFile(dir + "/token", token + "\n");
   auto write = [&](const std::string& user) {
     writeFile(dir + "/config", clusterStanza(config, dir) + "users:\n- name: u\n  user: " + user +
@@ -120,7 +122,6 @@ TEST_CASE("a kubeconfig with a token user works and a bad token is Unauthorized"
   auto denied = bad->list(kube::resources::configMaps(), ns.name());
   REQUIRE_FALSE(denied.ok());
   CHECK(denied.error().kind == core::ErrorKind::Unauthorized);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("an exec credential plugin is used and cached and run again after a 401", "[integration][auth]") {
@@ -128,7 +129,8 @@ TEST_CASE("an exec credential plugin is used and cached and run again after a 40
   TestNamespace ns(*admin, "it-exec");
   std::string token = serviceAccountToken(*admin, ns.name());
   auto config = adminConfig();
-  std::string dir = makeTempDir();
+  const restarter::testing::TempDir temp;
+  const std::string dir = temp.path();
   writeFile(dir + "/token", token);
   // The first run hands out a wrong token (the server answers 401); later runs the real one.
   writeFile(dir + "/plugin.sh", R"(#!/bin/sh
@@ -162,5 +164,4 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
   CHECK(info["kind"] == "ExecCredential");
   CHECK(info["spec"]["interactive"] == false);
   CHECK(info["spec"]["cluster"]["server"] == config.server);
-  std::filesystem::remove_all(dir);
 }

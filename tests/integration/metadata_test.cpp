@@ -65,7 +65,7 @@ TEST_CASE("thousands of ConfigMaps are listed and watched metadata-only", "[inte
   options.namespace_ = ns.name();
   options.metadataOnly = true;
   options.labelSelector = "group";  // not the namespace's own kube-root-ca.crt
-  cache::Reflector reflector(*client, store, options, kube::systemClock());
+  cache::Reflector reflector(*client, store, options, base::systemClock());
   std::jthread thread([&](std::stop_token stop) { reflector.run(stop); });
 
   REQUIRE(store.waitForSync(120s));

@@ -59,7 +59,7 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
     std::lock_guard lock(errorsMutex);
     errors.push_back(e.describe());
   };
-  cache::Reflector reflector(*client, store, options, kube::systemClock());
+  cache::Reflector reflector(*client, store, options, base::systemClock());
   std::jthread thread([&](std::stop_token stop) { reflector.run(stop); });
   REQUIRE(store.waitForSync(60s));
   auto watchesBefore = reflector.watchCount();

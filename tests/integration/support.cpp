@@ -179,12 +179,6 @@ std::string restartApiserver(kube::Client& client, std::chrono::seconds readyTim
   return ready ? "" : "kube-apiserver did not become ready again (log: " + log + ")";
 }
 
-std::string makeTempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "restarter-it-XXXXXX").string();
-  char* made = ::mkdtemp(pattern.data());
-  return made != nullptr ? made : "";
-}
-
 void writeFile(const std::string& path, const std::string& contents) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
 }

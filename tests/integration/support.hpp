@@ -40,8 +40,6 @@ bool waitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& c
 // the new process, and waits until /readyz answers. Empty string on success, else what failed.
 std::string restartApiserver(kube::Client& client, std::chrono::seconds readyTimeout);
 
-// A fresh directory under the system temporary directory; the caller removes it.
-std::string makeTempDir();
 void writeFile(const std::string& path, const std::string& contents);
 
 }  // namespace restarter::integration

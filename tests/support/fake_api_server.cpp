@@ -464,7 +464,7 @@ class NoCredentials final : public kube::Authenticator {
 };
 }  // namespace
 
-FakeApi connectFakeApi(kube::Clock& clock, std::string defaultNamespace) {
+FakeApi connectFakeApi(base::Clock& clock, std::string defaultNamespace) {
   auto server = std::make_unique<FakeApiServer>();
   FakeApi api;
   api.server = server.get();

@@ -117,6 +117,6 @@ struct FakeApi {
   FakeApiServer* server = nullptr;
   std::unique_ptr<kube::Client> client;
 };
-FakeApi connectFakeApi(kube::Clock& clock, std::string defaultNamespace = "default");
+FakeApi connectFakeApi(base::Clock& clock, std::string defaultNamespace = "default");
 
 }  // namespace restarter::testing

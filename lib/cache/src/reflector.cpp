@@ -36,8 +36,8 @@ std::chrono::milliseconds backoffDelay(const BackoffPolicy& policy, int failures
   return std::chrono::milliseconds(static_cast<std::int64_t>(delay));
 }
 
-Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, kube::Clock& clock,
-                     kube::Random& random)
+Reflector::Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, base::Clock& clock,
+                     base::Random& random)
     : client_(client), store_(store), options_(std::move(options)), clock_(clock), random_(random) {}
 
 void Reflector::report(const core::Error& error) {

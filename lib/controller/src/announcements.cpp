@@ -9,7 +9,7 @@ void Announcements::erase(std::map<Id, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-void Announcements::set(const Id& id, std::string state, TimePoint at) {
+void Announcements::set(const Id& id, std::string state, base::Clock::MonotonicTime at) {
   auto it = entries_.find(id);
   if (it != entries_.end()) {
     byOrder_.erase(it->second.order);
@@ -26,11 +26,11 @@ bool Announcements::once(const std::string& key, std::string_view topic, const s
   Id id{key, std::string(topic)};
   const auto it = entries_.find(id);
   if (it != entries_.end() && it->second.state == state) return false;
-  set(id, state, TimePoint{});
+  set(id, state, base::Clock::MonotonicTime{});
   return true;
 }
 
-bool Announcements::every(const std::string& key, std::string_view topic, TimePoint now,
+bool Announcements::every(const std::string& key, std::string_view topic, base::Clock::MonotonicTime now,
                           milliseconds interval) {
   std::lock_guard lock(mutex_);
   Id id{key, std::string(topic)};

@@ -12,7 +12,7 @@
 namespace restarter::controller {
 
 Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn,
-                       obs::Registry& registry, kube::Clock& clockIn)
+                       obs::Registry& registry, base::Clock& clockIn)
     : client(clientIn),
       options(std::move(optionsIn)),
       logger(loggerIn),
@@ -74,7 +74,7 @@ void Controller::Impl::updateGauges() {
 }
 
 Controller::Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
-                       obs::Registry& registry, kube::Clock& clock)
+                       obs::Registry& registry, base::Clock& clock)
     : impl_(std::make_unique<Impl>(client, std::move(options), logger, registry, clock)) {
   impl_->setUp();
 }

@@ -49,13 +49,13 @@ struct WatchTable {
 
 struct Controller::Impl {
   Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn, obs::Registry& registry,
-       kube::Clock& clockIn);
+       base::Clock& clockIn);
 
   kube::Client& client;
   ControllerOptions options;
   obs::Logger& logger;
   Metrics metrics;
-  kube::Clock& clock;
+  base::Clock& clock;
   TokenBucket limiter;
   WorkQueue queue;
   ReconcileContext context;

@@ -11,7 +11,8 @@ using nlohmann::json;
 Evictor::Evictor(ReconcileContext& context) : context_(context) {}
 
 bool Evictor::blockedEventDue(const std::string& uid) {
-  return blockedEvents_.every(uid, "eviction-blocked", context_.clock.now(), kEvictionBlockedEventInterval);
+  return blockedEvents_.every(uid, "eviction-blocked", context_.clock.monotonicNow(),
+                              kEvictionBlockedEventInterval);
 }
 
 core::Result<Eviction> Evictor::evict(const json& pod, const std::string& cause, std::stop_token stop) {

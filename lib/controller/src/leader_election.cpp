@@ -1,36 +1,33 @@
 #include "restarter/controller/leader_election.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "restarter/base/rfc3339.hpp"
 
 namespace restarter::controller {
+
+namespace {
+
+// metav1.MicroTime's wire format: RFC 3339 with exactly six fraction digits.
+std::string leaseMicroTime(base::Clock::WallTime time) {
+  return base::formatRfc3339(std::chrono::floor<std::chrono::microseconds>(time), base::Fraction::Micros);
+}
+
+}  // namespace
 
 std::chrono::milliseconds leaseRequestTimeout(const LeaderElectionOptions& options) {
   return std::min(std::chrono::duration_cast<std::chrono::milliseconds>(options.retryPeriod),
                   std::chrono::duration_cast<std::chrono::milliseconds>(options.renewDeadline) / 4);
 }
 
-std::string formatMicroTime(kube::Clock::TimePoint time) {
-  const auto micros = std::chrono::time_point_cast<std::chrono::microseconds>(time);
-  const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(micros);
-  const auto fraction = (micros - seconds).count();
-  const std::chrono::year_month_day date{std::chrono::floor<std::chrono::days>(seconds)};
-  const std::chrono::hh_mm_ss clock{seconds - std::chrono::floor<std::chrono::days>(seconds)};
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02lld.%06lldZ", static_cast<int>(date.year()),
-                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
-                static_cast<int>(clock.hours().count()), static_cast<int>(clock.minutes().count()),
-                static_cast<long long>(clock.seconds().count()), static_cast<long long>(fraction));
-  return buffer;
-}
-
-LeaderElector::LeaderElector(kube::Client& client, LeaderElectionOptions options, kube::Clock& clock,
+LeaderElector::LeaderElector(kube::Client& client, LeaderElectionOptions options, base::Clock& clock,
                              obs::Logger& logger)
     : client_(client), options_(std::move(options)), clock_(clock), logger_(logger) {}
 
 bool LeaderElector::tryAcquireOrRenew() {
-  const auto now = clock_.now();
-  const std::string nowText = formatMicroTime(now);
+  // Monotonic for every judgement of elapsed time; wall only for the timestamps written.
+  const auto now = clock_.monotonicNow();
+  const std::string nowText = leaseMicroTime(clock_.wallNow());
   auto current = client_.getLease(options_.namespace_, options_.name);
   if (!current) {
     if (current.error().kind != core::ErrorKind::NotFound) {
@@ -113,7 +110,7 @@ bool LeaderElector::hold(std::stop_token stop) {
   while (clock_.waitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.retryPeriod), stop)) {
     if (tryAcquireOrRenew()) continue;
     const bool takenOver = !observedHolder_.empty() && observedHolder_ != options_.identity;
-    if (takenOver || clock_.now() >= lastRenewed_ + options_.renewDeadline) {
+    if (takenOver || clock_.monotonicNow() >= lastRenewed_ + options_.renewDeadline) {
       logger_.error("leadership lost",
                     {{"lease", options_.namespace_ + "/" + options_.name}, {"holder", observedHolder_}});
       return false;
@@ -128,7 +125,7 @@ void LeaderElector::release() {
   kube::LeaseRecord lease = std::move(current).value();
   lease.holderIdentity.clear();
   lease.leaseDurationSeconds = 1;
-  lease.renewTime = formatMicroTime(clock_.now());
+  lease.renewTime = leaseMicroTime(clock_.wallNow());
   auto updated = client_.updateLease(lease);
   if (!updated) {
     logger_.warn("cannot release leader election lease",

@@ -96,7 +96,7 @@ core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::st
   for (const core::RollPod& pod : pods) revisionOf[pod.name] = pod.revision;
 
   // 3.
-  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.now());
+  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.wallNow());
   const core::RollDecision decision = core::decideRoll(*input, std::move(pods), now, readyTimeout_);
   setOutdated(key, decision.outdated.size());
   const obs::Fields where{{"kind", kind_.name}, {"workload", key}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/controller/events.hpp"
 #include "restarter/core/expiry.hpp"
 #include "restarter/core/json_access.hpp"
@@ -40,7 +41,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const ObjectName& object, st
       if (v.is_string()) annotations.emplace(k, v.get<std::string>());
     }
   }
-  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.now());
+  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.wallNow());
   core::ExpiryDecision decision = core::decideExpiry(annotations, now);
   for (const core::ExpiryProblem& problem : decision.problems) {
     if (reported_.once(uid, "problem|" + problem.key + "|" + problem.value)) {
@@ -57,7 +58,7 @@ core::Result<Action> PodExpiryReconciler::reconcile(const ObjectName& object, st
     }
     case core::ExpiryDecision::Action::EvictNow: break;
   }
-  const std::string expiresAt = core::formatRfc3339(*decision.expiresAt);
+  const std::string expiresAt = base::formatRfc3339(*decision.expiresAt);
   const std::string cause = "its annotation " + decision.key + " says it expires at " + expiresAt;
   if (context_.dryRun) {
     if (reported_.once(uid, "dry-run")) {

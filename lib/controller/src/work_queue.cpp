@@ -6,10 +6,10 @@
 
 namespace restarter::controller {
 
-WorkQueue::WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random)
+WorkQueue::WorkQueue(base::Clock& clock, cache::BackoffPolicy backoff, base::Random& random)
     : clock_(clock), backoff_(backoff), random_(random) {}
 
-void WorkQueue::queueLocked(const QueueKey& key, TimePoint due) {
+void WorkQueue::queueLocked(const QueueKey& key, base::Clock::MonotonicTime due) {
   auto it = waiting_.find(key);
   if (it != waiting_.end()) {
     if (it->second <= due) return;  // already due earlier: keep it (deduplication)
@@ -28,7 +28,7 @@ void WorkQueue::queueLocked(const QueueKey& key, TimePoint due) {
 }
 
 void WorkQueue::add(const QueueKey& key, milliseconds delay) {
-  const TimePoint due = clock_.now() + std::max(delay, milliseconds(0));
+  const base::Clock::MonotonicTime due = clock_.monotonicNow() + std::max(delay, milliseconds(0));
   {
     std::lock_guard lock(mutex_);
     if (shutDown_) return;
@@ -73,19 +73,19 @@ QueueKey WorkQueue::takeFirstLocked() {
   return key;
 }
 
-std::optional<QueueKey> WorkQueue::tryGet(TimePoint now) {
+std::optional<QueueKey> WorkQueue::tryGet(base::Clock::MonotonicTime now) {
   std::lock_guard lock(mutex_);
   if (shutDown_ || byDue_.empty() || byDue_.begin()->first > now) return std::nullopt;
   return takeFirstLocked();
 }
 
 std::optional<QueueKey> WorkQueue::get(std::stop_token stop) {
-  // A wait is bounded so that a clock whose "now" does not follow the condition variable's (a
-  // stepped wall clock) can delay a due key by at most this long.
+  // A wait is bounded so that a clock whose monotonic time does not follow the condition
+  // variable's (a test's fake clock) can delay a due key by at most this long.
   constexpr milliseconds kMaxWait(1000);
   std::unique_lock lock(mutex_);
   while (!shutDown_ && !stop.stop_requested()) {
-    const TimePoint now = clock_.now();
+    const base::Clock::MonotonicTime now = clock_.monotonicNow();
     if (!byDue_.empty() && byDue_.begin()->first <= now) return takeFirstLocked();
     milliseconds wait = kMaxWait;
     if (!byDue_.empty()) {
@@ -103,7 +103,7 @@ void WorkQueue::done(const QueueKey& key) {
     processing_.erase(key);
     auto it = dirty_.find(key);
     if (it == dirty_.end()) return;
-    const TimePoint due = it->second;
+    const base::Clock::MonotonicTime due = it->second;
     dirty_.erase(it);
     if (!shutDown_) queueLocked(key, due);
     ++generation_;
@@ -111,7 +111,7 @@ void WorkQueue::done(const QueueKey& key) {
   cv_.notify_all();
 }
 
-std::optional<TimePoint> WorkQueue::nextDue() const {
+std::optional<base::Clock::MonotonicTime> WorkQueue::nextDue() const {
   std::lock_guard lock(mutex_);
   if (byDue_.empty()) return std::nullopt;
   return byDue_.begin()->first;
@@ -136,16 +136,16 @@ void WorkQueue::shutDown() {
   cv_.notify_all();
 }
 
-TokenBucket::TokenBucket(Clock& clock, double rate, double burst)
+TokenBucket::TokenBucket(base::Clock& clock, double rate, double burst)
     : clock_(clock),
       rate_(std::max(rate, 1e-9)),
       burst_(std::max(burst, 1.0)),
       tokens_(burst_),
-      last_(clock.now()) {}
+      last_(clock.monotonicNow()) {}
 
 milliseconds TokenBucket::reserve() {
   std::lock_guard lock(mutex_);
-  const TimePoint now = clock_.now();
+  const base::Clock::MonotonicTime now = clock_.monotonicNow();
   if (now > last_) {
     const double elapsed = std::chrono::duration<double>(now - last_).count();
     tokens_ = std::min(burst_, tokens_ + elapsed * rate_);

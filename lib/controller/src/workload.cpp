@@ -1,5 +1,6 @@
 #include "restarter/controller/workload.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/controller/events.hpp"
 
 #include <algorithm>
@@ -243,7 +244,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     return Action::awaitChange();
   }
 
-  const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
+  const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
   const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
   // While the cache does not show our last rollout (the overlay above kept its record), the cached
   // status describes the rollout before it: ours has not even been observed.
@@ -266,8 +267,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   // Stamped when the write limiter let the write through, not when it was decided: the limiter
   // may have made it wait, and the next interval must count from the rollout itself.
-  const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.now());
-  AppliedAnnotations sent{desired->annotations, core::formatRfc3339(rolledAt), desired->contentDigests,
+  const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
+  AppliedAnnotations sent{desired->annotations, base::formatRfc3339(rolledAt), desired->contentDigests,
                           baselineToSend(workload, *desired)};
   auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
                                        applyBody(kind_, workload, sent),
@@ -494,9 +495,9 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                        {{"kind", kind_.name},
                         {"workload", key},
                         {"namespace", ns},
-                        {"until", core::formatRfc3339(decision.upperBound)},
+                        {"until", base::formatRfc3339(decision.upperBound)},
                         {"waitingFor", core::describeHold(decision)},
-                        {"lastRollout", core::formatRfc3339(lastRollout)},
+                        {"lastRollout", base::formatRfc3339(lastRollout)},
                         {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
                         {"changes", described}});
   auto created =

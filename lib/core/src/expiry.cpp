@@ -1,5 +1,6 @@
 #include "restarter/core/expiry.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/constants.hpp"
 
 namespace restarter::core {
@@ -8,9 +9,10 @@ ExpiryDecision decideExpiry(const AnnotationMap& podAnnotations, TimePoint now) 
   ExpiryDecision decision;
   for (const auto& [key, value] : podAnnotations) {
     if (key.rfind(kExpiresAtAnnotationPrefix, 0) != 0) continue;
-    auto time = parseRfc3339(value);
+    std::string problem;
+    auto time = base::parseRfc3339(value, &problem);
     if (!time) {
-      decision.problems.push_back(ExpiryProblem{key, value, time.error().message});
+      decision.problems.push_back(ExpiryProblem{key, value, problem});
       continue;
     }
     // Annotations are visited in key order, so among equal times the first key wins: stable.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "restarter/base/rfc3339.hpp"
+
 namespace restarter::core {
 
 namespace {
@@ -107,7 +109,7 @@ RollDecision decideRoll(const RollWorkload& workload, std::vector<RollPod> pods,
     if (pod.since && now - *pod.since >= readyTimeout) {
       decision.state = State::Paused;
       decision.reason = "pod " + pod.name + " on the update revision is not Ready after " +
-                        secondsText(readyTimeout) + " (not Ready since " + formatRfc3339(*pod.since) +
+                        secondsText(readyTimeout) + " (not Ready since " + base::formatRfc3339(*pod.since) +
                         "); nothing else is evicted until it is Ready or the template changes";
       return decision;
     }

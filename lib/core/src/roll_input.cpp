@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "json_access.hpp"
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/constants.hpp"
 
 namespace restarter::core {
@@ -158,14 +159,14 @@ Result<RollPod> rollPodFromJson(const json& pod, WorkloadKind kind) {
         }
         if (*type != "Ready") continue;
         out.ready = *value == "True";
-        if (auto parsed = parseRfc3339(*at)) transition = *parsed;
+        if (auto parsed = base::parseRfc3339(*at)) transition = *parsed;
       }
     }
   }
   if (transition) {
     out.since = transition;
   } else if (!out.ready) {
-    if (auto parsed = parseRfc3339(*created)) out.since = *parsed;
+    if (auto parsed = base::parseRfc3339(*created)) out.since = *parsed;
   }
   return out;
 }

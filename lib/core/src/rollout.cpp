@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/json_access.hpp"
 
 namespace restarter::core {
@@ -124,7 +125,7 @@ namespace {
 // describeHold without the upper bound (the RolloutHeld note starts with it).
 std::string holdReason(const RolloutDecision& decision, std::chrono::milliseconds floor) {
   if (!decision.waitingFor.empty()) return "waiting for the previous rollout (" + decision.waitingFor + ")";
-  return "held until " + formatRfc3339(decision.notBefore) + " (the previous rollout was less than " +
+  return "held until " + base::formatRfc3339(decision.notBefore) + " (the previous rollout was less than " +
          formatInterval(floor) + " ago)";
 }
 
@@ -133,7 +134,7 @@ std::string holdReason(const RolloutDecision& decision, std::chrono::millisecond
 std::string describeHold(const RolloutDecision& decision, std::chrono::milliseconds floor) {
   if (decision.rollNow) return "not held";
   if (!decision.waitingFor.empty()) {
-    return holdReason(decision, floor) + ", at most until " + formatRfc3339(decision.upperBound);
+    return holdReason(decision, floor) + ", at most until " + base::formatRfc3339(decision.upperBound);
   }
   return holdReason(decision, floor);
 }
@@ -146,7 +147,7 @@ std::optional<TimePoint> lastRolloutOf(const nlohmann::json& workload) {
   if (annotations == metadata->end() || !annotations->is_object()) return std::nullopt;
   const auto value = annotations->find(std::string(kLastRolloutAnnotation));
   if (value == annotations->end() || !value->is_string()) return std::nullopt;
-  auto parsed = parseRfc3339(value->get_ref<const std::string&>());
+  auto parsed = base::parseRfc3339(value->get_ref<const std::string&>());
   if (!parsed) return std::nullopt;
   return *parsed;
 }
@@ -160,10 +161,10 @@ std::string rolloutHeldNote(const RolloutDecision& decision, TimePoint lastRollo
                             std::chrono::milliseconds interval, std::string_view namespace_,
                             std::string_view changes) {
   std::string note(kHeldNotePrefix);
-  note += formatRfc3339(decision.upperBound);
+  note += base::formatRfc3339(decision.upperBound);
   note += "; " + holdReason(decision, kMinRolloutFloor);
   note += "; at most one rollout per " + formatInterval(interval) + " while the previous one is in progress, ";
-  note += "the last at " + formatRfc3339(lastRollout);
+  note += "the last at " + base::formatRfc3339(lastRollout);
   note += "; changes so far in namespace ";
   note += namespace_;
   note += ": ";
@@ -181,7 +182,7 @@ std::optional<TimePoint> heldUntilFromNote(std::string_view note) {
     return std::nullopt;
   }
   rest = rest.substr(0, rest.find(';'));
-  auto parsed = parseRfc3339(rest);
+  auto parsed = base::parseRfc3339(rest);
   if (!parsed) return std::nullopt;
   return *parsed;
 }

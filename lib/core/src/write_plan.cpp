@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
@@ -15,7 +16,7 @@ namespace {
 
 // The longest last-rollout value restarter writes: an RFC 3339 time with microseconds.
 std::size_t lastRolloutValueBytes() {
-  static const std::size_t bytes = formatRfc3339(TimePoint{} + std::chrono::microseconds{1}).size();
+  static const std::size_t bytes = base::formatRfc3339(TimePoint{} + std::chrono::microseconds{1}).size();
   return bytes;
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/time.hpp"
@@ -20,16 +21,16 @@ using namespace std::chrono_literals;
 // client-go re-reads a token file at most once a minute (transport/token_source.go).
 constexpr auto kTokenFileRefresh = 60s;
 
-// An RFC 3339 time (microseconds, years 0000-9999) as a Clock time point (nanoseconds on
+// An RFC 3339 time (microseconds, years 0000-9999) as a wall time point of the clock (nanoseconds on
 // libstdc++, about years 1678-2262): clamped instead of overflowing.
-Clock::TimePoint toClockTime(core::TimePoint when) {
+base::Clock::WallTime toClockTime(core::TimePoint when) {
   using Micros = std::chrono::microseconds;
-  const auto max = std::chrono::floor<Micros>(Clock::TimePoint::max().time_since_epoch());
-  const auto min = std::chrono::ceil<Micros>(Clock::TimePoint::min().time_since_epoch());
+  const auto max = std::chrono::floor<Micros>(base::Clock::WallTime::max().time_since_epoch());
+  const auto min = std::chrono::ceil<Micros>(base::Clock::WallTime::min().time_since_epoch());
   const Micros since = when.time_since_epoch();
-  if (since >= max) return Clock::TimePoint::max();
-  if (since <= min) return Clock::TimePoint::min();
-  return Clock::TimePoint(std::chrono::duration_cast<Clock::TimePoint::duration>(since));
+  if (since >= max) return base::Clock::WallTime::max();
+  if (since <= min) return base::Clock::WallTime::min();
+  return base::Clock::WallTime(std::chrono::duration_cast<base::Clock::WallTime::duration>(since));
 }
 
 std::string trimNewlines(std::string s) {
@@ -50,13 +51,13 @@ class StaticAuthenticator final : public Authenticator {
 // A token file that rotates (projected service-account tokens): re-read every minute and on 401.
 class TokenFileAuthenticator final : public Authenticator {
  public:
-  TokenFileAuthenticator(std::string path, Credential base, Clock& clock)
+  TokenFileAuthenticator(std::string path, Credential base, base::Clock& clock)
       : path_(std::move(path)), base_(std::move(base)), clock_(clock) {}
 
   core::Result<Credential> credential() override {
     std::lock_guard lock(mutex_);
-    auto now = clock_.now();
-    if (token_.empty() || now - readAt_ >= kTokenFileRefresh) {
+    auto now = clock_.monotonicNow();
+    if (token_.empty() || !readAt_ || now - *readAt_ >= kTokenFileRefresh) {
       auto text = readFile(path_);
       std::string token = text ? trimNewlines(*text) : std::string();
       if (token.empty()) {
@@ -77,7 +78,7 @@ class TokenFileAuthenticator final : public Authenticator {
 
   bool invalidate(const Credential& used) override {
     std::lock_guard lock(mutex_);
-    if (used.bearerToken == token_) readAt_ = {};
+    if (used.bearerToken == token_) readAt_.reset();
     return true;
   }
 
@@ -85,15 +86,17 @@ class TokenFileAuthenticator final : public Authenticator {
   std::mutex mutex_;
   std::string path_;
   Credential base_;
-  Clock& clock_;
+  base::Clock& clock_;
   std::string token_;
-  Clock::TimePoint readAt_{};
+  // When the token was last read; nullopt: read it at the next request. Monotonic (a period), and
+  // optional because a monotonic zero is the host's boot, which may be less than a period ago.
+  std::optional<base::Clock::MonotonicTime> readAt_;
 };
 
 // An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1).
 class ExecAuthenticator final : public Authenticator {
  public:
-  ExecAuthenticator(const ConnectionConfig& config, Credential base, Clock& clock, ProcessRunner& runner)
+  ExecAuthenticator(const ConnectionConfig& config, Credential base, base::Clock& clock, ProcessRunner& runner)
       : exec_(*config.exec), base_(std::move(base)), clock_(clock), runner_(runner) {
     clusterInfo_ = nlohmann::json{{"server", config.server}};
     if (!config.tlsServerName.empty()) clusterInfo_["tls-server-name"] = config.tlsServerName;
@@ -105,7 +108,7 @@ class ExecAuthenticator final : public Authenticator {
   core::Result<Credential> credential() override {
     std::lock_guard lock(mutex_);
     // A credential without expirationTimestamp is cached until a 401 (client-go).
-    if (cached_ && (!expiry_ || clock_.now() < *expiry_)) return *cached_;
+    if (cached_ && (!expiry_ || clock_.wallNow() < *expiry_)) return *cached_;
     auto fresh = runPlugin();
     if (!fresh) return fresh;
     cached_ = *fresh;
@@ -200,8 +203,9 @@ class ExecAuthenticator final : public Authenticator {
     }
     expiry_.reset();
     if (!expiration->empty()) {
-      auto when = core::parseRfc3339(*expiration);
-      if (!when) return bad("an invalid expirationTimestamp: " + when.error().message);
+      std::string problem;
+      auto when = base::parseRfc3339(*expiration, &problem);
+      if (!when) return bad("an invalid expirationTimestamp: " + problem);
       expiry_ = toClockTime(*when);
     }
     return credential;
@@ -210,18 +214,18 @@ class ExecAuthenticator final : public Authenticator {
   std::mutex mutex_;
   ExecConfig exec_;
   Credential base_;
-  Clock& clock_;
+  base::Clock& clock_;
   ProcessRunner& runner_;
   nlohmann::json clusterInfo_;
   std::optional<Credential> cached_;
-  std::optional<Clock::TimePoint> expiry_;
+  std::optional<base::Clock::WallTime> expiry_;  // the expirationTimestamp: wall time
 };
 
 }  // namespace
 
 bool stdinIsTerminal() { return ::isatty(0) == 1; }
 
-std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config, Clock& clock,
+std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config, base::Clock& clock,
                                                  ProcessRunner& runner) {
   Credential base;
   base.clientCertPem = config.clientCertPem;

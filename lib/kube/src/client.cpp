@@ -2,8 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/text.hpp"
@@ -39,19 +39,6 @@ class Query {
   std::string text_;
 };
 
-std::string microTime(Clock::TimePoint time) {
-  auto micros = std::chrono::time_point_cast<std::chrono::microseconds>(time);
-  auto seconds = std::chrono::floor<std::chrono::seconds>(micros);
-  std::time_t t = std::chrono::system_clock::to_time_t(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[64];
-  auto fraction = static_cast<long>((micros - seconds).count());
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
-  return buffer;
-}
-
 core::Error malformed(const std::string& what) {
   return core::makeError(ErrorKind::InvalidInput, "malformed answer from the server: " + what);
 }
@@ -75,7 +62,7 @@ std::string describeTarget(const ResourceRef& ref, std::string_view ns, std::str
 }  // namespace
 
 Client::Client(std::unique_ptr<Transport> transport, std::unique_ptr<Authenticator> auth,
-               std::string defaultNamespace, Clock& clock)
+               std::string defaultNamespace, base::Clock& clock)
     : transport_(std::move(transport)),
       auth_(std::move(auth)),
       defaultNamespace_(std::move(defaultNamespace)),
@@ -93,8 +80,8 @@ core::Result<std::unique_ptr<Client>> Client::create(const ConnectionConfig& con
   auto transport = makeCurlTransport(config, options);
   if (!transport) return std::move(transport).error();
   return std::make_unique<Client>(std::move(transport).value(),
-                                  makeAuthenticator(config, systemClock(), systemProcessRunner()),
-                                  config.namespace_, systemClock());
+                                  makeAuthenticator(config, base::systemClock(), systemProcessRunner()),
+                                  config.namespace_, base::systemClock());
 }
 
 core::Result<Response> Client::execute(Request request) {
@@ -354,7 +341,7 @@ core::Result<json> Client::createEvent(const EventRecord& event) {
   std::string note = core::truncateUtf8(event.note, kMaxNote);
   // Named as client-go's recorder names them: "<regarding name>.<time in ns, hex>" (an explicit
   // name; recent apiservers reject a generateName ending in '.'). Cut to the 253-character limit.
-  auto now = clock_.now();
+  auto now = clock_.wallNow();
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx",
                 static_cast<unsigned long long>(
@@ -368,7 +355,8 @@ core::Result<json> Client::createEvent(const EventRecord& event) {
   json body = {{"apiVersion", "events.k8s.io/v1"},
                {"kind", "Event"},
                {"metadata", {{"name", eventName}, {"namespace", event.namespace_}}},
-               {"eventTime", microTime(now)},
+               {"eventTime", base::formatRfc3339(std::chrono::floor<std::chrono::microseconds>(now),
+                                                 base::Fraction::Micros)},
                {"regarding", regarding},
                {"type", event.type},
                {"reason", event.reason},

@@ -18,10 +18,10 @@ core::Error fileError(int error, const std::string& path) {
   return core::makeError(kind, "cannot read \"" + path + "\": " + std::strerror(error));
 }
 
-// Closes the descriptor on every path out.
-struct Fd {
+// Closes the descriptor on every path out (named apart from process.cpp's Fd for unity builds).
+struct ClosingFd {
   int fd;
-  ~Fd() {
+  ~ClosingFd() {
     if (fd >= 0) ::close(fd);
   }
 };
@@ -34,7 +34,7 @@ core::Error tooLarge(const std::string& path, std::size_t maxBytes) {
 }  // namespace
 
 core::Result<std::string> readFile(const std::string& path, std::size_t maxBytes) {
-  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  ClosingFd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) return fileError(errno, path);
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) return fileError(errno, path);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/text.hpp"
 
 namespace restarter::obs {
@@ -69,13 +70,13 @@ std::string formatLogLine(LogFormat format, core::TimePoint time, LogLevel level
                           const Fields& fields) {
   if (format == LogFormat::Json) {
     nlohmann::ordered_json line;
-    line["ts"] = core::formatRfc3339(time);
+    line["ts"] = base::formatRfc3339(time);
     line["level"] = logLevelName(level);
     line["msg"] = message;
     for (const Field& field : fields) line[field.key] = bounded(field.value);
     return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  std::string line = core::formatRfc3339(time) + " " + upper(logLevelName(level)) + " ";
+  std::string line = base::formatRfc3339(time) + " " + upper(logLevelName(level)) + " ";
   line += message;
   for (const Field& field : fields) line += " " + field.key + "=" + textValue(bounded(field.value));
   return line;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/fetch.hpp"
@@ -26,7 +27,7 @@ constexpr std::size_t kMaxQueuedLookups = 1024;
 
 struct Service::Impl {
   Impl(ServiceOptions serviceOptions, kube::Client& apiClient, kube::Client& lookupClient, obs::Logger& logger,
-       obs::Registry& registry, obs::HttpMetrics& http, kube::Clock& wallClock)
+       obs::Registry& registry, obs::HttpMetrics& http, base::Clock& wallClock)
       : options(std::move(serviceOptions)),
         client(apiClient),
         log(logger),
@@ -52,7 +53,7 @@ struct Service::Impl {
   }
 
   core::TimePoint wallNow() const {
-    return std::chrono::time_point_cast<std::chrono::microseconds>(clock.now());
+    return std::chrono::time_point_cast<std::chrono::microseconds>(clock.wallNow());
   }
   std::string secret() const { return options.managed.secretNamespace + "/" + options.managed.secretName; }
 
@@ -72,7 +73,7 @@ struct Service::Impl {
           log.info("serving certificate loaded",
                    {{"dir", options.certDir},
                     {"sha256", store.fingerprint()},
-                    {"notAfter", info ? core::formatRfc3339(info->front().notAfter) : "?"}});
+                    {"notAfter", info ? base::formatRfc3339(info->front().notAfter) : "?"}});
         }
       }
       return store.ready();
@@ -94,7 +95,7 @@ struct Service::Impl {
     if (report->secretWritten) {
       log.info("certificates stored", {{"secret", secret()},
                                        {"sha256", report->fingerprint},
-                                       {"notAfter", core::formatRfc3339(report->leafNotAfter)}});
+                                       {"notAfter", base::formatRfc3339(report->leafNotAfter)}});
     }
     if (report->bundlePublished) {
       log.info("CA bundle published", {{"configuration", managed.configurationName}});
@@ -179,7 +180,7 @@ struct Service::Impl {
   kube::Client& client;
   obs::Logger& log;
   Metrics metrics;
-  kube::Clock& clock;
+  base::Clock& clock;
   const bool fileMode;
   CertificateStore store;           // thread-safe (certificates.hpp); checks write, handshakes read
   FileState files;                  // the check loop's only
@@ -193,7 +194,7 @@ struct Service::Impl {
 };
 
 Service::Service(ServiceOptions options, kube::Client& client, kube::Client& lookupClient, obs::Logger& logger,
-                 obs::Registry& registry, obs::HttpMetrics& http, kube::Clock& clock)
+                 obs::Registry& registry, obs::HttpMetrics& http, base::Clock& clock)
     : impl_(std::make_unique<Impl>(std::move(options), client, lookupClient, logger, registry, http, clock)) {}
 
 Service::~Service() = default;

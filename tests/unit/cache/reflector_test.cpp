@@ -3,11 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "../kube/fakes.hpp"
+#include "restarter/testing/fake_clock.hpp"
+#include "restarter/testing/fake_random.hpp"
 
 using restarter::core::ErrorKind;
 using namespace restarter::cache;
 using namespace restarter::kube;
 using namespace restarter::kube::testing;
+using restarter::testing::FakeClock;
+using restarter::testing::FakeRandom;
 using namespace std::chrono_literals;
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/rollout.hpp"
 
 using namespace restarter;
@@ -131,7 +132,7 @@ TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli
 
 namespace {
 
-core::TimePoint t0() { return core::parseRfc3339("2027-01-15T08:00:00Z").value(); }
+core::TimePoint t0() { return base::parseRfc3339("2027-01-15T08:00:00Z").value(); }
 
 }  // namespace
 
@@ -247,7 +248,7 @@ ExplainInput onDeleteInput() {
   input.workload["spec"]["replicas"] = 3;
   input.workload["spec"]["updateStrategy"] = {{"type", "OnDelete"}};
   input.workload["status"] = {{"observedGeneration", 3}, {"updateRevision", "web-3"}};
-  input.now = core::parseRfc3339("2026-11-29T19:00:00Z").value();
+  input.now = base::parseRfc3339("2026-11-29T19:00:00Z").value();
   input.readyTimeout = std::chrono::seconds(600);
   return input;
 }

@@ -13,26 +13,15 @@
 #include "restarter/core/base64.hpp"
 #include "restarter/kube/auth.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/testing/fake_clock.hpp"
+#include "restarter/testing/temp_dir.hpp"
 
 using namespace restarter;
 using namespace restarter::cli;
 namespace fs = std::filesystem;
+using restarter::testing::TempDir;
 
 namespace {
-
-// A fresh temporary directory, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gen-certs-test-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string readFile(const fs::path& path) {
   std::ifstream in(path);
@@ -58,11 +47,11 @@ Run runArgs(std::vector<std::string> args) {
 
 TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "[cli][gen-certs]") {
   TempDir dir;
-  const Run r = runArgs({"--out-dir", dir.path.string(), "--ip", "127.0.0.1", "--print-ca-bundle"});
+  const Run r = runArgs({"--out-dir", dir.path(), "--ip", "127.0.0.1", "--print-ca-bundle"});
   REQUIRE(r.code == kExitOk);
-  const std::string ca = readFile(dir.path / "ca.crt");
-  const std::string cert = readFile(dir.path / "tls.crt");
-  const std::string key = readFile(dir.path / "tls.key");
+  const std::string ca = readFile(fs::path(dir.path()) / "ca.crt");
+  const std::string cert = readFile(fs::path(dir.path()) / "tls.crt");
+  const std::string key = readFile(fs::path(dir.path()) / "tls.key");
   CHECK(certs::checkIssuedBy(cert, ca).ok());
   CHECK(certs::checkKeyMatches(cert, key).ok());
   CHECK(r.out == core::base64Encode(ca) + "\n");  // stdout holds only the caBundle
@@ -72,33 +61,33 @@ TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "
   CHECK(info->front().ipAddresses == std::vector<std::string>{"127.0.0.1"});
 
   struct stat st {};
-  REQUIRE(stat((dir.path / "tls.key").c_str(), &st) == 0);
+  REQUIRE(stat((fs::path(dir.path()) / "tls.key").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
-  REQUIRE(stat((dir.path / "tls.crt").c_str(), &st) == 0);
+  REQUIRE(stat((fs::path(dir.path()) / "tls.crt").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0644);
 }
 
 TEST_CASE("gen-certs never overwrites without force", "[cli][gen-certs]") {
   TempDir dir;
-  REQUIRE(runArgs({"--out-dir", dir.path.string()}).code == kExitOk);
-  const std::string before = readFile(dir.path / "tls.crt");
+  REQUIRE(runArgs({"--out-dir", dir.path()}).code == kExitOk);
+  const std::string before = readFile(fs::path(dir.path()) / "tls.crt");
 
-  const Run refused = runArgs({"--out-dir", dir.path.string()});
+  const Run refused = runArgs({"--out-dir", dir.path()});
   CHECK(refused.code == kExitFailure);
   CHECK_THAT(refused.err, Catch::Contains("refusing to overwrite") && Catch::Contains("--force"));
-  CHECK(readFile(dir.path / "tls.crt") == before);
+  CHECK(readFile(fs::path(dir.path()) / "tls.crt") == before);
 
-  const Run forced = runArgs({"--out-dir", dir.path.string(), "--force", "--dns", "w.example"});
+  const Run forced = runArgs({"--out-dir", dir.path(), "--force", "--dns", "w.example"});
   CHECK(forced.code == kExitOk);
-  CHECK(readFile(dir.path / "tls.crt") != before);
-  CHECK(certs::inspect(readFile(dir.path / "tls.crt"))->front().dnsNames ==
+  CHECK(readFile(fs::path(dir.path()) / "tls.crt") != before);
+  CHECK(certs::inspect(readFile(fs::path(dir.path()) / "tls.crt"))->front().dnsNames ==
         std::vector<std::string>{"w.example"});
 }
 
 TEST_CASE("gen-certs honours validity and key type", "[cli][gen-certs]") {
   TempDir dir;
   GenCertsOptions options;
-  options.outDir = dir.path;
+  options.outDir = dir.path();
   options.dnsNames = {"a.example"};
   options.validity = std::chrono::hours(48);
   options.keyType = certs::KeyType::Rsa2048;
@@ -106,9 +95,9 @@ TEST_CASE("gen-certs honours validity and key type", "[cli][gen-certs]") {
   std::ostringstream out, err;
   Io io{out, err, "restarter"};
   REQUIRE(runGenCerts(options, io, now) == kExitOk);
-  const std::string cert = readFile(dir.path / "tls.crt");
+  const std::string cert = readFile(fs::path(dir.path()) / "tls.crt");
   CHECK(certs::inspect(cert)->front().notAfter == now + std::chrono::hours(48));
-  CHECK(readFile(dir.path / "tls.key").find("BEGIN PRIVATE KEY") != std::string::npos);
+  CHECK(readFile(fs::path(dir.path()) / "tls.key").find("BEGIN PRIVATE KEY") != std::string::npos);
 }
 
 TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit 1", "[cli][gen-certs]") {
@@ -120,15 +109,15 @@ TEST_CASE("gen-certs rejects bad flag values with exit 2 and bad names with exit
                                                {"--no-such-flag"}}) {
     INFO(args.front());
     std::vector<std::string> withDir = args;
-    withDir.push_back("--out-dir=" + dir.path.string());
+    withDir.push_back("--out-dir=" + dir.path());
     const Run r = runArgs(withDir);
     CHECK(r.code == kExitUsage);
     CHECK_THAT(r.err, Catch::EndsWith("Run 'restarter gen-certs --help' for usage.\n"));
   }
-  const Run badName = runArgs({"--out-dir", dir.path.string(), "--dns", "not a name"});
+  const Run badName = runArgs({"--out-dir", dir.path(), "--dns", "not a name"});
   CHECK(badName.code == kExitFailure);
   CHECK_THAT(badName.err, Catch::Contains("not a valid DNS name"));
-  CHECK_FALSE(fs::exists(dir.path / "tls.key"));  // nothing written on failure
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "tls.key"));  // nothing written on failure
 }
 
 TEST_CASE("gen-certs help lists every flag", "[cli][gen-certs]") {
@@ -196,12 +185,6 @@ class NoAuth final : public kube::Authenticator {
   bool invalidate(const kube::Credential&) override { return false; }
 };
 
-class StillClock final : public kube::Clock {
- public:
-  TimePoint now() const override { return TimePoint{}; }
-  bool waitFor(std::chrono::milliseconds, std::stop_token) override { return true; }
-};
-
 const std::string kSecretPath = "/api/v1/namespaces/hooks/secrets/webhook-tls";
 
 std::string decoded(const nlohmann::json& secret, const char* key) {
@@ -214,7 +197,7 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
           "[cli][gen-certs]") {
   auto transport = std::make_unique<SecretApi>();
   SecretApi& api = *transport;
-  StillClock clock;
+  restarter::testing::FakeClock clock{restarter::testing::FakeClock::Waits::Advance, {}};
   kube::Client client(std::move(transport), std::make_unique<NoAuth>(), "default", clock);
   GenCertsOptions options;
   options.secretName = "webhook-tls";
@@ -254,13 +237,13 @@ TEST_CASE(
         std::pair{"--namespace", "Flag --namespace has been deprecated, use --service-namespace instead\n"}}) {
     INFO(flag);
     TempDir dir;
-    const Run r = runArgs({"--out-dir", dir.path.string(), flag, "hooks"});
+    const Run r = runArgs({"--out-dir", dir.path(), flag, "hooks"});
     REQUIRE(r.code == kExitOk);
     CHECK_THAT(r.err, Catch::StartsWith(warning));
     CHECK_THAT(r.err, Catch::Contains("restarter-webhook.hooks.svc.cluster.local"));
   }
   TempDir dir;
-  const Run byDefault = runArgs({"--out-dir", dir.path.string()});
+  const Run byDefault = runArgs({"--out-dir", dir.path()});
   REQUIRE(byDefault.code == kExitOk);
   CHECK_THAT(byDefault.err, Catch::Contains("restarter-webhook.restarter-system.svc.cluster.local"));
 }
@@ -275,17 +258,16 @@ TEST_CASE("gen-certs refuses Secret flags without --secret", "[cli][gen-certs]")
 TEST_CASE("gen-certs refuses a serving certificate that would outlive its CA naming both flags",
           "[cli][gen-certs]") {
   TempDir dir;
-  const Run longer = runArgs({"--out-dir", dir.path.string(), "--validity", "48h", "--ca-validity", "24h"});
+  const Run longer = runArgs({"--out-dir", dir.path(), "--validity", "48h", "--ca-validity", "24h"});
   CHECK(longer.code == kExitUsage);
   CHECK_THAT(longer.err,
              Catch::StartsWith("restarter gen-certs: --validity 48h is more than --ca-validity 24h: a "
                                "certificate cannot outlive the CA that signed it"));
-  CHECK_FALSE(fs::exists(dir.path / "tls.key"));
-  const Run centuries = runArgs({"--out-dir", dir.path.string(), "--ca-validity", "40000d"});
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "tls.key"));
+  const Run centuries = runArgs({"--out-dir", dir.path(), "--ca-validity", "40000d"});
   CHECK(centuries.code == kExitUsage);
   CHECK_THAT(centuries.err, Catch::Contains("--ca-validity 960000h is more than 876000h (100 years)"));
   // Equal lifetimes are fine.
-  CHECK(
-      runArgs({"--out-dir", dir.path.string(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"})
-          .code == kExitOk);
+  CHECK(runArgs({"--out-dir", dir.path(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"})
+            .code == kExitOk);
 }

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/core/rollout.hpp"
 
@@ -90,7 +91,7 @@ TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[cli
 
 TEST_CASE("status: a held rollout shows what it waits for or until when", "[cli][status]") {
   ExplainInput in = input("3");
-  const auto last = core::parseRfc3339("2026-11-29T18:02:00Z");
+  const auto last = base::parseRfc3339("2026-11-29T18:02:00Z");
   REQUIRE(last);
   in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/last-rollout", "2026-11-29T18:02:00Z"}};
   in.workload["status"] = {{"observedGeneration", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}};

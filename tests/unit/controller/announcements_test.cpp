@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 using restarter::controller::Announcements;
-using restarter::controller::TimePoint;
+using MonotonicTime = restarter::base::Clock::MonotonicTime;
 using namespace std::chrono_literals;
 
 TEST_CASE("a state is announced once until it changes or is forgotten", "[controller][announcements]") {
@@ -24,7 +24,7 @@ TEST_CASE("a state is announced once until it changes or is forgotten", "[contro
 
 TEST_CASE("an interval announcement repeats only after its interval", "[controller][announcements]") {
   Announcements memory;
-  const TimePoint start{};
+  const MonotonicTime start{};
   CHECK(memory.every("uid", "blocked", start, 10min));
   CHECK_FALSE(memory.every("uid", "blocked", start + 9min, 10min));
   CHECK(memory.every("uid", "blocked", start + 10min, 10min));

@@ -233,7 +233,7 @@ struct Fixture {
     api = transport.get();
     client = std::make_unique<kube::Client>(std::move(transport),
                                             std::make_unique<restarter::controller::testing::NoAuth>(), "ns",
-                                            kube::systemClock());
+                                            base::systemClock());
   }
   ControllerOptions options(bool leaderElection) {
     ControllerOptions o;
@@ -260,7 +260,7 @@ struct Fixture {
 TEST_CASE("a stop during a write lets the write finish and then releases the Lease and returns OK",
           "[controller][shutdown]") {
   Fixture f;
-  Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
+  Controller controller(*f.client, f.options(true), f.logger, f.registry, base::systemClock());
   std::stop_source stop;
   std::atomic<bool> returned{false};
   core::Status result = core::okStatus();
@@ -293,7 +293,7 @@ TEST_CASE("a stop during a write lets the write finish and then releases the Lea
 
 TEST_CASE("a leader whose Lease is taken over stops working and returns an error", "[controller][leader]") {
   Fixture f;
-  Controller controller(*f.client, f.options(true), f.logger, f.registry, kube::systemClock());
+  Controller controller(*f.client, f.options(true), f.logger, f.registry, base::systemClock());
   f.api->release();  // writes complete at once
   core::Status result = core::okStatus();
   std::thread runner([&] { result = controller.run({}); });
@@ -317,10 +317,10 @@ TEST_CASE("the Lease is read and written with the lease client only", "[controll
   FakeApi* leaseApi = leaseTransport.get();
   kube::Client leaseClient(std::move(leaseTransport),
                            std::make_unique<restarter::controller::testing::NoAuth>(), "ns",
-                           kube::systemClock());
+                           base::systemClock());
   ControllerOptions options = f.options(true);
   options.leaseClient = &leaseClient;
-  Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
+  Controller controller(*f.client, options, f.logger, f.registry, base::systemClock());
   f.api->release();
   std::stop_source stop;
   core::Status result = core::okStatus();
@@ -357,7 +357,7 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
       if (!streaming) f.api->refuseStreaming();
       ControllerOptions options = f.options(false);
       options.contentAware = mode.awareness;
-      Controller controller(*f.client, options, f.logger, f.registry, kube::systemClock());
+      Controller controller(*f.client, options, f.logger, f.registry, base::systemClock());
       std::stop_source stop;
       std::thread runner([&] { (void)controller.run(stop.get_token()); });
       // Every reflector's watch has begun (they start concurrently), so every list was made.

@@ -44,11 +44,6 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("micro time has six fraction digits", "[controller][leader]") {
-  CHECK(formatMicroTime(restarter::kube::Clock::TimePoint(std::chrono::seconds(1'800'000'000))) ==
-        "2027-01-15T08:00:00.000000Z");
-}
-
 TEST_CASE("a missing Lease is created and held", "[controller][leader]") {
   Fixture f;
   f.harness.transport->push(status(404, kNotFound));
@@ -57,7 +52,11 @@ TEST_CASE("a missing Lease is created and held", "[controller][leader]") {
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[1].method == "POST");
-  CHECK(json::parse(requests[1].body)["spec"]["holderIdentity"] == "me");
+  const json spec = json::parse(requests[1].body)["spec"];
+  CHECK(spec["holderIdentity"] == "me");
+  // Wall time, as metav1.MicroTime: six fraction digits (the fake clock starts at 2027-01-15T08:00Z).
+  CHECK(spec["acquireTime"] == "2027-01-15T08:00:00.000000Z");
+  CHECK(spec["renewTime"] == "2027-01-15T08:00:00.000000Z");
 }
 
 TEST_CASE("a Lease another replica renews is not taken but a stale one is", "[controller][leader]") {
@@ -78,6 +77,69 @@ TEST_CASE("a Lease another replica renews is not taken but a stale one is", "[co
   CHECK(body["metadata"]["resourceVersion"] == "6");
   CHECK(body["spec"]["holderIdentity"] == "me");
   CHECK(body["spec"]["leaseTransitions"] == 4);
+}
+
+// The wall clock of the standby's node jumps forward by more than the lease duration between
+// two reads, as an NTP step can: the Lease it sees keeps changing, so it is live, and judged on
+// monotonic time no lease duration has passed. Judged on wall time the standby would take a live
+// Lease and two replicas would work at once.
+TEST_CASE("a forward step of the wall clock does not let a standby take a renewed Lease",
+          "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("other", "t1", "5")));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  for (int i = 2; i < 10; ++i) {
+    f.harness.clock.stepWall(1h);
+    f.harness.clock.advance(2s);
+    const std::string renewed = "t" + std::to_string(i);
+    f.harness.transport->push(ok(lease("other", renewed, std::to_string(4 + i))));  // the holder renewed
+    CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  }
+  // Even a Lease that has not changed since is not stale before a lease duration of monotonic time.
+  f.harness.clock.stepWall(24h);
+  f.harness.clock.advance(14s);
+  f.harness.transport->push(ok(lease("other", "t9", "13")));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  for (const auto& request : f.harness.transport->requests()) CHECK(request.method == "GET");
+}
+
+TEST_CASE("a standby takes a Lease its holder stopped renewing after a lease duration of monotonic time",
+          "[controller][leader]") {
+  Fixture f;
+  f.harness.transport->push(ok(lease("other", "t1", "5")));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  // The wall clock steps back meanwhile: it must not delay the takeover either.
+  f.harness.clock.stepWall(-1h);
+  f.harness.clock.advance(14s);
+  f.harness.transport->push(ok(lease("other", "t1", "5")));
+  CHECK_FALSE(f.elector.tryAcquireOrRenew());
+  f.harness.clock.advance(1s);  // 15 s (the lease duration) since the Lease last changed
+  f.harness.transport->push(ok(lease("other", "t1", "5")));
+  f.harness.transport->push(ok(lease("me", "t2", "6")));
+  CHECK(f.elector.tryAcquireOrRenew());
+  auto requests = f.harness.transport->requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[3].method == "PUT");
+  CHECK(json::parse(requests[3].body)["spec"]["holderIdentity"] == "me");
+}
+
+// The leader's own node steps its wall clock forward past the renew deadline while one renewal
+// fails: judged on monotonic time only one retry period has passed, so it keeps the Lease (and
+// renews it at the next attempt) instead of stopping as if the deadline had passed.
+TEST_CASE("a forward step of the wall clock does not make a leader give up its Lease", "[controller][leader]") {
+  Fixture f;
+  REQUIRE(f.becomeLeader());
+  auto failed = status(500, R"({"kind":"Status","reason":"InternalError","message":"etcd","code":500})");
+  failed.onServe = [&](const restarter::kube::Request&) { f.harness.clock.stepWall(1h); };
+  f.harness.transport->push(failed);
+  std::stop_source stop;
+  f.harness.transport->push(ok(lease("me", "t2", "6")));
+  auto renewed = ok(lease("me", "t3", "7"));
+  renewed.onServe = [&](const restarter::kube::Request&) { stop.request_stop(); };
+  f.harness.transport->push(renewed);
+  CHECK(f.elector.hold(stop.get_token()));
+  CHECK(f.harness.transport->requests().size() == 2 + 3);  // the failed GET, then a GET and a PUT
+  CHECK(f.harness.logs.str().find("leadership lost") == std::string::npos);
 }
 
 TEST_CASE("a released Lease is taken at once and a conflict loses", "[controller][leader]") {
@@ -107,7 +169,7 @@ TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops 
           "[controller][leader]") {
   Fixture f;
   REQUIRE(f.becomeLeader());
-  const auto start = f.harness.clock.now();
+  const auto start = f.harness.clock.monotonicNow();
   // Every renewal fails (the apiserver answers 500): renewals every retryPeriod (2 s) until the
   // renew deadline (10 s) has passed since the last success, then hold() reports the loss.
   for (int i = 0; i < 10; ++i) {
@@ -116,7 +178,7 @@ TEST_CASE("a leader that cannot renew for the renew deadline gives up and stops 
   }
   std::stop_source never;
   CHECK_FALSE(f.elector.hold(never.get_token()));
-  CHECK(f.harness.clock.now() - start == 10s);
+  CHECK(f.harness.clock.monotonicNow() - start == 10s);
   CHECK(f.harness.transport->requests().size() == 2 + 5);  // five failed renewals, no more
   CHECK(f.harness.logs.str().find("ERROR leadership lost") != std::string::npos);
 }

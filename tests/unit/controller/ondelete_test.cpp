@@ -4,6 +4,7 @@
 
 #include "support/builders.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
@@ -23,8 +24,8 @@ const WorkloadResource& kindNamed(const std::string& name) {
   throw std::logic_error("no kind " + name);
 }
 
-std::string at(restarter::kube::Clock::TimePoint time) {
-  return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
+std::string at(restarter::base::Clock::WallTime time) {
+  return restarter::base::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
 // "web" (support/builders.hpp) of three replicas with update strategy `strategy`, generation 2
@@ -56,7 +57,7 @@ struct PodState {
   std::string node;
 };
 
-json pod(const PodState& p, restarter::kube::Clock::TimePoint since) {
+json pod(const PodState& p, restarter::base::Clock::WallTime since) {
   json out = {{"metadata",
                {{"name", p.name},
                 {"namespace", "ns"},
@@ -107,7 +108,7 @@ struct Fixture {
   Evictor evictor;
   OnDeleteRoller roller;
 
-  void pods(const std::vector<PodState>& states, restarter::kube::Clock::TimePoint since) {
+  void pods(const std::vector<PodState>& states, restarter::base::Clock::WallTime since) {
     std::vector<json> items;
     for (const PodState& state : states) items.push_back(pod(state, since));
     harness.transport->push(ok(podList(items).dump()));
@@ -120,7 +121,7 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
           "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto hourAgo = f.harness.clock.now() - 1h;
+  const auto hourAgo = f.harness.clock.wallNow() - 1h;
   // web-9 is another owner's pod that the selector also matches: never counted, never evicted.
   f.pods(
       {{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}, {"web-9", "x", true, false, "other"}},
@@ -151,7 +152,7 @@ TEST_CASE("the roll waits while a replacement is on its way with one list and no
           "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto now = f.harness.clock.now();
+  const auto now = f.harness.clock.wallNow();
   SECTION("terminating") {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old", false, true}}, now);
   }
@@ -171,7 +172,7 @@ TEST_CASE("a replacement not Ready within the timeout pauses the roll with one W
           "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto longAgo = f.harness.clock.now() - 61s;
+  const auto longAgo = f.harness.clock.wallNow() - 61s;
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
   f.harness.transport->push(ok(eventAnswer().dump()));
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
@@ -191,7 +192,7 @@ TEST_CASE("dry run announces each eviction it would make once in roll order and 
           "[controller][ondelete]") {
   Fixture f(true);
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto hourAgo = f.harness.clock.now() - 1h;
+  const auto hourAgo = f.harness.clock.wallNow() - 1h;
   // web-1 already runs the update revision: only the two others would be evicted.
   f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -215,7 +216,7 @@ TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one E
           "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto hourAgo = f.harness.clock.now() - 1h;
+  const auto hourAgo = f.harness.clock.wallNow() - 1h;
   for (int attempt = 0; attempt < 2; ++attempt) {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, hourAgo);
     f.harness.transport->push(status(429, R"({"kind":"Status","status":"Failure","reason":"TooManyRequests",
@@ -245,7 +246,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     json sts = rollingStatefulSet();
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
-    f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
+    f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.wallNow() - 1h);
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
@@ -257,7 +258,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     json sts = rollingStatefulSet();
     sts["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     f.workloads.replace({sts}, "1");
-    f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.now() - 1h);
+    f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new"}}, f.harness.clock.wallNow() - 1h);
     REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
     f.workloads.replace({}, "2");
     REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
@@ -266,7 +267,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
   SECTION("a pod the API describes wrongly is an error, not a crash or an eviction") {
     Fixture f;
     f.workloads.replace({rollingStatefulSet()}, "1");
-    json bad = pod({"web-0", "web-old"}, f.harness.clock.now());
+    json bad = pod({"web-0", "web-old"}, f.harness.clock.wallNow());
     bad["status"]["conditions"] = "Ready";
     f.harness.transport->push(ok(podList({bad}).dump()));
     auto action = f.roller.reconcile({"ns", "web"});
@@ -299,7 +300,7 @@ TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node f
                                    .dump()));
   f.pods({{"agent-b", "h1", true, false, "sts-uid", "node-b"},
           {"agent-a", "h1", true, false, "sts-uid", "node-a"}},
-         f.harness.clock.now() - 1h);
+         f.harness.clock.wallNow() - 1h);
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.roller.reconcile({"ns", "agent"}).ok());

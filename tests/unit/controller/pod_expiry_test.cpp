@@ -4,6 +4,7 @@
 
 #include "support/builders.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
@@ -26,8 +27,8 @@ json pod(json annotations) {
             {"annotations", annotations}}}};
 }
 
-std::string at(const restarter::kube::Clock::TimePoint& time) {
-  return restarter::core::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
+std::string at(const restarter::base::Clock::WallTime& time) {
+  return restarter::base::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
 // The events.k8s.io Events the requests created, as parsed bodies.
@@ -52,7 +53,7 @@ struct Fixture {
 
 TEST_CASE("a pod whose time has come is evicted with its uid as precondition", "[controller][expiry]") {
   Fixture f;
-  const std::string expiry = at(f.harness.clock.now() - 1s);
+  const std::string expiry = at(f.harness.clock.wallNow() - 1s);
   f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", expiry}})}, "1");
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(ok(eventAnswer().dump()));
@@ -81,7 +82,7 @@ TEST_CASE("a pod whose time has come is evicted with its uid as precondition", "
 
 TEST_CASE("an eviction whose Event cannot be written is still done and not retried", "[controller][expiry]") {
   Fixture f;
-  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.wallNow() - 1s)}})}, "1");
   f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
   f.harness.transport->push(status(403, R"({"kind":"Status","reason":"Forbidden","message":"no","code":403})"));
   auto action = f.reconciler.reconcile({"ns", "p"});
@@ -92,8 +93,8 @@ TEST_CASE("an eviction whose Event cannot be written is still done and not retri
 
 TEST_CASE("the earliest expiry in the future is waited for", "[controller][expiry]") {
   Fixture f;
-  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.a", at(f.harness.clock.now() + 90s)},
-                       {"restarter.stackable.tech/expires-at.b", at(f.harness.clock.now() + 30s)}})},
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.a", at(f.harness.clock.wallNow() + 90s)},
+                       {"restarter.stackable.tech/expires-at.b", at(f.harness.clock.wallNow() + 30s)}})},
                  "1");
   auto action = f.reconciler.reconcile({"ns", "p"});
   REQUIRE(action.ok());
@@ -104,7 +105,7 @@ TEST_CASE("the earliest expiry in the future is waited for", "[controller][expir
 
 TEST_CASE("a PodDisruptionBudget refusal is retried later and calmly", "[controller][expiry]") {
   Fixture f;
-  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now())}})}, "1");
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.wallNow())}})}, "1");
   f.harness.transport->push(status(
       429,
       R"({"kind":"Status","reason":"TooManyRequests","message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
@@ -154,7 +155,7 @@ TEST_CASE("an unparseable expiry is logged once and skipped", "[controller][expi
 
 TEST_CASE("dry run evicts nothing", "[controller][expiry]") {
   Fixture f(true);
-  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.now() - 1s)}})}, "1");
+  f.pods.replace({pod({{"restarter.stackable.tech/expires-at.tls", at(f.harness.clock.wallNow() - 1s)}})}, "1");
   f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());
   REQUIRE(f.reconciler.reconcile({"ns", "p"}).ok());

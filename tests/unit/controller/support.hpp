@@ -14,6 +14,7 @@
 #include "restarter/obs/metrics.hpp"
 
 #include "../kube/fakes.hpp"
+#include "restarter/testing/fake_clock.hpp"
 #include "support/fake_api_server.hpp"
 
 namespace restarter::controller::testing {
@@ -58,7 +59,7 @@ struct Harness {
                                                                   "test", milliseconds(0)});
   }
 
-  kube::testing::FakeClock clock;
+  restarter::testing::FakeClock clock;
   kube::testing::FakeTransport* transport = nullptr;  // Backend::Scripted
   restarter::testing::FakeApiServer* api = nullptr;   // Backend::ApiServer
   std::unique_ptr<kube::Client> client;

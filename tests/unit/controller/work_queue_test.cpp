@@ -7,12 +7,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "../kube/fakes.hpp"
+#include "restarter/testing/fake_clock.hpp"
+#include "restarter/testing/fake_random.hpp"
 #include "support.hpp"
 
 using namespace restarter::controller;
-using restarter::kube::testing::FakeClock;
-using restarter::kube::testing::FakeRandom;
+using restarter::testing::FakeClock;
+using restarter::testing::FakeRandom;
 using namespace std::chrono_literals;
 
 namespace {
@@ -31,12 +32,12 @@ TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
   queue.add(key("a"));
   queue.add(key("b"));
   CHECK(queue.depth() == 2);
-  auto first = queue.tryGet(clock.now());
-  auto second = queue.tryGet(clock.now());
+  auto first = queue.tryGet(clock.monotonicNow());
+  auto second = queue.tryGet(clock.monotonicNow());
   REQUIRE(first);
   REQUIRE(second);
   CHECK(*first != *second);
-  CHECK_FALSE(queue.tryGet(clock.now()));
+  CHECK_FALSE(queue.tryGet(clock.monotonicNow()));
 }
 
 TEST_CASE("one object under two reconcilers is two keys", "[controller][queue]") {
@@ -57,12 +58,12 @@ TEST_CASE("the debounce window starts at the first change and coalesces the burs
   clock.advance(400ms);
   queue.add(key("sts"), 1000ms);  // does not push the due time back
   clock.advance(500ms);
-  CHECK_FALSE(queue.tryGet(clock.now()));
+  CHECK_FALSE(queue.tryGet(clock.monotonicNow()));
   REQUIRE(queue.nextDue());
-  CHECK(*queue.nextDue() - clock.now() == 100ms);
+  CHECK(*queue.nextDue() - clock.monotonicNow() == 100ms);
   clock.advance(100ms);
-  CHECK(queue.tryGet(clock.now()) == std::optional<QueueKey>(key("sts")));
-  CHECK_FALSE(queue.tryGet(clock.now() + 10s));
+  CHECK(queue.tryGet(clock.monotonicNow()) == std::optional<QueueKey>(key("sts")));
+  CHECK_FALSE(queue.tryGet(clock.monotonicNow() + 10s));
 }
 
 TEST_CASE("a key added while it is processed comes back after done", "[controller][queue]") {
@@ -70,12 +71,12 @@ TEST_CASE("a key added while it is processed comes back after done", "[controlle
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
   queue.add(key("a"));
-  auto first = queue.tryGet(clock.now());
+  auto first = queue.tryGet(clock.monotonicNow());
   REQUIRE(first);
   queue.add(key("a"));
-  CHECK_FALSE(queue.tryGet(clock.now()));  // never to two workers at once
+  CHECK_FALSE(queue.tryGet(clock.monotonicNow()));  // never to two workers at once
   queue.done(key("a"));
-  CHECK(queue.tryGet(clock.now()) == std::optional<QueueKey>(key("a")));
+  CHECK(queue.tryGet(clock.monotonicNow()) == std::optional<QueueKey>(key("a")));
   queue.done(key("a"));
   CHECK(queue.depth() == 0);
 }
@@ -102,7 +103,7 @@ TEST_CASE("backoff jitter draws from the lower half of the window", "[controller
 }
 
 TEST_CASE("get blocks until a key is due and shutDown releases it", "[controller][queue]") {
-  WorkQueue queue(restarter::kube::systemClock(), policy());
+  WorkQueue queue(restarter::base::systemClock(), policy());
   std::jthread producer([&] {
     std::this_thread::sleep_for(20ms);
     queue.add(key("late"), 10ms);
@@ -120,7 +121,7 @@ TEST_CASE("get blocks until a key is due and shutDown releases it", "[controller
 // free of data races: ThreadSanitizer (tests/run.sh's TSan stage) reports one if the jitter's engine
 // is used without its lock.
 TEST_CASE("workers requeueing with backoff at once share the randomness safely", "[controller][queue]") {
-  WorkQueue queue(restarter::kube::systemClock(), {1ms, 10ms, 0.5});
+  WorkQueue queue(restarter::base::systemClock(), {1ms, 10ms, 0.5});
   std::vector<milliseconds> longest(4, 0ms);  // one slot per worker; Catch2 asserts only here
   {
     std::vector<std::jthread> workers;

@@ -4,6 +4,7 @@
 
 #include "support/builders.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/rollout.hpp"
 #include "support.hpp"
 
@@ -17,7 +18,7 @@ using restarter::kube::testing::ok;
 using restarter::kube::testing::status;
 using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
-using restarter::core::formatRfc3339;
+using restarter::base::formatRfc3339;
 
 namespace {
 
@@ -61,12 +62,12 @@ struct Fixture {
 const char* kLastRollout = "restarter.stackable.tech/last-rollout";
 
 restarter::core::TimePoint nowOf(const Fixture& f) {
-  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.now());
+  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
 }
 
 // `workload` with the last-rollout annotation a rollout at `at` wrote.
 json rolledAt(json workload, restarter::core::TimePoint at) {
-  workload["metadata"]["annotations"][kLastRollout] = formatRfc3339(at);
+  workload["metadata"]["annotations"][kLastRollout] = restarter::base::formatRfc3339(at);
   return workload;
 }
 
@@ -293,7 +294,7 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   json body = json::parse(requests[0].body);
-  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, formatRfc3339(nowOf(f))}});
+  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, restarter::base::formatRfc3339(nowOf(f))}});
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
   CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
@@ -328,8 +329,8 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
                        Catch::Contains("at most one rollout per 5m") &&
                        Catch::Contains("configmap/app-config: cm-uid/1 -> cm-uid/2 (updated)"));
   const std::string logs = f.harness.logs.str();
-  CHECK_THAT(logs,
-             Catch::Contains("rollout held") && Catch::Contains("until=" + formatRfc3339(start + 5min - 5s)));
+  CHECK_THAT(logs, Catch::Contains("rollout held") &&
+                       Catch::Contains("until=" + restarter::base::formatRfc3339(start + 5min - 5s)));
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 1);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
 
@@ -369,7 +370,7 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
   json body = json::parse(requests[1].body);
   CHECK(requests[1].method == "PATCH");
   CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/5"}});
-  CHECK(body["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
+  CHECK(body["metadata"]["annotations"][kLastRollout] == restarter::base::formatRfc3339(start + 8s));
   CHECK(json::parse(requests[2].body)["note"].get<std::string>().find("cm-uid/1 -> cm-uid/5 (updated)") !=
         std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 1);
@@ -410,7 +411,8 @@ TEST_CASE("a rollout that never finishes holds the next change until the interva
   const auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 3);
   CHECK(requests[1].method == "PATCH");
-  CHECK(json::parse(requests[1].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(start + 8s));
+  CHECK(json::parse(requests[1].body)["metadata"]["annotations"][kLastRollout] ==
+        restarter::base::formatRfc3339(start + 8s));
 }
 
 TEST_CASE("a rollout record more than an interval in the future does not hold the workload",
@@ -426,7 +428,8 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
   auto requests = f.harness.transport->requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[0].method == "PATCH");
-  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kLastRollout] == formatRfc3339(nowOf(f)));
+  CHECK(json::parse(requests[0].body)["metadata"]["annotations"][kLastRollout] ==
+        restarter::base::formatRfc3339(nowOf(f)));
 }
 
 TEST_CASE("without an interval a recent rollout holds nothing", "[controller][workload][interval]") {
@@ -487,7 +490,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
   std::size_t seen = 0;
   StormResult result;
   auto work = [&] {
-    while (auto due = queue.tryGet(clock.now())) {
+    while (auto due = queue.tryGet(clock.monotonicNow())) {
       auto action = f.reconciler->reconcile(due->object);
       REQUIRE(action.ok());
       queue.forget(*due);
@@ -523,7 +526,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
   // back would fail here, not hang).
   for (int step = 0; step < 100 && queue.nextDue(); ++step) {
     const auto due = *queue.nextDue();
-    const auto now = clock.now();
+    const auto now = clock.monotonicNow();
     if (due > now) clock.advance(std::chrono::ceil<std::chrono::milliseconds>(due - now));
     work();
   }

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
 #include "support/builders.hpp"
 
 using namespace restarter::core;
@@ -114,7 +115,7 @@ TEST_CASE("a pod's roll inputs", "[roll]") {
   CHECK(p->node == "kwok-node-0");
   CHECK(p->ready);
   CHECK_FALSE(p->terminating);
-  CHECK(p->since == parseRfc3339("2030-01-01T10:00:07Z").value());
+  CHECK(p->since == restarter::base::parseRfc3339("2030-01-01T10:00:07Z").value());
   CHECK(controlledBy(pod(), "u1"));
   CHECK_FALSE(controlledBy(pod(), "u2"));
   CHECK_FALSE(controlledBy(pod(), ""));
@@ -133,7 +134,7 @@ TEST_CASE("a pod's roll inputs", "[roll]") {
     auto r = rollPodFromJson(q, WorkloadKind::StatefulSet);
     REQUIRE(r);
     CHECK_FALSE(r->ready);
-    CHECK(r->since == parseRfc3339("2030-01-01T10:00:00Z").value());
+    CHECK(r->since == restarter::base::parseRfc3339("2030-01-01T10:00:00Z").value());
   }
   SECTION("names without a numeric suffix have no ordinal") {
     for (const char* name : {"web", "web-", "web-x1", "web-1x"}) {

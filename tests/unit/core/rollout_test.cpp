@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
+
 using namespace restarter::core;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -168,22 +170,25 @@ TEST_CASE("rollout: a DaemonSet has finished when every scheduled pod is updated
 
 TEST_CASE("rollout: a hold says what it waits for", "[rollout]") {
   CHECK(describeHold(decideRollout(at(0s), at(12s), 5min, kInProgress)) ==
-        "waiting for the previous rollout (2 of 3 pods updated), at most until " + formatRfc3339(at(5min)));
+        "waiting for the previous rollout (2 of 3 pods updated), at most until " +
+            restarter::base::formatRfc3339(at(5min)));
   CHECK(describeHold(decideRollout(at(0s), at(1s), 5min, kFinished)) ==
-        "held until " + formatRfc3339(at(10s)) + " (the previous rollout was less than 10s ago)");
+        "held until " + restarter::base::formatRfc3339(at(10s)) +
+            " (the previous rollout was less than 10s ago)");
   CHECK(describeHold(decideRollout(at(0s), at(12s), 5min, kFinished)) == "not held");
   // Within the floor, an unfinished rollout is named already: that is what the hold will wait for.
   const auto early = decideRollout(at(0s), at(1s), 5min, kInProgress);
   CHECK(early.wait == RolloutWait::Floor);
   CHECK(early.notBefore == at(10s));
-  CHECK(describeHold(early) ==
-        "waiting for the previous rollout (2 of 3 pods updated), at most until " + formatRfc3339(at(5min)));
+  CHECK(describeHold(early) == "waiting for the previous rollout (2 of 3 pods updated), at most until " +
+                                   restarter::base::formatRfc3339(at(5min)));
 }
 
 TEST_CASE("rollout: the record is read from the workload metadata annotation", "[rollout]") {
-  CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00Z")) == parseRfc3339("2027-01-15T08:00:00Z").value());
+  CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00Z")) ==
+        restarter::base::parseRfc3339("2027-01-15T08:00:00Z").value());
   CHECK(lastRolloutOf(stamped("2027-01-15T08:00:00.250000Z")) ==
-        parseRfc3339("2027-01-15T08:00:00.25Z").value());
+        restarter::base::parseRfc3339("2027-01-15T08:00:00.25Z").value());
   CHECK_FALSE(lastRolloutOf(stamped("yesterday")));
   CHECK_FALSE(lastRolloutOf(stamped(42)));
   CHECK_FALSE(lastRolloutOf(json{{"metadata", {{"name", "web"}}}}));
@@ -212,8 +217,8 @@ TEST_CASE("rollout: the held note names its end and what it waits for and reads 
   CHECK(note.find("at most until") == note.rfind("at most until"));  // the upper bound is said once
   CHECK(heldUntilFromNote(note) == at(20s + 250ms));
   // Notes written when the interval alone held a rollout still read back.
-  CHECK(heldUntilFromNote("Rollout held until " + formatRfc3339(at(20s)) + "; at most one rollout per 20s") ==
-        at(20s));
+  CHECK(heldUntilFromNote("Rollout held until " + restarter::base::formatRfc3339(at(20s)) +
+                          "; at most one rollout per 20s") == at(20s));
   CHECK_FALSE(heldUntilFromNote("Restarting pods: referenced objects changed"));
   CHECK_FALSE(heldUntilFromNote("Rollout held until later; at most one rollout per 20s"));
   CHECK_FALSE(heldUntilFromNote(""));

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/base/rfc3339.hpp"
+
 using namespace restarter::core;
 using namespace std::chrono_literals;
 
@@ -140,8 +142,8 @@ std::optional<std::string> simulate(const RotationTimings& t, Adversary target, 
   auto issueLeaf = [&](TimePoint now) { m.leaf = {now, std::min(now + t.validity, m.ca.notAfter)}; };
   for (TimePoint now = rephase(start); now < start + horizon;) {
     if (m.leaf.notAfter < now) {
-      return "the serving certificate expired at " + formatRfc3339(m.leaf.notAfter) + " before the check at " +
-             formatRfc3339(now);
+      return "the serving certificate expired at " + restarter::base::formatRfc3339(m.leaf.notAfter) +
+             " before the check at " + restarter::base::formatRfc3339(now);
     }
     bool acted = false;
     for (int step = 0; step < 4; ++step) {
@@ -150,7 +152,8 @@ std::optional<std::string> simulate(const RotationTimings& t, Adversary target, 
       if (decision.action == RotationAction::Keep) break;
       acted = true;
       switch (decision.action) {
-        case RotationAction::Bootstrap: return "bootstrap at " + formatRfc3339(now) + ": " + decision.reason;
+        case RotationAction::Bootstrap:
+          return "bootstrap at " + restarter::base::formatRfc3339(now) + ": " + decision.reason;
         case RotationAction::StageNextCa:
           m.nextCa = Validity{now, now + t.caValidity};
           m.stagedAt = now;

@@ -5,11 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include "fakes.hpp"
-#include "temp_dir.hpp"
+#include "restarter/testing/fake_clock.hpp"
+#include "restarter/testing/temp_dir.hpp"
 
 using restarter::core::ErrorKind;
 using namespace restarter::kube;
 using namespace restarter::kube::testing;
+using restarter::testing::FakeClock;
+using restarter::testing::TempDir;
 using namespace std::chrono_literals;
 
 namespace {

@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.hpp"
+#include "restarter/testing/temp_dir.hpp"
 
 using restarter::core::ErrorKind;
 using namespace restarter::kube;
-using restarter::kube::testing::TempDir;
+using restarter::testing::TempDir;
 
 namespace {
 

@@ -1,8 +1,8 @@
 #pragma once
-// One fake per seam of restarter::kube: a transport replaying scripted answers, a clock tests
-// advance, a process runner returning scripted outputs. Shared by tests/unit/kube and cache.
+// One fake per seam of restarter::kube: a transport replaying scripted answers and a process runner
+// returning scripted outputs. Shared by tests/unit/kube and cache; the clock and randomness fakes
+// are tests/support's (restarter::testing).
 
-#include <atomic>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -10,9 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "restarter/kube/clock.hpp"
 #include "restarter/kube/process.hpp"
-#include "restarter/kube/random.hpp"
 #include "restarter/kube/transport.hpp"
 
 namespace restarter::kube::testing {
@@ -109,45 +107,6 @@ class FakeTransport final : public Transport {
   mutable std::mutex mutex_;
   std::deque<Scripted> script_;
   std::vector<Request> requests_;
-};
-
-// A Random that answers a fixed value (default 0: no jitter), settable from the test; thread-safe.
-class FakeRandom final : public Random {
- public:
-  explicit FakeRandom(double value = 0.0) : value_(value) {}
-  double uniform() override { return value_.load(); }
-  void set(double value) { value_.store(value); }
-
- private:
-  std::atomic<double> value_;
-};
-
-class FakeClock final : public Clock {
- public:
-  TimePoint now() const override {
-    std::lock_guard lock(mutex_);
-    return now_;
-  }
-  // Returns at once: advances the time and records the wait.
-  bool waitFor(std::chrono::milliseconds duration, std::stop_token stop) override {
-    std::lock_guard lock(mutex_);
-    waits_.push_back(duration);
-    now_ += duration;
-    return !stop.stop_requested();
-  }
-  void advance(std::chrono::milliseconds by) {
-    std::lock_guard lock(mutex_);
-    now_ += by;
-  }
-  std::vector<std::chrono::milliseconds> waits() const {
-    std::lock_guard lock(mutex_);
-    return waits_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  TimePoint now_ = TimePoint(std::chrono::seconds(1'800'000'000));  // 2027-01-15
-  std::vector<std::chrono::milliseconds> waits_;
 };
 
 class FakeProcessRunner final : public ProcessRunner {

@@ -2,12 +2,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.hpp"
+#include "restarter/testing/temp_dir.hpp"
 
 namespace restarter::kube {
 namespace {
 
-using testing::TempDir;
+using restarter::testing::TempDir;
 
 TEST_CASE("readFile returns the contents byte for byte", "[kube][files]") {
   TempDir dir;

@@ -10,9 +10,11 @@
 
 #include "fakes.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/testing/fake_clock.hpp"
 
 using namespace restarter::kube;
 using namespace restarter::kube::testing;
+using restarter::testing::FakeClock;
 
 namespace {
 

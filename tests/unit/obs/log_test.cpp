@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/rfc3339.hpp"
+
 using namespace restarter;
 using namespace restarter::obs;
 
 namespace {
-const core::TimePoint kTime = *core::parseRfc3339("2026-11-29T18:10:00.5Z");
+const core::TimePoint kTime = *base::parseRfc3339("2026-11-29T18:10:00.5Z");
 }
 
 TEST_CASE("text lines are a constant message and key=value fields", "[log]") {

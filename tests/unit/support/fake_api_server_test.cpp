@@ -4,8 +4,8 @@
 
 #include <thread>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/kube/client.hpp"
-#include "restarter/kube/clock.hpp"
 #include "restarter/kube/resource.hpp"
 
 #include "support/fake_api_server.hpp"
@@ -28,7 +28,7 @@ json statefulSetObject(const std::string& name) {
 }  // namespace
 
 TEST_CASE("fake api: a created object is read back with uid and resourceVersion") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   auto created = api.client->create(kube::resources::configMaps(), "shop", configMap("app", "1"));
   REQUIRE(created);
   CHECK_FALSE(created->at("metadata").at("uid").get<std::string>().empty());
@@ -42,7 +42,7 @@ TEST_CASE("fake api: a created object is read back with uid and resourceVersion"
 }
 
 TEST_CASE("fake api: a second create is AlreadyExists and a stale replace a Conflict") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   auto first = api.client->create(kube::resources::configMaps(), "shop", configMap("app", "1"));
   REQUIRE(first);
   auto again = api.client->create(kube::resources::configMaps(), "shop", configMap("app", "2"));
@@ -60,7 +60,7 @@ TEST_CASE("fake api: a second create is AlreadyExists and a stale replace a Conf
 }
 
 TEST_CASE("fake api: list selects by label and watch delivers the changes after its resourceVersion") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   api.server->seed(kube::resources::configMaps(), configMap("a", "1", {{"tier", "web"}}));
   api.server->seed(kube::resources::configMaps(), configMap("b", "1", {{"tier", "db"}}));
   kube::ListOptions options;
@@ -90,7 +90,7 @@ TEST_CASE("fake api: list selects by label and watch delivers the changes after 
 }
 
 TEST_CASE("fake api: a watch from before compact() ends with 410 Gone") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   auto seeded = api.server->seed(kube::resources::configMaps(), configMap("a", "1"));
   api.server->seed(kube::resources::configMaps(), configMap("b", "1"));
   api.server->compact();
@@ -103,7 +103,7 @@ TEST_CASE("fake api: a watch from before compact() ends with 410 Gone") {
 }
 
 TEST_CASE("fake api: apply creates then merges and a spec change raises the generation") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   kube::ApplyOptions options;
   options.fieldManager = "test";
   auto created =
@@ -127,7 +127,7 @@ TEST_CASE("fake api: apply creates then merges and a spec change raises the gene
 }
 
 TEST_CASE("fake api: a JSON Patch whose test fails is a Conflict and changes nothing") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   api.server->seed(kube::resources::configMaps(), configMap("app", "1"));
   json patch = json::array({{{"op", "test"}, {"path", "/data/v"}, {"value", "0"}},
                             {{"op", "replace"}, {"path", "/data/v"}, {"value", "2"}}});
@@ -140,7 +140,7 @@ TEST_CASE("fake api: a JSON Patch whose test fails is a Conflict and changes not
 }
 
 TEST_CASE("fake api: Events and Leases are stored as the apiserver stores them") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   kube::EventRecord event;
   event.namespace_ = "shop";
   event.regarding = {"apps/v1", "StatefulSet", "shop", "web", "uid-1"};
@@ -170,7 +170,7 @@ TEST_CASE("fake api: Events and Leases are stored as the apiserver stores them")
 }
 
 TEST_CASE("fake api: an interceptor answers before the server") {
-  auto api = connectFakeApi(kube::systemClock());
+  auto api = connectFakeApi(base::systemClock());
   api.server->seed(kube::resources::configMaps(), configMap("app", "1"));
   api.server->setInterceptor([](const kube::Request&) -> std::optional<kube::Response> {
     return kube::Response{503, {}, R"({"kind":"Status","code":503,"reason":"ServiceUnavailable"})"};

@@ -13,6 +13,8 @@
 
 #include "restarter/core/base64.hpp"
 #include "restarter/kube/auth.hpp"
+#include "restarter/testing/fake_clock.hpp"
+#include "restarter/testing/temp_dir.hpp"
 #include "restarter/webhook/mwc.hpp"
 
 using namespace restarter;
@@ -106,19 +108,13 @@ class NoAuth final : public kube::Authenticator {
   bool invalidate(const kube::Credential&) override { return false; }
 };
 
-class StillClock final : public kube::Clock {
- public:
-  TimePoint now() const override { return TimePoint{}; }
-  bool waitFor(std::chrono::milliseconds, std::stop_token) override { return true; }
-};
-
 const std::string kSecretPath = "/api/v1/namespaces/restarter/secrets/restarter-webhook-certs";
 const std::string kMwcPath =
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/restarter-webhook.stackable.tech";
 
 struct Fixture {
   FakeApi* api = nullptr;
-  StillClock clock;
+  restarter::testing::FakeClock clock{restarter::testing::FakeClock::Waits::Advance, {}};
   std::unique_ptr<kube::Client> client;
   ManagedOptions options;
   core::TimePoint start =
@@ -416,9 +412,8 @@ TEST_CASE("certificates: API errors leave the current certificate in place", "[c
 
 TEST_CASE("certificates: files are reloaded when their content changes", "[certificates]") {
   namespace fs = std::filesystem;
-  std::string tmpl = (fs::temp_directory_path() / "cert-dir-test-XXXXXX").string();
-  REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-  const fs::path dir = tmpl;
+  const restarter::testing::TempDir temp;
+  const fs::path dir = temp.path();
   const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   auto ca = certs::createCa({}, now);
   REQUIRE(ca);
@@ -450,5 +445,4 @@ TEST_CASE("certificates: files are reloaded when their content changes", "[certi
   REQUIRE(reloaded.ok());
   CHECK(*reloaded);
   CHECK(store.fingerprint() != first);
-  fs::remove_all(dir);
 }

@@ -45,10 +45,10 @@
 #include <stop_token>
 #include <string>
 
+#include "restarter/base/clock.hpp"
+#include "restarter/base/random.hpp"
 #include "restarter/cache/store.hpp"
 #include "restarter/kube/client.hpp"
-#include "restarter/kube/clock.hpp"
-#include "restarter/kube/random.hpp"
 
 namespace restarter::cache {
 
@@ -86,8 +86,8 @@ class Reflector {
 
   // `client`, `store`, `clock` and `random` must outlive the Reflector; `random` jitters the
   // backoff.
-  Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, kube::Clock& clock,
-            kube::Random& random = kube::systemRandom());
+  Reflector(kube::Client& client, StoreBase& store, ReflectorOptions options, base::Clock& clock,
+            base::Random& random = base::systemRandom());
 
   // Runs until `stop` is requested (then returns promptly: a watch is cancelled, a backoff wait
   // interrupted). Call once, typically on its own std::jthread.
@@ -116,8 +116,8 @@ class Reflector {
   kube::Client& client_;
   StoreBase& store_;
   ReflectorOptions options_;
-  kube::Clock& clock_;
-  kube::Random& random_;
+  base::Clock& clock_;
+  base::Random& random_;
   std::atomic<State> state_{State::Listing};
   std::atomic<std::uint64_t> lists_{0};
   std::atomic<std::uint64_t> watches_{0};

@@ -38,7 +38,8 @@ class Announcements {
   bool once(const std::string& key, std::string_view topic, const std::string& state = {});
   // True the first time (key, topic) is given, and when at least `interval` has passed since it
   // last returned true (at `now`); false in between.
-  bool every(const std::string& key, std::string_view topic, TimePoint now, milliseconds interval);
+  bool every(const std::string& key, std::string_view topic, base::Clock::MonotonicTime now,
+             milliseconds interval);
   // Drops every topic of `key`.
   void forget(const std::string& key);
   // Drops one topic of `key`: its next announcement is made again.
@@ -50,12 +51,12 @@ class Announcements {
   using Id = std::pair<std::string, std::string>;  // key, topic
   struct Entry {
     std::string state;
-    TimePoint at;
+    base::Clock::MonotonicTime at;
     std::uint64_t order;  // when it was last set: the oldest is dropped at the bound
   };
 
   // Sets `id` to (state, at), dropping the oldest entry first when the memory is full.
-  void set(const Id& id, std::string state, TimePoint at);
+  void set(const Id& id, std::string state, base::Clock::MonotonicTime at);
   void erase(std::map<Id, Entry>::iterator it);
 
   std::size_t bound_;

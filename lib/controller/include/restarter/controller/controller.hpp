@@ -100,7 +100,7 @@ class Controller {
  public:
   // Every reference must outlive the controller.
   Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger, obs::Registry& registry,
-             kube::Clock& clock);
+             base::Clock& clock);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;

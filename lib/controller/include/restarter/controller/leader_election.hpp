@@ -3,24 +3,27 @@
 // the replica holding the Lease works; the others keep their caches warm and wait.
 //
 //   - A Lease is free when it does not exist, has no holder, or has not changed for
-//     leaseDuration as observed by OUR clock (the holder's renewTime is only compared with itself,
-//     so clocks of different machines never need to agree).
-//   - The holder renews every retryPeriod; if it cannot renew for renewDeadline, it has lost the
-//     Lease and must stop working at once (renewDeadline < leaseDuration leaves the margin in
-//     which no one else can have taken over).
+//     leaseDuration as observed on OUR monotonic clock (client-go's observedTime): the holder's
+//     renewTime is only compared with itself, so clocks of different machines never need to agree,
+//     and a step of this node's wall clock cannot make a live Lease look expired.
+//   - The holder renews every retryPeriod; if it cannot renew for renewDeadline (monotonic time
+//     since its last successful renewal), it has lost the Lease and must stop working at once
+//     (renewDeadline < leaseDuration leaves the margin in which no one else can have taken over).
+//   - acquireTime and renewTime, written into the Lease for people and other tools, are wall time
+//     (metav1.MicroTime); nothing here reads them back as times.
 //   - Updates carry the resourceVersion read, so two candidates never both win (Conflict).
 //   - release() (on SIGTERM) clears the holder and sets leaseDurationSeconds to 1, so a standby
 //     takes over within a retry period instead of a whole lease duration.
 //
-// Thread-safety: one thread drives an elector.
+// Thread-safety: one thread drives an elector; its observation fields are that thread's alone.
 
 #include <chrono>
 #include <optional>
 #include <stop_token>
 #include <string>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/kube/client.hpp"
-#include "restarter/kube/clock.hpp"
 #include "restarter/obs/log.hpp"
 
 namespace restarter::controller {
@@ -43,13 +46,10 @@ struct LeaderElectionOptions {
 // two leaders working at once.
 std::chrono::milliseconds leaseRequestTimeout(const LeaderElectionOptions& options);
 
-// RFC 3339 with exactly six fraction digits (metav1.MicroTime's wire format).
-std::string formatMicroTime(kube::Clock::TimePoint time);
-
 class LeaderElector {
  public:
   // `client`, `clock` and `logger` must outlive the elector.
-  LeaderElector(kube::Client& client, LeaderElectionOptions options, kube::Clock& clock, obs::Logger& logger);
+  LeaderElector(kube::Client& client, LeaderElectionOptions options, base::Clock& clock, obs::Logger& logger);
 
   // One attempt to acquire or renew. True when we hold the Lease afterwards.
   bool tryAcquireOrRenew();
@@ -66,13 +66,13 @@ class LeaderElector {
  private:
   kube::Client& client_;
   LeaderElectionOptions options_;
-  kube::Clock& clock_;
+  base::Clock& clock_;
   obs::Logger& logger_;
-  // What we last saw of the Lease, and when (by our clock).
+  // What we last saw of the Lease, and when (monotonic: only compared with later monotonic times).
   std::string observedHolder_;
   std::string observedRenewTime_;
-  kube::Clock::TimePoint observedAt_{};
-  kube::Clock::TimePoint lastRenewed_{};
+  base::Clock::MonotonicTime observedAt_{};
+  base::Clock::MonotonicTime lastRenewed_{};
   bool leader_ = false;
 };
 

@@ -62,7 +62,7 @@ struct ReconcileContext {
   obs::Logger& logger;
   Metrics& metrics;
   TokenBucket& writeLimiter;
-  Clock& clock;
+  base::Clock& clock;
   bool dryRun = false;
   std::string reportingController = "restarter.stackable.tech/controller";
   std::string reportingInstance;  // this replica's identity

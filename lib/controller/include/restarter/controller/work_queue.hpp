@@ -12,11 +12,14 @@
 //     it dirty, and done() queues it again (with the delay asked for).
 //   - Errors: addRateLimited(key) re-queues after an exponential backoff with jitter
 //     (cache::backoffDelay) that grows with the key's consecutive failures; forget(key) resets it.
-// Time comes from the injected clock; the non-blocking `tryGet(now)` and `nextDue()` let tests
-// drive the queue with a fake clock, `get(stop)` is the blocking form for workers.
+// Due times are monotonic (base::Clock::monotonicNow, docs/architecture.md, "Injected time"): a
+// step of the wall clock neither fires a debounce early nor holds a key back. The non-blocking
+// `tryGet(now)` and `nextDue()` let tests drive the queue with a fake clock, `get(stop)` is the
+// blocking form for workers.
 //
 // TokenBucket: the global write limit (Wave's lesson: a flapping object must not overwhelm the
-// apiserver). Each write takes a token; `rate` tokens come back per second up to `burst`.
+// apiserver). Each write takes a token; `rate` tokens come back per second (of monotonic time) up
+// to `burst`.
 //
 // Thread-safety: every member function of both classes may be called from any thread.
 
@@ -30,22 +33,20 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "restarter/base/clock.hpp"
+#include "restarter/base/random.hpp"
 #include "restarter/cache/reflector.hpp"
 #include "restarter/controller/queue_key.hpp"
-#include "restarter/kube/clock.hpp"
-#include "restarter/kube/random.hpp"
 
 namespace restarter::controller {
 
-using Clock = kube::Clock;
-using TimePoint = Clock::TimePoint;
 using std::chrono::milliseconds;
 
 class WorkQueue {
  public:
   // `clock` and `random` must outlive the queue; `random` jitters the backoff (thread-safe by its
   // contract, so the workers may share it without the queue's lock).
-  WorkQueue(Clock& clock, cache::BackoffPolicy backoff, kube::Random& random = kube::systemRandom());
+  WorkQueue(base::Clock& clock, cache::BackoffPolicy backoff, base::Random& random = base::systemRandom());
 
   // Queues `key`, due after `delay` (0: at once). See the class comment for the merge rules.
   void add(const QueueKey& key, milliseconds delay = milliseconds(0));
@@ -57,32 +58,32 @@ class WorkQueue {
   int failures(const QueueKey& key) const;
 
   // A due key, now marked as processing, or nothing. Non-blocking.
-  std::optional<QueueKey> tryGet(TimePoint now);
+  std::optional<QueueKey> tryGet(base::Clock::MonotonicTime now);
   // Blocks until a key is due (returned, marked processing), or `stop` / shutDown() (nullopt).
   std::optional<QueueKey> get(std::stop_token stop);
   // The worker finished `key`. If it was added meanwhile, it is queued again.
   void done(const QueueKey& key);
 
   // When the earliest waiting key is due; nullopt when none waits.
-  std::optional<TimePoint> nextDue() const;
+  std::optional<base::Clock::MonotonicTime> nextDue() const;
   // Keys waiting or being processed (distinct).
   std::size_t depth() const;
   // Wakes every get(); later get() calls return nullopt at once.
   void shutDown();
 
  private:
-  void queueLocked(const QueueKey& key, TimePoint due);
+  void queueLocked(const QueueKey& key, base::Clock::MonotonicTime due);
   QueueKey takeFirstLocked();
 
-  Clock& clock_;
+  base::Clock& clock_;
   cache::BackoffPolicy backoff_;
-  kube::Random& random_;
+  base::Random& random_;
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
-  std::unordered_map<QueueKey, TimePoint> waiting_;  // key -> due
-  std::multimap<TimePoint, QueueKey> byDue_;         // due -> key (mirrors waiting_)
+  std::unordered_map<QueueKey, base::Clock::MonotonicTime> waiting_;  // key -> due
+  std::multimap<base::Clock::MonotonicTime, QueueKey> byDue_;         // due -> key (mirrors waiting_)
   std::unordered_set<QueueKey> processing_;
-  std::unordered_map<QueueKey, TimePoint> dirty_;  // added while processing -> due
+  std::unordered_map<QueueKey, base::Clock::MonotonicTime> dirty_;  // added while processing -> due
   std::unordered_map<QueueKey, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
   bool shutDown_ = false;
@@ -91,7 +92,7 @@ class WorkQueue {
 class TokenBucket {
  public:
   // `rate` tokens per second (> 0), at most `burst` (>= 1) saved up; starts full.
-  TokenBucket(Clock& clock, double rate, double burst);
+  TokenBucket(base::Clock& clock, double rate, double burst);
 
   // Takes a token; returns how long the caller must wait before using it (0 when one was there).
   // Tokens are reserved in order, so concurrent callers are spaced out, never all let through.
@@ -100,12 +101,12 @@ class TokenBucket {
   bool acquire(std::stop_token stop);
 
  private:
-  Clock& clock_;
+  base::Clock& clock_;
   double rate_;
   double burst_;
   std::mutex mutex_;
   double tokens_;
-  TimePoint last_;
+  base::Clock::MonotonicTime last_;
 };
 
 }  // namespace restarter::controller

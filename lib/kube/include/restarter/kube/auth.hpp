@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/core/result.hpp"
-#include "restarter/kube/clock.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/kube/process.hpp"
 
@@ -33,7 +33,7 @@ class Authenticator {
 // Picks the credential source from `config`. `clock` and `runner` must outlive the result.
 // With an exec stanza and provideClusterInfo, KUBERNETES_EXEC_INFO carries `spec.cluster` (server,
 // tls-server-name, insecure-skip-tls-verify, certificate-authority-data, proxy-url) from `config`.
-std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config, Clock& clock,
+std::unique_ptr<Authenticator> makeAuthenticator(const ConnectionConfig& config, base::Clock& clock,
                                                  ProcessRunner& runner);
 
 // Whether the process has an interactive terminal on stdin (for interactiveMode).

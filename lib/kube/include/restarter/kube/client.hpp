@@ -36,9 +36,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/auth.hpp"
-#include "restarter/kube/clock.hpp"
 #include "restarter/kube/config.hpp"
 #include "restarter/kube/errors.hpp"
 #include "restarter/kube/resource.hpp"
@@ -154,7 +154,7 @@ class Client {
  public:
   // `clock` must outlive the Client.
   Client(std::unique_ptr<Transport> transport, std::unique_ptr<Authenticator> auth,
-         std::string defaultNamespace, Clock& clock);
+         std::string defaultNamespace, base::Clock& clock);
 
   // The production wiring: libcurl transport, authenticator from the config, system clock and
   // process runner.
@@ -166,7 +166,7 @@ class Client {
                                                        const TransportOptions& options = {});
 
   const std::string& defaultNamespace() const { return defaultNamespace_; }
-  Clock& clock() const { return clock_; }
+  base::Clock& clock() const { return clock_; }
 
   core::Result<json> get(const ResourceRef& ref, std::string_view namespace_, std::string_view name,
                          const GetOptions& options = {});
@@ -221,7 +221,7 @@ class Client {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<Authenticator> auth_;
   std::string defaultNamespace_;
-  Clock& clock_;
+  base::Clock& clock_;
 };
 
 // Lease <-> JSON (exposed for tests).

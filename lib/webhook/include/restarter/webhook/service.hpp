@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
-#include "restarter/kube/clock.hpp"
 #include "restarter/kube/digest_key.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/http_metrics.hpp"
@@ -65,7 +65,7 @@ class Service {
   // requests should end at lookupTimeout). The HTTPS server counts its connections in `http` as
   // server "webhook". Starts the lookup threads.
   Service(ServiceOptions options, kube::Client& client, kube::Client& lookupClient, obs::Logger& logger,
-          obs::Registry& registry, obs::HttpMetrics& http, kube::Clock& clock);
+          obs::Registry& registry, obs::HttpMetrics& http, base::Clock& clock);
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;

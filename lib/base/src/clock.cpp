@@ -1,20 +1,21 @@
-#include "restarter/kube/clock.hpp"
+#include "restarter/base/clock.hpp"
 
 #include <condition_variable>
 #include <mutex>
 
-namespace restarter::kube {
+namespace restarter::base {
 namespace {
 
 class SystemClock final : public Clock {
  public:
-  TimePoint now() const override { return std::chrono::system_clock::now(); }
+  WallTime wallNow() const override { return std::chrono::system_clock::now(); }
+  MonotonicTime monotonicNow() const override { return std::chrono::steady_clock::now(); }
 
   bool waitFor(std::chrono::milliseconds duration, std::stop_token stop) override {
     std::mutex mutex;
     std::condition_variable_any cv;
     std::unique_lock lock(mutex);
-    // condition_variable_any wakes on stop requests by itself.
+    // condition_variable_any wakes on stop requests by itself; wait_for measures on steady_clock.
     cv.wait_for(lock, stop, duration, [] { return false; });
     return !stop.stop_requested();
   }
@@ -27,4 +28,4 @@ Clock& systemClock() {
   return clock;
 }
 
-}  // namespace restarter::kube
+}  // namespace restarter::base

@@ -1,9 +1,9 @@
-#include "restarter/kube/random.hpp"
+#include "restarter/base/random.hpp"
 
 #include <mutex>
 #include <random>
 
-namespace restarter::kube {
+namespace restarter::base {
 namespace {
 
 // One engine, one lock (the lock guards the engine and the distribution's state).
@@ -27,4 +27,4 @@ Random& systemRandom() {
   return random;
 }
 
-}  // namespace restarter::kube
+}  // namespace restarter::base
