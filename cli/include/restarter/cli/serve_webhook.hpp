@@ -61,7 +61,7 @@ struct ServeWebhookOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;            // --roll-on-opt-in
-  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
+  DigestKeySecret digestKey;           // --digest-key-*
   std::size_t threads = 16;
   // --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
   webhook::LookupLimits lookupLimits{};

@@ -1,23 +1,19 @@
-#include "restarter/cli/explain_restart.hpp"
+#include "restarter/inspect/explain.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
 
 #include "restarter/core/rollout.hpp"
 
 using namespace restarter;
-using namespace restarter::cli;
+using namespace restarter::inspect;
 using nlohmann::json;
 
 namespace {
 
-const std::string kCm = "configmap.restarter.stackable.tech/cfg";
-
-json podTemplate(const std::string& image, const json& annotations) {
-  return {{"metadata", {{"labels", {{"app", "web"}}}, {"annotations", annotations}}},
-          {"spec",
-           {{"containers", {{{"name", "app"}, {"image", image}}}},
-            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
-}
+using inspect_fixtures::kCm;
+using inspect_fixtures::podTemplate;
 
 ExplainInput sampleInput() {
   ExplainInput input;
@@ -39,7 +35,7 @@ json plain(const nlohmann::ordered_json& value) { return json::parse(value.dump(
 
 }  // namespace
 
-TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
+TEST_CASE("the explanation document follows its schema", "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
   CHECK(doc["kind"] == "RestartExplanation");
@@ -77,7 +73,7 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
 }
 
 TEST_CASE("a reference kept at an older version is shown as a metadata-only change",
-          "[cli][explain][content]") {
+          "[inspect][explain][content]") {
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
       {"restarter.stackable.tech/content-digests", "configmap/cfg=u/2/00112233445566778899aabbccddeeff"}};
@@ -92,7 +88,7 @@ TEST_CASE("a reference kept at an older version is shown as a metadata-only chan
                                          Catch::Contains("metadata-only change, no restart (now u/3)"));
 }
 
-TEST_CASE("the text names every cause and colours only when asked", "[cli][explain]") {
+TEST_CASE("the text names every cause and colours only when asked", "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   const std::string plain = renderText(doc, false);
   CHECK_THAT(plain, Catch::Contains("StatefulSet shop/web") &&
@@ -104,7 +100,7 @@ TEST_CASE("the text names every cause and colours only when asked", "[cli][expla
 }
 
 TEST_CASE("the writer line names who last wrote the annotations and does not contradict the verdict",
-          "[cli][explain]") {
+          "[inspect][explain]") {
   // A webhook-annotated StatefulSet whose ConfigMap later changed: revision 1 was complete
   // (restart-free) and the controller owns the annotations now. The text must not claim the
   // controller wrote them after creation, which would read as the extra restart.
@@ -118,7 +114,7 @@ TEST_CASE("the writer line names who last wrote the annotations and does not con
   CHECK(plain.find("after creation") == std::string::npos);
 }
 
-TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli][explain]") {
+TEST_CASE("an unreadable reference makes pending unknown with the reason", "[inspect][explain]") {
   ExplainInput input = sampleInput();
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::unknown("forbidden");
@@ -135,7 +131,7 @@ core::TimePoint t0() { return core::parseRfc3339("2027-01-15T08:00:00Z").value()
 
 }  // namespace
 
-TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[cli][explain]") {
+TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[inspect][explain]") {
   using namespace std::chrono_literals;
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
@@ -185,12 +181,13 @@ TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[cl
   CHECK_THAT(renderText(rolled, false), Catch::Contains("a restart is due (the controller will apply it)"));
 }
 
-TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown", "[cli][explain]") {
+TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown",
+          "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "not-held"}, {"lastRollout", nullptr}});
 }
 
-TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[cli][explain]") {
+TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[inspect][explain]") {
   ExplainInput input = sampleInput();
   input.heldRollouts = core::makeError(core::ErrorKind::Forbidden, "events is forbidden");
   const auto doc = explanationDocument(input);
@@ -200,7 +197,7 @@ TEST_CASE("unlistable Events make the hold unknown and leave the rest standing",
   CHECK_THAT(renderText(doc, false), Catch::Contains("whether the controller holds it is unknown"));
 }
 
-TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
+TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[inspect][explain]") {
   using namespace std::chrono_literals;
   const std::string note = core::rolloutHeldNote(
       core::decideRollout(t0(), t0() + 1s, 20s, core::RolloutProgress{false, "0 of 1 pod updated"}), t0(), 20s,
@@ -254,7 +251,8 @@ ExplainInput onDeleteInput() {
 
 }  // namespace
 
-TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned", "[cli][explain]") {
+TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned",
+          "[inspect][explain]") {
   SECTION("rolling: the next pod and the outdated ones") {
     ExplainInput input = onDeleteInput();
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
