@@ -18,7 +18,6 @@
 
 namespace restarter::cli {
 
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
@@ -64,74 +63,34 @@ cxxopts::Options makeOptions(const Io& io) {
 namespace {
 
 // --watch: prints one line (text) or one JSON object (json/yaml) per new revision until the
-// stream fails for good. Returns the exit code.
+// watch fails for good (inspect::watchRevisions). Returns the exit code.
 int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, const std::string& namespace_,
                    OutputFormat format, Io& io) {
-  inspect::RevisionFeed feed(start);
-  const kube::ResourceRef& resource = feed.resource();
-  const std::string& selector = feed.labelSelector();
-  // Prints `object` (a ControllerRevision or ReplicaSet) if it is a revision of the workload not
-  // reported before, with its cause against the newest older revision.
-  auto report = [&](const json& object) {
-    auto added = feed.add(object);
-    if (!added) return;
-    const core::Revision& revision = added->revision;
-    const ordered_json& causes = added->causes;
+  auto print = [&](const inspect::RevisionFeed::NewRevision& added) {
+    const core::Revision& revision = added.revision;
     if (format == OutputFormat::Text) {
       io.out << "revision " << revision.number << " " << revision.name << " " << revision.created << ":";
-      if (causes.empty()) io.out << " no template change";
-      for (std::size_t i = 0; i < causes.size(); ++i)
-        io.out << (i == 0 ? " " : "; ") << inspect::causeLine(causes[i]);
+      if (added.causes.empty()) io.out << " no template change";
+      for (std::size_t i = 0; i < added.causes.size(); ++i)
+        io.out << (i == 0 ? " " : "; ") << inspect::causeLine(added.causes[i]);
       io.out << std::endl;
     } else {
       io.out << ordered_json{{"revision", revision.number},
                              {"name", revision.name},
                              {"created", revision.created},
-                             {"causes", causes}}
+                             {"causes", added.causes}}
                     .dump()
              << std::endl;
     }
   };
-
-  std::string resourceVersion;
-  for (int failures = 0; failures < 5;) {
-    if (resourceVersion.empty()) {
-      // (Re)list: revisions created since the explanation was read (or while a 410 forced this
-      // relist) are reported here, so none is missed between reading and watching.
-      kube::ListOptions list;
-      list.labelSelector = selector;
-      auto all = client.list(resource, namespace_, list);
-      if (!all) {
-        io.err << io.programName << " " << kName << ": watching: " << all.error().describe() << "\n";
-        return exitFor(all.error());
-      }
-      for (json& item : all->items) report(item);
-      resourceVersion = all->resourceVersion;
-    }
-    kube::WatchOptions options;
-    options.resourceVersion = resourceVersion;
-    options.labelSelector = selector;
-    auto ended = client.watch(resource, namespace_, options, [&](kube::WatchEvent&& event) {
-      if (std::string rv = core::metadataString(event.object, "resourceVersion"); !rv.empty()) {
-        resourceVersion = std::move(rv);
-      }
-      if (event.type == kube::WatchEvent::Type::Added || event.type == kube::WatchEvent::Type::Modified) {
-        report(event.object);
-      }
-      return true;
-    });
-    if (ended) {
-      failures = 0;
-      continue;
-    }
-    if (ended.error().kind == core::ErrorKind::Gone) {
-      resourceVersion.clear();
-      continue;
-    }
-    ++failures;
-    io.err << io.programName << " " << kName << ": watch interrupted: " << ended.error().describe() << "\n";
-  }
-  return kExitFailure;
+  auto interrupted = [&](const core::Error& error) {
+    io.err << io.programName << " " << kName << ": watch interrupted: " << error.describe() << "\n";
+  };
+  const inspect::WatchStopped stopped =
+      inspect::watchRevisions(client, start, namespace_, kube::systemClock(), print, interrupted);
+  if (!stopped.listing) return kExitFailure;
+  io.err << io.programName << " " << kName << ": watching: " << stopped.error.describe() << "\n";
+  return exitFor(stopped.error);
 }
 
 }  // namespace

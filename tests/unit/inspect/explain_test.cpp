@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../kube/fakes.hpp"
 #include "fixtures.hpp"
 
 #include "restarter/core/rollout.hpp"
@@ -333,4 +334,95 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
     input.kind = core::WorkloadKind::Deployment;
     CHECK_FALSE(explanationDocument(input).contains("roll"));
   }
+}
+
+namespace {
+
+json controllerRevision(const std::string& name, int number) {
+  return {{"kind", "ControllerRevision"},
+          {"apiVersion", "apps/v1"},
+          {"metadata",
+           {{"name", name},
+            {"resourceVersion", std::to_string(number)},
+            {"creationTimestamp", "2026-11-29T18:00:00Z"},
+            {"ownerReferences", {{{"uid", "w-uid"}, {"controller", true}}}}}},
+          {"revision", number},
+          {"data", {{"spec", {{"template", podTemplate("web:" + std::to_string(number), json::object())}}}}}};
+}
+
+std::string revisionList(const std::vector<json>& items, const std::string& rv) {
+  return json{{"kind", "ControllerRevisionList"},
+              {"apiVersion", "apps/v1"},
+              {"metadata", {{"resourceVersion", rv}}},
+              {"items", items}}
+      .dump();
+}
+
+std::string revisionEvent(const std::string& type, const json& object) {
+  return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("the revision watch reports each new revision once and backs off until it gives up",
+          "[inspect][explain][watch]") {
+  using namespace restarter::kube::testing;
+  using namespace std::chrono_literals;
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto fake = std::make_unique<FakeTransport>();
+  FakeTransport& transport = *fake;
+  kube::ConnectionConfig config;
+  config.token = "t";
+  kube::Client client(std::move(fake), kube::makeAuthenticator(config, clock, runner), "shop", clock);
+
+  ExplainInput start = sampleInput();
+  start.workload["spec"]["selector"] = {{"matchLabels", {{"app", "web"}}}};
+  start.revisions = {{"web-1", 1, "2026-11-29T18:00:00Z", podTemplate("web:1", json::object()), 0}};
+  transport.push(ok(revisionList({controllerRevision("web-1", 1), controllerRevision("web-2", 2)}, "5")));
+  transport.push(stream({revisionEvent("ADDED", controllerRevision("web-3", 3)),
+                         revisionEvent("ERROR", {{"kind", "Status"}, {"code", 410}})}));
+  transport.push(ok(revisionList({controllerRevision("web-2", 2), controllerRevision("web-3", 3)}, "9")));
+  for (int i = 0; i < kMaxWatchFailures; ++i) transport.push(failure(core::ErrorKind::Unavailable, "refused"));
+
+  std::vector<std::string> seen;
+  int interruptions = 0;
+  const WatchStopped stopped = watchRevisions(
+      client, start, "shop", clock,
+      [&](const RevisionFeed::NewRevision& added) {
+        seen.push_back(added.revision.name + ": " + causeLine(added.causes.at(0)));
+      },
+      [&](const core::Error&) { ++interruptions; });
+  CHECK(seen == std::vector<std::string>{"web-2: containers[app].image changed",
+                                         "web-3: containers[app].image changed"});
+  CHECK_FALSE(stopped.listing);
+  CHECK(stopped.error.kind == core::ErrorKind::Unavailable);
+  CHECK(interruptions == kMaxWatchFailures);  // 410 Gone relists without a word
+  // Exponential backoff between the failures (jittered into [base/2, base]), none after the last.
+  const auto waits = clock.waits();
+  REQUIRE(waits.size() == 4);
+  CHECK(waits[0] >= 400ms);
+  CHECK(waits[0] <= 800ms);
+  CHECK(waits[3] >= 3200ms);
+  CHECK(waits[3] <= 6400ms);
+  const auto requests = transport.requests();
+  REQUIRE(requests.size() >= 2);
+  CHECK(requests[0].path.find("labelSelector=app") != std::string::npos);
+}
+
+TEST_CASE("the revision watch stops at once when its list fails", "[inspect][explain][watch]") {
+  using namespace restarter::kube::testing;
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto fake = std::make_unique<FakeTransport>();
+  FakeTransport& transport = *fake;
+  kube::ConnectionConfig config;
+  config.token = "t";
+  kube::Client client(std::move(fake), kube::makeAuthenticator(config, clock, runner), "shop", clock);
+  transport.push(failure(core::ErrorKind::Forbidden, "no"));
+  const WatchStopped stopped = watchRevisions(
+      client, sampleInput(), "shop", clock, [](const RevisionFeed::NewRevision&) {}, [](const core::Error&) {});
+  CHECK(stopped.listing);
+  CHECK(stopped.error.kind == core::ErrorKind::Forbidden);
+  CHECK(transport.requests().size() == 1);
 }

@@ -10,6 +10,7 @@
 // interval, and until when. RevisionFeed says what each revision seen later adds.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "restarter/core/explain.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/clock.hpp"
 #include "restarter/kube/digest_key.hpp"
 #include "restarter/kube/resource.hpp"
 
@@ -132,5 +134,21 @@ class RevisionFeed {
   std::string selector_;
   std::map<std::string, core::Revision> known_;
 };
+
+// Why watchRevisions stopped: a list failed (`listing`), or kMaxWatchFailures watches in a row.
+struct WatchStopped {
+  core::Error error;
+  bool listing = false;
+};
+inline constexpr int kMaxWatchFailures = 5;
+
+// explain-restart --watch: lists the workload's revisions (those made since `start` was read are
+// reported too, so none is missed), then watches them with cache::ListWatch (relisting on 410
+// Gone, backing off after other errors), calling `onRevision` with each new one, and
+// `onWatchError` with each watch failure but 410 Gone, until it stops (never when all goes well).
+WatchStopped watchRevisions(kube::Client& client, const ExplainInput& start, const std::string& namespace_,
+                            kube::Clock& clock,
+                            const std::function<void(const RevisionFeed::NewRevision&)>& onRevision,
+                            const std::function<void(const core::Error&)>& onWatchError);
 
 }  // namespace restarter::inspect
