@@ -7,14 +7,13 @@
 namespace restarter::cli {
 
 void addDigestKeyFlags(cxxopts::Options& options, const std::string& role) {
-  options.add_options()(
-      "digest-key-secret",
-      "Secret holding the key of content digests (HMAC-SHA256, so no digest restarter "
-      "writes helps guess a Secret's content); " +
-          role,
-      cxxopts::value<std::string>()->default_value(std::string(kube::kDefaultDigestKeySecret)),
-      "NAME")("digest-key-namespace", "namespace of --digest-key-secret",
-              cxxopts::value<std::string>()->default_value("restarter-system"), "NS");
+  options.add_options()("digest-key-secret",
+                        "Secret holding the key of content digests (HMAC-SHA256, so no digest restarter "
+                        "writes helps guess a Secret's content); " +
+                            role,
+                        cxxopts::value<std::string>()->default_value(DigestKeySecret{}.name), "NAME")(
+      "digest-key-namespace", "namespace of --digest-key-secret",
+      cxxopts::value<std::string>()->default_value(DigestKeySecret{}.namespace_), "NS");
 }
 
 std::optional<std::string> readDigestKeyFlags(const cxxopts::ParseResult& flags, DigestKeySecret& out) {

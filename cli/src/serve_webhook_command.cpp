@@ -1,7 +1,5 @@
 #include "restarter/cli/serve_webhook.hpp"
 
-#include <arpa/inet.h>
-
 #include <ostream>
 
 #include <cxxopts.hpp>
@@ -147,47 +145,11 @@ core::Result<std::optional<obs::BindAddress>> bindFlag(const cxxopts::ParseResul
   return *parsed;
 }
 
-bool isIpAddress(const std::string& host) {
-  unsigned char buffer[16];
-  return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
-}
-
 }  // namespace
 
-core::Result<ServingNames> servingNames(const ServeWebhookOptions& options) {
-  ServingNames names;
-  if (options.webhookUrl.empty()) {
-    names.dnsNames = {options.service, options.service + "." + options.serviceNamespace,
-                      options.service + "." + options.serviceNamespace + ".svc",
-                      options.service + "." + options.serviceNamespace + ".svc." + options.clusterDomain};
-    return names;
-  }
-  const std::string& url = options.webhookUrl;
-  auto bad = [&](const std::string& why) {
-    return core::makeError(core::ErrorKind::InvalidInput, "--webhook-url " + url + ": " + why);
-  };
-  const std::string scheme = "https://";
-  if (url.rfind(scheme, 0) != 0) return bad("must start with https://");
-  const auto slash = url.find('/', scheme.size());
-  const std::string authority =
-      url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
-  const std::string path = slash == std::string::npos ? "" : url.substr(slash);
-  if (path != webhook::kMutatePath) return bad("the path must be " + std::string(webhook::kMutatePath));
-  std::string host = authority;
-  if (!host.empty() && host.front() == '[') {
-    const auto close = host.find(']');
-    if (close == std::string::npos) return bad("unclosed [");
-    host = host.substr(1, close - 1);
-  } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
-    host = host.substr(0, colon);
-  }
-  if (host.empty()) return bad("no host");
-  if (isIpAddress(host)) {
-    names.ipAddresses = {host};
-  } else {
-    names.dnsNames = {host};
-  }
-  return names;
+core::Result<webhook::ServingNames> servingNames(const ServeWebhookOptions& options) {
+  return webhook::servingNames(options.webhookUrl, options.service, options.serviceNamespace,
+                               options.clusterDomain);
 }
 
 core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& options) {

@@ -8,25 +8,14 @@
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/status.hpp"
 #include "restarter/core/constants.hpp"
-#include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
+#include "restarter/inspect/status.hpp"
 
 namespace restarter::cli {
 
 namespace {
 
 constexpr const char* kName = "status";
-
-struct Kind {
-  core::WorkloadKind kind;
-  kube::ResourceRef resource;
-};
-
-std::vector<Kind> workloadKinds() {
-  return {{core::WorkloadKind::StatefulSet, kube::resources::statefulSets()},
-          {core::WorkloadKind::Deployment, kube::resources::deployments()},
-          {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()}};
-}
 
 cxxopts::Options makeOptions(const Io& io) {
   cxxopts::Options options(
@@ -81,14 +70,8 @@ Subcommand statusCommand() {
         auto judgement = judgementOptions(flags);
         if (!judgement) return reportUsageError(io, kName, judgement.error().message);
         const bool allNamespaces = flags.count("all-namespaces") > 0;
-        // Reloader's annotations are not labels: with them every workload is listed and
-        // core::workloadManagement filters, as the controller does.
-        std::string selector =
-            judgement->selection.reloaderAnnotations ? "" : std::string(core::kEnabledSelector);
-        if (flags.count("selector") > 0) {
-          const std::string more = flags["selector"].as<std::string>();
-          if (!more.empty()) selector += (selector.empty() ? "" : ",") + more;
-        }
+        const std::string selector = inspect::statusSelector(
+            judgement->selection, flags.count("selector") > 0 ? flags["selector"].as<std::string>() : "");
 
         const std::string prefix = io.programName + " " + kName + ": ";
         auto client = kube::Client::connect(kubeLoadOptions(flags));
@@ -98,48 +81,28 @@ Subcommand statusCommand() {
         }
         const std::string namespace_ = allNamespaces ? "" : (*client)->defaultNamespace();
 
-        const auto digestKey = readJudgementDigestKey(**client, *judgement, io.err);
-        std::vector<WorkloadStatus> rows;
-        for (const Kind& kind : workloadKinds()) {
-          kube::ListOptions list;
-          list.labelSelector = selector;
-          auto workloads = (*client)->list(kind.resource, namespace_, list);
-          if (!workloads) {
-            io.err << prefix << "listing " << kind.resource.plural << ": " << workloads.error().describe()
-                   << "\n";
-            return exitFor(workloads.error());
-          }
-          for (const nlohmann::json& workload : workloads->items) {
-            if (core::workloadManagement(workload, judgement->selection).by == core::ManagedBy::None) continue;
-            const std::string ns = core::metadataString(workload, "namespace");
-            const std::string name = core::metadataString(workload, "name");
-            auto input =
-                readExplainInput(**client, kind.kind, ns, name, judgement->contentAware, judgement->selection,
-                                 judgement->rollOnOptIn, digestKey ? &*digestKey : nullptr);
-            if (!input) {
-              if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
-              rows.push_back(
-                  unreadableStatus(core::workloadKindName(kind.kind), ns, name, input.error().describe()));
-              continue;
-            }
-            input->readyTimeout = judgement->readyTimeout;
-            rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
-          }
+        const auto digestKey = inspect::readJudgementDigestKey(**client, *judgement, io.err);
+        auto read = inspect::readStatusRows(**client, namespace_, selector, *judgement,
+                                            digestKey ? &*digestKey : nullptr);
+        if (!read) {
+          io.err << prefix << read.error().describe() << "\n";
+          return exitFor(read.error());
         }
-        sortByAttention(rows);
+        std::vector<inspect::WorkloadStatus> rows = std::move(*read);
+        inspect::sortByAttention(rows);
 
         if (output == "json") {
-          io.out << statusDocument(rows).dump(2) << "\n";
+          io.out << inspect::statusDocument(rows).dump(2) << "\n";
         } else if (output == "yaml") {
-          io.out << core::toYaml(statusDocument(rows));
+          io.out << core::toYaml(inspect::statusDocument(rows));
         } else {
           const std::string scope = allNamespaces ? "in any namespace" : "in namespace " + namespace_;
-          io.out << renderStatusTable(rows, allNamespaces, output == "wide", scope);
+          io.out << inspect::renderStatusTable(rows, allNamespaces, output == "wide", scope);
         }
         io.out.flush();
         if (flags.count("fail-if-pending") > 0) {
-          for (const WorkloadStatus& row : rows) {
-            if (pendingOrUnknown(row)) return kExitFailure;
+          for (const inspect::WorkloadStatus& row : rows) {
+            if (inspect::pendingOrUnknown(row)) return kExitFailure;
           }
         }
         return kExitOk;

@@ -13,6 +13,9 @@ ResourceRef serviceAccounts() { return {"", "v1", "serviceaccounts", "ServiceAcc
 ResourceRef statefulSets() { return {"apps", "v1", "statefulsets", "StatefulSet", true}; }
 ResourceRef deployments() { return {"apps", "v1", "deployments", "Deployment", true}; }
 ResourceRef daemonSets() { return {"apps", "v1", "daemonsets", "DaemonSet", true}; }
+ResourceRef controllerRevisions() { return {"apps", "v1", "controllerrevisions", "ControllerRevision", true}; }
+ResourceRef replicaSets() { return {"apps", "v1", "replicasets", "ReplicaSet", true}; }
+ResourceRef coreEvents() { return {"", "v1", "events", "Event", true}; }
 ResourceRef events() { return {"events.k8s.io", "v1", "events", "Event", true}; }
 ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", "Lease", true}; }
 ResourceRef podDisruptionBudgets() {

@@ -1,5 +1,7 @@
 #include "restarter/webhook/certificates.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -7,6 +9,7 @@
 #include "restarter/core/base64.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/kube/files.hpp"
+#include "restarter/webhook/admission.hpp"
 #include "restarter/webhook/mwc.hpp"
 
 namespace restarter::webhook {
@@ -324,6 +327,51 @@ core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateSto
   }
   lastLoaded = FileState{*cert, *key};
   return true;
+}
+
+namespace {
+
+bool isServingIp(const std::string& host) {
+  unsigned char buffer[16];
+  return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+}  // namespace
+
+core::Result<ServingNames> servingNames(const std::string& webhookUrl, const std::string& service,
+                                        const std::string& serviceNamespace, const std::string& clusterDomain) {
+  ServingNames names;
+  if (webhookUrl.empty()) {
+    names.dnsNames = {service, service + "." + serviceNamespace, service + "." + serviceNamespace + ".svc",
+                      service + "." + serviceNamespace + ".svc." + clusterDomain};
+    return names;
+  }
+  const std::string& url = webhookUrl;
+  auto bad = [&](const std::string& why) {
+    return core::makeError(core::ErrorKind::InvalidInput, "--webhook-url " + url + ": " + why);
+  };
+  const std::string scheme = "https://";
+  if (url.rfind(scheme, 0) != 0) return bad("must start with https://");
+  const auto slash = url.find('/', scheme.size());
+  const std::string authority =
+      url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
+  const std::string path = slash == std::string::npos ? "" : url.substr(slash);
+  if (path != kMutatePath) return bad("the path must be " + std::string(kMutatePath));
+  std::string host = authority;
+  if (!host.empty() && host.front() == '[') {
+    const auto close = host.find(']');
+    if (close == std::string::npos) return bad("unclosed [");
+    host = host.substr(1, close - 1);
+  } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
+    host = host.substr(0, colon);
+  }
+  if (host.empty()) return bad("no host");
+  if (isServingIp(host)) {
+    names.ipAddresses = {host};
+  } else {
+    names.dnsNames = {host};
+  }
+  return names;
 }
 
 }  // namespace restarter::webhook

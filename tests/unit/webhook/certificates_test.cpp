@@ -446,3 +446,19 @@ TEST_CASE("certificates: files are reloaded when their content changes", "[certi
   CHECK(*reloaded);
   CHECK(store.fingerprint() != first);
 }
+
+TEST_CASE("certificate names come from the URL or the Service", "[webhook][certificates]") {
+  using restarter::webhook::servingNames;
+  CHECK(servingNames("https://127.0.0.1:9443/mutate", "", "", "")->ipAddresses ==
+        std::vector<std::string>{"127.0.0.1"});
+  CHECK(servingNames("https://[::1]:9443/mutate", "", "", "")->ipAddresses == std::vector<std::string>{"::1"});
+  CHECK(servingNames("https://hooks.example.com/mutate", "", "", "")->dnsNames ==
+        std::vector<std::string>{"hooks.example.com"});
+  CHECK(servingNames("", "svc", "ns", "cluster.local")->dnsNames ==
+        std::vector<std::string>{"svc", "svc.ns", "svc.ns.svc", "svc.ns.svc.cluster.local"});
+  for (const char* bad :
+       {"http://127.0.0.1/mutate", "https://127.0.0.1/other", "https:///mutate", "https://[::1/mutate"}) {
+    INFO(bad);
+    CHECK_FALSE(servingNames(bad, "svc", "ns", "cluster.local").ok());
+  }
+}

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "restarter/kube/digest_key.hpp"
+
 namespace cxxopts {
 class Options;
 class ParseResult;
@@ -14,10 +16,7 @@ class ParseResult;
 
 namespace restarter::cli {
 
-struct DigestKeySecret {
-  std::string namespace_;
-  std::string name;
-};
+using kube::DigestKeySecret;
 
 // `role` ends the help text: who makes or reads the key.
 void addDigestKeyFlags(cxxopts::Options& options, const std::string& role);

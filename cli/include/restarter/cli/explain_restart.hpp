@@ -1,30 +1,16 @@
 #pragma once
 // `restarter explain-restart KIND/NAME`: why did (or will) this workload restart?
 //
-// Reads the workload, its revisions (ControllerRevisions for StatefulSets and DaemonSets,
-// ReplicaSets for Deployments) and its pods, and explains each revision with lib/core's diff; judges
-// the first rollout; compares the live template with the live ConfigMaps/Secrets (metadata only)
-// for what is pending, and reads the workload's RolloutHeld Events for whether the pending
-// rollout is held by the controller's minimum rollout interval, and until when. `--watch` then
-// prints one line per new revision.
+// The flags and the output; what is read and said is lib/inspect's (inspect/explain.hpp).
+// `--watch` then prints one line per new revision.
 //
-// Exit codes (also in --help and docs/operations.md): 0 explained; 1 the API failed; 2 the command
-// line is wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
+// Exit codes (also in --help and the README): 0 explained; 1 the API failed; 2 the command line is
+// wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
 // workload has no revisions yet.
 
-#include <chrono>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/subcommand.hpp"
-#include "restarter/core/content.hpp"
-#include "restarter/core/explain.hpp"
-#include "restarter/core/reloader.hpp"
-#include "restarter/kube/client.hpp"
+#include "restarter/core/result.hpp"
+#include "restarter/inspect/explain.hpp"
 
 namespace cxxopts {
 class Options;
@@ -37,95 +23,10 @@ inline constexpr int kExitNotFound = 3;
 inline constexpr int kExitForbidden = 4;
 inline constexpr int kExitNoRevisions = 5;
 
-enum class OutputFormat { Text, Json, Yaml };
-
-struct ExplainOptions {
-  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
-  std::string name;
-  OutputFormat output = OutputFormat::Text;
-  bool watch = false;
-  bool color = false;  // decided from --no-color, NO_COLOR and whether stdout is a terminal
-};
-
-// Everything an explanation is made of, as read from the API.
-struct ExplainInput {
-  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
-  nlohmann::json workload;
-  std::vector<core::Revision> revisions;
-  std::string currentRevision;  // name of the revision the workload's status points at, if known
-  // Whether and why restarter manages it (core::workloadManagement under the judgement's selection).
-  core::Management management;
-  core::Result<core::DesiredAnnotations> desired = core::makeError(core::ErrorKind::Internal, "not computed");
-  // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
-  // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
-  core::Result<std::vector<core::HeldRollout>> heldRollouts = std::vector<core::HeldRollout>{};
-  // The newest BaselineRecorded Event of the workload (time, note), when one is kept: when and why
-  // serve-controller recorded what its pods run with (opted in, an object created after it).
-  std::optional<std::pair<std::string, std::string>> baselineRecorded;
-  // StatefulSets and DaemonSets: their pods in full (the roll needs the Ready condition; pods
-  // hold no Secret contents) and a DaemonSet's current revision hash, for the "roll" section
-  // (core::decideRoll, judged at `now` with `readyTimeout`).
-  std::vector<nlohmann::json> pods;
-  // The namespace's PodDisruptionBudgets (StatefulSets and DaemonSets), to name the one a roll's
-  // eviction waits for (core::budgetBlocking); empty when they cannot be listed.
-  std::vector<nlohmann::json> budgets;
-  std::string daemonSetRevision;
-  core::TimePoint now{};
-  std::chrono::seconds readyTimeout{10 * 60};
-};
-
-// The explanation document (the stable schema of `-o json` and `-o yaml`; docs/operations.md
-// "explain-restart"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
-nlohmann::ordered_json explanationDocument(const ExplainInput& input);
-
-// Human-readable text of an explanation document.
-std::string renderText(const nlohmann::ordered_json& document, bool color);
-
-// The revision a ControllerRevision (StatefulSet, DaemonSet) or ReplicaSet (Deployment) object
-// records, if the object belongs to the workload with `workloadUid`; nullopt otherwise. Tolerates
-// any JSON shape.
-std::optional<core::Revision> revisionFromObject(const nlohmann::json& object, core::WorkloadKind kind,
-                                                 const std::string& workloadUid);
-
-// The hold a core/v1 Event records, if it is a RolloutHeld Event whose note names the time:
-// recorded at its eventTime (else lastTimestamp, firstTimestamp, creationTimestamp). Tolerates
-// any JSON shape.
-std::optional<core::HeldRollout> heldRolloutFromEvent(const nlohmann::json& event);
-
-// The JSON causes of a revision (the "causes" array of the schema).
-nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
-
-// Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
-// are read whole and hashed (their content is dropped at once), the others metadata only, as
-// serve-controller --content-aware does, so Pending says what that controller would do.
-// `rollOnOptIn`: judge as serve-controller --roll-on-opt-in does (a workload without any restarter
-// record is rolled, not given a baseline). `digestKey`: the key of content digests
-// (readJudgementDigestKey), so contents are compared with the controller's keyed records; null:
-// compared unkeyed, which matches only records written before keys.
-core::Result<ExplainInput> readExplainInput(
-    kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
-    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps,
-    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false,
-    const core::DigestKey* digestKey = nullptr);
-
-// What explain-restart and status judge by, as serve-controller was started: --content-aware
-// (which referenced kinds' content tells a metadata-only change from a real one) and
-// --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
-struct JudgementOptions {
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
-  core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
-  std::chrono::seconds readyTimeout{10 * 60};
-  bool rollOnOptIn = false;                                               // --roll-on-opt-in
-  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
-};
-// The key of content digests, read from --digest-key-secret when the content of some kind is
-// read; nullopt (with a warning on `err`) when it cannot be read: contents are then compared
-// unkeyed, and a metadata-only change since a keyed record is judged a change.
-std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
-                                                      std::ostream& err);
+// The judgement flags explain-restart and status share (inspect::JudgementOptions).
 void addJudgementFlags(cxxopts::Options& options);
 // The parsed judgement flags; an InvalidInput error naming the flag for a bad value.
-core::Result<JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags);
+core::Result<inspect::JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags);
 
 Subcommand explainRestartCommand();
 

@@ -38,7 +38,7 @@ struct ServeControllerOptions {
   obs::LogLevel logLevel = obs::LogLevel::Info;
   double maxWritesPerSecond = 10.0;
   int writeBurst = 50;
-  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
+  DigestKeySecret digestKey;  // --digest-key-*
 };
 
 // Parses the flags after `serve-controller`. Returns an exit code when the command must end now

@@ -26,6 +26,7 @@
 #include "restarter/core/result.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
+#include "restarter/webhook/certificates.hpp"
 #include "restarter/webhook/fetch.hpp"
 #include "restarter/webhook/mwc.hpp"
 
@@ -61,7 +62,7 @@ struct ServeWebhookOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;            // --roll-on-opt-in
-  DigestKeySecret digestKey{"restarter-system", "restarter-digest-key"};  // --digest-key-*
+  DigestKeySecret digestKey;           // --digest-key-*
   std::size_t threads = 16;
   // --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
   webhook::LookupLimits lookupLimits{};
@@ -73,13 +74,9 @@ struct ServeWebhookOptions {
   obs::LogLevel logLevel = obs::LogLevel::Info;
 };
 
-// The certificate names for the options: the --webhook-url host (as an IP or DNS SAN), else the
-// Service's DNS names. InvalidInput for a URL that is not https://HOST[:PORT]/mutate.
-struct ServingNames {
-  std::vector<std::string> dnsNames;
-  std::vector<std::string> ipAddresses;
-};
-core::Result<ServingNames> servingNames(const ServeWebhookOptions& options);
+// webhook::servingNames of the options' --webhook-url, --service, --service-namespace and
+// --cluster-domain.
+core::Result<webhook::ServingNames> servingNames(const ServeWebhookOptions& options);
 
 // The MutatingWebhookConfiguration --manage-configuration maintains (without caBundle): by
 // --webhook-url when given, else by Service. InvalidInput when the options cannot build one.

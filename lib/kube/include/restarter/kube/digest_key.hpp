@@ -18,6 +18,13 @@ namespace restarter::kube {
 
 // serve-controller, serve-webhook and explain-restart --digest-key-secret's default.
 inline constexpr std::string_view kDefaultDigestKeySecret = "restarter-digest-key";
+
+// Where the key lives: --digest-key-namespace and --digest-key-secret of the commands that make
+// or read it, defaulting to where manifests/ install it.
+struct DigestKeySecret {
+  std::string namespace_ = "restarter-system";
+  std::string name = std::string(kDefaultDigestKeySecret);
+};
 inline constexpr std::string_view kDigestKeyDataKey = "key";
 
 // GETs the Secret and reads its key: NotFound when the Secret does not exist, InvalidInput when it

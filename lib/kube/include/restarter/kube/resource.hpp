@@ -26,7 +26,10 @@ ResourceRef serviceAccounts();
 ResourceRef statefulSets();
 ResourceRef deployments();
 ResourceRef daemonSets();
+ResourceRef controllerRevisions();   // apps/v1
+ResourceRef replicaSets();           // apps/v1
 ResourceRef events();                // events.k8s.io/v1
+ResourceRef coreEvents();            // v1: selects by involvedObject.uid and reason on the server
 ResourceRef leases();                // coordination.k8s.io/v1
 ResourceRef podDisruptionBudgets();  // policy/v1
 ResourceRef mutatingWebhookConfigurations();

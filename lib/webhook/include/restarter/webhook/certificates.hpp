@@ -74,4 +74,14 @@ struct FileState {
 core::Result<bool> reloadCertificateFiles(const std::string& dir, CertificateStore& store,
                                           FileState& lastLoaded);
 
+// The names the serving certificate carries: the host of `webhookUrl` (as an IP or DNS SAN) when
+// one is given, else the DNS names of Service `service` in `serviceNamespace` (short to fully
+// qualified in `clusterDomain`). InvalidInput for a URL that is not https://HOST[:PORT]/mutate.
+struct ServingNames {
+  std::vector<std::string> dnsNames;
+  std::vector<std::string> ipAddresses;
+};
+core::Result<ServingNames> servingNames(const std::string& webhookUrl, const std::string& service,
+                                        const std::string& serviceNamespace, const std::string& clusterDomain);
+
 }  // namespace restarter::webhook

@@ -1,24 +1,22 @@
-#include "restarter/cli/explain_restart.hpp"
+#include "restarter/inspect/explain.hpp"
 
 #include <catch2/catch.hpp>
 
+#include "../kube/fakes.hpp"
+#include "fixtures.hpp"
 #include "restarter/base/rfc3339.hpp"
+#include "restarter/testing/fake_clock.hpp"
+
 #include "restarter/core/rollout.hpp"
 
 using namespace restarter;
-using namespace restarter::cli;
+using namespace restarter::inspect;
 using nlohmann::json;
 
 namespace {
 
-const std::string kCm = "configmap.restarter.stackable.tech/cfg";
-
-json podTemplate(const std::string& image, const json& annotations) {
-  return {{"metadata", {{"labels", {{"app", "web"}}}, {"annotations", annotations}}},
-          {"spec",
-           {{"containers", {{{"name", "app"}, {"image", image}}}},
-            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
-}
+using inspect_fixtures::kCm;
+using inspect_fixtures::podTemplate;
 
 ExplainInput sampleInput() {
   ExplainInput input;
@@ -40,7 +38,7 @@ json plain(const nlohmann::ordered_json& value) { return json::parse(value.dump(
 
 }  // namespace
 
-TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
+TEST_CASE("the explanation document follows its schema", "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
   CHECK(doc["kind"] == "RestartExplanation");
@@ -78,7 +76,7 @@ TEST_CASE("the explanation document follows its schema", "[cli][explain]") {
 }
 
 TEST_CASE("a reference kept at an older version is shown as a metadata-only change",
-          "[cli][explain][content]") {
+          "[inspect][explain][content]") {
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
       {"restarter.stackable.tech/content-digests", "configmap/cfg=u/2/00112233445566778899aabbccddeeff"}};
@@ -93,7 +91,7 @@ TEST_CASE("a reference kept at an older version is shown as a metadata-only chan
                                          Catch::Contains("metadata-only change, no restart (now u/3)"));
 }
 
-TEST_CASE("the text names every cause and colours only when asked", "[cli][explain]") {
+TEST_CASE("the text names every cause and colours only when asked", "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   const std::string plain = renderText(doc, false);
   CHECK_THAT(plain, Catch::Contains("StatefulSet shop/web") &&
@@ -105,7 +103,7 @@ TEST_CASE("the text names every cause and colours only when asked", "[cli][expla
 }
 
 TEST_CASE("the writer line names who last wrote the annotations and does not contradict the verdict",
-          "[cli][explain]") {
+          "[inspect][explain]") {
   // A webhook-annotated StatefulSet whose ConfigMap later changed: revision 1 was complete
   // (restart-free) and the controller owns the annotations now. The text must not claim the
   // controller wrote them after creation, which would read as the extra restart.
@@ -119,7 +117,7 @@ TEST_CASE("the writer line names who last wrote the annotations and does not con
   CHECK(plain.find("after creation") == std::string::npos);
 }
 
-TEST_CASE("an unreadable reference makes pending unknown with the reason", "[cli][explain]") {
+TEST_CASE("an unreadable reference makes pending unknown with the reason", "[inspect][explain]") {
   ExplainInput input = sampleInput();
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::unknown("forbidden");
@@ -136,7 +134,7 @@ core::TimePoint t0() { return base::parseRfc3339("2027-01-15T08:00:00Z").value()
 
 }  // namespace
 
-TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[cli][explain]") {
+TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[inspect][explain]") {
   using namespace std::chrono_literals;
   ExplainInput input = sampleInput();
   input.workload["metadata"]["annotations"] = {
@@ -186,12 +184,13 @@ TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[cl
   CHECK_THAT(renderText(rolled, false), Catch::Contains("a restart is due (the controller will apply it)"));
 }
 
-TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown", "[cli][explain]") {
+TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown",
+          "[inspect][explain]") {
   const auto doc = explanationDocument(sampleInput());
   CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "not-held"}, {"lastRollout", nullptr}});
 }
 
-TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[cli][explain]") {
+TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[inspect][explain]") {
   ExplainInput input = sampleInput();
   input.heldRollouts = core::makeError(core::ErrorKind::Forbidden, "events is forbidden");
   const auto doc = explanationDocument(input);
@@ -201,7 +200,7 @@ TEST_CASE("unlistable Events make the hold unknown and leave the rest standing",
   CHECK_THAT(renderText(doc, false), Catch::Contains("whether the controller holds it is unknown"));
 }
 
-TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[cli][explain]") {
+TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[inspect][explain]") {
   using namespace std::chrono_literals;
   const std::string note = core::rolloutHeldNote(
       core::decideRollout(t0(), t0() + 1s, 20s, core::RolloutProgress{false, "0 of 1 pod updated"}), t0(), 20s,
@@ -255,7 +254,8 @@ ExplainInput onDeleteInput() {
 
 }  // namespace
 
-TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned", "[cli][explain]") {
+TEST_CASE("the roll section says rolling or paused with the pod or manual or partitioned",
+          "[inspect][explain]") {
   SECTION("rolling: the next pod and the outdated ones") {
     ExplainInput input = onDeleteInput();
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
@@ -336,4 +336,97 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
     input.kind = core::WorkloadKind::Deployment;
     CHECK_FALSE(explanationDocument(input).contains("roll"));
   }
+}
+
+namespace {
+
+json controllerRevision(const std::string& name, int number) {
+  return {{"kind", "ControllerRevision"},
+          {"apiVersion", "apps/v1"},
+          {"metadata",
+           {{"name", name},
+            {"resourceVersion", std::to_string(number)},
+            {"creationTimestamp", "2026-11-29T18:00:00Z"},
+            {"ownerReferences", {{{"uid", "w-uid"}, {"controller", true}}}}}},
+          {"revision", number},
+          {"data", {{"spec", {{"template", podTemplate("web:" + std::to_string(number), json::object())}}}}}};
+}
+
+std::string revisionList(const std::vector<json>& items, const std::string& rv) {
+  return json{{"kind", "ControllerRevisionList"},
+              {"apiVersion", "apps/v1"},
+              {"metadata", {{"resourceVersion", rv}}},
+              {"items", items}}
+      .dump();
+}
+
+std::string revisionEvent(const std::string& type, const json& object) {
+  return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("the revision watch reports each new revision once and backs off until it gives up",
+          "[inspect][explain][watch]") {
+  using namespace restarter::kube::testing;
+  using restarter::testing::FakeClock;
+  using namespace std::chrono_literals;
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto fake = std::make_unique<FakeTransport>();
+  FakeTransport& transport = *fake;
+  kube::ConnectionConfig config;
+  config.token = "t";
+  kube::Client client(std::move(fake), kube::makeAuthenticator(config, clock, runner), "shop", clock);
+
+  ExplainInput start = sampleInput();
+  start.workload["spec"]["selector"] = {{"matchLabels", {{"app", "web"}}}};
+  start.revisions = {{"web-1", 1, "2026-11-29T18:00:00Z", podTemplate("web:1", json::object()), 0}};
+  transport.push(ok(revisionList({controllerRevision("web-1", 1), controllerRevision("web-2", 2)}, "5")));
+  transport.push(stream({revisionEvent("ADDED", controllerRevision("web-3", 3)),
+                         revisionEvent("ERROR", {{"kind", "Status"}, {"code", 410}})}));
+  transport.push(ok(revisionList({controllerRevision("web-2", 2), controllerRevision("web-3", 3)}, "9")));
+  for (int i = 0; i < kMaxWatchFailures; ++i) transport.push(failure(core::ErrorKind::Unavailable, "refused"));
+
+  std::vector<std::string> seen;
+  int interruptions = 0;
+  const WatchStopped stopped = watchRevisions(
+      client, start, "shop", clock,
+      [&](const RevisionFeed::NewRevision& added) {
+        seen.push_back(added.revision.name + ": " + causeLine(added.causes.at(0)));
+      },
+      [&](const core::Error&) { ++interruptions; });
+  CHECK(seen == std::vector<std::string>{"web-2: containers[app].image changed",
+                                         "web-3: containers[app].image changed"});
+  CHECK_FALSE(stopped.listing);
+  CHECK(stopped.error.kind == core::ErrorKind::Unavailable);
+  CHECK(interruptions == kMaxWatchFailures);  // 410 Gone relists without a word
+  // Exponential backoff between the failures (jittered into [base/2, base]), none after the last.
+  const auto waits = clock.waits();
+  REQUIRE(waits.size() == 4);
+  CHECK(waits[0] >= 400ms);
+  CHECK(waits[0] <= 800ms);
+  CHECK(waits[3] >= 3200ms);
+  CHECK(waits[3] <= 6400ms);
+  const auto requests = transport.requests();
+  REQUIRE(requests.size() >= 2);
+  CHECK(requests[0].path.find("labelSelector=app") != std::string::npos);
+}
+
+TEST_CASE("the revision watch stops at once when its list fails", "[inspect][explain][watch]") {
+  using namespace restarter::kube::testing;
+  using restarter::testing::FakeClock;
+  FakeClock clock;
+  FakeProcessRunner runner;
+  auto fake = std::make_unique<FakeTransport>();
+  FakeTransport& transport = *fake;
+  kube::ConnectionConfig config;
+  config.token = "t";
+  kube::Client client(std::move(fake), kube::makeAuthenticator(config, clock, runner), "shop", clock);
+  transport.push(failure(core::ErrorKind::Forbidden, "no"));
+  const WatchStopped stopped = watchRevisions(
+      client, sampleInput(), "shop", clock, [](const RevisionFeed::NewRevision&) {}, [](const core::Error&) {});
+  CHECK(stopped.listing);
+  CHECK(stopped.error.kind == core::ErrorKind::Forbidden);
+  CHECK(transport.requests().size() == 1);
 }

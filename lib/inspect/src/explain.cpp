@@ -1,24 +1,25 @@
-// explain-restart: reading the API and building the explanation document (see explain_restart.hpp).
-#include "restarter/cli/explain_restart.hpp"
-#include "restarter/base/rfc3339.hpp"
+// Reading the API and building the explanation document (see explain.hpp).
+#include "restarter/inspect/explain.hpp"
 
-#include "restarter/core/baseline.hpp"
-#include "restarter/core/disruption_budget.hpp"
-#include "restarter/core/roll.hpp"
-#include "restarter/core/roll_input.hpp"
+#include "restarter/base/rfc3339.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <map>
-#include <sstream>
+#include <string_view>
 
+#include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/disruption_budget.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/write_plan.hpp"
+#include "restarter/kube/digest_key.hpp"
 
-namespace restarter::cli {
+namespace restarter::inspect {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -34,49 +35,22 @@ kube::ResourceRef workloadResource(core::WorkloadKind kind) {
   return kube::resources::statefulSets();
 }
 
-kube::ResourceRef controllerRevisions() {
-  return kube::ResourceRef{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
-}
-
-kube::ResourceRef replicaSets() { return kube::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true}; }
-
-// The core/v1 view of Events: it selects by involvedObject.uid and reason on the server.
-kube::ResourceRef coreEvents() { return kube::ResourceRef{"", "v1", "events", "Event", true}; }
-
-// A string field of a JSON object, "" when absent or not a string.
-std::string text(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const json& field(const json& object, const char* key) {
+// The value at `path`, or null when there is none there (core::valueAt).
+const json& valueOrNull(const json& object, std::initializer_list<std::string_view> path) {
   static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
+  const json* value = core::valueAt(object, path);
+  return value != nullptr ? *value : kNull;
 }
 
-std::string label(const json& object, const char* key) {
-  return text(field(field(object, "metadata"), "labels"), key);
-}
-
-// "k1=v1,k2=v2" from spec.selector.matchLabels ("" when none: list everything and filter by owner).
-std::string selectorOf(const json& workload) {
-  std::string out;
-  const json& matchLabels = field(field(field(workload, "spec"), "selector"), "matchLabels");
-  if (!matchLabels.is_object()) return out;
-  for (const auto& [key, value] : matchLabels.items()) {
-    if (!value.is_string()) continue;
-    out += (out.empty() ? "" : ",") + key + "=" + value.get<std::string>();
-  }
-  return out;
+std::string label(const json& object, std::string_view key) {
+  return core::stringAt(object, {"metadata", "labels", key});
 }
 
 bool ownedBy(const json& object, const std::string& uid) {
-  const json& owners = field(field(object, "metadata"), "ownerReferences");
+  const json& owners = valueOrNull(object, {"metadata", "ownerReferences"});
   if (!owners.is_array()) return false;
-  return std::any_of(owners.begin(), owners.end(), [&](const json& o) { return text(o, "uid") == uid; });
+  return std::any_of(owners.begin(), owners.end(),
+                     [&](const json& o) { return core::stringAt(o, {"uid"}) == uid; });
 }
 
 std::int64_t toInt(const std::string& s) {
@@ -93,12 +67,11 @@ struct RevisionShape {
 
 RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
   RevisionShape out;
-  const json& metadata = field(cr, "metadata");
-  out.revision.name = text(metadata, "name");
-  out.revision.created = text(metadata, "creationTimestamp");
-  const json& number = field(cr, "revision");
+  out.revision.name = core::metadataString(cr, "name");
+  out.revision.created = core::metadataString(cr, "creationTimestamp");
+  const json& number = valueOrNull(cr, {"revision"});
   out.revision.number = number.is_number_integer() ? number.get<std::int64_t>() : 0;
-  json podTemplate = field(field(field(cr, "data"), "spec"), "template");
+  json podTemplate = valueOrNull(cr, {"data", "spec", "template"});
   if (podTemplate.is_object()) podTemplate.erase("$patch");
   out.revision.podTemplate = std::move(podTemplate);
   // StatefulSet pods carry the revision's name in their controller-revision-hash label; DaemonSet
@@ -111,11 +84,11 @@ RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
 
 RevisionShape fromReplicaSet(const json& rs) {
   RevisionShape out;
-  const json& metadata = field(rs, "metadata");
-  out.revision.name = text(metadata, "name");
-  out.revision.created = text(metadata, "creationTimestamp");
-  out.revision.number = toInt(text(field(metadata, "annotations"), "deployment.kubernetes.io/revision"));
-  json podTemplate = field(field(rs, "spec"), "template");
+  out.revision.name = core::metadataString(rs, "name");
+  out.revision.created = core::metadataString(rs, "creationTimestamp");
+  out.revision.number =
+      toInt(core::stringAt(rs, {"metadata", "annotations", "deployment.kubernetes.io/revision"}));
+  json podTemplate = valueOrNull(rs, {"spec", "template"});
   // The controller adds pod-template-hash to every ReplicaSet's template; it is not a change.
   if (podTemplate.is_object() && podTemplate.contains("metadata") && podTemplate["metadata"].is_object() &&
       podTemplate["metadata"].contains("labels") && podTemplate["metadata"]["labels"].is_object()) {
@@ -136,12 +109,12 @@ std::optional<core::Revision> revisionFromObject(const json& object, core::Workl
 }
 
 std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
-  if (text(event, "reason") != core::kRolloutHeldReason) return std::nullopt;
-  const auto until = core::heldUntilFromNote(text(event, "message"));
+  if (core::stringAt(event, {"reason"}) != core::kRolloutHeldReason) return std::nullopt;
+  const auto until = core::heldUntilFromNote(core::stringAt(event, {"message"}));
   if (!until) return std::nullopt;
   for (const std::string& candidate :
-       {text(event, "eventTime"), text(event, "lastTimestamp"), text(event, "firstTimestamp"),
-        text(field(event, "metadata"), "creationTimestamp")}) {
+       {core::stringAt(event, {"eventTime"}), core::stringAt(event, {"lastTimestamp"}),
+        core::stringAt(event, {"firstTimestamp"}), core::metadataString(event, "creationTimestamp")}) {
     if (candidate.empty()) continue;
     if (auto recorded = base::parseRfc3339(candidate)) return core::HeldRollout{*recorded, *until};
   }
@@ -209,7 +182,7 @@ ordered_json rollDocument(const ExplainInput& input) {
     reason = "the next pod to evict is " + *decision.evict;
     // An eviction the Eviction API refuses is retried by the controller; name what it waits for.
     for (const json& pod : input.pods) {
-      if (text(field(pod, "metadata"), "name") != *decision.evict) continue;
+      if (core::metadataString(pod, "name") != *decision.evict) continue;
       budget = core::budgetBlocking(pod, input.budgets);
       break;
     }
@@ -245,12 +218,13 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   if (!workload) return std::move(workload).error();
   input.workload = std::move(*workload);
   input.management = core::workloadManagement(input.workload, selection);
-  const std::string uid = text(field(input.workload, "metadata"), "uid");
+  const std::string uid = core::metadataString(input.workload, "uid");
 
   kube::ListOptions byLabels;
-  byLabels.labelSelector = selectorOf(input.workload);
+  byLabels.labelSelector = core::podSelector(input.workload);
   const bool deployment = kind == core::WorkloadKind::Deployment;
-  auto owned = client.list(deployment ? replicaSets() : controllerRevisions(), namespace_, byLabels);
+  auto owned = client.list(deployment ? kube::resources::replicaSets() : kube::resources::controllerRevisions(),
+                           namespace_, byLabels);
   if (!owned) return std::move(owned).error();
   std::map<std::string, RevisionShape*> byHash;
   std::vector<RevisionShape> shapes;
@@ -270,14 +244,14 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   for (const json& pod : podList->items) {
     if (!ownedBy(pod, uid) && !deployment) continue;  // Deployment pods are owned by ReplicaSets
     if (!deployment && core::controlledBy(pod, uid)) input.pods.push_back(pod);
-    if (field(field(pod, "metadata"), "deletionTimestamp").is_string()) continue;  // terminating
+    if (valueOrNull(pod, {"metadata", "deletionTimestamp"}).is_string()) continue;  // terminating
     const auto it = byHash.find(label(pod, hashLabel));
     if (it != byHash.end()) ++it->second->revision.pods;
   }
 
   if (kind == core::WorkloadKind::DaemonSet)
     input.daemonSetRevision = core::daemonSetRevisionHash(owned->items, uid);
-  if (!deployment && text(field(field(input.workload, "spec"), "updateStrategy"), "type") == "OnDelete") {
+  if (!deployment && core::stringAt(input.workload, {"spec", "updateStrategy", "type"}) == "OnDelete") {
     // Only to name a budget restarter's roll waits for (only OnDelete workloads are rolled by
     // evictions): a failed list (no permission) leaves it unnamed.
     if (auto budgets = client.list(kube::resources::podDisruptionBudgets(), namespace_, kube::ListOptions{}))
@@ -288,7 +262,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   std::sort(input.revisions.begin(), input.revisions.end(),
             [](const core::Revision& a, const core::Revision& b) { return a.number < b.number; });
   if (kind == core::WorkloadKind::StatefulSet) {
-    input.currentRevision = text(field(input.workload, "status"), "updateRevision");
+    input.currentRevision = core::stringAt(input.workload, {"status", "updateRevision"});
   } else if (!input.revisions.empty()) {
     input.currentRevision = input.revisions.back().name;
   }
@@ -324,26 +298,26 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   kube::ListOptions recordedBaseline;
   recordedBaseline.fieldSelector =
       "involvedObject.uid=" + uid + ",reason=" + std::string(core::kBaselineRecordedReason);
-  if (auto recorded = client.list(coreEvents(), namespace_, recordedBaseline)) {
+  if (auto recorded = client.list(kube::resources::coreEvents(), namespace_, recordedBaseline)) {
     for (const json& event : recorded->items) {
       std::string time;
       for (const std::string& candidate :
-           {text(event, "eventTime"), text(event, "lastTimestamp"), text(event, "firstTimestamp"),
-            text(field(event, "metadata"), "creationTimestamp")}) {
+           {core::stringAt(event, {"eventTime"}), core::stringAt(event, {"lastTimestamp"}),
+            core::stringAt(event, {"firstTimestamp"}), core::metadataString(event, "creationTimestamp")}) {
         if (!candidate.empty()) {
           time = candidate;
           break;
         }
       }
       if (!input.baselineRecorded || time > input.baselineRecorded->first)
-        input.baselineRecorded = std::pair{time, text(event, "message")};
+        input.baselineRecorded = std::pair{time, core::stringAt(event, {"message"})};
     }
   }
 
   // Held rollouts: the workload's RolloutHeld Events, selected on the server.
   kube::ListOptions held;
   held.fieldSelector = "involvedObject.uid=" + uid + ",reason=" + std::string(core::kRolloutHeldReason);
-  auto events = client.list(coreEvents(), namespace_, held);
+  auto events = client.list(kube::resources::coreEvents(), namespace_, held);
   if (events) {
     std::vector<core::HeldRollout> holds;
     for (const json& event : events->items) {
@@ -357,7 +331,6 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 }
 
 ordered_json explanationDocument(const ExplainInput& input) {
-  const json& metadata = field(input.workload, "metadata");
   const auto explained = core::explainRevisions(input.revisions);
   // The write the controller would make (stamping its last-rollout), and whether it fits.
   std::vector<core::AnnotationChange> pendingChanges;
@@ -376,9 +349,9 @@ ordered_json explanationDocument(const ExplainInput& input) {
   doc["apiVersion"] = "restarter.stackable.tech/v1alpha1";
   doc["kind"] = "RestartExplanation";
   doc["workload"] = {{"kind", core::workloadKindName(input.kind)},
-                     {"namespace", text(metadata, "namespace")},
-                     {"name", text(metadata, "name")},
-                     {"uid", text(metadata, "uid")},
+                     {"namespace", core::metadataString(input.workload, "namespace")},
+                     {"name", core::metadataString(input.workload, "name")},
+                     {"uid", core::metadataString(input.workload, "uid")},
                      {"generation", first.generation}};
   doc["managedBy"] = {{"by", managedByName(input.management.by)}, {"reason", input.management.reason}};
   doc["firstRollout"] = {{"verdict", core::firstRolloutVerdictName(first.verdict)},
@@ -478,4 +451,14 @@ ordered_json explanationDocument(const ExplainInput& input) {
   return doc;
 }
 
-}  // namespace restarter::cli
+std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
+                                                      std::ostream& err) {
+  if (judgement.contentAware == core::ContentAwareness::Off) return std::nullopt;
+  auto key = kube::readDigestKey(client, judgement.digestKey.namespace_, judgement.digestKey.name);
+  if (key) return std::move(*key);
+  err << "warning: cannot read the digest key (" << key.error().describe()
+      << "): contents are compared unkeyed, so a metadata-only change may be judged a change\n";
+  return std::nullopt;
+}
+
+}  // namespace restarter::inspect

@@ -1,25 +1,21 @@
-#include "restarter/cli/status.hpp"
+#include "restarter/inspect/status.hpp"
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "restarter/base/rfc3339.hpp"
-#include "restarter/cli/explain_restart.hpp"
+
 #include "restarter/core/rollout.hpp"
+#include "restarter/inspect/explain.hpp"
 
 using namespace restarter;
-using namespace restarter::cli;
+using namespace restarter::inspect;
 using nlohmann::json;
 
 namespace {
 
-const std::string kCm = "configmap.restarter.stackable.tech/cfg";
-
-json podTemplate(const std::string& image, const json& annotations) {
-  return {{"metadata", {{"labels", {{"app", "web"}}}, {"annotations", annotations}}},
-          {"spec",
-           {{"containers", {{{"name", "app"}, {"image", image}}}},
-            {"volumes", {{{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}}}}}}};
-}
+using inspect_fixtures::kCm;
+using inspect_fixtures::podTemplate;
 
 // A StatefulSet of 3 replicas, 2 Ready; revisions: created, a ConfigMap change (a restart by
 // restarter), an image change (not one); the ConfigMap is now at version `live`.
@@ -65,7 +61,7 @@ std::vector<std::string> names(const std::vector<WorkloadStatus>& rows) {
 
 }  // namespace
 
-TEST_CASE("status: a row condenses the explanation", "[cli][status]") {
+TEST_CASE("status: a row condenses the explanation", "[inspect][status]") {
   const WorkloadStatus r = row(input("2"));
   CHECK(r.kind == "StatefulSet");
   CHECK(r.namespace_ == "shop");
@@ -80,7 +76,7 @@ TEST_CASE("status: a row condenses the explanation", "[cli][status]") {
   CHECK_FALSE(pendingOrUnknown(r));
 }
 
-TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[cli][status]") {
+TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[inspect][status]") {
   const WorkloadStatus r = row(input("3"));
   CHECK(r.pending == "restart-due");
   REQUIRE(r.pendingChanges.size() == 1);
@@ -89,7 +85,7 @@ TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[cli
   CHECK(pendingOrUnknown(r));
 }
 
-TEST_CASE("status: a held rollout shows what it waits for or until when", "[cli][status]") {
+TEST_CASE("status: a held rollout shows what it waits for or until when", "[inspect][status]") {
   ExplainInput in = input("3");
   const auto last = base::parseRfc3339("2026-11-29T18:02:00Z");
   REQUIRE(last);
@@ -120,7 +116,7 @@ TEST_CASE("status: a held rollout shows what it waits for or until when", "[cli]
   CHECK(renderStatusTable({f}, false, false, "").find("held until 2026-11-29T18:02:10Z") != std::string::npos);
 }
 
-TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[cli][status]") {
+TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[inspect][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
       {"revisions", 7},
@@ -138,7 +134,7 @@ TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerat
   CHECK(empty.pending == "unknown");
 }
 
-TEST_CASE("status: what needs attention comes first", "[cli][status]") {
+TEST_CASE("status: what needs attention comes first", "[inspect][status]") {
   std::vector<WorkloadStatus> rows = {named("b", "ok", "up-to-date"),
                                       named("a", "ok", "up-to-date"),
                                       named("a", "not-ready", "up-to-date", "restart-free", 0),
@@ -151,7 +147,7 @@ TEST_CASE("status: what needs attention comes first", "[cli][status]") {
   CHECK(pendingOrUnknown(rows[0]));
 }
 
-TEST_CASE("status: the table and the wide table and the document", "[cli][status]") {
+TEST_CASE("status: the table and the wide table and the document", "[inspect][status]") {
   WorkloadStatus r = row(input("3"));
   const std::string table = renderStatusTable({r}, true, false, "");
   CHECK(table.rfind("NAMESPACE   WORKLOAD", 0) == 0);
@@ -177,7 +173,7 @@ TEST_CASE("status: the table and the wide table and the document", "[cli][status
              {"roll", nullptr}});
 }
 
-TEST_CASE("status: a roll waiting for a disruption budget names it and needs attention", "[cli][status]") {
+TEST_CASE("status: a roll waiting for a disruption budget names it and needs attention", "[inspect][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
       {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
@@ -201,7 +197,7 @@ TEST_CASE("status: a roll waiting for a disruption budget names it and needs att
         "PodDisruptionBudget/db-pdb");
 }
 
-TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[cli][status]") {
+TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[inspect][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
       {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
@@ -223,10 +219,10 @@ TEST_CASE("status: an OnDelete roll shows its state and a paused one needs atten
         json{{"state", "paused"}, {"reason", "db-2 not Ready for 10m"}});
 }
 
-TEST_CASE("status: a reference that restarts nothing says why", "[cli][status][baseline]") {
+TEST_CASE("status: a reference that restarts nothing says why", "[inspect][status][baseline]") {
   ExplainInput in = input("2");
-  // The ConfigMap was deleted: the running pods keep their copy (docs/behaviour.md, "Restart only
-  // when pods need it").
+  // The ConfigMap was deleted: the running pods keep their copy (README, "Restart only when pods
+  // need it").
   core::DesiredOptions running;
   running.podsRunning = true;
   in.desired = core::desiredAnnotations(
@@ -242,7 +238,7 @@ TEST_CASE("status: a reference that restarts nothing says why", "[cli][status][b
 }
 
 TEST_CASE("status and explain-restart name what opts a workload in and each reference's decision",
-          "[cli][status][reloader]") {
+          "[inspect][status][reloader]") {
   ExplainInput in = input("2");
   in.workload["metadata"]["annotations"] = {{"reloader.stakater.com/search", "true"}};
   const core::SelectionOptions reloader{true, false};

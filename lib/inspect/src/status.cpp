@@ -1,12 +1,16 @@
-// status: condensing explanation documents into rows, sorting and rendering them (see status.hpp).
-#include "restarter/cli/status.hpp"
+// Condensing explanation documents into status rows, sorting and rendering them (see status.hpp).
+#include "restarter/inspect/status.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <tuple>
 
-namespace restarter::cli {
+#include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
+#include "text_cells.hpp"
+
+namespace restarter::inspect {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -72,10 +76,6 @@ std::string rollText(const WorkloadStatus& row) {
   std::string budget = row.rollBlockedBy;
   if (budget.rfind(prefix, 0) == 0) budget = "pdb/" + budget.substr(prefix.size());
   return row.roll + " (blocked by " + budget + ")";
-}
-
-std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
 }  // namespace
@@ -233,7 +233,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      text += i + 1 == cells.size() ? cells[i] : pad(cells[i], widths[i]) + "   ";
+      text += i + 1 == cells.size() ? cells[i] : padCell(cells[i], widths[i]) + "   ";
     }
     out << text << "\n";
   };
@@ -242,4 +242,45 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
   return out.str();
 }
 
-}  // namespace restarter::cli
+std::string statusSelector(const core::SelectionOptions& selection, const std::string& more) {
+  std::string selector = selection.reloaderAnnotations ? "" : std::string(core::kEnabledSelector);
+  if (!more.empty()) selector += (selector.empty() ? "" : ",") + more;
+  return selector;
+}
+
+core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, const std::string& namespace_,
+                                                         const std::string& labelSelector,
+                                                         const JudgementOptions& judgement,
+                                                         const core::DigestKey* digestKey) {
+  const std::pair<core::WorkloadKind, kube::ResourceRef> kinds[] = {
+      {core::WorkloadKind::StatefulSet, kube::resources::statefulSets()},
+      {core::WorkloadKind::Deployment, kube::resources::deployments()},
+      {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()}};
+  std::vector<WorkloadStatus> rows;
+  for (const auto& [kind, resource] : kinds) {
+    kube::ListOptions list;
+    list.labelSelector = labelSelector;
+    auto workloads = client.list(resource, namespace_, list);
+    if (!workloads) {
+      return core::makeError(workloads.error().kind,
+                             "listing " + resource.plural + ": " + workloads.error().describe());
+    }
+    for (const json& workload : workloads->items) {
+      if (core::workloadManagement(workload, judgement.selection).by == core::ManagedBy::None) continue;
+      const std::string ns = core::metadataString(workload, "namespace");
+      const std::string name = core::metadataString(workload, "name");
+      auto input = readExplainInput(client, kind, ns, name, judgement.contentAware, judgement.selection,
+                                    judgement.rollOnOptIn, digestKey);
+      if (!input) {
+        if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
+        rows.push_back(unreadableStatus(core::workloadKindName(kind), ns, name, input.error().describe()));
+        continue;
+      }
+      input->readyTimeout = judgement.readyTimeout;
+      rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
+    }
+  }
+  return rows;
+}
+
+}  // namespace restarter::inspect

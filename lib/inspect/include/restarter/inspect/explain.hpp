@@ -1,0 +1,154 @@
+#pragma once
+// What explain-restart and status read and say: why did (or will) a workload restart?
+// (docs/architecture.md, "explain-restart").
+//
+// readExplainInput reads the workload, its revisions (ControllerRevisions for StatefulSets and
+// DaemonSets, ReplicaSets for Deployments) and its pods; explanationDocument explains each
+// revision with lib/core's diff, judges the first rollout, compares the live template with the
+// live ConfigMaps/Secrets (metadata only) for what is pending, and reads the workload's
+// RolloutHeld Events for whether the pending rollout is held by the controller's minimum rollout
+// interval, and until when. RevisionFeed says what each revision seen later adds.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "restarter/base/clock.hpp"
+#include "restarter/core/content.hpp"
+#include "restarter/core/explain.hpp"
+#include "restarter/core/reloader.hpp"
+#include "restarter/kube/client.hpp"
+#include "restarter/kube/digest_key.hpp"
+#include "restarter/kube/resource.hpp"
+
+namespace restarter::inspect {
+
+// Everything an explanation is made of, as read from the API.
+struct ExplainInput {
+  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
+  nlohmann::json workload;
+  std::vector<core::Revision> revisions;
+  std::string currentRevision;  // name of the revision the workload's status points at, if known
+  // Whether and why restarter manages it (core::workloadManagement under the judgement's selection).
+  core::Management management;
+  core::Result<core::DesiredAnnotations> desired = core::makeError(core::ErrorKind::Internal, "not computed");
+  // The workload's RolloutHeld Events (serve-controller --min-rollout-interval), or why they could
+  // not be read (e.g. no permission to list Events: the rest of the explanation still stands).
+  core::Result<std::vector<core::HeldRollout>> heldRollouts = std::vector<core::HeldRollout>{};
+  // The newest BaselineRecorded Event of the workload (time, note), when one is kept: when and why
+  // serve-controller recorded what its pods run with (opted in, an object created after it).
+  std::optional<std::pair<std::string, std::string>> baselineRecorded;
+  // StatefulSets and DaemonSets: their pods in full (the roll needs the Ready condition; pods
+  // hold no Secret contents) and a DaemonSet's current revision hash, for the "roll" section
+  // (core::decideRoll, judged at `now` with `readyTimeout`).
+  std::vector<nlohmann::json> pods;
+  // The namespace's PodDisruptionBudgets (StatefulSets and DaemonSets), to name the one a roll's
+  // eviction waits for (core::budgetBlocking); empty when they cannot be listed.
+  std::vector<nlohmann::json> budgets;
+  std::string daemonSetRevision;
+  core::TimePoint now{};
+  std::chrono::seconds readyTimeout{10 * 60};
+};
+
+// The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
+// output"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
+nlohmann::ordered_json explanationDocument(const ExplainInput& input);
+
+// Human-readable text of an explanation document (explain_text.cpp).
+std::string renderText(const nlohmann::ordered_json& document, bool color);
+
+// One cause of the "causes" array as a line: "configmap/app-config: u/1 -> u/2 (updated)",
+// "containers[app].image changed", "created".
+std::string causeLine(const nlohmann::ordered_json& cause);
+
+// The revision a ControllerRevision (StatefulSet, DaemonSet) or ReplicaSet (Deployment) object
+// records, if the object belongs to the workload with `workloadUid`; nullopt otherwise. Tolerates
+// any JSON shape.
+std::optional<core::Revision> revisionFromObject(const nlohmann::json& object, core::WorkloadKind kind,
+                                                 const std::string& workloadUid);
+
+// The hold a core/v1 Event records, if it is a RolloutHeld Event whose note names the time:
+// recorded at its eventTime (else lastTimestamp, firstTimestamp, creationTimestamp). Tolerates
+// any JSON shape.
+std::optional<core::HeldRollout> heldRolloutFromEvent(const nlohmann::json& event);
+
+// The JSON causes of a revision (the "causes" array of the schema).
+nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
+
+// Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
+// are read whole and hashed (their content is dropped at once), the others metadata only, as
+// serve-controller --content-aware does, so Pending says what that controller would do.
+// `rollOnOptIn`: judge as serve-controller --roll-on-opt-in does (a workload without any restarter
+// record is rolled, not given a baseline). `digestKey`: the key of content digests
+// (readJudgementDigestKey), so contents are compared with the controller's keyed records; null:
+// compared unkeyed, which matches only records written before keys.
+core::Result<ExplainInput> readExplainInput(
+    kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
+    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps,
+    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false,
+    const core::DigestKey* digestKey = nullptr);
+
+// What explain-restart and status judge by, as serve-controller was started: --content-aware
+// (which referenced kinds' content tells a metadata-only change from a real one) and
+// --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
+struct JudgementOptions {
+  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  core::SelectionOptions selection{};          // --reloader-annotations, --auto-reload-all, as the controller
+  std::chrono::seconds readyTimeout{10 * 60};  // serve-controller's --ondelete-ready-timeout default
+  bool rollOnOptIn = false;                    // --roll-on-opt-in
+  kube::DigestKeySecret digestKey;             // --digest-key-*
+};
+// The key of content digests, read from --digest-key-secret when the content of some kind is
+// read; nullopt (with a warning on `err`) when it cannot be read: contents are then compared
+// unkeyed, and a metadata-only change since a keyed record is judged a change.
+std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
+                                                      std::ostream& err);
+
+// The revisions of one workload seen after its explanation was read (explain-restart --watch):
+// each new one with its cause against the newest older revision known.
+class RevisionFeed {
+ public:
+  explicit RevisionFeed(const ExplainInput& start);
+
+  // What to list and watch: ControllerRevisions or ReplicaSets, by the workload's pod selector.
+  const kube::ResourceRef& resource() const { return resource_; }
+  const std::string& labelSelector() const { return selector_; }
+
+  struct NewRevision {
+    core::Revision revision;
+    nlohmann::ordered_json causes;  // causesDocument of its cause
+  };
+  // The revision `object` (a ControllerRevision or ReplicaSet) records, if it belongs to the
+  // workload and was not seen before (or changed its number); then it is known.
+  std::optional<NewRevision> add(const nlohmann::json& object);
+
+ private:
+  core::WorkloadKind kind_;
+  std::string uid_;
+  kube::ResourceRef resource_;
+  std::string selector_;
+  std::map<std::string, core::Revision> known_;
+};
+
+// Why watchRevisions stopped: a list failed (`listing`), or kMaxWatchFailures watches in a row.
+struct WatchStopped {
+  core::Error error;
+  bool listing = false;
+};
+inline constexpr int kMaxWatchFailures = 5;
+
+// explain-restart --watch: lists the workload's revisions (those made since `start` was read are
+// reported too, so none is missed), then watches them with cache::ListWatch (relisting on 410
+// Gone, backing off after other errors), calling `onRevision` with each new one, and
+// `onWatchError` with each watch failure but 410 Gone, until it stops (never when all goes well).
+WatchStopped watchRevisions(kube::Client& client, const ExplainInput& start, const std::string& namespace_,
+                            base::Clock& clock,
+                            const std::function<void(const RevisionFeed::NewRevision&)>& onRevision,
+                            const std::function<void(const core::Error&)>& onWatchError);
+
+}  // namespace restarter::inspect
