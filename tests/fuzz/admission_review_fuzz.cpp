@@ -4,6 +4,9 @@
 //   - the answer is HTTP 200 or 400, and 400 exactly when the outcome is Malformed;
 //   - a 200 answer is an AdmissionReview whose response echoes the request uid and is allowed;
 //   - no exception reached the handler's last-resort catch (that catch exists for bugs only);
+//   - a patch comes exactly with the outcomes Patched and Recorded, and a Recorded one (a
+//     baseline written into the workload's metadata, docs/architecture.md "Restart only when pods
+//     need it") leaves the pod template as it was;
 //   - a patch decodes (base64), applies to the request's object (RFC 6902), and the patched
 //     object, reviewed again with the same reference states, needs no further patch — what the
 //     apiserver does with reinvocationPolicy: IfNeeded;
@@ -105,8 +108,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
 
+  // Patched changes the pod template (a rollout); Recorded only the workload's metadata records.
   const bool hasPatch = response.contains("patch");
-  if (hasPatch != (result.outcome == Outcome::Patched)) fail("patch and outcome disagree", result.body);
+  if (hasPatch != (result.outcome == Outcome::Patched || result.outcome == Outcome::Recorded)) {
+    fail("patch and outcome disagree", std::string(outcomeName(result.outcome)) + " " + result.body);
+  }
   if (!hasPatch) return 0;
   if (response.value("patchType", std::string()) != "JSONPatch") fail("patchType", result.body);
   const std::optional<std::string> patchText =
@@ -120,6 +126,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     patched = review["request"]["object"].patch(patch);
   } catch (const json::exception& e) {
     fail("the patch does not apply", std::string(e.what()) + " " + *patchText);
+  }
+  // A record restarts nothing: the pod template is left exactly as it came.
+  if (result.outcome == Outcome::Recorded &&
+      patched["spec"]["template"] != review["request"]["object"]["spec"]["template"]) {
+    fail("a recorded baseline changed the pod template", *patchText);
   }
   if (const auto annotations = restarter::core::templateAnnotations(patched);
       annotations && restarter::core::annotationsBytes(*annotations) > restarter::core::kMaxAnnotationsBytes) {
