@@ -69,8 +69,9 @@ by itself. --source ADDRESS (hold, post) connects from another loopback address 
       status is 200-399 within --timeout (default 1 s, the kubelet's default timeoutSeconds). Each
       URL is probed every --interval (default 0.25 s) until SECONDS have passed, SIGTERM/SIGINT or
       the parent is gone; then it prints (and writes to --status) per URL the number of probes,
-      failures (with the first few: when and why) and the latency max, p99 and p50 (failures
-      count as their time spent, at least the timeout).
+      failures (with the first few: when and why), the longest run of consecutive failures (a
+      kubelet restarts the container once failureThreshold probes in a row fail) and the latency
+      max, p99 and p50 (failures count as their time spent, at least the timeout).
 
   hostile_client.py amplify --url https://HOST:PORT/PATH [--loops N] [--names K] [--name NAME ...]
                             [--huge-name BYTES] [--duration S] [--reviews R] [--namespace NS]
@@ -989,6 +990,8 @@ class Prober:
         self.interval, self.timeout, self.stopper = interval, timeout, stopper
         self.latencies = []
         self.failures = 0
+        self.failure_run = 0          # failures since the last success
+        self.longest_failure_run = 0  # what a kubelet's failureThreshold is compared with
         self.first_failures = []
         self.lock = threading.Lock()
 
@@ -999,6 +1002,8 @@ class Prober:
             ok, seconds, detail = probe_once(self.host, self.port, self.path, self.timeout)
             with self.lock:
                 self.latencies.append(seconds)
+                self.failure_run = 0 if ok else self.failure_run + 1
+                self.longest_failure_run = max(self.longest_failure_run, self.failure_run)
                 if not ok:
                     self.failures += 1
                     if len(self.first_failures) < KEPT_FAILURES:
@@ -1013,6 +1018,7 @@ class Prober:
         with self.lock:
             values = list(self.latencies)
             out = {"url": self.url, "probes": len(values), "failures": self.failures,
+                   "longest_failure_run": self.longest_failure_run,
                    "first_failures": list(self.first_failures)}
         if values:
             out.update(max_seconds=round(max(values), 4), p99_seconds=round(nearest_rank(values, 0.99), 4),
