@@ -390,8 +390,10 @@ void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::Des
     return;
   }
   if (!announced_.once(key, kMetadataOnlyTopic, kept + "\n" + deleted)) return;  // logged already
+  // "Same content", not "metadata-only": a change undone before the controller acted (A -> B -> A
+  // within the debounce) leaves the same digest as a label would.
   if (!kept.empty()) {
-    context_.logger.debug("metadata-only change, no restart",
+    context_.logger.debug("same content as recorded, no restart",
                           {{"kind", kind_.name}, {"workload", key}, {"references", kept}});
   }
   if (!deleted.empty()) {

@@ -161,7 +161,8 @@ std::string renderText(const ordered_json& doc, bool color) {
           << (ref.contains("baseline") && !ref["baseline"].is_null() ? "  baseline " + str(ref["baseline"])
                                                                      : "")
           << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
-                  ? "  metadata-only change, no restart (now " + str(ref["metadataOnlyChange"]) + ")"
+                  ? "  same content, no restart (now " + str(ref["metadataOnlyChange"]) +
+                        ": only metadata changed, or the content changed back before restarter acted)"
                   : "")
           << (ref.contains("selection") && !ref["selection"].is_null()
                   ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +

@@ -125,12 +125,12 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
   REQUIRE(action.ok());
   CHECK(f.harness.transport->requests().empty());
   const std::string logs = f.harness.logs.str();
-  CHECK(logs.find("metadata-only change, no restart") != std::string::npos);
+  CHECK(logs.find("same content as recorded, no restart") != std::string::npos);
   CHECK(logs.find("configmap/app-config: cm-uid/1 kept, now cm-uid/2") != std::string::npos);
   // The same state again logs nothing more.
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   const std::string again = f.harness.logs.str();
-  CHECK(again.find("metadata-only change, no restart", logs.size()) == std::string::npos);
+  CHECK(again.find("same content as recorded, no restart", logs.size()) == std::string::npos);
 }
 
 TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a metadata-only write",

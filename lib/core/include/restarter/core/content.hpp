@@ -106,7 +106,8 @@ std::string formatContentRecords(const ContentRecords& records);
 struct TrackedValue {
   std::string value;  // the template annotation value to hold: "<uid>/<resourceVersion>"
   // The template keeps an older version of the same object because the content at that version
-  // (recorded) equals the content now: a metadata-only change, no restart.
+  // (recorded) equals the content now: metadata changed, or content changed and changed back
+  // before the controller acted; no restart either way.
   bool metadataOnly = false;
   // The entry the record should hold for this reference: nullopt when the content is not known
   // (content-aware off for the kind, or a digest that could not be computed).
