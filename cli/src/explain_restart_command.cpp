@@ -123,12 +123,8 @@ core::Result<inspect::JudgementOptions> judgementOptions(const cxxopts::ParseRes
     return core::makeError(core::ErrorKind::InvalidInput, "--content-aware: " + contentAware.error().message);
   }
   out.contentAware = *contentAware;
-  auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
-  if (!readyTimeout) {
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           "--ondelete-ready-timeout: " + readyTimeout.error().message);
-  }
-  out.readyTimeout = std::chrono::duration_cast<std::chrono::seconds>(*readyTimeout);
+  if (auto error = readDurationFlag(flags, "ondelete-ready-timeout", kPositiveDuration, out.readyTimeout))
+    return core::makeError(core::ErrorKind::InvalidInput, *error);
   out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
   if (auto error = readSelectionFlags(flags, out.selection))
     return core::makeError(core::ErrorKind::InvalidInput, *error);

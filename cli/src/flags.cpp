@@ -81,6 +81,24 @@ std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs:
   return std::nullopt;
 }
 
+std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
+                                            const core::DurationBounds& bounds,
+                                            std::chrono::milliseconds& target) {
+  auto duration = core::parseDurationWithin(flags[flag].as<std::string>(), bounds);
+  if (!duration) return "--" + flag + ": " + duration.error().message;
+  target = *duration;
+  return std::nullopt;
+}
+
+std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
+                                            core::DurationBounds bounds, std::chrono::seconds& target) {
+  bounds.wholeSeconds = true;
+  std::chrono::milliseconds value{};
+  if (auto error = readDurationFlag(flags, flag, bounds, value)) return error;
+  target = std::chrono::duration_cast<std::chrono::seconds>(value);
+  return std::nullopt;
+}
+
 std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
   std::vector<FlagInfo> flags;
   for (const std::string& group : options.groups()) {

@@ -84,12 +84,8 @@ std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOption
   }
   for (const auto& [flag, target] :
        {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity}}) {
-    auto duration = core::parseDuration(flags[flag].as<std::string>());
-    if (!duration)
-      return reportUsageError(io, kName, std::string("--") + flag + ": " + duration.error().message);
-    if (duration->count() == 0)
-      return reportUsageError(io, kName, std::string("--") + flag + " must be positive");
-    *target = *duration;
+    if (auto error = readDurationFlag(flags, flag, kPositiveDuration, *target))
+      return reportUsageError(io, kName, *error);
   }
   const std::vector<std::string> problems = core::checkIssueTimings(
       out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});

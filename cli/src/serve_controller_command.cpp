@@ -55,7 +55,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "when this long has passed since it (Event reason RolloutHeld); measured from the "
       "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
       cxxopts::value<std::string>()->default_value(
-          core::formatInterval(controller::kDefaultMinRolloutInterval)),
+          core::formatDuration(controller::kDefaultMinRolloutInterval)),
       "DURATION")("ondelete-ready-timeout",
                   "OnDelete StatefulSets and DaemonSets are rolled pod by pod by "
                   "restarter; a replacement pod not Ready this long after it became "
@@ -120,32 +120,6 @@ std::string replicaIdentity() {
 
 }  // namespace
 
-core::Result<std::chrono::milliseconds> parseMilliseconds(const std::string& text, std::chrono::seconds max) {
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
-    const std::string digits = text.substr(0, text.size() - 2);
-    if (digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos) {
-      return std::chrono::milliseconds(std::stoll(digits));
-    }
-    return core::makeError(core::ErrorKind::InvalidInput, "\"" + text + "\" is not a duration");
-  }
-  auto seconds = core::parseDuration(text);
-  if (!seconds) return std::move(seconds).error();
-  if (*seconds > max) {
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           "more than " + core::formatDuration(max) + ": changes would wait too long");
-  }
-  return std::chrono::duration_cast<std::chrono::milliseconds>(*seconds);
-}
-
-core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text) {
-  return parseMilliseconds(text, std::chrono::hours(1));
-}
-
-core::Result<std::chrono::milliseconds> parseMinRolloutInterval(const std::string& text) {
-  return parseMilliseconds(text, std::chrono::hours(24));
-}
-
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out) {
   cxxopts::Options options = makeOptions(io);
@@ -169,19 +143,14 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
       if (!any) return reportUsageError(io, kName, "--namespace: empty namespace name");
     }
   }
-  auto debounce = parseDebounce(flags["debounce"].as<std::string>());
-  if (!debounce) return reportUsageError(io, kName, "--debounce: " + debounce.error().message);
-  out.debounce = *debounce;
-  auto interval = parseMinRolloutInterval(flags["min-rollout-interval"].as<std::string>());
-  if (!interval) return reportUsageError(io, kName, "--min-rollout-interval: " + interval.error().message);
-  out.minRolloutInterval = *interval;
-  auto readyTimeout = core::parseDuration(flags["ondelete-ready-timeout"].as<std::string>());
-  if (!readyTimeout || readyTimeout->count() == 0) {
-    return reportUsageError(io, kName,
-                            "--ondelete-ready-timeout: " + (readyTimeout ? std::string("must be more than 0")
-                                                                         : readyTimeout.error().message));
+  for (const auto& [flag, bounds, target] :
+       {std::tuple{"debounce", kDebounceBounds, &out.debounce},
+        std::tuple{"min-rollout-interval", kMinRolloutIntervalBounds, &out.minRolloutInterval}}) {
+    if (auto error = readDurationFlag(flags, flag, bounds, *target)) return reportUsageError(io, kName, *error);
   }
-  out.onDeleteReadyTimeout = *readyTimeout;
+  if (auto error =
+          readDurationFlag(flags, "ondelete-ready-timeout", kPositiveDuration, out.onDeleteReadyTimeout))
+    return reportUsageError(io, kName, *error);
   out.dryRun = flags.count("dry-run") > 0;
   auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
   if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);

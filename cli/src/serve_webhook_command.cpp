@@ -127,16 +127,6 @@ cxxopts::Options makeOptions(const Io& io) {
   return options;
 }
 
-core::Result<std::chrono::seconds> positiveDuration(const cxxopts::ParseResult& flags, const char* flag) {
-  auto duration = core::parseDuration(flags[flag].as<std::string>());
-  if (!duration)
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           std::string("--") + flag + ": " + duration.error().message);
-  if (duration->count() == 0)
-    return core::makeError(core::ErrorKind::InvalidInput, std::string("--") + flag + " must be positive");
-  return *duration;
-}
-
 core::Result<std::optional<obs::BindAddress>> bindFlag(const cxxopts::ParseResult& flags, const char* flag) {
   auto parsed = obs::parseBindAddress(flags[flag].as<std::string>());
   if (!parsed)
@@ -199,13 +189,11 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
          {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
           std::pair{"ca-propagation", &out.caPropagation},
           std::pair{"cert-check-interval", &out.certCheckInterval}}) {
-      auto duration = positiveDuration(flags, flag);
-      if (!duration) return reportUsageError(io, kName, duration.error().message);
-      *target = *duration;
+      if (auto error = readDurationFlag(flags, flag, kPositiveDuration, *target))
+        return reportUsageError(io, kName, *error);
     }
-    auto lookup = positiveDuration(flags, "lookup-timeout");
-    if (!lookup) return reportUsageError(io, kName, lookup.error().message);
-    out.lookupTimeout = *lookup;
+    if (auto error = readDurationFlag(flags, "lookup-timeout", kPositiveDuration, out.lookupTimeout))
+      return reportUsageError(io, kName, *error);
     const int perReview = flags["max-lookups-per-review"].as<int>();
     if (perReview < 1) return reportUsageError(io, kName, "--max-lookups-per-review must be at least 1");
     const double perSecond = flags["max-lookups-per-second"].as<double>();

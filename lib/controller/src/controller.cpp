@@ -150,7 +150,7 @@ core::Status Controller::run(std::stop_token stop) {
                             {"dryRun", s.options.dryRun ? "true" : "false"},
                             {"contentAware", core::contentAwarenessName(s.options.contentAware)},
                             {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
-                            {"minRolloutInterval", core::formatInterval(s.options.minRolloutInterval)}});
+                            {"minRolloutInterval", core::formatDuration(s.options.minRolloutInterval)}});
   std::stop_source workStop;
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, s.options.workers); ++i) {

@@ -500,7 +500,7 @@ Action WorkloadReconciler::hold(const json& workload, const std::string& key,
                         {"until", base::formatRfc3339(decision.upperBound)},
                         {"waitingFor", core::describeHold(decision)},
                         {"lastRollout", base::formatRfc3339(lastRollout)},
-                        {"minRolloutInterval", core::formatInterval(context_.minRolloutInterval)},
+                        {"minRolloutInterval", core::formatDuration(context_.minRolloutInterval)},
                         {"changes", described}});
   auto created =
       recordEvent(workload, "Normal", std::string(core::kRolloutHeldReason), "Hold",

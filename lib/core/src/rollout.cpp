@@ -126,7 +126,7 @@ namespace {
 std::string holdReason(const RolloutDecision& decision, std::chrono::milliseconds floor) {
   if (!decision.waitingFor.empty()) return "waiting for the previous rollout (" + decision.waitingFor + ")";
   return "held until " + base::formatRfc3339(decision.notBefore) + " (the previous rollout was less than " +
-         formatInterval(floor) + " ago)";
+         formatDuration(floor) + " ago)";
 }
 
 }  // namespace
@@ -152,18 +152,13 @@ std::optional<TimePoint> lastRolloutOf(const nlohmann::json& workload) {
   return *parsed;
 }
 
-std::string formatInterval(std::chrono::milliseconds interval) {
-  if (interval.count() % 1000 != 0) return std::to_string(interval.count()) + "ms";
-  return formatDuration(std::chrono::duration_cast<std::chrono::seconds>(interval));
-}
-
 std::string rolloutHeldNote(const RolloutDecision& decision, TimePoint lastRollout,
                             std::chrono::milliseconds interval, std::string_view namespace_,
                             std::string_view changes) {
   std::string note(kHeldNotePrefix);
   note += base::formatRfc3339(decision.upperBound);
   note += "; " + holdReason(decision, kMinRolloutFloor);
-  note += "; at most one rollout per " + formatInterval(interval) + " while the previous one is in progress, ";
+  note += "; at most one rollout per " + formatDuration(interval) + " while the previous one is in progress, ";
   note += "the last at " + base::formatRfc3339(lastRollout);
   note += "; changes so far in namespace ";
   note += namespace_;

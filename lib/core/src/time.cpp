@@ -4,14 +4,15 @@
 
 namespace restarter::core {
 
-Result<std::chrono::seconds> parseDuration(std::string_view text) {
+Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return makeError(ErrorKind::InvalidInput, "not a duration (" + std::string(why) + "): \"" +
-                                                  std::string(text) + "\"; use e.g. 90s, 15m, 24h, 30d");
+                                                  std::string(text) + "\"; use e.g. 500ms, 90s, 15m, 24h, 30d");
   };
   if (text.empty()) return bad("empty");
+  if (text == "0") return std::chrono::milliseconds{0};
   constexpr long long kMax = std::numeric_limits<long long>::max() / 2;
-  long long total = 0;
+  long long total = 0;  // milliseconds
   std::size_t pos = 0;
   while (pos < text.size()) {
     long long number = 0;
@@ -22,25 +23,48 @@ Result<std::chrono::seconds> parseDuration(std::string_view text) {
       ++pos;
     }
     if (pos == start) return bad("expected a number");
-    if (pos == text.size()) return bad("missing unit (s, m, h or d)");
+    if (pos == text.size()) return bad("missing unit (ms, s, m, h or d)");
     long long unit = 0;
-    switch (text[pos]) {
-      case 's': unit = 1; break;
-      case 'm': unit = 60; break;
-      case 'h': unit = 3600; break;
-      case 'd': unit = 86400; break;
-      default: return bad("unknown unit");
+    if (text.substr(pos, 2) == "ms") {
+      unit = 1;
+      pos += 2;
+    } else {
+      switch (text[pos]) {
+        case 's': unit = 1000; break;
+        case 'm': unit = 60 * 1000; break;
+        case 'h': unit = 3600 * 1000; break;
+        case 'd': unit = 86400 * 1000; break;
+        default: return bad("unknown unit");
+      }
+      ++pos;
     }
-    ++pos;
     if (number > (kMax - total) / unit) return bad("too large");
     total += number * unit;
   }
-  return std::chrono::seconds{total};
+  return std::chrono::milliseconds{total};
 }
 
-std::string formatDuration(std::chrono::seconds duration) {
-  long long left = duration.count();
-  if (left <= 0) return "0s";
+Result<std::chrono::milliseconds> parseDurationWithin(std::string_view text, const DurationBounds& bounds) {
+  auto duration = parseDuration(text);
+  if (!duration) return duration;
+  if (*duration < bounds.min) {
+    return makeError(ErrorKind::InvalidInput, bounds.min == std::chrono::milliseconds{1}
+                                                  ? std::string("must be more than 0")
+                                                  : "must be at least " + formatDuration(bounds.min));
+  }
+  if (*duration > bounds.max)
+    return makeError(ErrorKind::InvalidInput, "must be at most " + formatDuration(bounds.max));
+  if (bounds.wholeSeconds && duration->count() % 1000 != 0) {
+    return makeError(ErrorKind::InvalidInput, "must be whole seconds, not \"" + std::string(text) + "\"");
+  }
+  return duration;
+}
+
+std::string formatDuration(std::chrono::milliseconds duration) {
+  long long total = duration.count();
+  if (total <= 0) return "0s";
+  if (total % 1000 != 0) return std::to_string(total) + "ms";
+  long long left = total / 1000;
   std::string out;
   const long long hoursPart = left / 3600;
   left %= 3600;

@@ -157,3 +157,28 @@ TEST_CASE("every subcommand that talks to the API takes --kubeconfig and --conte
     CHECK(names.count("context") == 1);
   }
 }
+
+TEST_CASE("every duration flag reads one syntax and says which flag was wrong", "[cli][flags]") {
+  // Each is read by readDurationFlag (core::parseDuration): same text, same answer everywhere.
+  const std::set<std::string> durations = {"debounce",       "min-rollout-interval",  "validity",
+                                           "ca-validity",    "ca-propagation",        "cert-check-interval",
+                                           "lookup-timeout", "ondelete-ready-timeout"};
+  std::ostringstream out, err;
+  Io io{out, err, "restarter"};
+  int checked = 0;
+  for (const Subcommand& sub : subcommands()) {
+    for (const FlagInfo& flag : sub.flags(io)) {
+      if (durations.count(flag.name) == 0) continue;
+      INFO(sub.name << " --" << flag.name);
+      std::ostringstream flagOut, flagErr;
+      Io flagIo{flagOut, flagErr, "restarter"};
+      std::vector<std::string> args = {"--" + flag.name, "1.5h"};
+      if (sub.name == "explain-restart") args.push_back("statefulset/web");  // its one positional
+      CHECK(sub.run(args, flagIo) == kExitUsage);
+      CHECK_THAT(flagErr.str(),
+                 Catch::StartsWith("restarter " + sub.name + ": --" + flag.name + ": not a duration"));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8);
+}

@@ -197,14 +197,6 @@ TEST_CASE("rollout: the record is read from the workload metadata annotation", "
   CHECK_FALSE(lastRolloutOf(json::array()));
 }
 
-TEST_CASE("rollout: intervals are shown in the largest exact units", "[rollout]") {
-  CHECK(formatInterval(5min) == "5m");
-  CHECK(formatInterval(20s) == "20s");
-  CHECK(formatInterval(90min) == "1h30m");
-  CHECK(formatInterval(1500ms) == "1500ms");
-  CHECK(formatInterval(0ms) == "0s");
-}
-
 TEST_CASE("rollout: the held note names its end and what it waits for and reads back", "[rollout]") {
   const RolloutDecision decision = decideRollout(at(250ms), at(15s), 20s, kInProgress);
   REQUIRE(decision.wait == RolloutWait::Progress);

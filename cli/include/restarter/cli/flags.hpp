@@ -2,12 +2,14 @@
 // Shared flag handling for subcommands: parse with cxxopts, answer --help, and turn every usage
 // problem into the one-line error + hint + exit 2 that app.hpp promises.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "restarter/cli/app.hpp"
+#include "restarter/core/time.hpp"
 #include "restarter/obs/log.hpp"
 
 namespace cxxopts {
@@ -47,6 +49,17 @@ std::string joinProblems(const std::vector<std::string>& problems);
 // when one is invalid.
 std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
                                          obs::LogLevel& level);
+
+// Reads duration flag `flag` (core::parseDuration's syntax) within `bounds` into `target`; the usage
+// problem "--FLAG: ..." when it is not a duration or out of bounds. A seconds target takes whole
+// seconds only. Every duration flag of every subcommand is read here.
+std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
+                                            const core::DurationBounds& bounds,
+                                            std::chrono::milliseconds& target);
+// The bounds of a duration that must be more than zero (lifetimes, intervals, timeouts).
+inline constexpr core::DurationBounds kPositiveDuration{.min = std::chrono::milliseconds(1)};
+std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
+                                            core::DurationBounds bounds, std::chrono::seconds& target);
 
 // A flag as a subcommand declares it: long name, one-letter name ("" when none), help text and
 // whether it takes a value. The flag test (tests/unit/cli/flags_test.cpp) walks these.

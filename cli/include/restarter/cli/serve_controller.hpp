@@ -13,6 +13,7 @@
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
+#include "restarter/core/time.hpp"
 #include "restarter/obs/endpoints.hpp"
 #include "restarter/obs/log.hpp"
 
@@ -46,12 +47,9 @@ struct ServeControllerOptions {
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out);
 
-// "0", "250ms", or a core::parseDuration text ("1s", "2m"), at most `max`. InvalidInput otherwise.
-core::Result<std::chrono::milliseconds> parseMilliseconds(const std::string& text, std::chrono::seconds max);
-// --debounce: parseMilliseconds up to 1h.
-core::Result<std::chrono::milliseconds> parseDebounce(const std::string& text);
-// --min-rollout-interval: parseMilliseconds up to 24h (a held change waits at most this long).
-core::Result<std::chrono::milliseconds> parseMinRolloutInterval(const std::string& text);
+// --debounce: up to 1h; --min-rollout-interval: up to 24h (a held change waits at most this long).
+inline constexpr core::DurationBounds kDebounceBounds{.max = std::chrono::hours(1)};
+inline constexpr core::DurationBounds kMinRolloutIntervalBounds{.max = std::chrono::hours(24)};
 
 // Runs until SIGTERM/SIGINT. Logs go to io.err.
 int runServeController(const ServeControllerOptions& options, Io& io);

@@ -124,9 +124,6 @@ std::string describeHold(const RolloutDecision& decision, std::chrono::milliseco
 // 3339 (then it may roll at once, and that rollout writes a valid stamp). Never throws.
 std::optional<TimePoint> lastRolloutOf(const nlohmann::json& workload);
 
-// "5m", "20s", "1h30m"; "1500ms" when not whole seconds; "0s" for zero or less.
-std::string formatInterval(std::chrono::milliseconds interval);
-
 // The note of a RolloutHeld Event:
 //   "Rollout held at most until <upperBound>; <waiting>; at most one rollout per <interval>
 //    while the previous one is in progress, the last at <lastRollout>; changes so far in

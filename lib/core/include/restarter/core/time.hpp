@@ -15,12 +15,25 @@ namespace restarter::core {
 // base::WallMicros, which base::parseRfc3339 returns).
 using TimePoint = std::chrono::sys_time<std::chrono::microseconds>;
 
-// Parses a duration such as "90s", "15m", "24h", "1h30m", "30d" (d = 24h, an extension of Go's
-// syntax for certificate lifetimes). Whole numbers only; at least one unit; no sign. InvalidInput
-// naming the problem otherwise, also on overflow.
-Result<std::chrono::seconds> parseDuration(std::string_view text);
+// Parses a duration such as "250ms", "90s", "15m", "24h", "1h30m", "30d" (d = 24h, an extension of
+// Go's syntax for certificate lifetimes); "0" alone is zero, as in Go. Whole numbers only; at least
+// one unit; no sign. InvalidInput naming the problem otherwise, also on overflow. The one duration
+// parser of every flag: the cli reads each through DurationBounds.
+Result<std::chrono::milliseconds> parseDuration(std::string_view text);
 
-// Formats as the largest exact units: "24h", "1h30m", "45s", "0s".
-std::string formatDuration(std::chrono::seconds duration);
+// What a flag's duration may be. `wholeSeconds` for a value kept in seconds (certificate lifetimes,
+// timeouts), so that "1500ms" is refused rather than cut to 1s.
+struct DurationBounds {
+  std::chrono::milliseconds min{0};
+  std::chrono::milliseconds max = std::chrono::milliseconds::max();
+  bool wholeSeconds = false;
+};
+// parseDuration, then `bounds`: "must be more than 0" (min 1ms), "must be at least X",
+// "must be at most X", "must be whole seconds".
+Result<std::chrono::milliseconds> parseDurationWithin(std::string_view text, const DurationBounds& bounds);
+
+// Formats as the largest exact units: "24h", "1h30m", "45s", "0s"; "1500ms" when not whole seconds.
+// parseDuration reads every text it writes.
+std::string formatDuration(std::chrono::milliseconds duration);
 
 }  // namespace restarter::core
