@@ -3,7 +3,7 @@
 // the content record, migration writes nothing.
 #include <catch2/catch.hpp>
 
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/workload.hpp"
@@ -26,7 +26,7 @@ const restarter::core::DigestKey& contentTestKey() {
   return key;
 }
 
-// "web" (support/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
+// "web" (restarter/testing/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
 json recordingStatefulSet(json templateAnnotations, json workloadAnnotations = json::object()) {
   json object = restarter::testing::statefulSet();
   object["metadata"]["annotations"] = std::move(workloadAnnotations);

@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "restarter/testing/builders.hpp"
 #include "support.hpp"
-#include "support/builders.hpp"
 
 using namespace restarter;
 using namespace restarter::controller;
@@ -141,7 +141,7 @@ class FakeApi final : public kube::Transport {
     record(marker);
   }
 
-  // "web" (support/builders.hpp), labeled, its container reading ConfigMap app as environment.
+  // "web" (restarter/testing/builders.hpp), labeled, its container reading ConfigMap app as environment.
   static json labeledStatefulSet() {
     json object = restarter::testing::statefulSet(
         {{"metadata", {{"labels", {{"restarter.stackable.tech/enabled", "true"}}}}}});

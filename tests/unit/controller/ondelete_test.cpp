@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"
@@ -28,7 +28,7 @@ std::string at(restarter::base::Clock::WallTime time) {
   return restarter::base::formatRfc3339(std::chrono::time_point_cast<std::chrono::microseconds>(time));
 }
 
-// "web" (support/builders.hpp) of three replicas with update strategy `strategy`, generation 2
+// "web" (restarter/testing/builders.hpp) of three replicas with update strategy `strategy`, generation 2
 // observed, updating to revision web-new.
 json rollingStatefulSet(const std::string& strategy = "OnDelete") {
   return restarter::testing::statefulSet(

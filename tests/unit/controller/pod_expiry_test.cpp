@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"

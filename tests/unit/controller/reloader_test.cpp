@@ -2,7 +2,7 @@
 // the caches keep, what the index names and what a reconcile writes.
 #include <catch2/catch.hpp>
 
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/workload.hpp"
@@ -17,7 +17,7 @@ namespace {
 
 const restarter::core::SelectionOptions kReloader{true, false};
 
-// "web" (support/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
+// "web" (restarter/testing/builders.hpp) with its metadata annotations, mounting ConfigMap app-config.
 json deployment(json workloadAnnotations) {
   json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
                {"containers", {{{"name", "app"}, {"image", "x"}}}}};

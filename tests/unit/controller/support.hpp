@@ -14,8 +14,8 @@
 #include "restarter/obs/metrics.hpp"
 
 #include "../kube/fakes.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 #include "restarter/testing/fake_clock.hpp"
-#include "support/fake_api_server.hpp"
 
 namespace restarter::controller::testing {
 

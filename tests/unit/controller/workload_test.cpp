@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/rollout.hpp"
@@ -25,7 +25,7 @@ namespace {
 const char* kCm = "configmap.restarter.stackable.tech/app-config";
 const char* kOld = "configmap.restarter.stackable.tech/old";
 
-// "web" (support/builders.hpp) mounting ConfigMap app-config (and with `withSecret` Secret creds).
+// "web" (restarter/testing/builders.hpp) mounting ConfigMap app-config (and with `withSecret` Secret creds).
 json mountingStatefulSet(json annotations = json::object(), bool withSecret = false) {
   json spec = {{"volumes", {{{"name", "config"}, {"configMap", {{"name", "app-config"}}}}}},
                {"containers", {{{"name", "app"}, {"image", "x"}}}}};

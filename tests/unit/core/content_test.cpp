@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/constants.hpp"
@@ -216,7 +216,7 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
 
 namespace {
 
-// "web" (support/builders.hpp) in namespace default, identity only, mounting ConfigMap cm and
+// "web" (restarter/testing/builders.hpp) in namespace default, identity only, mounting ConfigMap cm and
 // Secret s; `workloadAnnotations` (null: none) as its metadata annotations.
 json mountingStatefulSet(const json& templateAnnotations, const json& workloadAnnotations = nullptr) {
   json sts = restarter::testing::statefulSet(

@@ -3,14 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include "restarter/base/rfc3339.hpp"
-#include "support/builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 using namespace restarter::core;
 using nlohmann::json;
 
 namespace {
 
-// "web" (support/builders.hpp) with the OnDelete strategy and the manual roll, rolling to web-abc;
+// "web" (restarter/testing/builders.hpp) with the OnDelete strategy and the manual roll, rolling to web-abc;
 // without apiVersion, kind, namespace or resourceVersion (not read here).
 json manualStatefulSet() {
   return restarter::testing::statefulSet(json::parse(R"({

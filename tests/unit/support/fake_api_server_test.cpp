@@ -8,7 +8,7 @@
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/resource.hpp"
 
-#include "support/fake_api_server.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 
 namespace restarter::testing {
 namespace {

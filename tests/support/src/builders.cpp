@@ -1,4 +1,4 @@
-#include "builders.hpp"
+#include "restarter/testing/builders.hpp"
 
 namespace restarter::testing {
 

@@ -1,4 +1,4 @@
-#include "fake_api_server.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 
 #include "restarter/kube/auth.hpp"
 
