@@ -65,6 +65,19 @@ restarter::core::TimePoint nowOf(const Fixture& f) {
   return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
 }
 
+// Backend::ApiServer: `workload` stored in the API server and, at `resourceVersion`, in the cache.
+void seedWorkload(Fixture& f, const json& workload, const std::string& resourceVersion = "10") {
+  f.harness.api->seed(restarter::kube::resources::statefulSets(), workload);
+  f.workloads.replace({workload}, resourceVersion);
+}
+
+// Backend::ApiServer: "web" as the API server holds it now.
+json storedWorkload(const Fixture& f) {
+  auto stored = f.harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
+  REQUIRE(stored);
+  return *stored;
+}
+
 // `workload` with the last-rollout annotation a rollout at `at` wrote.
 json rolledAt(json workload, restarter::core::TimePoint at) {
   workload["metadata"]["annotations"][kLastRollout] = restarter::base::formatRfc3339(at);
@@ -281,22 +294,21 @@ TEST_CASE("the cache lookup reads identity and the ignore label from metadata en
 
 TEST_CASE("without a rollout record the first change rolls at once and records the time",
           "[controller][workload][interval]") {
-  Fixture f;
+  Fixture f(false, Backend::ApiServer);
   f.harness.context->minRolloutInterval = 20s;
-  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}})}, "10");
+  seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 2);
-  json body = json::parse(requests[0].body);
-  CHECK(body["metadata"]["annotations"] == json{{kLastRollout, restarter::base::formatRfc3339(nowOf(f))}});
-  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
-  CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
+  const json stored = storedWorkload(f);
+  CHECK(stored["metadata"]["annotations"][kLastRollout] == restarter::base::formatRfc3339(nowOf(f)));
+  CHECK(stored["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK(stored["metadata"]["generation"] == 2);
+  const auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "Restarted");
   CHECK(f.harness.metrics.rolloutsHeld.with({"statefulset"}).value() == 0);
 }
 
@@ -594,48 +606,52 @@ constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
 
 TEST_CASE("a rollout whose records would pass the metadata annotations limit is not applied",
           "[controller][workload]") {
-  Fixture f;
+  Fixture f(false, Backend::ApiServer);
+  const json sts = mountingStatefulSet(json{{kCm, "cm-uid/1"}});
+  f.harness.api->seed(restarter::kube::resources::statefulSets(), sts);
   // The cached copy dropped a large last-applied-configuration: its bytes still count.
-  json sts = mountingStatefulSet(json{{kCm, "cm-uid/1"}});
-  sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] = kLimit - 40;
-  f.workloads.replace({sts}, "10");
+  json cached = sts;
+  cached[std::string(restarter::core::kOmittedAnnotationsBytesField)] = kLimit - 40;
+  f.workloads.replace({cached}, "10");
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(eventAnswer().dump()));
 
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 1);  // the Event, and no apply
-  json event = json::parse(requests[0].body);
-  CHECK(event["reason"] == "AnnotationsTooLarge");
-  const std::string note = event["note"];
+  // The workload as it was, and one Event saying why.
+  CHECK(storedWorkload(f)["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/1"}});
+  CHECK(storedWorkload(f)["metadata"]["generation"] == 1);
+  auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "AnnotationsTooLarge");
+  const std::string note = events[0]["note"];
   CHECK(note.find("the workload's metadata annotations would be") != std::string::npos);
   CHECK(note.find("configmap/app-config: cm-uid/1 -> cm-uid/10 (updated)") != std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
   // Not again for the same state.
   action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
-  CHECK(f.harness.transport->requests().size() == 1);
+  CHECK(f.harness.api->events().size() == 1);
 }
 
 TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once",
           "[controller][workload]") {
-  Fixture f;
+  Fixture f(false, Backend::ApiServer);
   // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
-  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(eventAnswer().dump()));
 
   auto action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);  // no retry: the same state would be refused again
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 1);  // the Event, and no apply
-  CHECK(requests[0].method == "POST");
-  json event = json::parse(requests[0].body);
+  // The workload as it was, and one Warning Event regarding it.
+  CHECK(storedWorkload(f)["spec"]["template"]["metadata"]["annotations"] == annotationsOf(kLimit, "cm-uid/1"));
+  CHECK(storedWorkload(f)["metadata"]["generation"] == 1);
+  auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  const json& event = events[0];
   CHECK(event["type"] == "Warning");
   CHECK(event["reason"] == "AnnotationsTooLarge");
   CHECK(event["regarding"]["uid"] == "sts-uid");
@@ -652,22 +668,21 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
   action = f.reconciler->reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK_FALSE(action->requeueAfter);
-  CHECK(f.harness.transport->requests().size() == 1);
+  CHECK(f.harness.api->events().size() == 1);
+  CHECK(storedWorkload(f)["metadata"]["generation"] == 1);
 }
 
 TEST_CASE("a change ending exactly at the annotations size limit is applied", "[controller][workload]") {
-  Fixture f;
+  Fixture f(false, Backend::ApiServer);
   // "cm-uid/1" -> "cm-uid/2": the template stays at exactly 262144 bytes.
-  f.workloads.replace({mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1"))}, "10");
+  seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(mountingStatefulSet(annotationsOf(kLimit, "cm-uid/2")).dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 2);
-  CHECK(requests[0].method == "PATCH");
-  CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
+  CHECK(storedWorkload(f)["spec"]["template"]["metadata"]["annotations"] == annotationsOf(kLimit, "cm-uid/2"));
+  const auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "Restarted");
 }
 
 TEST_CASE("a refused change is warned about again when the state changes and applied once it fits",
@@ -749,61 +764,57 @@ TEST_CASE("a second trigger before the cache shows our write still counts foreig
 
 TEST_CASE("a workload opted in while running gets a baseline and no rollout",
           "[controller][workload][baseline]") {
-  Fixture f;
-  f.workloads.replace({mountingStatefulSet()}, "10");
+  Fixture f(false, Backend::ApiServer);
+  seedWorkload(f, mountingStatefulSet());
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  json applied = mountingStatefulSet();
-  applied["metadata"]["annotations"]["restarter.stackable.tech/baseline"] = "configmap/app-config=cm-uid/2";
-  f.harness.transport->push(ok(applied.dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
 
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 2);
-  const json body = json::parse(requests[0].body);
+  json stored = storedWorkload(f);
   // Metadata only: no template annotation (nothing restarts), no last-rollout stamp (no rollout).
-  CHECK(body["spec"]["template"]["metadata"]["annotations"] == json::object());
-  CHECK(body["metadata"]["annotations"] ==
-        json{{"restarter.stackable.tech/baseline", "configmap/app-config=cm-uid/2"}});
-  const json event = json::parse(requests[1].body);
-  CHECK(event["reason"] == "BaselineRecorded");
-  CHECK(event["note"].get<std::string>().find(
+  CHECK(stored["spec"]["template"]["metadata"]["annotations"] == json::object());
+  CHECK(stored["metadata"]["generation"] == 1);
+  CHECK(stored["metadata"]["annotations"]["restarter.stackable.tech/baseline"] ==
+        "configmap/app-config=cm-uid/2");
+  CHECK_FALSE(stored["metadata"]["annotations"].contains(kLastRollout));
+  auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "BaselineRecorded");
+  CHECK(events[0]["note"].get<std::string>().find(
             "configmap/app-config: opted in: baseline recorded, no restart") != std::string::npos);
   CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
 
   // Before the cache shows the write, a second trigger writes nothing; once a real change comes,
   // the rollout writes the template and empties the baseline.
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.harness.transport->requests().size() == 2);
-  applied["metadata"]["resourceVersion"] = "11";
-  f.workloads.replace({applied}, "11");
+  CHECK(storedWorkload(f)["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]);
+  CHECK(f.harness.api->events().size() == 1);
+  f.harness.clock.advance(1s);  // Events are named by the time: a second one needs a later time
+  f.workloads.replace({stored}, "11");
   f.configMaps.replace({configMap("app-config", "cm-uid", "3")}, "21");
-  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/3"}}).dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 4);
-  const json rollout = json::parse(requests[2].body);
-  CHECK(rollout["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/3"}});
-  CHECK(rollout["metadata"]["annotations"]["restarter.stackable.tech/baseline"] == "");
-  CHECK(rollout["metadata"]["annotations"].contains(kLastRollout));
-  CHECK(json::parse(requests[3].body)["note"].get<std::string>().find(
+  stored = storedWorkload(f);
+  CHECK(stored["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/3"}});
+  CHECK(stored["metadata"]["generation"] == 2);
+  CHECK(stored["metadata"]["annotations"]["restarter.stackable.tech/baseline"] == "");
+  CHECK(stored["metadata"]["annotations"].contains(kLastRollout));
+  events = f.harness.api->events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[1]["note"].get<std::string>().find(
             "configmap/app-config: cm-uid/2 (baseline) -> cm-uid/3 (updated)") != std::string::npos);
 }
 
 TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[controller][workload][baseline]") {
-  Fixture f;
+  Fixture f(false, Backend::ApiServer);
   f.harness.context->rollOnOptIn = true;
-  f.workloads.replace({mountingStatefulSet()}, "10");
+  seedWorkload(f, mountingStatefulSet());
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 2);
-  CHECK(json::parse(requests[0].body)["spec"]["template"]["metadata"]["annotations"] ==
-        json{{kCm, "cm-uid/2"}});
-  CHECK(json::parse(requests[1].body)["reason"] == "Restarted");
+  const json stored = storedWorkload(f);
+  CHECK(stored["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
+  CHECK(stored["metadata"]["generation"] == 2);
+  const auto events = f.harness.api->events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["reason"] == "Restarted");
 }
