@@ -161,62 +161,17 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (!caches || caches->workloads == nullptr || caches->configMaps == nullptr || caches->secrets == nullptr) {
     return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
   }
-  auto cached = caches->workloads->get(key);
+  auto cached = managedWorkload(*caches->workloads, key);
   if (!cached) return std::move(cached).error();
-  if (*cached == nullptr) {
+  if (!*cached) {
     forget(key);
     return Action::awaitChange();
   }
-  json workload = (*cached)->unpack();
-  if (!workload.is_object()) {
-    return core::makeError(core::ErrorKind::Internal,
-                           "cached " + kind_.name + " " + key + " cannot be decoded");
-  }
-  // With Reloader's annotations the cache holds every workload of the kind; one that is not opted
-  // in is kept as a stub (slimWorkload) and never written.
-  if (workload.contains(kUnmanagedField) ||
-      (context_.selection.reloaderAnnotations &&
-       core::workloadManagement(workload, context_.selection).by == core::ManagedBy::None)) {
-    forget(key);
-    return Action::awaitChange();
-  }
-  const std::string uid = core::metadataString(workload, "uid");
-  const std::string resourceVersion = core::metadataString(workload, "resourceVersion");
+  json& workload = **cached;
+  overlayLastWrite(key, workload);
 
-  // The cache may not show our last write yet (the watch event is on its way): plan against what
-  // we wrote, not against the stale copy, so that a second trigger in that gap neither writes the
-  // same thing again nor announces the same restart twice.
-  {
-    std::lock_guard lock(mutex_);
-    auto last = lastWrites_.find(key);
-    if (last != lastWrites_.end()) {
-      if (last->second.uid == uid && last->second.resourceVersionBefore == resourceVersion) {
-        // Our keys as written, the others as cached (the size check counts them all).
-        json& annotations = workload["spec"]["template"]["metadata"]["annotations"];
-        if (!annotations.is_object()) annotations = json::object();
-        for (auto it = annotations.begin(); it != annotations.end();) {
-          it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
-        }
-        for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
-        // The interval counts from that write too, and the content record is the one written.
-        json& stamped = workload["metadata"]["annotations"];
-        if (!stamped.is_object()) stamped = json::object();
-        if (!last->second.rolledAt.empty())
-          stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
-        if (last->second.contentDigests.empty()) {
-          stamped.erase(std::string(core::kContentDigestsAnnotation));
-        } else {
-          stamped[std::string(core::kContentDigestsAnnotation)] = last->second.contentDigests;
-        }
-        if (last->second.baseline) stamped[std::string(core::kBaselineAnnotation)] = *last->second.baseline;
-      } else {
-        lastWrites_.erase(last);
-      }
-    }
-  }
-
-  // After the overlay above: which version a reference keeps depends on the template and content
-  // record as we wrote them (core::decideTrackedValue).
+  // After the overlay: which version a reference keeps depends on the template and content record
+  // as we wrote them (core::decideTrackedValue).
   core::DesiredOptions desiredOptions;
   desiredOptions.podsRunning = true;
   desiredOptions.rollOnOptIn = context_.rollOnOptIn;
@@ -236,17 +191,72 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   announced_.forget(key, kTooLargeTopic);
   if (plan->kind == core::WriteKind::RecordOnly || plan->kind == core::WriteKind::Rekey)
     return applyRecords(workload, key, *desired, plan->kind, stop);
-  const std::vector<core::AnnotationChange>* changes = &plan->changes;
 
   if (context_.dryRun) {
-    if (!announced_.once(key, kDryRunTopic, describeChanges(*changes))) return Action::awaitChange();
-    if (core::Status s = announce(workload, key, *changes); !s) return std::move(s).error();
+    if (!announced_.once(key, kDryRunTopic, describeChanges(plan->changes))) return Action::awaitChange();
+    if (core::Status s = announce(workload, key, plan->changes); !s) return std::move(s).error();
     return Action::awaitChange();
   }
-
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
-  const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(workload);
-  // While the cache does not show our last rollout (the overlay above kept its record), the cached
+  const core::RolloutDecision gate = rolloutGate(workload, key, now);
+  if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
+  announced_.forget(key, kHeldTopic);
+  return rollOut(workload, key, *desired, plan->changes, stop);
+}
+
+core::Result<std::optional<json>> WorkloadReconciler::managedWorkload(const cache::PackedStore& workloads,
+                                                                      const std::string& key) const {
+  auto cached = workloads.get(key);
+  if (!cached) return std::move(cached).error();
+  if (*cached == nullptr) return std::optional<json>();
+  json workload = (*cached)->unpack();
+  if (!workload.is_object()) {
+    return core::makeError(core::ErrorKind::Internal,
+                           "cached " + kind_.name + " " + key + " cannot be decoded");
+  }
+  // With Reloader's annotations the cache holds every workload of the kind; one that is not opted
+  // in is kept as a stub (slimWorkload) and never written.
+  if (workload.contains(kUnmanagedField) ||
+      (context_.selection.reloaderAnnotations &&
+       core::workloadManagement(workload, context_.selection).by == core::ManagedBy::None)) {
+    return std::optional<json>();
+  }
+  return std::optional<json>(std::move(workload));
+}
+
+void WorkloadReconciler::overlayLastWrite(const std::string& key, json& workload) {
+  const std::string uid = core::metadataString(workload, "uid");
+  const std::string resourceVersion = core::metadataString(workload, "resourceVersion");
+  std::lock_guard lock(mutex_);
+  auto last = lastWrites_.find(key);
+  if (last == lastWrites_.end()) return;
+  if (last->second.uid != uid || last->second.resourceVersionBefore != resourceVersion) {
+    lastWrites_.erase(last);  // the cache has moved past our write (or the workload was replaced)
+    return;
+  }
+  // Our keys as written, the others as cached (the size check counts them all).
+  json& annotations = workload["spec"]["template"]["metadata"]["annotations"];
+  if (!annotations.is_object()) annotations = json::object();
+  for (auto it = annotations.begin(); it != annotations.end();) {
+    it = core::parseTemplateAnnotationKey(it.key()) ? annotations.erase(it) : std::next(it);
+  }
+  for (const auto& [k, v] : last->second.annotations) annotations[k] = v;
+  // The interval counts from that write too, and the content record is the one written.
+  json& stamped = workload["metadata"]["annotations"];
+  if (!stamped.is_object()) stamped = json::object();
+  if (!last->second.rolledAt.empty())
+    stamped[std::string(core::kLastRolloutAnnotation)] = last->second.rolledAt;
+  if (last->second.contentDigests.empty()) {
+    stamped.erase(std::string(core::kContentDigestsAnnotation));
+  } else {
+    stamped[std::string(core::kContentDigestsAnnotation)] = last->second.contentDigests;
+  }
+  if (last->second.baseline) stamped[std::string(core::kBaselineAnnotation)] = *last->second.baseline;
+}
+
+core::RolloutDecision WorkloadReconciler::rolloutGate(const json& workload, const std::string& key,
+                                                      core::TimePoint now) {
+  // While the cache does not show our last rollout (overlayLastWrite kept its record), the cached
   // status describes the rollout before it: ours has not even been observed.
   bool rolloutUnseen = false;
   {
@@ -257,37 +267,43 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   const core::RolloutProgress progress =
       rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
                     : core::rolloutProgressOf(workload, kind_.coreKind);
-  const core::RolloutDecision gate =
-      core::decideRollout(lastRollout, now, context_.minRolloutInterval, progress);
-  if (!gate.rollNow) return hold(workload, key, *changes, *lastRollout, gate, now);
-  announced_.forget(key, kHeldTopic);
+  return core::decideRollout(core::lastRolloutOf(workload), now, context_.minRolloutInterval, progress);
+}
 
+core::Result<Action> WorkloadReconciler::rollOut(const json& workload, const std::string& key,
+                                                 const core::DesiredAnnotations& desired,
+                                                 const std::vector<core::AnnotationChange>& changes,
+                                                 std::stop_token stop) {
   if (!context_.writeLimiter.acquire(stop)) {
     return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
   }
   // Stamped when the write limiter let the write through, not when it was decided: the limiter
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
-  AppliedAnnotations sent{desired->annotations, base::formatRfc3339(rolledAt), desired->contentDigests,
-                          baselineToSend(workload, *desired)};
-  auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
-                                       applyBody(kind_, workload, sent),
+  AppliedAnnotations sent{desired.annotations, base::formatRfc3339(rolledAt), desired.contentDigests,
+                          baselineToSend(workload, desired)};
+  auto applied = context_.client.apply(kind_.resource, core::metadataString(workload, "namespace"),
+                                       core::metadataString(workload, "name"), applyBody(kind_, workload, sent),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});
   context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
   if (!applied)
     return std::move(applied).error().withContext("applying annotations to " + kind_.name + " " + key);
   {
     std::lock_guard lock(mutex_);
-    lastWrites_[key] = LastWrite{
-        uid, resourceVersion, desired->annotations, *sent.lastRollout, desired->contentDigests, sent.baseline};
+    lastWrites_[key] = LastWrite{core::metadataString(workload, "uid"),
+                                 core::metadataString(workload, "resourceVersion"),
+                                 desired.annotations,
+                                 *sent.lastRollout,
+                                 desired.contentDigests,
+                                 sent.baseline};
   }
-  if (core::Status s = removeForeignLeftovers(*applied, *desired); !s) {
+  if (core::Status s = removeForeignLeftovers(*applied, desired); !s) {
     return std::move(s).error().withContext("removing annotations of " + kind_.name + " " + key);
   }
   context_.metrics.restarts.with({kind_.name}).inc();
   // The restart happened; an Event that cannot be written is logged, not retried (a retry would
   // find nothing left to do and so could never write it anyway).
-  if (core::Status s = announce(workload, key, *changes); !s) {
+  if (core::Status s = announce(workload, key, changes); !s) {
     context_.logger.warn("cannot record restart event",
                          {{"kind", kind_.name}, {"workload", key}, {"error", s.error().describe()}});
   }

@@ -8,8 +8,8 @@
 //   2. desired annotations, looking referenced ConfigMaps/Secrets up in the metadata-only caches;
 //   3. core::planWrite: no change, no write (a cluster migrated from commons-operator,
 //      whose annotations are identical, sees zero writes; a reference whose new version has the
-//      content its template's version had keeps that version, core::decideTrackedValue: a
-//      metadata-only change, logged once at debug level per state, no Event);
+//      content its template's version had keeps that version, core::decideTrackedValue: same
+//      content, logged once at debug level per state, no Event);
 //      a write (rollout or baseline) that would make the pod template's or the workload's own
 //      metadata annotations longer than the apiserver accepts (core/write_plan.hpp) is not
 //      applied: the apiserver would refuse it, and the same state would be refused on every
@@ -158,6 +158,24 @@ class WorkloadReconciler final : public Reconciler {
     std::optional<std::string> baseline;  // the baseline annotation written (nullopt: not sent)
   };
 
+  // Step 1: the cached workload, decoded; nullopt when it is gone or not managed (a stub).
+  core::Result<std::optional<nlohmann::json>> managedWorkload(const cache::PackedStore& workloads,
+                                                              const std::string& key) const;
+  // Between steps 1 and 2: the cache may not show our last write yet (its watch event is on the way): plan against
+  // what we wrote, not the stale copy, so that a second trigger in that gap neither writes the same
+  // thing again nor announces the same restart twice. Overlays the template keys, last-rollout,
+  // content record and baseline of `key`'s last write onto `workload` while the cache still shows
+  // the resourceVersion that write was planned on; forgets the write once it does not.
+  void overlayLastWrite(const std::string& key, nlohmann::json& workload);
+  // Step 3a: may a template change roll now (core::decideRollout), judging a rollout of
+  // ours the cache does not show yet as not finished.
+  core::RolloutDecision rolloutGate(const nlohmann::json& workload, const std::string& key,
+                                    core::TimePoint now);
+  // Steps 4 and 5: the write limiter, one apply of the template annotations and records, the
+  // guarded removal of foreign leftovers, the restart metric and the Restarted Event.
+  core::Result<Action> rollOut(const nlohmann::json& workload, const std::string& key,
+                               const core::DesiredAnnotations& desired,
+                               const std::vector<core::AnnotationChange>& changes, std::stop_token stop);
   core::Status announce(const nlohmann::json& workload, const std::string& key,
                         const std::vector<core::AnnotationChange>& changes);
   // One events.k8s.io Event regarding `workload`, through the controller's one recordEvent
