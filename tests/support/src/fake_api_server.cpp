@@ -231,15 +231,19 @@ void FakeApiServer::setInterceptor(Interceptor interceptor) {
   interceptor_ = std::move(interceptor);
 }
 
-core::Result<kube::Response> FakeApiServer::send(const kube::Request& request) {
+std::optional<kube::Response> FakeApiServer::receive(const kube::Request& request) {
   Interceptor interceptor;
   {
     std::lock_guard lock(mutex_);
     requests_.push_back(request);
     interceptor = interceptor_;
   }
-  if (interceptor)
-    if (auto response = interceptor(request)) return *response;
+  if (interceptor) return interceptor(request);
+  return std::nullopt;
+}
+
+core::Result<kube::Response> FakeApiServer::send(const kube::Request& request) {
+  if (auto response = receive(request)) return *response;
   auto target = Target::parse(request.path);
   if (!target) return failure(404, "NotFound", "the server could not find the requested resource");
   std::lock_guard lock(mutex_);
@@ -250,14 +254,7 @@ core::Result<kube::Response> FakeApiServer::stream(const kube::Request& request,
                                                    const kube::ChunkHandler& onChunk, std::stop_token stop) {
   auto target = Target::parse(request.path);
   if (!target || target->param("watch").empty()) return send(request);
-  Interceptor interceptor;
-  {
-    std::lock_guard lock(mutex_);
-    requests_.push_back(request);
-    interceptor = interceptor_;
-  }
-  if (interceptor)
-    if (auto response = interceptor(request)) return *response;
+  if (auto response = receive(request)) return *response;
   const bool metadataOnly = header(request, "Accept").find("PartialObjectMetadata") != std::string::npos;
   const std::string selector = target->param("labelSelector");
   const std::string rv = target->param("resourceVersion");

@@ -15,6 +15,17 @@ struct Run {
   std::optional<int> exit;
   explicit Run(const std::vector<std::string>& args) { exit = parseServeControllerFlags(args, io, options); }
 };
+
+// Each of `values` given to `--FLAG` is refused: exit 2, the problem named with the flag.
+void checkRefused(const std::string& flag, std::initializer_list<const char*> values) {
+  for (const char* bad : values) {
+    INFO("--" << flag << " " << bad);
+    Run run({"--" + flag, bad});
+    REQUIRE(run.exit);
+    CHECK(*run.exit == 2);
+    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --" + flag + ": "));
+  }
+}
 }  // namespace
 
 TEST_CASE("serve-controller defaults", "[cli][serve-controller]") {
@@ -100,13 +111,7 @@ TEST_CASE("serve-controller --debounce accepts 0 and milliseconds up to an hour"
   CHECK(Run({"--debounce", "1500ms"}).options.debounce == 1500ms);
   CHECK(Run({"--debounce", "2s"}).options.debounce == 2000ms);
   CHECK(Run({"--debounce", "1m30s250ms"}).options.debounce == 90250ms);
-  for (const char* bad : {"-1s", "2h", "1.5s", "5"}) {
-    INFO(bad);
-    Run run({"--debounce", bad});
-    REQUIRE(run.exit);
-    CHECK(*run.exit == 2);
-    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --debounce: "));
-  }
+  checkRefused("debounce", {"-1s", "2h", "1.5s", "5"});
   CHECK_THAT(Run({"--debounce", "2h"}).err.str(), Catch::Contains("must be at most 1h"));
 }
 
@@ -119,13 +124,7 @@ TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a
   // The last value given wins (kuttl's helper passes a default that a suite overrides).
   CHECK(Run({"--min-rollout-interval", "0", "--min-rollout-interval", "20s"}).options.minRolloutInterval ==
         20s);
-  for (const char* bad : {"soon", "-1s", "25h", "1.5s"}) {
-    INFO(bad);
-    Run run({"--min-rollout-interval", bad});
-    REQUIRE(run.exit);
-    CHECK(*run.exit == 2);
-    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --min-rollout-interval: "));
-  }
+  checkRefused("min-rollout-interval", {"soon", "-1s", "25h", "1.5s"});
   CHECK_THAT(Run({"--min-rollout-interval", "25h"}).err.str(), Catch::Contains("must be at most 24h"));
   Run help({"--help"});
   CHECK(help.exit == std::optional<int>(0));
@@ -136,13 +135,7 @@ TEST_CASE("serve-controller --ondelete-ready-timeout takes a positive duration",
   CHECK(Run({}).options.onDeleteReadyTimeout == 10min);
   CHECK(Run({"--ondelete-ready-timeout", "20s"}).options.onDeleteReadyTimeout == 20s);
   CHECK(Run({"--ondelete-ready-timeout=1h"}).options.onDeleteReadyTimeout == 1h);
-  for (const char* bad : {"0", "0s", "soon", "-1s", "1500ms"}) {
-    INFO(bad);
-    Run run({"--ondelete-ready-timeout", bad});
-    REQUIRE(run.exit);
-    CHECK(*run.exit == 2);
-    CHECK_THAT(run.err.str(), Catch::StartsWith("restarter serve-controller: --ondelete-ready-timeout: "));
-  }
+  checkRefused("ondelete-ready-timeout", {"0", "0s", "soon", "-1s", "1500ms"});
   CHECK_THAT(Run({"--help"}).out.str(), Catch::Contains("--ondelete-ready-timeout"));
 }
 

@@ -86,6 +86,8 @@ class FakeApiServer final : public kube::Transport {
     std::uint64_t resourceVersion = 0;
   };
 
+  // Logs `request`; the interceptor's answer to it, if any (called without the lock held).
+  std::optional<kube::Response> receive(const kube::Request& request);
   kube::Response serve(const kube::Request& request, const Target& target);
   kube::Response get(const Target& target, bool metadataOnly) const;
   kube::Response list(const Target& target, const std::string& labelSelector, bool metadataOnly) const;
