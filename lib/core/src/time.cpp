@@ -61,10 +61,13 @@ Result<std::chrono::milliseconds> parseDurationWithin(std::string_view text, con
 }
 
 std::string formatDuration(std::chrono::milliseconds duration) {
-  long long total = duration.count();
-  if (total <= 0) return "0s";
-  if (total % 1000 != 0) return std::to_string(total) + "ms";
-  long long left = total / 1000;
+  if (duration.count() > 0 && duration.count() % 1000 != 0) return std::to_string(duration.count()) + "ms";
+  return formatWholeSeconds(std::chrono::duration_cast<std::chrono::seconds>(duration));
+}
+
+std::string formatWholeSeconds(std::chrono::seconds duration) {
+  long long left = duration.count();
+  if (left <= 0) return "0s";
   std::string out;
   const long long hoursPart = left / 3600;
   left %= 3600;

@@ -43,6 +43,9 @@ TEST_CASE("durations are checked against a flag's bounds", "[time]") {
 
 TEST_CASE("durations format in the largest exact units", "[time]") {
   CHECK(formatDuration(1500ms) == "1500ms");
+  // Seconds are formatted as seconds: as milliseconds the largest would overflow.
+  CHECK(formatDuration(seconds::max()) == "2562047788015215h30m7s");
+  CHECK(formatDuration(48h) == "48h");
   CHECK(formatDuration(-1s) == "0s");
   for (const milliseconds value : {250ms, milliseconds(90s), milliseconds(90min), milliseconds(49h), 61001ms}) {
     INFO(value.count());

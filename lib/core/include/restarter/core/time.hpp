@@ -4,6 +4,7 @@
 // text is read and written by base/rfc3339.hpp.
 
 #include <chrono>
+#include <ratio>
 #include <string>
 #include <string_view>
 
@@ -32,8 +33,16 @@ struct DurationBounds {
 // "must be at most X", "must be whole seconds".
 Result<std::chrono::milliseconds> parseDurationWithin(std::string_view text, const DurationBounds& bounds);
 
-// Formats as the largest exact units: "24h", "1h30m", "45s", "0s"; "1500ms" when not whole seconds.
-// parseDuration reads every text it writes.
+// Formats as the largest exact units: "24h", "1h30m", "45s", "0s" (zero or less); "1500ms" when not
+// whole seconds. parseDuration reads every text it writes.
 std::string formatDuration(std::chrono::milliseconds duration);
+std::string formatWholeSeconds(std::chrono::seconds duration);
+// A duration in seconds or coarser units is formatted as it is: converting it to milliseconds
+// would overflow for values near seconds::max() (a bound, or a lifetime given in days).
+template <class Rep, class Period>
+requires std::ratio_greater_equal_v<Period, std::ratio<1>> std::string formatDuration(
+    std::chrono::duration<Rep, Period> duration) {
+  return formatWholeSeconds(std::chrono::duration_cast<std::chrono::seconds>(duration));
+}
 
 }  // namespace restarter::core
