@@ -50,14 +50,15 @@ std::string joinProblems(const std::vector<std::string>& problems);
 std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
                                          obs::LogLevel& level);
 
+// The bounds of a duration that must be more than zero (lifetimes, intervals, timeouts).
+inline constexpr core::DurationBounds kPositiveDuration{.min = std::chrono::milliseconds(1)};
+
 // Reads duration flag `flag` (core::parseDuration's syntax) within `bounds` into `target`; the usage
 // problem "--FLAG: ..." when it is not a duration or out of bounds. A seconds target takes whole
 // seconds only. Every duration flag of every subcommand is read here.
 std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
                                             const core::DurationBounds& bounds,
                                             std::chrono::milliseconds& target);
-// The bounds of a duration that must be more than zero (lifetimes, intervals, timeouts).
-inline constexpr core::DurationBounds kPositiveDuration{.min = std::chrono::milliseconds(1)};
 std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
                                             core::DurationBounds bounds, std::chrono::seconds& target);
 

@@ -161,11 +161,12 @@ class WorkloadReconciler final : public Reconciler {
   // Step 1: the cached workload, decoded; nullopt when it is gone or not managed (a stub).
   core::Result<std::optional<nlohmann::json>> managedWorkload(const cache::PackedStore& workloads,
                                                               const std::string& key) const;
-  // Between steps 1 and 2: the cache may not show our last write yet (its watch event is on the way): plan against
-  // what we wrote, not the stale copy, so that a second trigger in that gap neither writes the same
-  // thing again nor announces the same restart twice. Overlays the template keys, last-rollout,
-  // content record and baseline of `key`'s last write onto `workload` while the cache still shows
-  // the resourceVersion that write was planned on; forgets the write once it does not.
+  // Between steps 1 and 2: the cache may not show our last write yet (its watch event is on the
+  // way): plan against what we wrote, not the stale copy, so that a second trigger in that gap
+  // neither writes the same thing again nor announces the same restart twice. Overlays the
+  // template keys, last-rollout, content record and baseline of `key`'s last write onto `workload`
+  // while the cache still shows the resourceVersion that write was planned on; forgets the write
+  // once it does not.
   void overlayLastWrite(const std::string& key, nlohmann::json& workload);
   // Step 3a: may a template change roll now (core::decideRollout), judging a rollout of
   // ours the cache does not show yet as not finished.
