@@ -6,7 +6,9 @@
 #   - the inline scripts of the kuttl TestSteps (`script:` in kuttl/tests/*/*.yaml and
 #     kuttl/node-tests/*/*.yaml), which kuttl
 #     runs with `sh -c`: checked as POSIX sh, reported as YAML-FILE (script N) at the YAML's own
-#     line numbers.
+#     line numbers;
+#   - one rule of our own in the bash scripts: no `cmd | grep -q` (it fails at random under
+#     pipefail, below).
 # Every finding fails, of any severity. A finding that is right as it stands is disabled on its line
 # with its reason: `# shellcheck disable=SCxxxx  # why` (in a YAML script too).
 # Usage: tests/check-shell.sh. Exit status: 0 no findings, 1 findings, 2 shellcheck or PyYAML missing.
@@ -19,7 +21,7 @@ command -v shellcheck >/dev/null || { echo "check-shell: shellcheck is not insta
 scripts=()
 while IFS= read -r -d '' file; do
   [[ -f $file ]] || continue  # deleted but not yet committed
-  if [[ $file == *.sh ]] || head -n 1 "$file" | grep -Eq '^#! *(/usr)?/bin/(env +)?(ba)?sh( |$)'; then
+  if [[ $file == *.sh ]] || [[ $(head -n 1 "$file") =~ ^#!\ *(/usr)?/bin/(env\ +)?(ba)?sh(\ |$) ]]; then
     scripts+=("$file")
   fi
 done < <(git ls-files -z --cached --others --exclude-standard)
@@ -64,6 +66,21 @@ rc=0
 shellcheck -x "${scripts[@]}" || rc=1
 if ((${#kuttl_scripts[@]})); then
   shellcheck --shell=sh "${kuttl_scripts[@]}" | sed -E "s|$work/(.*)/([0-9]+)\.sh|\1 (script \2)|" || rc=1
+fi
+
+# One rule shellcheck lacks. In a bash script (all of ours run with pipefail, or are sourced by one
+# that does) `cmd | grep -q` fails at random: grep exits at its first match, cmd's next write dies of
+# SIGPIPE, and pipefail makes the whole pipe false although the line was found. Grep a captured
+# output instead: `grep -q PATTERN <<<"$(cmd)"`.
+bash_scripts=()
+for file in "${scripts[@]}"; do
+  first=$(head -n 1 "$file")
+  [[ $first == *bash* ]] && bash_scripts+=("$file")
+done
+quiet_grep='^[^#]*\|[[:space:]]*grep([[:space:]]+-[A-Za-z]+)*[[:space:]]+(-[A-Za-z]*q|--quiet)'
+if ((${#bash_scripts[@]})) && grep -nE "$quiet_grep" "${bash_scripts[@]}"; then
+  echo "check-shell: a quiet grep ending a pipe (above) fails under pipefail when its early exit SIGPIPEs the command before it; grep a captured output: grep -q PATTERN <<<\"\$(cmd)\"" >&2
+  rc=1
 fi
 if ((rc)); then
   echo "check-shell: findings above; fix each, or disable it on its line with the reason" >&2

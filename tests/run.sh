@@ -236,7 +236,7 @@ need_cluster() {
 integration_tests() {
   need_cluster || return 1
   local dir=$1; shift
-  if ctest --test-dir "$dir" -N -L integration | grep -q 'Total Tests: 0'; then
+  if grep -q 'Total Tests: 0' <<<"$(ctest --test-dir "$dir" -N -L integration)"; then
     echo "no integration tests are registered in $dir"
     return 1
   fi

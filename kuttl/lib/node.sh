@@ -102,7 +102,7 @@ logged() {
   local ns=$1 which=$2 text=$3 pod list deadline=$((SECONDS + WAIT_SECONDS))
   if [[ $which == pod/* ]]; then list=${which#pod/}; else list=$(pods "$ns" "$which"); fi
   for pod in $list; do
-    until kubectl -n "$ns" logs "$pod" | grep -qF -- "$text"; do
+    until grep -qF -- "$text" <<<"$(kubectl -n "$ns" logs "$pod")"; do
       ((SECONDS < deadline)) || die "$pod never logged '$text' in ${WAIT_SECONDS}s: $(kubectl -n "$ns" logs "$pod" | tail -20)"
       sleep 1
     done
@@ -152,7 +152,7 @@ hardened() {
     if kubectl -n "$ns" exec "$pod" -- touch /written 2>/dev/null; then
       die "$pod could write to its root filesystem"
     fi
-    kubectl -n "$ns" exec "$pod" -- cat /proc/1/cmdline | tr '\0' ' ' | grep -q '^/usr/local/bin/restarter serve-' ||
+    grep -q '^/usr/local/bin/restarter serve-' <<<"$(kubectl -n "$ns" exec "$pod" -- cat /proc/1/cmdline | tr '\0' ' ')" ||
       die "$pod does not run restarter"
   done
   kubectl -n "$ns" get pods -l "$selector" -o json | jq -e '

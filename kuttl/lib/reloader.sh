@@ -50,7 +50,7 @@ rolled() {
   done
   generations | while read -r name gen; do
     before=$(was "$name")
-    if printf '%s\n' "$@" | grep -qx -- "$name"; then
+    if grep -qx -- "$name" <<<"$(printf '%s\n' "$@")"; then
       [[ $gen == $((before + 1)) ]] || die "FAIL: deployment/$name: generation $before -> $gen, want one rollout"
     else
       [[ $gen == "$before" ]] || die "FAIL: deployment/$name rolled for $kind/$object: generation $before -> $gen"

@@ -182,7 +182,8 @@ watchdog() {
 }
 
 probe_annotated() {
-  kubectl -n "$NAMESPACE" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - <<YAML 2>/dev/null | grep -q 'configmap.restarter.stackable.tech/webhook-probe'
+  local annotations
+  annotations=$(kubectl -n "$NAMESPACE" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - <<YAML 2>/dev/null
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -208,6 +209,8 @@ spec:
         - name: probe
           image: registry.invalid/probe:1
 YAML
+  ) || return 1
+  [[ $annotations == *configmap.restarter.stackable.tech/webhook-probe* ]]
 }
 
 start() {

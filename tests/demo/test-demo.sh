@@ -108,7 +108,7 @@ expect_all_stopped() {
     ! kill -0 "$pid" 2>/dev/null || fail "pid $pid is still running"
   done
   ! "$cluster_sh" status >/dev/null 2>&1 || fail "the control plane '$cluster' is still up"
-  ! ip netns list | grep -Fqw "restarter-$cluster" || fail "network namespace restarter-$cluster still exists"
+  ! grep -Fqw "restarter-$cluster" <<<"$(ip netns list)" || fail "network namespace restarter-$cluster still exists"
 }
 
 # Signals demo run NAME: INT to its whole process group, as Ctrl-C on a terminal does (every

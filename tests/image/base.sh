@@ -48,7 +48,7 @@ if [[ -n ${RESTARTER_IMAGE_SOURCES:-} ]]; then
   sources=("$RESTARTER_IMAGE_SOURCES")
 else
   for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-    [[ -f $file ]] && grep -v '^[[:space:]]*#' "$file" | grep -Eq "(^|[[:space:]])$codename([[:space:]]|$)" &&
+    [[ -f $file ]] && grep -Eq "(^|[[:space:]])$codename([[:space:]]|$)" <<<"$(grep -v '^[[:space:]]*#' "$file")" &&
       sources+=("$file")
   done
 fi

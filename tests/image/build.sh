@@ -82,7 +82,7 @@ step() { log "$* (at $((SECONDS - start)) s)"; }
 # 1. The tools.
 missing=()
 for package in buildah mmdebstrap; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+  [[ $(dpkg-query -W -f='${Status}' "$package" 2>/dev/null) == *'install ok installed'* ]] || missing+=("$package")
 done
 if ((${#missing[@]})); then
   step "installing ${missing[*]}"

@@ -76,7 +76,7 @@ for _ in $(seq 100); do
 done
 "${ctr[@]}" images import "$archive" >&2
 "${ctr[@]}" images ls >&2
-if "${ctr[@]}" images ls -q | grep -Fxq "$ref"; then
+if grep -Fxq "$ref" <<<"$("${ctr[@]}" images ls -q)"; then
   log "containerd $version imported $(basename "$archive") as $ref"
 else
   log "containerd $version did not import $(basename "$archive") as $ref"

@@ -30,11 +30,11 @@ text_held='' status_held=''
 while kill -0 "$storm" 2>/dev/null && { [ -z "$text_held" ] || [ -z "$status_held" ]; }; do
   if [ -z "$text_held" ]; then
     out=$($R explain-restart -n "$NAMESPACE" sts/slow --no-color) || true
-    if printf '%s\n' "$out" | grep -q 'rollout held: waiting for the previous rollout ('; then text_held=$out; fi
+    if grep -q 'rollout held: waiting for the previous rollout (' <<<"$out"; then text_held=$out; fi
   fi
   if [ -z "$status_held" ]; then
     out=$($R status -n "$NAMESPACE") || true
-    if printf '%s\n' "$out" | grep -q 'held: waiting for the previous rollout ('; then status_held=$out; fi
+    if grep -q 'held: waiting for the previous rollout (' <<<"$out"; then status_held=$out; fi
   fi
   sleep 0.5
 done

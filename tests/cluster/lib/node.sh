@@ -128,7 +128,7 @@ real_node_ready() {
 }
 # kube-proxy has written the rules of the `kubernetes` Service: Services are programmed.
 services_programmed() {
-  node_exec iptables -w 5 -t nat -S KUBE-SERVICES 2>/dev/null | grep -q 'default/kubernetes:https'
+  grep -q 'default/kubernetes:https' <<<"$(node_exec iptables -w 5 -t nat -S KUBE-SERVICES 2>/dev/null)"
 }
 
 # --- setup --------------------------------------------------------------------------------------
@@ -478,7 +478,7 @@ kill_node_shims() {
     pid=${f#/proc/}
     pid=${pid%/cmdline}
     # The command line's NULs become newlines.
-    if { tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF -- "$CONTAINERD_SOCK"; then pids+=("$pid"); fi
+    if grep -qxF -- "$CONTAINERD_SOCK" <<<"$({ tr '\0' '\n' <"$f"; } 2>/dev/null)"; then pids+=("$pid"); fi
   done
   ((${#pids[@]})) || return 0
   as_root kill -KILL "${pids[@]}" 2>/dev/null || true
