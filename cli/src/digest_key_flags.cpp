@@ -1,27 +1,18 @@
 #include "restarter/cli/digest_key_flags.hpp"
 
-#include <cxxopts.hpp>
-
-#include "restarter/kube/digest_key.hpp"
+#include "restarter/cli/flag_table.hpp"
 
 namespace restarter::cli {
 
-void addDigestKeyFlags(cxxopts::Options& options, const std::string& role) {
-  options.add_options()("digest-key-secret",
-                        "Secret holding the key of content digests (HMAC-SHA256, so no digest restarter "
-                        "writes helps guess a Secret's content); " +
-                            role,
-                        cxxopts::value<std::string>()->default_value(DigestKeySecret{}.name), "NAME")(
-      "digest-key-namespace", "namespace of --digest-key-secret",
-      cxxopts::value<std::string>()->default_value(DigestKeySecret{}.namespace_), "NS");
-}
-
-std::optional<std::string> readDigestKeyFlags(const cxxopts::ParseResult& flags, DigestKeySecret& out) {
-  out.name = flags["digest-key-secret"].as<std::string>();
-  out.namespace_ = flags["digest-key-namespace"].as<std::string>();
-  if (out.name.empty()) return std::string("--digest-key-secret: empty");
-  if (out.namespace_.empty()) return std::string("--digest-key-namespace: empty");
-  return std::nullopt;
+void addDigestKeyFlags(FlagTable& table, DigestKeySecret& out, const std::string& role) {
+  table
+      .text({"digest-key-secret",
+             "Secret holding the key of content digests (HMAC-SHA256, so no digest restarter writes helps "
+             "guess a Secret's content); " +
+                 role,
+             "NAME"},
+            out.name, true)
+      .text({"digest-key-namespace", "namespace of --digest-key-secret", "NS"}, out.namespace_, true);
 }
 
 }  // namespace restarter::cli

@@ -8,10 +8,10 @@
 
 #include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/explain_restart.hpp"
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/selection_flags.hpp"
-#include "restarter/controller/ondelete.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
 #include "restarter/kube/digest_key.hpp"
@@ -35,7 +35,49 @@ int exitFor(const core::Error& error) {
   }
 }
 
-cxxopts::Options makeOptions(const Io& io) {
+core::Result<OutputFormat> parseOutputFormat(const std::string& text) {
+  if (text == "text") return OutputFormat::Text;
+  if (text == "json") return OutputFormat::Json;
+  if (text == "yaml") return OutputFormat::Yaml;
+  return core::makeError(core::ErrorKind::InvalidInput, "must be text, json or yaml, not \"" + text + "\"");
+}
+
+std::string outputFormatName(const OutputFormat& format) {
+  switch (format) {
+    case OutputFormat::Json: return "json";
+    case OutputFormat::Yaml: return "yaml";
+    case OutputFormat::Text: break;
+  }
+  return "text";
+}
+
+// What explain-restart's flags set.
+struct ExplainRestartOptions {
+  OutputFormat format = OutputFormat::Text;
+  bool watch = false;
+  bool noColor = false;
+  inspect::JudgementOptions judgement;
+  kube::LoadOptions connection;
+};
+
+FlagTable flagTable(ExplainRestartOptions& out) {
+  FlagTable table;
+  table
+      .parsed<OutputFormat>({"o,output", "output format: text, json or yaml", "FORMAT"}, out.format,
+                            parseOutputFormat, outputFormatName)
+      .toggle({"watch",
+               "after the explanation, print one line per new revision with its cause, until interrupted", ""},
+              out.watch)
+      .toggle(
+          {"no-color",
+           "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)", ""},
+          out.noColor);
+  addJudgementFlags(table, out.judgement);
+  addKubeFlags(table, out.connection);
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(
       io.programName + " " + kName,
       "Explain why a workload restarted, and whether it will: each revision with what changed\n"
@@ -46,14 +88,8 @@ cxxopts::Options makeOptions(const Io& io) {
       "not found, 4 access denied, 5 no revisions yet.\n");
   options.custom_help("KIND/NAME [flags]");
   options.positional_help("");
-  options.add_options()("o,output", "output format: text, json or yaml",
-                        cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
-      "watch", "after the explanation, print one line per new revision with its cause, until interrupted")(
-      "no-color",
-      "never colour the text output (colour is used only on a terminal; NO_COLOR also disables it)")(
-      "h,help", "show this help")("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
-  addJudgementFlags(options);
-  addKubeFlags(options);
+  table.declare(options);
+  options.add_options()("target", "KIND/NAME", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"target"});
   return options;
 }
@@ -95,50 +131,39 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
 
 }  // namespace
 
-void addJudgementFlags(cxxopts::Options& options) {
-  options.add_options()("content-aware",
-                        "read the content of these referenced kinds, as serve-controller --content-aware "
-                        "does, to tell a metadata-only change (no restart) from a real one: configmaps, "
-                        "all (also Secrets) or off",
-                        cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
-      "ondelete-ready-timeout",
-      "judge an OnDelete roll paused when a replacement pod is not Ready this "
-      "long (give serve-controller's --ondelete-ready-timeout)",
-      cxxopts::value<std::string>()->default_value(
-          core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-      "DURATION")("roll-on-opt-in",
-                  "judge as serve-controller --roll-on-opt-in does: a workload restarter has no record of "
-                  "is rolled rather than given a baseline",
-                  cxxopts::value<bool>()->default_value("false"));
-  addSelectionFlags(options);
-  addDigestKeyFlags(options,
-                    "only read, to compare contents as serve-controller does (without access to it, "
-                    "contents are compared unkeyed)");
-}
-
-core::Result<inspect::JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags) {
-  inspect::JudgementOptions out;
-  auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
-  if (!contentAware) {
-    return core::makeError(core::ErrorKind::InvalidInput, "--content-aware: " + contentAware.error().message);
-  }
-  out.contentAware = *contentAware;
-  if (auto error = readDurationFlag(flags, "ondelete-ready-timeout", kPositiveDuration, out.readyTimeout))
-    return core::makeError(core::ErrorKind::InvalidInput, *error);
-  out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
-  if (auto error = readSelectionFlags(flags, out.selection))
-    return core::makeError(core::ErrorKind::InvalidInput, *error);
-  if (auto error = readDigestKeyFlags(flags, out.digestKey))
-    return core::makeError(core::ErrorKind::InvalidInput, *error);
-  return out;
+void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
+  table
+      .parsed<core::ContentAwareness>(
+          {"content-aware",
+           "read the content of these referenced kinds, as serve-controller "
+           "--content-aware does, to tell a metadata-only change (no restart) from a "
+           "real one: configmaps, all (also Secrets) or off",
+           "configmaps|all|off"},
+          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
+      .duration({"ondelete-ready-timeout",
+                 "judge an OnDelete roll paused when a replacement pod is not Ready this long (give "
+                 "serve-controller's --ondelete-ready-timeout)",
+                 "DURATION"},
+                kPositiveDuration, out.readyTimeout)
+      .toggle({"roll-on-opt-in",
+               "judge as serve-controller --roll-on-opt-in does: a workload restarter has no record of is "
+               "rolled rather than given a baseline",
+               ""},
+              out.rollOnOptIn);
+  addSelectionFlags(table, out.selection);
+  addDigestKeyFlags(table, out.digestKey,
+                    "only read, to compare contents as serve-controller does (without access to it, contents "
+                    "are compared unkeyed)");
 }
 
 Subcommand explainRestartCommand() {
   return Subcommand{
       kName, "explain why a workload restarted, and whether it will",
       [](const std::vector<std::string>& args, Io& io) {
-        cxxopts::Options options = makeOptions(io);
-        ParsedFlags parsed = parseFlags(options, args, io, kName, true);
+        ExplainRestartOptions options;
+        FlagTable table = flagTable(options);
+        cxxopts::Options declared = makeOptions(io, table);
+        ParsedFlags parsed = parseFlags(declared, table, args, io, kName, true);
         if (parsed.exitNow) return *parsed.exitNow;
         const cxxopts::ParseResult& flags = *parsed.result;
 
@@ -156,32 +181,20 @@ Subcommand explainRestartCommand() {
         auto kind = core::parseWorkloadKind(target[0].substr(0, slash));
         if (!kind) return reportUsageError(io, kName, kind.error().message);
         const std::string name = target[0].substr(slash + 1);
-        const std::string output = flags["output"].as<std::string>();
-        OutputFormat format;
-        if (output == "text") {
-          format = OutputFormat::Text;
-        } else if (output == "json") {
-          format = OutputFormat::Json;
-        } else if (output == "yaml") {
-          format = OutputFormat::Yaml;
-        } else {
-          return reportUsageError(io, kName, "--output must be text, json or yaml, not \"" + output + "\"");
-        }
-        const bool color = flags.count("no-color") == 0 && std::getenv("NO_COLOR") == nullptr &&
-                           &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
-
-        auto judgement = judgementOptions(flags);
-        if (!judgement) return reportUsageError(io, kName, judgement.error().message);
+        const OutputFormat format = options.format;
+        const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr && &io.out == &std::cout &&
+                           isatty(STDOUT_FILENO) == 1;
+        const inspect::JudgementOptions& judgement = options.judgement;
         const std::string prefix = io.programName + " " + kName + ": ";
-        auto client = kube::Client::connect(kubeLoadOptions(flags));
+        auto client = kube::Client::connect(options.connection);
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
           return kExitFailure;
         }
         const std::string namespace_ = (*client)->defaultNamespace();
-        const auto digestKey = inspect::readJudgementDigestKey(**client, *judgement, io.err);
-        auto input = inspect::readExplainInput(**client, *kind, namespace_, name, judgement->contentAware,
-                                               judgement->selection, judgement->rollOnOptIn,
+        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
+        auto input = inspect::readExplainInput(**client, *kind, namespace_, name, judgement.contentAware,
+                                               judgement.selection, judgement.rollOnOptIn,
                                                digestKey ? &*digestKey : nullptr);
         if (!input) {
           const core::Error& error = input.error();
@@ -195,7 +208,7 @@ Subcommand explainRestartCommand() {
           }
           return exitFor(error);
         }
-        input->readyTimeout = judgement->readyTimeout;
+        input->readyTimeout = judgement.readyTimeout;
         const ordered_json document = inspect::explanationDocument(*input);
         switch (format) {
           case OutputFormat::Text: io.out << inspect::renderText(document, color); break;
@@ -203,15 +216,18 @@ Subcommand explainRestartCommand() {
           case OutputFormat::Yaml: io.out << core::toYaml(document); break;
         }
         io.out.flush();
-        if (input->revisions.empty() && !flags.count("watch")) {
+        if (input->revisions.empty() && !options.watch) {
           io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
                  << " has no revisions yet\n";
           return kExitNoRevisions;
         }
-        if (flags.count("watch") > 0) return watchRevisions(**client, *input, namespace_, format, io);
+        if (options.watch) return watchRevisions(**client, *input, namespace_, format, io);
         return kExitOk;
       },
-      [](const Io& io) { return describeFlags(makeOptions(io)); }};
+      [](const Io& io) {
+        ExplainRestartOptions defaults;
+        return describeFlags(makeOptions(io, flagTable(defaults)));
+      }};
 }
 
 }  // namespace restarter::cli

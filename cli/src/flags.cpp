@@ -70,33 +70,12 @@ std::string joinProblems(const std::vector<std::string>& problems) {
   return text;
 }
 
-std::optional<std::string> parseLogFlags(const cxxopts::ParseResult& flags, obs::LogFormat& format,
-                                         obs::LogLevel& level) {
-  auto parsedFormat = obs::parseLogFormat(flags["log-format"].as<std::string>());
-  if (!parsedFormat) return "--log-format: " + parsedFormat.error().message;
-  auto parsedLevel = obs::parseLogLevel(flags["log-level"].as<std::string>());
-  if (!parsedLevel) return "--log-level: " + parsedLevel.error().message;
-  format = *parsedFormat;
-  level = *parsedLevel;
-  return std::nullopt;
-}
-
-std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
-                                            const core::DurationBounds& bounds,
-                                            std::chrono::milliseconds& target) {
-  auto duration = core::parseDurationWithin(flags[flag].as<std::string>(), bounds);
-  if (!duration) return "--" + flag + ": " + duration.error().message;
-  target = *duration;
-  return std::nullopt;
-}
-
-std::optional<std::string> readDurationFlag(const cxxopts::ParseResult& flags, const std::string& flag,
-                                            core::DurationBounds bounds, std::chrono::seconds& target) {
-  bounds.wholeSeconds = true;
-  std::chrono::milliseconds value{};
-  if (auto error = readDurationFlag(flags, flag, bounds, value)) return error;
-  target = std::chrono::duration_cast<std::chrono::seconds>(value);
-  return std::nullopt;
+void addLogFlags(FlagTable& table, obs::LogFormat& format, obs::LogLevel& level) {
+  table
+      .parsed<obs::LogFormat>({"log-format", "text or json", "FORMAT"}, format, obs::parseLogFormat,
+                              obs::logFormatName)
+      .parsed<obs::LogLevel>({"log-level", "debug, info, warn or error", "LEVEL"}, level, obs::parseLogLevel,
+                             obs::logLevelName);
 }
 
 std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
@@ -107,7 +86,8 @@ std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
       for (const std::string& candidate : option.l) {
         if (name.empty() || candidate.size() > name.size()) name = candidate;
       }
-      flags.push_back(FlagInfo{name, option.s, option.desc, !option.is_boolean});
+      flags.push_back(FlagInfo{name, option.s, option.desc, !option.is_boolean, option.arg_help,
+                               option.has_default ? option.default_value : ""});
     }
   }
   return flags;
@@ -115,25 +95,8 @@ std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
 
 std::string deprecatedHelp(const std::string& name) { return "deprecated: use --" + name; }
 
-void addDeprecatedAlias(cxxopts::Options& options, const std::string& oldName, const std::string& name,
-                        const std::string& argHelp) {
-  options.add_options("Deprecated")(oldName, deprecatedHelp(name), cxxopts::value<std::string>(), argHelp);
-}
-
-std::optional<std::string> readRenamedFlag(const cxxopts::ParseResult& flags, Io& io, const std::string& name,
-                                           const std::string& oldName, std::string& value) {
-  if (flags.count(oldName) == 0) {
-    value = flags[name].as<std::string>();
-    return std::nullopt;
-  }
-  if (flags.count(name) > 0) return "give --" + name + " only (--" + oldName + " is its deprecated spelling)";
-  io.err << "Flag --" << oldName << " has been deprecated, use --" << name << " instead\n";
-  value = flags[oldName].as<std::string>();
-  return std::nullopt;
-}
-
-ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>& args, Io& io,
-                       const std::string& subcommand, bool allowPositional) {
+ParsedFlags parseFlags(cxxopts::Options& options, FlagTable& table, const std::vector<std::string>& args,
+                       Io& io, const std::string& subcommand, bool allowPositional) {
   ParsedFlags parsed;
   std::vector<const char*> argv;
   const std::string name = io.programName + " " + subcommand;
@@ -154,6 +117,10 @@ ParsedFlags parseFlags(cxxopts::Options& options, const std::vector<std::string>
   if (!allowPositional && !parsed.result->unmatched().empty()) {
     parsed.exitNow =
         reportUsageError(io, subcommand, "unexpected argument \"" + parsed.result->unmatched().front() + "\"");
+    return parsed;
+  }
+  if (core::Status read = table.read(*parsed.result, io.err); !read) {
+    parsed.exitNow = reportUsageError(io, subcommand, read.error().message);
   }
   return parsed;
 }

@@ -8,6 +8,7 @@
 
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/cli/files.hpp"
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
@@ -21,79 +22,77 @@ namespace {
 
 constexpr const char* kName = "gen-certs";
 
-cxxopts::Options makeOptions(const Io& io) {
+// gen-certs' flags, bound to `out` (whose values are the defaults), with the rules that need
+// several of them.
+FlagTable flagTable(GenCertsOptions& out) {
+  FlagTable table;
+  table
+      .parsed<std::filesystem::path>(
+          {"out-dir", "directory to write the files to (created if missing)", "DIR"}, out.outDir,
+          [](const std::string& text) -> core::Result<std::filesystem::path> {
+            if (text.empty()) return core::makeError(core::ErrorKind::InvalidInput, "empty");
+            return std::filesystem::path(text);
+          },
+          [](const std::filesystem::path& path) { return path.string(); })
+      .text({"service", "webhook Service name, for the default DNS names", "NAME"}, out.service)
+      .text({"cluster-domain", "cluster DNS domain, for the default DNS names", "DOMAIN"}, out.clusterDomain)
+      .list({"dns",
+             "DNS name for the certificate (repeatable); replaces the defaults <svc>, <svc>.<ns>, "
+             "<svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
+             "NAME"},
+            out.dnsNames)
+      .list(
+          {"ip", "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook registered by URL",
+           "ADDR"},
+          out.ipAddresses)
+      .duration({"validity", "serving certificate lifetime (s, m, h, d units)", "DURATION"}, kPositiveDuration,
+                out.validity)
+      .duration({"ca-validity", "CA lifetime (s, m, h, d units)", "DURATION"}, kPositiveDuration,
+                out.caValidity)
+      .parsed<certs::KeyType>({"key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096", "TYPE"}, out.keyType,
+                              certs::parseKeyType, certs::keyTypeName)
+      .toggle({"force", "overwrite existing files", ""}, out.force)
+      .toggle({"print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout", ""},
+              out.printCaBundle)
+      .text({"secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
+             "NAME"},
+            out.secretName)
+      .text({"secret-namespace", "namespace of --secret (default: --service-namespace)", "NS"},
+            out.secretNamespace);
+  addServiceNamespaceFlag(table, out.serviceNamespace, "webhook Service namespace, for the default DNS names");
+  // Used only with --secret.
+  addConnectionFlags(table, out.kubeconfig, out.context);
+  table
+      .rule([&out](const FlagTable&) {
+        if (out.secretName.empty() &&
+            (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
+          return flagProblem("--secret-namespace, --kubeconfig and --context need --secret");
+        }
+        return core::okStatus();
+      })
+      .rule([&out](const FlagTable& flags) {
+        if (!out.secretName.empty() && flags.given("out-dir"))
+          return flagProblem("--out-dir and --secret exclude each other");
+        return core::okStatus();
+      })
+      .rule([&out](const FlagTable&) {
+        const std::vector<std::string> problems = core::checkIssueTimings(
+            out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
+        if (!problems.empty()) return flagProblem(joinProblems(problems));
+        return core::okStatus();
+      });
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(io.programName + " " + kName,
                            "Create a CA and a webhook serving certificate signed by it, and write "
                            "ca.crt, tls.crt and\ntls.key (mode 0600). The CA key is not kept: to "
                            "renew, run again with --force and publish\nthe new ca.crt as the "
                            "caBundle (install-mwc). Informational lines go to stderr.\n");
   options.custom_help("[flags]");
-  options.add_options()("out-dir", "directory to write the files to (created if missing)",
-                        cxxopts::value<std::string>()->default_value("."),
-                        "DIR")("service", "webhook Service name, for the default DNS names",
-                               cxxopts::value<std::string>()->default_value("restarter-webhook"),
-                               "NAME")("cluster-domain", "cluster DNS domain, for the default DNS names",
-                                       cxxopts::value<std::string>()->default_value("cluster.local"), "DOMAIN")(
-      "dns",
-      "DNS name for the certificate (repeatable); replaces the defaults "
-      "<svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
-      cxxopts::value<std::vector<std::string>>(),
-      "NAME")("ip",
-              "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook "
-              "registered by URL",
-              cxxopts::value<std::vector<std::string>>(),
-              "ADDR")("validity", "serving certificate lifetime (s, m, h, d units)",
-                      cxxopts::value<std::string>()->default_value("8760h"), "DURATION")(
-      "ca-validity", "CA lifetime (s, m, h, d units)", cxxopts::value<std::string>()->default_value("87600h"),
-      "DURATION")("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
-                  cxxopts::value<std::string>()->default_value("ecdsa-p256"),
-                  "TYPE")("force", "overwrite existing files")(
-      "print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout")(
-      "secret", "store ca.crt, tls.crt and tls.key in this kubernetes.io/tls Secret instead of files",
-      cxxopts::value<std::string>()->default_value(""),
-      "NAME")("secret-namespace", "namespace of --secret (default: --service-namespace)",
-              cxxopts::value<std::string>()->default_value(""), "NS")("h,help", "show this help");
-  addServiceNamespaceFlag(options, "webhook Service namespace, for the default DNS names");
-  // Used only with --secret.
-  addConnectionFlags(options);
+  table.declare(options);
   return options;
-}
-
-// Flag values that need checking beyond their type; a usage error names the flag.
-std::optional<int> fillOptions(const cxxopts::ParseResult& flags, GenCertsOptions& out, Io& io) {
-  out.outDir = flags["out-dir"].as<std::string>();
-  out.service = flags["service"].as<std::string>();
-  if (auto error = readServiceNamespace(flags, io, out.serviceNamespace))
-    return reportUsageError(io, kName, *error);
-  out.clusterDomain = flags["cluster-domain"].as<std::string>();
-  if (flags.count("dns") > 0) out.dnsNames = flags["dns"].as<std::vector<std::string>>();
-  if (flags.count("ip") > 0) out.ipAddresses = flags["ip"].as<std::vector<std::string>>();
-  out.force = flags.count("force") > 0;
-  out.printCaBundle = flags.count("print-ca-bundle") > 0;
-  out.secretName = flags["secret"].as<std::string>();
-  out.secretNamespace = flags["secret-namespace"].as<std::string>();
-  const kube::LoadOptions connection = connectionLoadOptions(flags);
-  out.kubeconfig = connection.kubeconfigPath;
-  out.context = connection.context;
-  if (out.secretName.empty() &&
-      (!out.secretNamespace.empty() || !out.kubeconfig.empty() || !out.context.empty())) {
-    return reportUsageError(io, kName, "--secret-namespace, --kubeconfig and --context need --secret");
-  }
-  if (!out.secretName.empty() && flags.count("out-dir") > 0) {
-    return reportUsageError(io, kName, "--out-dir and --secret exclude each other");
-  }
-  for (const auto& [flag, target] :
-       {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity}}) {
-    if (auto error = readDurationFlag(flags, flag, kPositiveDuration, *target))
-      return reportUsageError(io, kName, *error);
-  }
-  const std::vector<std::string> problems = core::checkIssueTimings(
-      out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
-  if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
-  auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
-  if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
-  out.keyType = *keyType;
-  return std::nullopt;
 }
 
 }  // namespace
@@ -245,11 +244,10 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
 Subcommand genCertsCommand() {
   return Subcommand{kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
                     [](const std::vector<std::string>& args, Io& io) {
-                      cxxopts::Options options = makeOptions(io);
-                      ParsedFlags parsed = parseFlags(options, args, io, kName);
-                      if (parsed.exitNow) return *parsed.exitNow;
                       GenCertsOptions genOptions;
-                      if (auto exit = fillOptions(*parsed.result, genOptions, io)) return *exit;
+                      FlagTable table = flagTable(genOptions);
+                      cxxopts::Options options = makeOptions(io, table);
+                      if (auto exit = parseFlags(options, table, args, io, kName).exitNow) return *exit;
                       const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
                           std::chrono::system_clock::now());
                       if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
@@ -263,7 +261,10 @@ Subcommand genCertsCommand() {
                       }
                       return runGenCertsToSecret(genOptions, io, now, **client);
                     },
-                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
+                    [](const Io& io) {
+                      GenCertsOptions defaults;
+                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                    }};
 }
 
 }  // namespace restarter::cli

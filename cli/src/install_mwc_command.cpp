@@ -4,6 +4,7 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
@@ -21,7 +22,44 @@ namespace {
 
 constexpr const char* kName = "install-mwc";
 
-cxxopts::Options makeOptions(const Io& io) {
+// install-mwc's flags, bound to `out` (whose values are the defaults), with the rules that need
+// several of them.
+FlagTable flagTable(InstallMwcOptions& out) {
+  FlagTable table;
+  table.text({"name", "configuration name", "NAME"}, out.mwc.name)
+      .text({"service", "webhook Service name (in cluster)", "NAME"}, out.mwc.serviceName)
+      .text({"webhook-url", "out of cluster: https://HOST[:PORT]/mutate", "URL"}, out.mwc.url)
+      .text({"ca-bundle-file",
+             "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)", "FILE"},
+            out.caBundleFile)
+      .text({"ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt", "NS/NAME"},
+            out.caBundleSecret);
+  addServiceNamespaceFlag(table, out.mwc.serviceNamespace, "webhook Service namespace");
+  addMwcShapeFlags(table, out.mwc, "");
+  addReloaderAnnotationsFlag(table, out.mwc.reloaderAnnotations);
+  table.toggle({"dry-run", "print the configuration as YAML instead of applying it", ""}, out.dryRun)
+      .toggle({"delete", "delete the configuration", ""}, out.remove);
+  addConnectionFlags(table, out.kubeconfig, out.context);
+  table
+      .rule([&out](const FlagTable&) {
+        if (out.dryRun && out.remove) return flagProblem("--dry-run and --delete exclude each other");
+        if (!out.caBundleFile.empty() && !out.caBundleSecret.empty())
+          return flagProblem("give --ca-bundle-file or --ca-bundle-secret, not both");
+        if (!out.caBundleSecret.empty() && out.caBundleSecret.find('/') == std::string::npos)
+          return flagProblem("--ca-bundle-secret must be NAMESPACE/NAME");
+        return core::okStatus();
+      })
+      .rule([&out](const FlagTable&) {
+        if (out.remove) return core::okStatus();
+        // The shape, checked now (a usage error); the bundle, read later, does not change it.
+        if (auto built = webhook::buildMutatingWebhookConfiguration(out.mwc); !built)
+          return flagProblem(built.error().message);
+        return core::okStatus();
+      });
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(
       io.programName + " " + kName,
       "Create or update the MutatingWebhookConfiguration that sends labeled StatefulSets,\n"
@@ -30,22 +68,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "on restarter.stackable.tech/enabled=true. Applied by server-side apply. Without a CA bundle\n"
       "flag, serve-webhook's managed certificates publish it.\n");
   options.custom_help("[flags]");
-  options.add_options()("name", "configuration name",
-                        cxxopts::value<std::string>()->default_value(webhook::kDefaultConfigurationName),
-                        "NAME")("service", "webhook Service name (in cluster)",
-                                cxxopts::value<std::string>()->default_value(""),
-                                "NAME")("webhook-url", "out of cluster: https://HOST[:PORT]/mutate",
-                                        cxxopts::value<std::string>()->default_value(""), "URL")(
-      "ca-bundle-file", "PEM file with the CA(s) that signed the serving certificate (gen-certs' ca.crt)",
-      cxxopts::value<std::string>()->default_value(""),
-      "FILE")("ca-bundle-secret", "NAMESPACE/NAME of a Secret holding ca-bundle.crt or ca.crt",
-              cxxopts::value<std::string>()->default_value(""), "NS/NAME");
-  addServiceNamespaceFlag(options, "webhook Service namespace");
-  addMwcShapeFlags(options, "");
-  addSelectionFlags(options, false);
-  options.add_options()("dry-run", "print the configuration as YAML instead of applying it")(
-      "delete", "delete the configuration")("h,help", "show this help");
-  addConnectionFlags(options);
+  table.declare(options);
   return options;
 }
 
@@ -59,45 +82,9 @@ core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& 
 }  // namespace
 
 std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io& io, InstallMwcOptions& out) {
-  cxxopts::Options options = makeOptions(io);
-  ParsedFlags parsed = parseFlags(options, args, io, kName);
-  if (parsed.exitNow) return *parsed.exitNow;
-  const cxxopts::ParseResult& flags = *parsed.result;
-  try {
-    out.mwc.name = flags["name"].as<std::string>();
-    out.mwc.serviceName = flags["service"].as<std::string>();
-    if (auto error = readServiceNamespace(flags, io, out.mwc.serviceNamespace))
-      return reportUsageError(io, kName, *error);
-    out.mwc.url = flags["webhook-url"].as<std::string>();
-    if (auto error = readMwcShapeFlags(flags, out.mwc)) return reportUsageError(io, kName, *error);
-    core::SelectionOptions selection;
-    if (auto error = readSelectionFlags(flags, selection)) return reportUsageError(io, kName, *error);
-    out.mwc.reloaderAnnotations = selection.reloaderAnnotations;
-    out.caBundleFile = flags["ca-bundle-file"].as<std::string>();
-    out.caBundleSecret = flags["ca-bundle-secret"].as<std::string>();
-    out.dryRun = flags.count("dry-run") > 0;
-    out.remove = flags.count("delete") > 0;
-    const kube::LoadOptions connection = connectionLoadOptions(flags);
-    out.kubeconfig = connection.kubeconfigPath;
-    out.context = connection.context;
-  } catch (const cxxopts::exceptions::exception& e) {
-    return reportUsageError(io, kName, e.what());
-  }
-  if (out.dryRun && out.remove) return reportUsageError(io, kName, "--dry-run and --delete exclude each other");
-  if (!out.caBundleFile.empty() && !out.caBundleSecret.empty()) {
-    return reportUsageError(io, kName, "give --ca-bundle-file or --ca-bundle-secret, not both");
-  }
-  if (!out.caBundleSecret.empty() && out.caBundleSecret.find('/') == std::string::npos) {
-    return reportUsageError(io, kName, "--ca-bundle-secret must be NAMESPACE/NAME");
-  }
-  if (!out.remove) {
-    // Check the shape now (usage error), with a placeholder bundle when one will be read later.
-    webhook::MwcOptions check = out.mwc;
-    if (auto built = webhook::buildMutatingWebhookConfiguration(check); !built) {
-      return reportUsageError(io, kName, built.error().message);
-    }
-  }
-  return std::nullopt;
+  FlagTable table = flagTable(out);
+  cxxopts::Options options = makeOptions(io, table);
+  return parseFlags(options, table, args, io, kName).exitNow;
 }
 
 int runInstallMwc(InstallMwcOptions options, Io& io) {
@@ -168,7 +155,10 @@ Subcommand installMwcCommand() {
                       if (auto exit = parseInstallMwcFlags(args, io, options)) return *exit;
                       return runInstallMwc(std::move(options), io);
                     },
-                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
+                    [](const Io& io) {
+                      InstallMwcOptions defaults;
+                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                    }};
 }
 
 }  // namespace restarter::cli

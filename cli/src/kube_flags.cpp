@@ -1,34 +1,23 @@
 #include "restarter/cli/kube_flags.hpp"
 
-#include <cxxopts.hpp>
+#include "restarter/cli/flag_table.hpp"
 
 namespace restarter::cli {
 
-void addConnectionFlags(cxxopts::Options& options) {
-  options.add_options("Connection")(
-      "kubeconfig", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
-      cxxopts::value<std::string>(),
-      "FILE")("context", "kubeconfig context to use (default: its current-context)",
-              cxxopts::value<std::string>(), "NAME");
+void addConnectionFlags(FlagTable& table, std::string& kubeconfig, std::string& context) {
+  table.group("Connection")
+      .text({"kubeconfig", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
+             "FILE"},
+            kubeconfig)
+      .text({"context", "kubeconfig context to use (default: its current-context)", "NAME"}, context)
+      .group("");
 }
 
-void addKubeFlags(cxxopts::Options& options) {
-  addConnectionFlags(options);
-  options.add_options("Connection")("n,namespace", "namespace (default: the context's, else \"default\")",
-                                    cxxopts::value<std::string>(), "NS");
-}
-
-kube::LoadOptions connectionLoadOptions(const cxxopts::ParseResult& flags) {
-  kube::LoadOptions options;
-  if (flags.count("kubeconfig") > 0) options.kubeconfigPath = flags["kubeconfig"].as<std::string>();
-  if (flags.count("context") > 0) options.context = flags["context"].as<std::string>();
-  return options;
-}
-
-kube::LoadOptions kubeLoadOptions(const cxxopts::ParseResult& flags) {
-  kube::LoadOptions options = connectionLoadOptions(flags);
-  if (flags.count("namespace") > 0) options.namespace_ = flags["namespace"].as<std::string>();
-  return options;
+void addKubeFlags(FlagTable& table, kube::LoadOptions& load) {
+  addConnectionFlags(table, load.kubeconfigPath, load.context);
+  table.group("Connection")
+      .text({"n,namespace", "namespace (default: the context's, else \"default\")", "NS"}, load.namespace_)
+      .group("");
 }
 
 }  // namespace restarter::cli

@@ -7,10 +7,10 @@
 #include <random>
 #include <sstream>
 #include <stop_token>
-#include <tuple>
 
 #include <cxxopts.hpp>
 
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/selection_flags.hpp"
@@ -31,7 +31,81 @@ namespace {
 
 constexpr const char* kName = "serve-controller";
 
-cxxopts::Options makeOptions(const Io& io) {
+// serve-controller's flags, bound to `out` (whose values are the defaults).
+FlagTable flagTable(ServeControllerOptions& out) {
+  FlagTable table;
+  table
+      .list({"n,namespace",
+             "namespace to watch; repeat or separate with commas for several (default: all namespaces)", "NS"},
+            out.namespaces)
+      .duration({"debounce",
+                 "wait this long after the first change of a workload before acting, so a burst of changes "
+                 "becomes one rollout (e.g. 0, 250ms, 1s)",
+                 "DURATION"},
+                kDebounceBounds, out.debounce)
+      .duration({"min-rollout-interval",
+                 "the upper bound of a rollout hold: a change that follows a rollout by restarter is "
+                 "held while that rollout is in progress (the workload's status; at least 10s after it), "
+                 "merged with every later change and applied as one rollout when it has finished, or "
+                 "when this long has passed since it (Event reason RolloutHeld); measured from the "
+                 "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
+                 "DURATION"},
+                kMinRolloutIntervalBounds, out.minRolloutInterval)
+      .duration({"ondelete-ready-timeout",
+                 "OnDelete StatefulSets and DaemonSets are rolled pod by pod by restarter; a replacement pod "
+                 "not Ready this long after it became not Ready pauses its workload's roll (Warning Event "
+                 "RollPaused) until it is Ready or the template changes again",
+                 "DURATION"},
+                kPositiveDuration, out.onDeleteReadyTimeout)
+      .toggle({"dry-run",
+               "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; write nothing "
+               "to workloads or pods",
+               ""},
+              out.dryRun)
+      .parsed<core::ContentAwareness>(
+          {"content-aware",
+           "whose content is read so that a change of metadata alone (a label, an annotation, kubectl "
+           "apply's last-applied) restarts nothing: configmaps, all (also Secrets: their data then "
+           "reaches the controller, hashed and dropped as it arrives) or off (metadata only; every new "
+           "resourceVersion restarts, as commons-operator)",
+           "configmaps|all|off"},
+          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
+      .toggle({"roll-on-opt-in",
+               "roll a running workload when it is opted in (labeled), by writing its template annotations "
+               "at once, as before; by default its pods' versions are recorded in its metadata "
+               "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
+               ""},
+              out.rollOnOptIn)
+      .toggle({"leader-elect",
+               "run only while holding the Lease: --leader-elect or --leader-elect=false (default: true in "
+               "a cluster, false otherwise)",
+               ""},
+              out.leaderElect)
+      .text({"leader-election-namespace",
+             "namespace of the Lease (default: the only --namespace, else the kubeconfig's or service "
+             "account's namespace)",
+             "NS"},
+            out.leaderElectionNamespace)
+      .text({"leader-election-id", "name of the Lease", "NAME"}, out.leaderElectionId, true)
+      .parsed<std::optional<obs::BindAddress>>(
+          {"metrics-bind-address", "address of /metrics (\"0\" disables)", "ADDR"}, out.metricsBind,
+          obs::parseBindAddress, obs::formatBindAddress)
+      .parsed<std::optional<obs::BindAddress>>(
+          {"health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)", "ADDR"},
+          out.healthBind, obs::parseBindAddress, obs::formatBindAddress)
+      .deprecatedAlias("health-bind-address", "health-probe-bind-address")
+      .positive({"max-writes-per-second", "global limit on workload writes and evictions per second", "N"},
+                out.maxWritesPerSecond)
+      .integer({"write-burst", "writes allowed at once before --max-writes-per-second applies", "N"},
+               out.writeBurst, {.min = 1});
+  addLogFlags(table, out.logFormat, out.logLevel);
+  addSelectionFlags(table, out.selection);
+  addDigestKeyFlags(table, out.digestKey, "created with 32 random bytes when missing");
+  addConnectionFlags(table, out.kubeconfig, out.context);
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(
       io.programName + " " + kName,
       "Keep the pod templates of StatefulSets, Deployments and DaemonSets labeled\n"
@@ -40,68 +114,7 @@ cxxopts::Options makeOptions(const Io& io) {
       "restarter.stackable.tech/expires-at.* time. Logs go to stderr. SIGTERM: finish in-flight\n"
       "writes, release the Lease, exit 0.\n");
   options.custom_help("[flags]");
-  options.add_options()("n,namespace",
-                        "namespace to watch; repeat or separate with commas for several "
-                        "(default: all namespaces)",
-                        cxxopts::value<std::vector<std::string>>(),
-                        "NS")("debounce",
-                              "wait this long after the first change of a workload before acting, so a "
-                              "burst of changes becomes one rollout (e.g. 0, 250ms, 1s)",
-                              cxxopts::value<std::string>()->default_value("1s"), "DURATION")(
-      "min-rollout-interval",
-      "the upper bound of a rollout hold: a change that follows a rollout by restarter is "
-      "held while that rollout is in progress (the workload's status; at least 10s after it), "
-      "merged with every later change and applied as one rollout when it has finished, or "
-      "when this long has passed since it (Event reason RolloutHeld); measured from the "
-      "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
-      cxxopts::value<std::string>()->default_value(
-          core::formatDuration(controller::kDefaultMinRolloutInterval)),
-      "DURATION")("ondelete-ready-timeout",
-                  "OnDelete StatefulSets and DaemonSets are rolled pod by pod by "
-                  "restarter; a replacement pod not Ready this long after it became "
-                  "not Ready pauses its workload's roll (Warning Event RollPaused) "
-                  "until it is Ready or the template changes again",
-                  cxxopts::value<std::string>()->default_value(
-                      core::formatDuration(controller::kDefaultOnDeleteReadyTimeout)),
-                  "DURATION")("dry-run",
-                              "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; "
-                              "write nothing to workloads or pods")(
-      "content-aware",
-      "whose content is read so that a change of metadata alone (a label, an "
-      "annotation, kubectl apply's last-applied) restarts nothing: configmaps, all "
-      "(also Secrets: their data then reaches the controller, hashed and dropped "
-      "as it arrives) or off (metadata only; every new resourceVersion restarts, "
-      "as commons-operator)",
-      cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
-      "roll-on-opt-in",
-      "roll a running workload when it is opted in (labeled), by writing its template annotations at "
-      "once, as before; by default its pods' versions are recorded in its metadata "
-      "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
-      cxxopts::value<bool>()->default_value("false"))(
-      "leader-elect",
-      "run only while holding the Lease: --leader-elect or --leader-elect=false "
-      "(default: true in a cluster, false otherwise)",
-      cxxopts::value<bool>())("leader-election-namespace",
-                              "namespace of the Lease (default: the only --namespace, else "
-                              "the kubeconfig's or service account's namespace)",
-                              cxxopts::value<std::string>(),
-                              "NS")("leader-election-id", "name of the Lease",
-                                    cxxopts::value<std::string>()->default_value("restarter-controller"),
-                                    "NAME")("metrics-bind-address", "address of /metrics (\"0\" disables)",
-                                            cxxopts::value<std::string>()->default_value(":8080"), "ADDR")(
-      "health-probe-bind-address", "address of /healthz and /readyz (\"0\" disables)",
-      cxxopts::value<std::string>()->default_value(":8081"),
-      "ADDR")("max-writes-per-second", "global limit on workload writes and evictions per second",
-              cxxopts::value<double>()->default_value("10"),
-              "N")("write-burst", "writes allowed at once before --max-writes-per-second applies",
-                   cxxopts::value<int>()->default_value("50"), "N")(
-      "log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
-      "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
-      "h,help", "show this help");
-  addSelectionFlags(options);
-  addDigestKeyFlags(options, "created with 32 random bytes when missing");
-  addConnectionFlags(options);
-  addDeprecatedAlias(options, "health-bind-address", "health-probe-bind-address", "ADDR");
+  table.declare(options);
   return options;
 }
 
@@ -122,67 +135,9 @@ std::string replicaIdentity() {
 
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out) {
-  cxxopts::Options options = makeOptions(io);
-  ParsedFlags parsed = parseFlags(options, args, io, kName);
-  if (parsed.exitNow) return parsed.exitNow;
-  const cxxopts::ParseResult& flags = *parsed.result;
-  const kube::LoadOptions connection = connectionLoadOptions(flags);
-  out.kubeconfig = connection.kubeconfigPath;
-  out.context = connection.context;
-  if (flags.count("namespace") > 0) {
-    for (const std::string& value : flags["namespace"].as<std::vector<std::string>>()) {
-      std::stringstream parts(value);
-      std::string ns;
-      bool any = false;
-      while (std::getline(parts, ns, ',')) {
-        if (ns.empty()) continue;
-        any = true;
-        if (std::find(out.namespaces.begin(), out.namespaces.end(), ns) == out.namespaces.end())
-          out.namespaces.push_back(ns);
-      }
-      if (!any) return reportUsageError(io, kName, "--namespace: empty namespace name");
-    }
-  }
-  for (const auto& [flag, bounds, target] :
-       {std::tuple{"debounce", kDebounceBounds, &out.debounce},
-        std::tuple{"min-rollout-interval", kMinRolloutIntervalBounds, &out.minRolloutInterval}}) {
-    if (auto error = readDurationFlag(flags, flag, bounds, *target)) return reportUsageError(io, kName, *error);
-  }
-  if (auto error =
-          readDurationFlag(flags, "ondelete-ready-timeout", kPositiveDuration, out.onDeleteReadyTimeout))
-    return reportUsageError(io, kName, *error);
-  out.dryRun = flags.count("dry-run") > 0;
-  auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
-  if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
-  out.contentAware = *contentAware;
-  if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
-  if (auto error = readDigestKeyFlags(flags, out.digestKey)) return reportUsageError(io, kName, *error);
-  out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
-  if (flags.count("leader-elect") > 0) out.leaderElect = flags["leader-elect"].as<bool>();
-  if (flags.count("leader-election-namespace") > 0)
-    out.leaderElectionNamespace = flags["leader-election-namespace"].as<std::string>();
-  out.leaderElectionId = flags["leader-election-id"].as<std::string>();
-  if (out.leaderElectionId.empty()) return reportUsageError(io, kName, "--leader-election-id: empty");
-  std::string healthAddress;
-  if (auto error =
-          readRenamedFlag(flags, io, "health-probe-bind-address", "health-bind-address", healthAddress)) {
-    return reportUsageError(io, kName, *error);
-  }
-  for (const auto& [flag, text, target] :
-       {std::tuple{"metrics-bind-address", flags["metrics-bind-address"].as<std::string>(), &out.metricsBind},
-        std::tuple{"health-probe-bind-address", healthAddress, &out.healthBind}}) {
-    auto address = obs::parseBindAddress(text);
-    if (!address) return reportUsageError(io, kName, std::string("--") + flag + ": " + address.error().message);
-    *target = *address;
-  }
-  out.maxWritesPerSecond = flags["max-writes-per-second"].as<double>();
-  if (!(out.maxWritesPerSecond > 0))
-    return reportUsageError(io, kName, "--max-writes-per-second must be positive");
-  out.writeBurst = flags["write-burst"].as<int>();
-  if (out.writeBurst < 1) return reportUsageError(io, kName, "--write-burst must be at least 1");
-  if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel))
-    return reportUsageError(io, kName, *error);
-  return std::nullopt;
+  FlagTable table = flagTable(out);
+  cxxopts::Options options = makeOptions(io, table);
+  return parseFlags(options, table, args, io, kName).exitNow;
 }
 
 int runServeController(const ServeControllerOptions& options, Io& io) {
@@ -294,7 +249,10 @@ Subcommand serveControllerCommand() {
                       if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
                       return runServeController(options, io);
                     },
-                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
+                    [](const Io& io) {
+                      ServeControllerOptions defaults;
+                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                    }};
 }
 
 }  // namespace restarter::cli

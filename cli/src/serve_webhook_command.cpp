@@ -1,9 +1,12 @@
 #include "restarter/cli/serve_webhook.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <ostream>
 
 #include <cxxopts.hpp>
 
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
@@ -24,7 +27,160 @@ namespace {
 
 constexpr const char* kName = "serve-webhook";
 
-cxxopts::Options makeOptions(const Io& io) {
+// --lookup-burst: a whole number of lookups, at least 1, kept as the token bucket's double.
+core::Result<double> parseBurst(const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 1 || value > INT32_MAX) {
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           "must be a whole number, at least 1, got \"" + text + "\"");
+  }
+  return static_cast<double>(value);
+}
+
+// serve-webhook's flags, bound to `out` (whose values are the defaults), with the rules that need
+// several of them.
+FlagTable flagTable(ServeWebhookOptions& out) {
+  FlagTable table;
+  table.text({"bind-address", "address to serve HTTPS on", "HOST"}, out.address.host)
+      .integer({"port", "port to serve HTTPS on (0: any free port, logged)", "PORT"}, out.address.port,
+               {.min = 0, .max = 65535})
+      .parsed<std::optional<obs::BindAddress>>(
+          {"metrics-bind-address", "plain HTTP /metrics address, or 0 to disable", "ADDR"}, out.metricsAddress,
+          obs::parseBindAddress, obs::formatBindAddress)
+      .parsed<std::optional<obs::BindAddress>>(
+          {"health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable", "ADDR"},
+          out.healthAddress, obs::parseBindAddress, obs::formatBindAddress)
+      .text({"cert-dir",
+             "serve tls.crt and tls.key from this directory (reloaded when they change) instead of "
+             "managing certificates",
+             "DIR"},
+            out.certDir)
+      .text({"service", "webhook Service name (in cluster): the certificate's DNS names", "NAME"}, out.service)
+      .text({"cluster-domain", "cluster DNS domain for the Service's DNS names", "DOMAIN"}, out.clusterDomain)
+      .text({"webhook-url",
+             "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; its host is the "
+             "certificate's only name (an IP SAN for an address)",
+             "URL"},
+            out.webhookUrl)
+      .text({"secret-name", "Secret holding the managed certificates", "NAME"}, out.secretName)
+      .text({"secret-namespace", "namespace of that Secret (default: --service-namespace)", "NS"},
+            out.secretNamespace)
+      .text({"configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into", "NAME"},
+            out.configurationName)
+      .toggle({"manage-configuration",
+               "create the MutatingWebhookConfiguration --configuration-name and keep it (by Service, or by "
+               "--webhook-url; caBundle included), as install-mwc would build it; not with --cert-dir",
+               ""},
+              out.manageConfiguration);
+  addServiceNamespaceFlag(table, out.serviceNamespace,
+                          "webhook Service namespace; also the Secret's unless --secret-namespace");
+  addMwcShapeFlags(table, out.configuration, "with --manage-configuration: ");
+  table
+      .duration({"validity", "serving certificate lifetime; renewed at 2/3 of it", "DURATION"},
+                kPositiveDuration, out.validity)
+      .duration({"ca-validity", "CA lifetime; a next CA is staged at 2/3 of it", "DURATION"}, kPositiveDuration,
+                out.caValidity)
+      .duration({"ca-propagation", "how long a new CA is published before certificates signed by it are served",
+                 "DURATION"},
+                kPositiveDuration, out.caPropagation)
+      .parsed<certs::KeyType>({"key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096", "TYPE"}, out.keyType,
+                              certs::parseKeyType, certs::keyTypeName)
+      .duration({"cert-check-interval",
+                 "how often the certificates (Secret or files) are checked, by wall-clock time", "DURATION"},
+                kPositiveDuration, out.certCheckInterval)
+      .duration({"lookup-timeout",
+                 "deadline for reading the referenced ConfigMaps and Secrets; keep it below the "
+                 "configuration's timeoutSeconds",
+                 "DURATION"},
+                kPositiveDuration, out.lookupTimeout)
+      .parsed<core::ContentAwareness>(
+          {"content-aware",
+           "whose content the lookups read, to write at admission the content record serve-controller "
+           "--content-aware keeps (set both alike): configmaps, all (also Secrets: their data reaches the "
+           "webhook, hashed and dropped at once) or off (metadata only)",
+           "configmaps|all|off"},
+          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
+      .toggle({"roll-on-opt-in",
+               "roll a running workload when it is opted in (labeled), by writing its template annotations "
+               "at once, as before; by default its pods' versions are recorded in its metadata "
+               "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
+               ""},
+              out.rollOnOptIn)
+      .integer({"threads",
+                "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, 503 "
+                "beyond); as many more look up references (a fixed pool)",
+                "N"},
+               out.threads, {.min = 1, .max = 1024})
+      .integer({"max-lookups-per-review",
+                "the most ConfigMaps and Secrets one AdmissionReview may have looked up; a review naming "
+                "more is answered at once without a patch (the controller writes its annotations) and "
+                "counted in restarter_webhook_lookup_refusals_total",
+                "N"},
+               out.lookupLimits.maxPerReview, {.min = 1})
+      .positive({"max-lookups-per-second",
+                 "global limit on reference lookups (API GETs) per second, whoever sends the reviews; a "
+                 "review whose lookups do not fit is answered at once without a patch (the controller "
+                 "writes its annotations)",
+                 "N"},
+                out.lookupLimits.perSecond)
+      .parsed<double>({"lookup-burst",
+                       "lookups allowed at once before --max-lookups-per-second applies; a tenth is kept for "
+                       "reviews of few references, so a review of more than 90% of it is never looked up",
+                       "N"},
+                      out.lookupLimits.burst, parseBurst,
+                      [](const double& burst) { return std::to_string(static_cast<std::int64_t>(burst)); })
+      .text({"client-ca-file",
+             "require every caller to present a TLS client certificate signed by a CA in this PEM file (the "
+             "apiserver's certificate for webhooks, given in its admission configuration); connections "
+             "without one are refused at the handshake. Read at start. Empty: any caller",
+             "FILE"},
+            out.clientCaFile)
+      .list({"client-allowed-names",
+             "with --client-ca-file: accept only client certificates whose common name or a DNS "
+             "subjectAltName is one of these (comma-separated, repeatable); empty: any the CA signed",
+             "NAME"},
+            out.clientAllowedNames);
+  addLogFlags(table, out.logFormat, out.logLevel);
+  addSelectionFlags(table, out.selection);
+  addDigestKeyFlags(table, out.digestKey,
+                    "only read (serve-controller creates it); until it is read, reviews that reference what "
+                    "--content-aware reads are not patched");
+  addConnectionFlags(table, out.kubeconfig, out.context);
+  table
+      .rule([&out](const FlagTable&) {
+        if (!out.clientAllowedNames.empty() && out.clientCaFile.empty())
+          return flagProblem("--client-allowed-names needs --client-ca-file");
+        return core::okStatus();
+      })
+      .rule([&out](const FlagTable&) {
+        // Only managed certificates are rotated; with --cert-dir these durations are unused.
+        if (!out.certDir.empty()) return core::okStatus();
+        const std::vector<std::string> problems = core::checkRotationTimings(
+            {.validity = out.validity,
+             .caValidity = out.caValidity,
+             .caPropagation = out.caPropagation,
+             .checkInterval = out.certCheckInterval},
+            {"--validity", "--ca-validity", "--ca-propagation", "--cert-check-interval"});
+        if (!problems.empty()) return flagProblem(joinProblems(problems));
+        if (auto names = servingNames(out); !names) return flagProblem(names.error().message);
+        return core::okStatus();
+      })
+      .rule([&out](const FlagTable&) {
+        if (!out.manageConfiguration) return core::okStatus();
+        // The caBundle comes from the managed Secret; with --cert-dir there is none to publish.
+        if (!out.certDir.empty())
+          return flagProblem("--manage-configuration needs managed certificates (not --cert-dir)");
+        if (out.configurationName.empty())
+          return flagProblem("--manage-configuration needs a --configuration-name");
+        if (auto built = managedConfiguration(out); !built)
+          return flagProblem("--manage-configuration: " + built.error().message);
+        return core::okStatus();
+      });
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(
       io.programName + " " + kName,
       "Serve the mutating admission webhook: admission.k8s.io/v1 AdmissionReviews over HTTPS on\n"
@@ -34,105 +190,8 @@ cxxopts::Options makeOptions(const Io& io) {
       "Certificates are managed in a Secret (created, renewed, the CA rolled with overlap, the CA\n"
       "bundle published into the MutatingWebhookConfiguration) unless --cert-dir is given.\n");
   options.custom_help("[flags]");
-  options.add_options()("bind-address", "address to serve HTTPS on",
-                        cxxopts::value<std::string>()->default_value("0.0.0.0"), "HOST")(
-      "port", "port to serve HTTPS on (0: any free port, logged)", cxxopts::value<int>()->default_value("8443"),
-      "PORT")("metrics-bind-address", "plain HTTP /metrics address, or 0 to disable",
-              cxxopts::value<std::string>()->default_value(":8080"),
-              "ADDR")("health-probe-bind-address", "plain HTTP /healthz and /readyz address, or 0 to disable",
-                      cxxopts::value<std::string>()->default_value(":8081"),
-                      "ADDR")("cert-dir",
-                              "serve tls.crt and tls.key from this directory (reloaded when they change) "
-                              "instead of managing certificates",
-                              cxxopts::value<std::string>()->default_value(""), "DIR")(
-      "service", "webhook Service name (in cluster): the certificate's DNS names",
-      cxxopts::value<std::string>()->default_value("restarter-webhook"),
-      "NAME")("cluster-domain", "cluster DNS domain for the Service's DNS names",
-              cxxopts::value<std::string>()->default_value("cluster.local"),
-              "DOMAIN")("webhook-url",
-                        "out of cluster: the URL the apiserver calls, https://HOST[:PORT]/mutate; "
-                        "its host is the certificate's only name (an IP SAN for an address)",
-                        cxxopts::value<std::string>()->default_value(""),
-                        "URL")("secret-name", "Secret holding the managed certificates",
-                               cxxopts::value<std::string>()->default_value("restarter-webhook-certs"), "NAME")(
-      "secret-namespace", "namespace of that Secret (default: --service-namespace)",
-      cxxopts::value<std::string>()->default_value(""),
-      "NS")("configuration-name", "MutatingWebhookConfiguration to publish the CA bundle into",
-            cxxopts::value<std::string>()->default_value("restarter-webhook.stackable.tech"),
-            "NAME")("manage-configuration",
-                    "create the MutatingWebhookConfiguration --configuration-name and keep "
-                    "it (by Service, or by --webhook-url; caBundle included), as install-mwc "
-                    "would build it; not with --cert-dir");
-  addServiceNamespaceFlag(options, "webhook Service namespace; also the Secret's unless --secret-namespace");
-  addMwcShapeFlags(options, "with --manage-configuration: ");
-  options.add_options()("validity", "serving certificate lifetime; renewed at 2/3 of it",
-                        cxxopts::value<std::string>()->default_value("24h"),
-                        "DURATION")("ca-validity", "CA lifetime; a next CA is staged at 2/3 of it",
-                                    cxxopts::value<std::string>()->default_value("8760h"), "DURATION")(
-      "ca-propagation", "how long a new CA is published before certificates signed by it are served",
-      cxxopts::value<std::string>()->default_value("30s"),
-      "DURATION")("key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096",
-                  cxxopts::value<std::string>()->default_value("ecdsa-p256"), "TYPE")(
-      "cert-check-interval", "how often the certificates (Secret or files) are checked, by wall-clock time",
-      cxxopts::value<std::string>()->default_value("10s"),
-      "DURATION")("lookup-timeout",
-                  "deadline for reading the referenced ConfigMaps and Secrets; keep it below "
-                  "the configuration's timeoutSeconds",
-                  cxxopts::value<std::string>()->default_value("3s"),
-                  "DURATION")("content-aware",
-                              "whose content the lookups read, to write at admission the content record "
-                              "serve-controller --content-aware keeps (set both alike): configmaps, all "
-                              "(also Secrets: their data reaches the webhook, hashed and dropped at once) "
-                              "or off (metadata only)",
-                              cxxopts::value<std::string>()->default_value("configmaps"), "configmaps|all|off")(
-      "roll-on-opt-in",
-      "roll a running workload when it is opted in (labeled), by writing its template annotations at "
-      "once, as before; by default its pods' versions are recorded in its metadata "
-      "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
-      cxxopts::value<bool>()->default_value("false"))(
-      "threads",
-      "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, "
-      "503 beyond); as many more look up references (a fixed pool)",
-      cxxopts::value<int>()->default_value("16"),
-      "N")("max-lookups-per-review",
-           "the most ConfigMaps and Secrets one AdmissionReview may have looked up; a review naming more is "
-           "answered at once without a patch (the controller writes its annotations) and counted in "
-           "restarter_webhook_lookup_refusals_total",
-           cxxopts::value<int>()->default_value("1000"), "N")(
-      "max-lookups-per-second",
-      "global limit on reference lookups (API GETs) per second, whoever sends the reviews; a review whose "
-      "lookups do not fit is answered at once without a patch (the controller writes its annotations)",
-      cxxopts::value<double>()->default_value("100"),
-      "N")("lookup-burst",
-           "lookups allowed at once before --max-lookups-per-second applies; a tenth is kept for reviews "
-           "of few references, so a review of more than 90% of it is never looked up",
-           cxxopts::value<int>()->default_value("2000"),
-           "N")("client-ca-file",
-                "require every caller to present a TLS client certificate signed by a CA in this PEM file (the "
-                "apiserver's certificate for webhooks, given in its admission configuration); connections "
-                "without one are refused at the handshake. Read at start. Empty: any caller",
-                cxxopts::value<std::string>()->default_value(""), "FILE")(
-      "client-allowed-names",
-      "with --client-ca-file: accept only client certificates whose common name or a DNS "
-      "subjectAltName is one of these (comma-separated, repeatable); empty: any the CA signed",
-      cxxopts::value<std::vector<std::string>>(),
-      "NAME")("log-format", "text or json", cxxopts::value<std::string>()->default_value("text"), "FORMAT")(
-      "log-level", "debug, info, warn or error", cxxopts::value<std::string>()->default_value("info"), "LEVEL")(
-      "h,help", "show this help");
-  addSelectionFlags(options);
-  addDigestKeyFlags(options,
-                    "only read (serve-controller creates it); until it is read, reviews that "
-                    "reference what --content-aware reads are not patched");
-  addConnectionFlags(options);
+  table.declare(options);
   return options;
-}
-
-core::Result<std::optional<obs::BindAddress>> bindFlag(const cxxopts::ParseResult& flags, const char* flag) {
-  auto parsed = obs::parseBindAddress(flags[flag].as<std::string>());
-  if (!parsed)
-    return core::makeError(core::ErrorKind::InvalidInput,
-                           std::string("--") + flag + ": " + parsed.error().message);
-  return *parsed;
 }
 
 }  // namespace
@@ -156,103 +215,12 @@ core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& opt
 
 std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,
                                           ServeWebhookOptions& out) {
-  cxxopts::Options options = makeOptions(io);
-  ParsedFlags parsed = parseFlags(options, args, io, kName);
-  if (parsed.exitNow) return *parsed.exitNow;
-  const cxxopts::ParseResult& flags = *parsed.result;
-  try {
-    out.address.host = flags["bind-address"].as<std::string>();
-    const int port = flags["port"].as<int>();
-    if (port < 0 || port > 65535) return reportUsageError(io, kName, "--port must be 0-65535");
-    out.address.port = port;
-    for (const auto& [flag, target] : {std::pair{"metrics-bind-address", &out.metricsAddress},
-                                       std::pair{"health-probe-bind-address", &out.healthAddress}}) {
-      auto address = bindFlag(flags, flag);
-      if (!address) return reportUsageError(io, kName, address.error().message);
-      *target = *address;
-    }
-    const kube::LoadOptions connection = connectionLoadOptions(flags);
-    out.kubeconfig = connection.kubeconfigPath;
-    out.context = connection.context;
-    out.certDir = flags["cert-dir"].as<std::string>();
-    out.service = flags["service"].as<std::string>();
-    if (auto error = readServiceNamespace(flags, io, out.serviceNamespace))
-      return reportUsageError(io, kName, *error);
-    out.clusterDomain = flags["cluster-domain"].as<std::string>();
-    out.webhookUrl = flags["webhook-url"].as<std::string>();
-    out.secretName = flags["secret-name"].as<std::string>();
-    out.secretNamespace = flags["secret-namespace"].as<std::string>();
-    out.configurationName = flags["configuration-name"].as<std::string>();
-    out.manageConfiguration = flags.count("manage-configuration") > 0;
-    if (auto error = readMwcShapeFlags(flags, out.configuration)) return reportUsageError(io, kName, *error);
-    for (const auto& [flag, target] :
-         {std::pair{"validity", &out.validity}, std::pair{"ca-validity", &out.caValidity},
-          std::pair{"ca-propagation", &out.caPropagation},
-          std::pair{"cert-check-interval", &out.certCheckInterval}}) {
-      if (auto error = readDurationFlag(flags, flag, kPositiveDuration, *target))
-        return reportUsageError(io, kName, *error);
-    }
-    if (auto error = readDurationFlag(flags, "lookup-timeout", kPositiveDuration, out.lookupTimeout))
-      return reportUsageError(io, kName, *error);
-    const int perReview = flags["max-lookups-per-review"].as<int>();
-    if (perReview < 1) return reportUsageError(io, kName, "--max-lookups-per-review must be at least 1");
-    const double perSecond = flags["max-lookups-per-second"].as<double>();
-    if (!(perSecond > 0)) return reportUsageError(io, kName, "--max-lookups-per-second must be positive");
-    const int burst = flags["lookup-burst"].as<int>();
-    if (burst < 1) return reportUsageError(io, kName, "--lookup-burst must be at least 1");
-    out.lookupLimits =
-        webhook::LookupLimits{static_cast<std::size_t>(perReview), perSecond, static_cast<double>(burst)};
-    out.clientCaFile = flags["client-ca-file"].as<std::string>();
-    if (flags.count("client-allowed-names") > 0) {
-      out.clientAllowedNames = flags["client-allowed-names"].as<std::vector<std::string>>();
-      if (out.clientCaFile.empty())
-        return reportUsageError(io, kName, "--client-allowed-names needs --client-ca-file");
-      for (const std::string& name : out.clientAllowedNames) {
-        if (name.empty()) return reportUsageError(io, kName, "--client-allowed-names: an empty name");
-      }
-    }
-    auto contentAware = core::parseContentAwareness(flags["content-aware"].as<std::string>());
-    if (!contentAware) return reportUsageError(io, kName, "--content-aware: " + contentAware.error().message);
-    out.contentAware = *contentAware;
-    if (auto error = readSelectionFlags(flags, out.selection)) return reportUsageError(io, kName, *error);
-    if (auto error = readDigestKeyFlags(flags, out.digestKey)) return reportUsageError(io, kName, *error);
-    // The managed configuration must send what the handler now calls ours.
-    out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
-    out.rollOnOptIn = flags["roll-on-opt-in"].as<bool>();
-    // Only managed certificates are rotated; with --cert-dir these durations are unused.
-    if (out.certDir.empty()) {
-      const std::vector<std::string> problems = core::checkRotationTimings(
-          {.validity = out.validity,
-           .caValidity = out.caValidity,
-           .caPropagation = out.caPropagation,
-           .checkInterval = out.certCheckInterval},
-          {"--validity", "--ca-validity", "--ca-propagation", "--cert-check-interval"});
-      if (!problems.empty()) return reportUsageError(io, kName, joinProblems(problems));
-    }
-    auto keyType = certs::parseKeyType(flags["key-type"].as<std::string>());
-    if (!keyType) return reportUsageError(io, kName, "--key-type: " + keyType.error().message);
-    out.keyType = *keyType;
-    const int threads = flags["threads"].as<int>();
-    if (threads < 1 || threads > 1024) return reportUsageError(io, kName, "--threads must be 1-1024");
-    out.threads = static_cast<std::size_t>(threads);
-    if (auto error = parseLogFlags(flags, out.logFormat, out.logLevel))
-      return reportUsageError(io, kName, *error);
-  } catch (const cxxopts::exceptions::exception& e) {
-    return reportUsageError(io, kName, e.what());
-  }
-  if (out.certDir.empty()) {
-    if (auto names = servingNames(out); !names) return reportUsageError(io, kName, names.error().message);
-  }
-  if (out.manageConfiguration) {
-    // The caBundle comes from the managed Secret; with --cert-dir there is none to publish.
-    if (!out.certDir.empty())
-      return reportUsageError(io, kName, "--manage-configuration needs managed certificates (not --cert-dir)");
-    if (out.configurationName.empty())
-      return reportUsageError(io, kName, "--manage-configuration needs a --configuration-name");
-    if (auto built = managedConfiguration(out); !built)
-      return reportUsageError(io, kName, "--manage-configuration: " + built.error().message);
-  }
-  return std::nullopt;
+  FlagTable table = flagTable(out);
+  cxxopts::Options options = makeOptions(io, table);
+  const std::optional<int> exit = parseFlags(options, table, args, io, kName).exitNow;
+  // The managed configuration must send what the handler now calls ours.
+  out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
+  return exit;
 }
 
 int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
@@ -358,7 +326,10 @@ Subcommand serveWebhookCommand() {
                       if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
                       return runServeWebhook(options, io);
                     },
-                    [](const Io& io) { return describeFlags(makeOptions(io)); }};
+                    [](const Io& io) {
+                      ServeWebhookOptions defaults;
+                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                    }};
 }
 
 }  // namespace restarter::cli

@@ -4,6 +4,7 @@
 #include <cxxopts.hpp>
 
 #include "restarter/cli/explain_restart.hpp"
+#include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/status.hpp"
@@ -17,7 +18,59 @@ namespace {
 
 constexpr const char* kName = "status";
 
-cxxopts::Options makeOptions(const Io& io) {
+// The table's columns: the default, or wide, json, yaml.
+enum class OutputFormat { Table, Wide, Json, Yaml };
+
+core::Result<OutputFormat> parseOutputFormat(const std::string& text) {
+  if (text == "wide") return OutputFormat::Wide;
+  if (text == "json") return OutputFormat::Json;
+  if (text == "yaml") return OutputFormat::Yaml;
+  return core::makeError(core::ErrorKind::InvalidInput, "must be wide, json or yaml, not \"" + text + "\"");
+}
+
+std::string outputFormatName(const OutputFormat& format) {
+  switch (format) {
+    case OutputFormat::Wide: return "wide";
+    case OutputFormat::Json: return "json";
+    case OutputFormat::Yaml: return "yaml";
+    case OutputFormat::Table: break;
+  }
+  return "";
+}
+
+// What status' flags set.
+struct StatusOptions {
+  bool allNamespaces = false;
+  std::string selector;
+  OutputFormat format = OutputFormat::Table;
+  bool failIfPending = false;
+  inspect::JudgementOptions judgement;
+  kube::LoadOptions connection;
+};
+
+FlagTable flagTable(StatusOptions& out) {
+  FlagTable table;
+  table
+      .toggle(
+          {"A,all-namespaces", "list across all namespaces (the context's namespace and -n are ignored)", ""},
+          out.allNamespaces)
+      .text({"l,selector", "further label selector the workloads must match (e.g. app=shop)", "SELECTOR"},
+            out.selector)
+      .parsed<OutputFormat>(
+          {"o,output",
+           "output format: wide (adds the last rollout and the pending changes), json or yaml; "
+           "default: a table",
+           "FORMAT"},
+          out.format, parseOutputFormat, outputFormatName)
+      .toggle({"fail-if-pending",
+               "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)", ""},
+              out.failIfPending);
+  addJudgementFlags(table, out.judgement);
+  addKubeFlags(table, out.connection);
+  return table;
+}
+
+cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   cxxopts::Options options(
       io.programName + " " + kName,
       "One line per workload labeled " + std::string(core::kEnabledLabel) +
@@ -31,18 +84,7 @@ cxxopts::Options makeOptions(const Io& io) {
           "Exit codes: 0 listed; 1 the API failed, or --fail-if-pending and a restart is due (or its\n"
           "state unknown) for some workload; 2 bad command line; 4 access denied.\n");
   options.custom_help("[flags]");
-  options.add_options()("A,all-namespaces",
-                        "list across all namespaces (the context's namespace and -n are ignored)")(
-      "l,selector", "further label selector the workloads must match (e.g. app=shop)",
-      cxxopts::value<std::string>(),
-      "SELECTOR")("o,output",
-                  "output format: wide (adds the last rollout and the pending changes), json or yaml; "
-                  "default: a table",
-                  cxxopts::value<std::string>(), "FORMAT")(
-      "fail-if-pending", "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)")(
-      "h,help", "show this help");
-  addJudgementFlags(options);
-  addKubeFlags(options);
+  table.declare(options);
   return options;
 }
 
@@ -58,31 +100,24 @@ Subcommand statusCommand() {
   return Subcommand{
       kName, "list the labeled workloads: restarts, pending restarts, first rollouts",
       [](const std::vector<std::string>& args, Io& io) {
-        cxxopts::Options options = makeOptions(io);
-        ParsedFlags parsed = parseFlags(options, args, io, kName);
-        if (parsed.exitNow) return *parsed.exitNow;
-        const cxxopts::ParseResult& flags = *parsed.result;
-
-        const std::string output = flags.count("output") > 0 ? flags["output"].as<std::string>() : "";
-        if (flags.count("output") > 0 && output != "wide" && output != "json" && output != "yaml") {
-          return reportUsageError(io, kName, "--output must be wide, json or yaml, not \"" + output + "\"");
-        }
-        auto judgement = judgementOptions(flags);
-        if (!judgement) return reportUsageError(io, kName, judgement.error().message);
-        const bool allNamespaces = flags.count("all-namespaces") > 0;
-        const std::string selector = inspect::statusSelector(
-            judgement->selection, flags.count("selector") > 0 ? flags["selector"].as<std::string>() : "");
+        StatusOptions options;
+        FlagTable table = flagTable(options);
+        cxxopts::Options declared = makeOptions(io, table);
+        if (auto exit = parseFlags(declared, table, args, io, kName).exitNow) return *exit;
+        const inspect::JudgementOptions& judgement = options.judgement;
+        const bool allNamespaces = options.allNamespaces;
+        const std::string selector = inspect::statusSelector(judgement.selection, options.selector);
 
         const std::string prefix = io.programName + " " + kName + ": ";
-        auto client = kube::Client::connect(kubeLoadOptions(flags));
+        auto client = kube::Client::connect(options.connection);
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
           return kExitFailure;
         }
         const std::string namespace_ = allNamespaces ? "" : (*client)->defaultNamespace();
 
-        const auto digestKey = inspect::readJudgementDigestKey(**client, *judgement, io.err);
-        auto read = inspect::readStatusRows(**client, namespace_, selector, *judgement,
+        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
+        auto read = inspect::readStatusRows(**client, namespace_, selector, judgement,
                                             digestKey ? &*digestKey : nullptr);
         if (!read) {
           io.err << prefix << read.error().describe() << "\n";
@@ -91,23 +126,27 @@ Subcommand statusCommand() {
         std::vector<inspect::WorkloadStatus> rows = std::move(*read);
         inspect::sortByAttention(rows);
 
-        if (output == "json") {
+        if (options.format == OutputFormat::Json) {
           io.out << inspect::statusDocument(rows).dump(2) << "\n";
-        } else if (output == "yaml") {
+        } else if (options.format == OutputFormat::Yaml) {
           io.out << core::toYaml(inspect::statusDocument(rows));
         } else {
           const std::string scope = allNamespaces ? "in any namespace" : "in namespace " + namespace_;
-          io.out << inspect::renderStatusTable(rows, allNamespaces, output == "wide", scope);
+          io.out << inspect::renderStatusTable(rows, allNamespaces, options.format == OutputFormat::Wide,
+                                               scope);
         }
         io.out.flush();
-        if (flags.count("fail-if-pending") > 0) {
+        if (options.failIfPending) {
           for (const inspect::WorkloadStatus& row : rows) {
             if (inspect::pendingOrUnknown(row)) return kExitFailure;
           }
         }
         return kExitOk;
       },
-      [](const Io& io) { return describeFlags(makeOptions(io)); }};
+      [](const Io& io) {
+        StatusOptions defaults;
+        return describeFlags(makeOptions(io, flagTable(defaults)));
+      }};
 }
 
 }  // namespace restarter::cli

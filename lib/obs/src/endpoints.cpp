@@ -30,6 +30,12 @@ core::Result<std::optional<BindAddress>> parseBindAddress(std::string_view text)
   return std::optional<BindAddress>{BindAddress{std::string(host), port}};
 }
 
+std::string formatBindAddress(const std::optional<BindAddress>& address) {
+  if (!address) return "0";
+  const bool v6 = address->host.find(':') != std::string::npos;
+  return (v6 ? "[" + address->host + "]" : address->host) + ":" + std::to_string(address->port);
+}
+
 http::Limits endpointLimits() {
   http::Limits limits;
   limits.headTimeout = std::chrono::seconds(5);

@@ -19,11 +19,14 @@ core::Result<LogLevel> parseLogLevel(std::string_view name) {
 }
 
 core::Result<LogFormat> parseLogFormat(std::string_view name) {
-  if (name == "text") return LogFormat::Text;
-  if (name == "json") return LogFormat::Json;
+  for (const LogFormat format : {LogFormat::Text, LogFormat::Json}) {
+    if (name == logFormatName(format)) return format;
+  }
   return core::makeError(core::ErrorKind::InvalidInput,
                          "unknown log format \"" + std::string(name) + "\" (use text or json)");
 }
+
+const char* logFormatName(LogFormat format) noexcept { return format == LogFormat::Json ? "json" : "text"; }
 
 const char* logLevelName(LogLevel level) noexcept {
   switch (level) {

@@ -1,7 +1,10 @@
 // Every subcommand's flags, walked: a flag name means one thing in every subcommand, is declared
 // once per subcommand, and an old spelling lives on only as a deprecated alias of its new name.
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -159,7 +162,7 @@ TEST_CASE("every subcommand that talks to the API takes --kubeconfig and --conte
 }
 
 TEST_CASE("every duration flag reads one syntax and says which flag was wrong", "[cli][flags]") {
-  // Each is read by readDurationFlag (core::parseDuration): same text, same answer everywhere.
+  // Each is a FlagTable::duration row (core::parseDuration): same text, same answer everywhere.
   const std::set<std::string> durations = {"debounce",       "min-rollout-interval",  "validity",
                                            "ca-validity",    "ca-propagation",        "cert-check-interval",
                                            "lookup-timeout", "ondelete-ready-timeout"};
@@ -181,4 +184,64 @@ TEST_CASE("every duration flag reads one syntax and says which flag was wrong", 
     }
   }
   CHECK(checked >= 8);
+}
+
+namespace {
+
+// docs/configuration.md's "Every flag, by subcommand": subcommand -> flag long name -> its row's
+// default column (backticks dropped).
+std::map<std::string, std::map<std::string, std::string>> documentedFlags() {
+  std::ifstream doc(std::string(RESTARTER_SOURCE_DIR) + "/docs/configuration.md");
+  REQUIRE(doc);
+  std::map<std::string, std::map<std::string, std::string>> documented;
+  const std::regex section("^### (\\S+) flags$");
+  const std::regex row("^\\| `[^`]*?--([a-z0-9-]+)[^`]*` \\| ([^|]*) \\|");
+  bool inReference = false;
+  std::string subcommand;
+  std::string line;
+  while (std::getline(doc, line)) {
+    if (line.rfind("## ", 0) == 0) inReference = line == "## Every flag, by subcommand";
+    if (!inReference) continue;
+    std::smatch match;
+    if (std::regex_match(line, match, section)) {
+      subcommand = match[1];
+      documented[subcommand];
+    } else if (!subcommand.empty() && std::regex_search(line, match, row)) {
+      std::string value = match[2];
+      value.erase(std::remove(value.begin(), value.end(), '`'), value.end());
+      while (!value.empty() && value.back() == ' ') value.pop_back();
+      documented[subcommand][match[1]] = value;
+    }
+  }
+  return documented;
+}
+
+}  // namespace
+
+TEST_CASE("the flag reference in the docs lists every flag with the default the code has", "[cli][flags]") {
+  // The defaults live in the options structs (flag_table.hpp); the docs may not drift from them.
+  std::ostringstream out, err;
+  Io io{out, err, "restarter"};
+  const auto documented = documentedFlags();
+  for (const Subcommand& sub : subcommands()) {
+    INFO(sub.name);
+    const auto section = documented.find(sub.name);
+    REQUIRE(section != documented.end());
+    std::set<std::string> declared;
+    for (const FlagInfo& flag : sub.flags(io)) {
+      if (flag.name == "help" || flag.name == "target") continue;
+      declared.insert(flag.name);
+      INFO("--" << flag.name);
+      const auto row = section->second.find(flag.name);
+      // Every flag has its row (a deprecated spelling may be told in its new name's row instead).
+      if (flag.help.rfind("deprecated:", 0) == 0 && row == section->second.end()) continue;
+      CHECK(row != section->second.end());
+      if (row == section->second.end() || !flag.takesValue) continue;
+      CHECK(row->second == flag.defaultValue);
+    }
+    for (const auto& [name, value] : section->second) {
+      INFO("documented --" << name);
+      CHECK(declared.count(name) == 1);  // no row for a flag the subcommand does not take
+    }
+  }
 }

@@ -76,6 +76,12 @@ TEST_CASE("serve-controller --leader-elect is a bool as in controller-runtime", 
   CHECK_THAT(maybe.err.str(), Catch::Contains("invalid value \"maybe\" for --leader-elect"));
 }
 
+TEST_CASE("serve-controller --dry-run=false writes", "[cli][serve-controller]") {
+  CHECK(Run({"--dry-run"}).options.dryRun);
+  CHECK_FALSE(Run({"--dry-run=false"}).options.dryRun);
+  CHECK_FALSE(Run({"--roll-on-opt-in=false"}).options.rollOnOptIn);
+}
+
 TEST_CASE("serve-controller --health-bind-address still works and warns", "[cli][serve-controller]") {
   Run old({"--health-bind-address", "127.0.0.1:9"});
   CHECK_FALSE(old.exit);

@@ -19,6 +19,13 @@ TEST_CASE("bind addresses parse like controller-runtime's flags", "[endpoints]")
   }
 }
 
+TEST_CASE("a bind address formats as the text that parses back to it", "[endpoints]") {
+  for (const char* text : {":8080", "127.0.0.1:0", "[::1]:9443", "0"}) {
+    INFO(text);
+    CHECK(formatBindAddress(*parseBindAddress(text)) == text);
+  }
+}
+
 TEST_CASE("health and metrics routes answer on loopback", "[endpoints]") {
   Registry registry;
   registry.counter("restarter_writes_total", "Writes.").with().inc(7);

@@ -66,6 +66,8 @@ TEST_CASE("log levels and formats parse from flags", "[log]") {
   CHECK_FALSE(parseLogLevel("verbose").ok());
   CHECK(*parseLogFormat("json") == LogFormat::Json);
   CHECK_FALSE(parseLogFormat("xml").ok());
+  CHECK(std::string(logFormatName(LogFormat::Json)) == "json");
+  CHECK(*parseLogFormat(logFormatName(LogFormat::Text)) == LogFormat::Text);
 }
 
 TEST_CASE("no field value makes a long line whatever its size or format", "[log]") {

@@ -12,21 +12,16 @@
 #include "restarter/core/result.hpp"
 #include "restarter/inspect/explain.hpp"
 
-namespace cxxopts {
-class Options;
-class ParseResult;
-}  // namespace cxxopts
-
 namespace restarter::cli {
 
 inline constexpr int kExitNotFound = 3;
 inline constexpr int kExitForbidden = 4;
 inline constexpr int kExitNoRevisions = 5;
 
-// The judgement flags explain-restart and status share (inspect::JudgementOptions).
-void addJudgementFlags(cxxopts::Options& options);
-// The parsed judgement flags; an InvalidInput error naming the flag for a bad value.
-core::Result<inspect::JudgementOptions> judgementOptions(const cxxopts::ParseResult& flags);
+class FlagTable;
+
+// The judgement flags explain-restart and status share, bound to `out`.
+void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out);
 
 Subcommand explainRestartCommand();
 

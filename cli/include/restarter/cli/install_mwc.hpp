@@ -13,8 +13,14 @@
 
 namespace restarter::cli {
 
+// The flags' defaults (flag_table.hpp): webhook::MwcOptions' own, in the Service namespace the
+// other webhook commands default to.
 struct InstallMwcOptions {
-  webhook::MwcOptions mwc;
+  webhook::MwcOptions mwc = [] {
+    webhook::MwcOptions defaults;
+    defaults.serviceNamespace = webhook::kDefaultServiceNamespace;
+    return defaults;
+  }();
   std::string caBundleFile;    // PEM file
   std::string caBundleSecret;  // NAMESPACE/NAME: its ca-bundle.crt, else its ca.crt
   bool dryRun = false;
@@ -23,6 +29,8 @@ struct InstallMwcOptions {
   std::string context;
 };
 
+// Parses the flags after `install-mwc`. Returns an exit code when the command must end now
+// (--help: 0; a usage error, reported on io.err: 2), nothing when `out` is ready to run.
 std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io& io, InstallMwcOptions& out);
 int runInstallMwc(InstallMwcOptions options, Io& io);
 Subcommand installMwcCommand();

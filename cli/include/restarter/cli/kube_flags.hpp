@@ -5,30 +5,19 @@
 // merging, in-cluster fallback, exec credential plugins). serve-controller declares its own
 // repeatable -n/--namespace (the namespaces it works in), the same meaning for several.
 
-#include <memory>
 #include <string>
 
-#include "restarter/core/result.hpp"
-#include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
-
-namespace cxxopts {
-class Options;
-class ParseResult;
-}  // namespace cxxopts
 
 namespace restarter::cli {
 
-// Adds --kubeconfig and --context to `options`, in the "Connection" help group.
-void addConnectionFlags(cxxopts::Options& options);
+class FlagTable;
 
-// Adds --kubeconfig, --context and -n/--namespace to `options`.
-void addKubeFlags(cxxopts::Options& options);
+// Adds --kubeconfig and --context, in the "Connection" help group, bound to `kubeconfig` and
+// `context` ("" when not given: kube::loadConfig's defaults).
+void addConnectionFlags(FlagTable& table, std::string& kubeconfig, std::string& context);
 
-// The load options from parsed addConnectionFlags: --kubeconfig and --context when given.
-kube::LoadOptions connectionLoadOptions(const cxxopts::ParseResult& flags);
-
-// The load options from parsed addKubeFlags: connectionLoadOptions and -n/--namespace.
-kube::LoadOptions kubeLoadOptions(const cxxopts::ParseResult& flags);
+// Adds --kubeconfig, --context and -n/--namespace, bound to `load`.
+void addKubeFlags(FlagTable& table, kube::LoadOptions& load);
 
 }  // namespace restarter::cli

@@ -4,24 +4,18 @@
 // serve-webhook, install-mwc, explain-restart and status read them alike (docs/architecture.md,
 // "Flags"). Both are bools like --leader-elect: given alone they mean true, and =false is accepted.
 
-#include <optional>
-#include <string>
-
 #include "restarter/core/reloader.hpp"
-
-namespace cxxopts {
-class Options;
-class ParseResult;
-}  // namespace cxxopts
 
 namespace restarter::cli {
 
-// Adds --reloader-annotations; with `autoReloadAll` also --auto-reload-all (install-mwc builds
-// the same configuration whatever that flag says, so it does not take it).
-void addSelectionFlags(cxxopts::Options& options, bool autoReloadAll = true);
+class FlagTable;
 
-// Reads the flags into `out`; a usage problem when --auto-reload-all is given without
-// --reloader-annotations (it would select nothing and say nothing).
-std::optional<std::string> readSelectionFlags(const cxxopts::ParseResult& flags, core::SelectionOptions& out);
+// Adds --reloader-annotations and --auto-reload-all bound to `out`, and the rule that
+// --auto-reload-all needs --reloader-annotations (alone it would select nothing and say nothing).
+void addSelectionFlags(FlagTable& table, core::SelectionOptions& out);
+
+// Adds --reloader-annotations alone, bound to `target`: install-mwc builds the same configuration
+// whatever --auto-reload-all says, so it does not take that one.
+void addReloaderAnnotationsFlag(FlagTable& table, bool& target);
 
 }  // namespace restarter::cli

@@ -39,12 +39,12 @@
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/explain.hpp"
+#include "restarter/core/roll.hpp"
 
 namespace restarter::controller {
 
-// serve-controller --ondelete-ready-timeout's default: how long a replacement may take to become
-// Ready before the roll pauses. Generous: a database pod replaying its log may take minutes.
-inline constexpr std::chrono::seconds kDefaultOnDeleteReadyTimeout{10 * 60};
+// serve-controller --ondelete-ready-timeout's default (core/roll.hpp).
+inline constexpr std::chrono::seconds kDefaultOnDeleteReadyTimeout = core::kDefaultReadyTimeout;
 // The longest wait between two looks at a rolling workload.
 inline constexpr milliseconds kRollPoll{10'000};
 

@@ -85,6 +85,11 @@ struct RollDecision {
 
 const char* rollStateName(RollDecision::State state) noexcept;  // "rolling", "paused", ...
 
+// How long a replacement may take to become Ready before the roll pauses, unless configured
+// (serve-controller --ondelete-ready-timeout, and explain-restart/status judging alike). Generous:
+// a database pod replaying its log may take minutes.
+inline constexpr std::chrono::seconds kDefaultReadyTimeout{10 * 60};
+
 RollDecision decideRoll(const RollWorkload& workload, std::vector<RollPod> pods, TimePoint now,
                         std::chrono::seconds readyTimeout);
 

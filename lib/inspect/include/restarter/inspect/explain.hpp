@@ -22,6 +22,7 @@
 #include "restarter/core/content.hpp"
 #include "restarter/core/explain.hpp"
 #include "restarter/core/reloader.hpp"
+#include "restarter/core/roll.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/digest_key.hpp"
 #include "restarter/kube/resource.hpp"
@@ -52,7 +53,7 @@ struct ExplainInput {
   std::vector<nlohmann::json> budgets;
   std::string daemonSetRevision;
   core::TimePoint now{};
-  std::chrono::seconds readyTimeout{10 * 60};
+  std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;
 };
 
 // The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
@@ -98,10 +99,10 @@ core::Result<ExplainInput> readExplainInput(
 // --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
 struct JudgementOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
-  core::SelectionOptions selection{};          // --reloader-annotations, --auto-reload-all, as the controller
-  std::chrono::seconds readyTimeout{10 * 60};  // serve-controller's --ondelete-ready-timeout default
-  bool rollOnOptIn = false;                    // --roll-on-opt-in
-  kube::DigestKeySecret digestKey;             // --digest-key-*
+  core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
+  std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;  // --ondelete-ready-timeout
+  bool rollOnOptIn = false;                                        // --roll-on-opt-in
+  kube::DigestKeySecret digestKey;                                 // --digest-key-*
 };
 // The key of content digests, read from --digest-key-secret when the content of some kind is
 // read; nullopt (with a warning on `err`) when it cannot be read: contents are then compared

@@ -26,6 +26,8 @@ struct BindAddress {
 
 // Parses "host:port", ":port", "[v6]:port" or "0" (disabled: returns nullopt inside the result).
 core::Result<std::optional<BindAddress>> parseBindAddress(std::string_view text);
+// The text parseBindAddress reads back: "host:port", ":port", "[v6]:port", or "0" for nullopt.
+std::string formatBindAddress(const std::optional<BindAddress>& address);
 
 struct HttpResponse {
   int status = 200;

@@ -31,6 +31,7 @@ enum class LogFormat { Text, Json };
 core::Result<LogLevel> parseLogLevel(std::string_view name);    // debug, info, warn, error
 core::Result<LogFormat> parseLogFormat(std::string_view name);  // text, json
 const char* logLevelName(LogLevel level) noexcept;
+const char* logFormatName(LogFormat format) noexcept;
 
 // The most bytes of one field value a line holds: room for an error text naming a few objects of
 // 253-character names; beyond it the value ends in "...(N bytes)".
