@@ -25,23 +25,33 @@ core::Status invalidValue(const std::string& flag, const std::string& text) {
   return flagProblem("invalid value \"" + text + "\" for " + flag);
 }
 
+// Reads a whole number within `bounds` into `target`: "invalid value" when it is not one,
+// "--FLAG must be MIN-MAX, got V" (or "at least MIN") when it is out of bounds.
 template <typename T>
-FlagTable::Parse<T> integerWithin(IntBounds bounds) {
-  return [bounds](const std::string& text) -> core::Result<T> {
+auto integerReader(T& target, IntBounds bounds) {
+  return [&target, bounds](const std::string& flag, const std::string& text) {
     std::int64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-      return core::makeError(core::ErrorKind::InvalidInput, "");
-    }
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return invalidValue(flag, text);
     if (value < bounds.min || value > bounds.max) {
-      const bool openEnded = bounds.max == IntBounds{}.max;
-      return core::makeError(core::ErrorKind::InvalidInput,
-                             "must be " +
-                                 (openEnded ? "at least " + std::to_string(bounds.min)
-                                            : std::to_string(bounds.min) + "-" + std::to_string(bounds.max)) +
-                                 ", got " + std::to_string(value));
+      const std::string range = bounds.max == IntBounds{}.max
+                                    ? "at least " + std::to_string(bounds.min)
+                                    : std::to_string(bounds.min) + "-" + std::to_string(bounds.max);
+      return flagProblem(flag + " must be " + range + ", got " + std::to_string(value));
     }
-    return static_cast<T>(value);
+    target = static_cast<T>(value);
+    return core::okStatus();
+  };
+}
+
+// Reads a duration within `bounds` into `target` (milliseconds or seconds).
+template <typename Duration>
+auto durationReader(Duration& target, core::DurationBounds bounds) {
+  return [&target, bounds](const std::string& flag, const std::string& text) {
+    auto value = core::parseDurationWithin(text, bounds);
+    if (!value) return flagProblem(flag + ": " + value.error().message);
+    target = std::chrono::duration_cast<Duration>(*value);
+    return core::okStatus();
   };
 }
 
@@ -49,11 +59,10 @@ FlagTable::Parse<T> integerWithin(IntBounds bounds) {
 
 // One row: a flag, or the deprecated spelling of one (`aliasOf` set; it reads into that row).
 struct FlagTable::Row {
-  enum class Kind { Text, Toggle, List };
   FlagSpec spec;
   std::string name;
   std::string group;
-  Kind kind = Kind::Text;
+  RowKind kind = RowKind::Text;
   std::string shownDefault;
   TextReader readText;
   ToggleReader readToggle;
@@ -75,15 +84,19 @@ FlagTable& FlagTable::group(std::string name) {
   return *this;
 }
 
-FlagTable& FlagTable::addText(FlagSpec spec, std::string shownDefault, TextReader reader) {
-  Row row;
+FlagTable::Row& FlagTable::addRow(FlagSpec spec, RowKind kind) {
+  Row& row = rows_.emplace_back();
   row.name = longName(spec.spelling);
   row.spec = std::move(spec);
   row.group = group_;
-  row.kind = Row::Kind::Text;
+  row.kind = kind;
+  return row;
+}
+
+FlagTable& FlagTable::addText(FlagSpec spec, std::string shownDefault, TextReader reader) {
+  Row& row = addRow(std::move(spec), RowKind::Text);
   row.shownDefault = std::move(shownDefault);
   row.readText = std::move(reader);
-  rows_.push_back(std::move(row));
   return *this;
 }
 
@@ -97,31 +110,11 @@ FlagTable& FlagTable::text(FlagSpec spec, std::string& target, bool nonEmpty) {
 }
 
 FlagTable& FlagTable::integer(FlagSpec spec, int& target, IntBounds bounds) {
-  return addText(
-      std::move(spec), std::to_string(target),
-      [&target, parse = integerWithin<int>(bounds)](const std::string& flag, const std::string& text) {
-        auto value = parse(text);
-        if (!value) {
-          return value.error().message.empty() ? invalidValue(flag, text)
-                                               : flagProblem(flag + " " + value.error().message);
-        }
-        target = *value;
-        return core::okStatus();
-      });
+  return addText(std::move(spec), std::to_string(target), integerReader(target, bounds));
 }
 
 FlagTable& FlagTable::integer(FlagSpec spec, std::size_t& target, IntBounds bounds) {
-  return addText(
-      std::move(spec), std::to_string(target),
-      [&target, parse = integerWithin<std::size_t>(bounds)](const std::string& flag, const std::string& text) {
-        auto value = parse(text);
-        if (!value) {
-          return value.error().message.empty() ? invalidValue(flag, text)
-                                               : flagProblem(flag + " " + value.error().message);
-        }
-        target = *value;
-        return core::okStatus();
-      });
+  return addText(std::move(spec), std::to_string(target), integerReader(target, bounds));
 }
 
 FlagTable& FlagTable::positive(FlagSpec spec, double& target) {
@@ -138,55 +131,28 @@ FlagTable& FlagTable::positive(FlagSpec spec, double& target) {
 }
 
 FlagTable& FlagTable::toggle(FlagSpec spec, bool& target) {
-  Row row;
-  row.name = longName(spec.spelling);
-  row.spec = std::move(spec);
-  row.group = group_;
-  row.kind = Row::Kind::Toggle;
+  Row& row = addRow(std::move(spec), RowKind::Toggle);
   row.shownDefault = target ? "true" : "false";
   row.readToggle = [&target](bool value) { target = value; };
-  rows_.push_back(std::move(row));
   return *this;
 }
 
 FlagTable& FlagTable::toggle(FlagSpec spec, std::optional<bool>& target) {
-  Row row;
-  row.name = longName(spec.spelling);
-  row.spec = std::move(spec);
-  row.group = group_;
-  row.kind = Row::Kind::Toggle;
-  row.readToggle = [&target](bool value) { target = value; };
-  rows_.push_back(std::move(row));
+  addRow(std::move(spec), RowKind::Toggle).readToggle = [&target](bool value) { target = value; };
   return *this;
 }
 
 FlagTable& FlagTable::duration(FlagSpec spec, core::DurationBounds bounds, std::chrono::milliseconds& target) {
-  return addText(std::move(spec), core::formatDuration(target),
-                 [&target, bounds](const std::string& flag, const std::string& text) {
-                   auto value = core::parseDurationWithin(text, bounds);
-                   if (!value) return flagProblem(flag + ": " + value.error().message);
-                   target = *value;
-                   return core::okStatus();
-                 });
+  return addText(std::move(spec), core::formatDuration(target), durationReader(target, bounds));
 }
 
 FlagTable& FlagTable::duration(FlagSpec spec, core::DurationBounds bounds, std::chrono::seconds& target) {
   bounds.wholeSeconds = true;
-  return addText(std::move(spec), core::formatDuration(target),
-                 [&target, bounds](const std::string& flag, const std::string& text) {
-                   auto value = core::parseDurationWithin(text, bounds);
-                   if (!value) return flagProblem(flag + ": " + value.error().message);
-                   target = std::chrono::duration_cast<std::chrono::seconds>(*value);
-                   return core::okStatus();
-                 });
+  return addText(std::move(spec), core::formatDuration(target), durationReader(target, bounds));
 }
 
 FlagTable& FlagTable::list(FlagSpec spec, std::vector<std::string>& target) {
-  Row row;
-  row.name = longName(spec.spelling);
-  row.spec = std::move(spec);
-  row.group = group_;
-  row.kind = Row::Kind::List;
+  Row& row = addRow(std::move(spec), RowKind::List);
   for (const std::string& item : target) row.shownDefault += (row.shownDefault.empty() ? "" : ",") + item;
   row.readList = [&target](const std::string& flag, const std::vector<std::string>& items) {
     std::vector<std::string> values;
@@ -198,7 +164,6 @@ FlagTable& FlagTable::list(FlagSpec spec, std::vector<std::string>& target) {
     target = std::move(values);
     return core::okStatus();
   };
-  rows_.push_back(std::move(row));
   return *this;
 }
 
@@ -223,19 +188,19 @@ FlagTable& FlagTable::rule(Rule check) {
 void FlagTable::declare(cxxopts::Options& options) const {
   const auto add = [&options](const Row& row) {
     switch (row.kind) {
-      case Row::Kind::Text: {
+      case RowKind::Text: {
         auto value = cxxopts::value<std::string>();
         if (!row.shownDefault.empty()) value->default_value(row.shownDefault);
         options.add_options(row.group)(row.spec.spelling, row.spec.help, value, row.spec.argName);
         break;
       }
-      case Row::Kind::Toggle: {
+      case RowKind::Toggle: {
         auto value = cxxopts::value<bool>()->implicit_value("true");
         if (!row.shownDefault.empty()) value->default_value(row.shownDefault);
         options.add_options(row.group)(row.spec.spelling, row.spec.help, value);
         break;
       }
-      case Row::Kind::List: {
+      case RowKind::List: {
         auto value = cxxopts::value<std::vector<std::string>>();
         if (!row.shownDefault.empty()) value->default_value(row.shownDefault);
         options.add_options(row.group)(row.spec.spelling, row.spec.help, value, row.spec.argName);
@@ -279,9 +244,9 @@ core::Status FlagTable::read(const cxxopts::ParseResult& flags, std::ostream& wa
     const std::string flag = "--" + row.name;
     core::Status status = core::okStatus();
     switch (row.kind) {
-      case Row::Kind::Text: status = row.readText(flag, flags[from].as<std::string>()); break;
-      case Row::Kind::Toggle: row.readToggle(flags[from].as<bool>()); break;
-      case Row::Kind::List: status = row.readList(flag, flags[from].as<std::vector<std::string>>()); break;
+      case RowKind::Text: status = row.readText(flag, flags[from].as<std::string>()); break;
+      case RowKind::Toggle: row.readToggle(flags[from].as<bool>()); break;
+      case RowKind::List: status = row.readList(flag, flags[from].as<std::vector<std::string>>()); break;
     }
     if (!status) return status;
   }

@@ -109,6 +109,8 @@ class FlagTable {
   using ToggleReader = std::function<void(bool value)>;
   using ListReader =
       std::function<core::Status(const std::string& flag, const std::vector<std::string>& items)>;
+  enum class RowKind { Text, Toggle, List };
+  Row& addRow(FlagSpec spec, RowKind kind);
   FlagTable& addText(FlagSpec spec, std::string shownDefault, TextReader reader);
 
   std::string group_;
