@@ -132,14 +132,11 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
 }  // namespace
 
 void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
+  addContentAwareFlag(table, out.contentAware,
+                      "read the content of these referenced kinds, as serve-controller "
+                      "--content-aware does, to tell a metadata-only change (no restart) from a "
+                      "real one: configmaps, all (also Secrets) or off");
   table
-      .parsed<core::ContentAwareness>(
-          {"content-aware",
-           "read the content of these referenced kinds, as serve-controller "
-           "--content-aware does, to tell a metadata-only change (no restart) from a "
-           "real one: configmaps, all (also Secrets) or off",
-           "configmaps|all|off"},
-          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
       .duration({"ondelete-ready-timeout",
                  "judge an OnDelete roll paused when a replacement pod is not Ready this long (give "
                  "serve-controller's --ondelete-ready-timeout)",

@@ -78,6 +78,20 @@ void addLogFlags(FlagTable& table, obs::LogFormat& format, obs::LogLevel& level)
                              obs::logLevelName);
 }
 
+void addContentAwareFlag(FlagTable& table, core::ContentAwareness& target, std::string help) {
+  table.parsed<core::ContentAwareness>({"content-aware", std::move(help), "configmaps|all|off"}, target,
+                                       core::parseContentAwareness, core::contentAwarenessName);
+}
+
+void addRollOnOptInFlag(FlagTable& table, bool& target) {
+  table.toggle({"roll-on-opt-in",
+                "roll a running workload when it is opted in (labeled), by writing its template annotations at "
+                "once, as before; by default its pods' versions are recorded in its metadata "
+                "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
+                ""},
+               target);
+}
+
 std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {
   std::vector<FlagInfo> flags;
   for (const std::string& group : options.groups()) {

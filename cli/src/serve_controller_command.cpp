@@ -61,21 +61,15 @@ FlagTable flagTable(ServeControllerOptions& out) {
                "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; write nothing "
                "to workloads or pods",
                ""},
-              out.dryRun)
-      .parsed<core::ContentAwareness>(
-          {"content-aware",
-           "whose content is read so that a change of metadata alone (a label, an annotation, kubectl "
-           "apply's last-applied) restarts nothing: configmaps, all (also Secrets: their data then "
-           "reaches the controller, hashed and dropped as it arrives) or off (metadata only; every new "
-           "resourceVersion restarts, as commons-operator)",
-           "configmaps|all|off"},
-          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
-      .toggle({"roll-on-opt-in",
-               "roll a running workload when it is opted in (labeled), by writing its template annotations "
-               "at once, as before; by default its pods' versions are recorded in its metadata "
-               "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
-               ""},
-              out.rollOnOptIn)
+              out.dryRun);
+  addContentAwareFlag(
+      table, out.contentAware,
+      "whose content is read so that a change of metadata alone (a label, an annotation, kubectl "
+      "apply's last-applied) restarts nothing: configmaps, all (also Secrets: their data then "
+      "reaches the controller, hashed and dropped as it arrives) or off (metadata only; every new "
+      "resourceVersion restarts, as commons-operator)");
+  addRollOnOptInFlag(table, out.rollOnOptIn);
+  table
       .toggle({"leader-elect",
                "run only while holding the Lease: --leader-elect or --leader-elect=false (default: true in "
                "a cluster, false otherwise)",

@@ -93,20 +93,14 @@ FlagTable flagTable(ServeWebhookOptions& out) {
                  "deadline for reading the referenced ConfigMaps and Secrets; keep it below the "
                  "configuration's timeoutSeconds",
                  "DURATION"},
-                kPositiveDuration, out.lookupTimeout)
-      .parsed<core::ContentAwareness>(
-          {"content-aware",
-           "whose content the lookups read, to write at admission the content record serve-controller "
-           "--content-aware keeps (set both alike): configmaps, all (also Secrets: their data reaches the "
-           "webhook, hashed and dropped at once) or off (metadata only)",
-           "configmaps|all|off"},
-          out.contentAware, core::parseContentAwareness, core::contentAwarenessName)
-      .toggle({"roll-on-opt-in",
-               "roll a running workload when it is opted in (labeled), by writing its template annotations "
-               "at once, as before; by default its pods' versions are recorded in its metadata "
-               "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
-               ""},
-              out.rollOnOptIn)
+                kPositiveDuration, out.lookupTimeout);
+  addContentAwareFlag(
+      table, out.contentAware,
+      "whose content the lookups read, to write at admission the content record serve-controller "
+      "--content-aware keeps (set both alike): configmaps, all (also Secrets: their data reaches the "
+      "webhook, hashed and dropped at once) or off (metadata only)");
+  addRollOnOptInFlag(table, out.rollOnOptIn);
+  table
       .integer({"threads",
                 "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, 503 "
                 "beyond); as many more look up references (a fixed pool)",

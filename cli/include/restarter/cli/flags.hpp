@@ -11,6 +11,7 @@
 
 #include "restarter/cli/app.hpp"
 #include "restarter/cli/flag_table.hpp"
+#include "restarter/core/content.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/obs/log.hpp"
 
@@ -50,6 +51,13 @@ std::string joinProblems(const std::vector<std::string>& problems);
 
 // Adds --log-format and --log-level (the serve commands'), bound to `format` and `level`.
 void addLogFlags(FlagTable& table, obs::LogFormat& format, obs::LogLevel& level);
+
+// Adds --content-aware (core::ContentAwareness: configmaps, all or off) bound to `target`, with
+// the subcommand's own `help` (what it reads the content for).
+void addContentAwareFlag(FlagTable& table, core::ContentAwareness& target, std::string help);
+
+// Adds --roll-on-opt-in, the serve commands' choice between a baseline and a rollout at opt-in.
+void addRollOnOptInFlag(FlagTable& table, bool& target);
 
 // The bounds of a duration that must be more than zero (lifetimes, intervals, timeouts).
 inline constexpr core::DurationBounds kPositiveDuration{.min = std::chrono::milliseconds(1)};
