@@ -1,5 +1,7 @@
 #include "restarter/controller/ondelete.hpp"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "restarter/testing/builders.hpp"
@@ -10,9 +12,6 @@
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::kube::testing::ok;
-using restarter::kube::testing::status;
-using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
 
 namespace {
@@ -74,31 +73,26 @@ json pod(const PodState& p, restarter::base::Clock::WallTime since) {
   return out;
 }
 
-json podList(const std::vector<json>& pods) {
-  return {{"apiVersion", "v1"}, {"kind", "PodList"}, {"metadata", {{"resourceVersion", "9"}}}, {"items", pods}};
+// The names of the pods the API server still holds, in name order.
+std::vector<std::string> remainingPods(const restarter::testing::FakeApiServer& api) {
+  std::vector<std::string> names;
+  for (const json& pod : api.objects(restarter::kube::resources::pods(), "ns"))
+    names.push_back(pod["metadata"]["name"]);
+  return names;
 }
 
-std::vector<json> events(const std::vector<restarter::kube::Request>& requests) {
-  std::vector<json> out;
-  for (const auto& request : requests) {
-    if (request.method == "POST" && request.path.find("/events") != std::string::npos)
-      out.push_back(json::parse(request.body));
+// How many requests the roller sent, of `method` (any when empty).
+std::size_t requestCount(const restarter::testing::FakeApiServer& api, const std::string& method = "") {
+  std::size_t count = 0;
+  for (const auto& request : api.requests()) {
+    if (method.empty() || request.method == method) ++count;
   }
-  return out;
-}
-
-std::vector<std::string> evictions(const std::vector<restarter::kube::Request>& requests) {
-  std::vector<std::string> out;
-  for (const auto& request : requests) {
-    if (request.method == "POST" && request.path.find("/eviction") != std::string::npos)
-      out.push_back(request.path);
-  }
-  return out;
+  return count;
 }
 
 struct Fixture {
   explicit Fixture(bool dryRun = false, const std::string& kind = "statefulset")
-      : harness(dryRun),
+      : harness(dryRun, restarter::controller::testing::Backend::ApiServer),
         evictor(*harness.context),
         roller(
             kindNamed(kind), [this](std::string_view) { return &workloads; }, *harness.context, evictor,
@@ -108,10 +102,11 @@ struct Fixture {
   Evictor evictor;
   OnDeleteRoller roller;
 
+  restarter::testing::FakeApiServer& api() { return *harness.api; }
+
+  // Stores the pods in the API server, each Ready (or not) since `since`.
   void pods(const std::vector<PodState>& states, restarter::base::Clock::WallTime since) {
-    std::vector<json> items;
-    for (const PodState& state : states) items.push_back(pod(state, since));
-    harness.transport->push(ok(podList(items).dump()));
+    for (const PodState& state : states) api().seed(restarter::kube::resources::pods(), pod(state, since));
   }
 };
 
@@ -126,19 +121,18 @@ TEST_CASE("the roll evicts the highest outdated ordinal with its uid and announc
   f.pods(
       {{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}, {"web-9", "x", true, false, "other"}},
       hourAgo);
-  f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   auto action = f.roller.reconcile({"ns", "web"});
   REQUIRE(action.ok());
   CHECK(action->requeueAfter == kRollPoll);
-  const auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 3);
-  CHECK(requests[0].method == "GET");
-  CHECK(requests[0].path.find("/api/v1/namespaces/ns/pods") == 0);
-  CHECK(requests[0].path.find("labelSelector=app%3Dweb") != std::string::npos);
-  CHECK(evictions(requests) == std::vector<std::string>{"/api/v1/namespaces/ns/pods/web-2/eviction"});
-  CHECK(json::parse(requests[1].body)["deleteOptions"]["preconditions"]["uid"] == "web-2-uid");
-  const auto recorded = events(requests);
+  CHECK(remainingPods(f.api()) == std::vector<std::string>{"web-0", "web-1", "web-9"});
+  // The eviction named the pod's uid: a pod recreated under that name in the meantime is not evicted.
+  const auto requests = f.api().requests();
+  const auto eviction = std::find_if(requests.begin(), requests.end(), [](const auto& request) {
+    return request.path.find("/eviction") != std::string::npos;
+  });
+  REQUIRE(eviction != requests.end());
+  CHECK(json::parse(eviction->body)["deleteOptions"]["preconditions"]["uid"] == "web-2-uid");
+  const auto recorded = f.api().events();
   REQUIRE(recorded.size() == 1);
   CHECK(recorded[0]["reason"] == "Evicted");
   CHECK(recorded[0]["type"] == "Normal");
@@ -160,11 +154,13 @@ TEST_CASE("the roll waits while a replacement is on its way with one list and no
   SECTION("not Ready yet") {
     f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, now - 10s);
   }
+  const auto before = remainingPods(f.api());
   auto action = f.roller.reconcile({"ns", "web"});
   REQUIRE(action.ok());
   REQUIRE(action->requeueAfter);
   CHECK(*action->requeueAfter <= kRollPoll);
-  CHECK(f.harness.transport->requests().size() == 1);
+  CHECK(requestCount(f.api()) == 1);  // the list of pods
+  CHECK(remainingPods(f.api()) == before);
   CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 2);
 }
 
@@ -174,13 +170,10 @@ TEST_CASE("a replacement not Ready within the timeout pauses the roll with one W
   f.workloads.replace({rollingStatefulSet()}, "1");
   const auto longAgo = f.harness.clock.wallNow() - 61s;
   f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
-  f.harness.transport->push(ok(eventAnswer().dump()));
-  f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-new", false}}, longAgo);
   REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
   REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
-  const auto requests = f.harness.transport->requests();
-  CHECK(evictions(requests).empty());
-  const auto recorded = events(requests);
+  CHECK(remainingPods(f.api()).size() == 3);
+  const auto recorded = f.api().events();
   REQUIRE(recorded.size() == 1);
   CHECK(recorded[0]["reason"] == "RollPaused");
   CHECK(recorded[0]["type"] == "Warning");
@@ -195,14 +188,10 @@ TEST_CASE("dry run announces each eviction it would make once in roll order and 
   const auto hourAgo = f.harness.clock.wallNow() - 1h;
   // web-1 already runs the update revision: only the two others would be evicted.
   f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
-  f.harness.transport->push(ok(eventAnswer().dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
-  f.pods({{"web-0", "web-old"}, {"web-1", "web-new"}, {"web-2", "web-old"}}, hourAgo);
   REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
   REQUIRE(f.roller.reconcile({"ns", "web"}).ok());
-  const auto requests = f.harness.transport->requests();
-  CHECK(evictions(requests).empty());
-  const auto recorded = events(requests);
+  CHECK(remainingPods(f.api()).size() == 3);
+  const auto recorded = f.api().events();
   REQUIRE(recorded.size() == 2);
   CHECK(recorded[0]["reason"] == "WouldEvict");
   CHECK(recorded[0]["regarding"]["name"] == "web-2");
@@ -216,17 +205,22 @@ TEST_CASE("a PodDisruptionBudget refusal is retried after the backoff with one E
           "[controller][ondelete]") {
   Fixture f;
   f.workloads.replace({rollingStatefulSet()}, "1");
-  const auto hourAgo = f.harness.clock.wallNow() - 1h;
+  f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, f.harness.clock.wallNow() - 1h);
+  // The apiserver's answer while a budget allows no disruption.
+  f.api().setInterceptor(
+      [](const restarter::kube::Request& request) -> std::optional<restarter::kube::Response> {
+        if (request.path.find("/eviction") == std::string::npos) return std::nullopt;
+        return restarter::kube::Response{
+            429, {}, R"({"kind":"Status","status":"Failure","reason":"TooManyRequests",
+        "message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"};
+      });
   for (int attempt = 0; attempt < 2; ++attempt) {
-    f.pods({{"web-0", "web-old"}, {"web-1", "web-old"}, {"web-2", "web-old"}}, hourAgo);
-    f.harness.transport->push(status(429, R"({"kind":"Status","status":"Failure","reason":"TooManyRequests",
-        "message":"Cannot evict pod as it would violate the pod's disruption budget.","code":429})"));
-    if (attempt == 0) f.harness.transport->push(ok(eventAnswer().dump()));
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK(action->requeueAfter == kEvictionRefusedRetry);
   }
-  const auto recorded = events(f.harness.transport->requests());
+  CHECK(remainingPods(f.api()).size() == 3);
+  const auto recorded = f.api().events();
   REQUIRE(recorded.size() == 1);
   CHECK(recorded[0]["reason"] == "EvictionBlocked");
   CHECK(f.harness.metrics.rollEvictions.with({"statefulset", "refused"}).value() == 2);
@@ -239,7 +233,7 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
-    CHECK(f.harness.transport->requests().empty());
+    CHECK(requestCount(f.api()) == 0);
   }
   SECTION("opted out: the pods are listed and counted, none evicted") {
     Fixture f;
@@ -250,7 +244,8 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
-    CHECK(f.harness.transport->requests().size() == 1);
+    CHECK(requestCount(f.api()) == 1);  // the list of pods
+    CHECK(remainingPods(f.api()).size() == 3);
     CHECK(f.harness.metrics.outdatedPods.with({"statefulset"}).value() == 2);
   }
   SECTION("a deleted workload forgets its outdated pods") {
@@ -269,11 +264,12 @@ TEST_CASE("what the roll leaves alone costs no eviction", "[controller][ondelete
     f.workloads.replace({rollingStatefulSet()}, "1");
     json bad = pod({"web-0", "web-old"}, f.harness.clock.wallNow());
     bad["status"]["conditions"] = "Ready";
-    f.harness.transport->push(ok(podList({bad}).dump()));
+    f.api().seed(restarter::kube::resources::pods(), bad);
     auto action = f.roller.reconcile({"ns", "web"});
     REQUIRE_FALSE(action.ok());
     CHECK(action.error().kind == restarter::core::ErrorKind::InvalidInput);
-    CHECK(evictions(f.harness.transport->requests()).empty());
+    CHECK(requestCount(f.api(), "POST") == 0);
+    CHECK(remainingPods(f.api()) == std::vector<std::string>{"web-0"});
   }
 }
 
@@ -290,23 +286,18 @@ TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node f
   auto revision = [](int number, const char* hash) {
     return json{{"metadata",
                  {{"name", std::string("agent-") + hash},
-                  {"labels", {{"controller-revision-hash", hash}}},
+                  {"namespace", "ns"},
+                  // As the DaemonSet controller labels them: its selector's labels and the hash.
+                  {"labels", {{"app", "web"}, {"controller-revision-hash", hash}}},
                   {"ownerReferences", json::array({{{"uid", "sts-uid"}, {"controller", true}}})}}},
                 {"revision", number}};
   };
-  f.harness.transport->push(ok(json{{"kind", "ControllerRevisionList"},
-                                    {"metadata", json::object()},
-                                    {"items", {revision(1, "h1"), revision(2, "h2")}}}
-                                   .dump()));
+  f.api().seed(restarter::kube::resources::controllerRevisions(), revision(1, "h1"));
+  f.api().seed(restarter::kube::resources::controllerRevisions(), revision(2, "h2"));
   f.pods({{"agent-b", "h1", true, false, "sts-uid", "node-b"},
           {"agent-a", "h1", true, false, "sts-uid", "node-a"}},
          f.harness.clock.wallNow() - 1h);
-  f.harness.transport->push(ok(R"({"kind":"Status","status":"Success"})"));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.roller.reconcile({"ns", "agent"}).ok());
-  const auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 4);
-  CHECK(requests[0].path.find("/apis/apps/v1/namespaces/ns/controllerrevisions") == 0);
-  CHECK(evictions(requests) == std::vector<std::string>{"/api/v1/namespaces/ns/pods/agent-a/eviction"});
+  CHECK(remainingPods(f.api()) == std::vector<std::string>{"agent-b"});
   CHECK(f.harness.metrics.rollEvictions.with({"daemonset", "evicted"}).value() == 1);
 }
