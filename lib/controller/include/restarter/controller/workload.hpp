@@ -66,6 +66,7 @@
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/announcements.hpp"
 #include "restarter/controller/reconcile.hpp"
+#include "restarter/controller/workload_resources.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/rollout.hpp"
@@ -75,51 +76,6 @@
 #include "restarter/kube/resource.hpp"
 
 namespace restarter::controller {
-
-// One of core::kManagedKinds (core/workload_kinds.hpp) as the controller uses it. Named apart from
-// core::WorkloadKind, the enum it carries.
-struct WorkloadResource {
-  std::string name;  // "statefulset", "deployment", "daemonset": queue keys, logs, metrics
-  kube::ResourceRef resource;
-  std::string fieldManager;
-  core::WorkloadKind coreKind = core::WorkloadKind::StatefulSet;  // its row in core::kManagedKinds
-  bool hasOnDelete = false;  // the row's hasOnDelete: the OnDelete roll (ondelete.hpp) runs for it
-};
-
-// StatefulSet, Deployment, DaemonSet: core::kManagedKinds, in its order.
-const std::vector<WorkloadResource>& workloadResources();
-
-// Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
-// template references, and with Reloader's annotations the reload lists' names
-// (core::trackedReferences).
-inline constexpr const char* kConfigMapIndex = "configmap";
-inline constexpr const char* kSecretIndex = "secret";
-// The index function for `kind` (core::RefKind::ConfigMap -> kConfigMapIndex values, ...). A
-// template that cannot be read indexes nothing.
-cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection = {});
-// The same over packed workloads (the controller's caches).
-cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
-                                                   const core::SelectionOptions& selection = {});
-
-// A top-level field slimWorkload sets (with Reloader's annotations read, the workloads are listed
-// without the label selector) on a workload that is not opted in, kept as a stub of its identity:
-// the reconcilers leave it alone. No API object has a top-level field of this name.
-inline constexpr const char* kUnmanagedField = "restarterUnmanaged";
-
-// Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
-struct WorkloadCaches {
-  const cache::PackedStore* workloads = nullptr;  // of the reconciler's kind
-  const cache::MetaStore* configMaps = nullptr;
-  const cache::MetaStore* secrets = nullptr;
-};
-using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
-
-// Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
-// entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
-// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests
-// (keyed with the key `digestKeyId` names, and unkeyed) as the store keeps them.
-core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_, std::string digestKeyId = {});
 
 // What one server-side apply of the controller sends (see the file comment). Every field the
 // kind's manager owns must be sent again, or the apply removes it.

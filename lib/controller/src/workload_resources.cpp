@@ -1,0 +1,69 @@
+#include "restarter/controller/workload_resources.hpp"
+
+#include "restarter/core/annotation_keys.hpp"
+#include "restarter/core/json_access.hpp"
+
+namespace restarter::controller {
+
+using nlohmann::json;
+
+const std::vector<WorkloadResource>& workloadResources() {
+  static const std::vector<WorkloadResource> kinds = [] {
+    std::vector<WorkloadResource> rows;
+    for (const core::ManagedKind& kind : core::kManagedKinds) {
+      rows.push_back({std::string(kind.id),
+                      kube::ResourceRef{std::string(kind.group), std::string(kind.version),
+                                        std::string(kind.plural), std::string(kind.name), true},
+                      std::string(kind.fieldManager), kind.kind, kind.hasOnDelete});
+    }
+    return rows;
+  }();
+  return kinds;
+}
+
+cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {
+  return [kind, selection](const json& object) {
+    std::vector<std::string> values;
+    auto refs = core::trackedReferences(object, selection);
+    if (!refs) return values;
+    const std::string ns = core::metadataString(object, "namespace");
+    for (const core::Reference& ref : *refs) {
+      if (ref.kind == kind) values.push_back(ns + "/" + ref.name);
+    }
+    return values;
+  };
+}
+
+cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
+                                                   const core::SelectionOptions& selection) {
+  return [index = referenceIndex(kind, selection)](const cache::PackedObject& object) {
+    return index(object.unpack());
+  };
+}
+
+core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
+                               std::string namespace_, std::string digestKeyId) {
+  return [&configMaps, &secrets, ns = std::move(namespace_), keyId = std::move(digestKeyId)](
+             core::RefKind kind, const std::string& name) {
+    const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
+    auto object = store.get(cache::objectKey(ns, name));
+    if (!object) return core::ObjectState::unknown(object.error().describe());
+    if (*object == nullptr) return core::ObjectState::absent();
+    const cache::ObjectMeta& meta = **object;
+    if (meta.uid.empty() || meta.resourceVersion.empty())
+      return core::ObjectState::unknown("metadata: uid and resourceVersion are required");
+    const std::string* ignore = meta.label(core::kIgnoreLabel);
+    core::ObjectState state =
+        core::ObjectState::present(meta.uid.str(), meta.resourceVersion,
+                                   ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
+    if (state.contentDigest) {
+      state.digestKeyId = keyId;
+      state.unkeyedDigest = meta.unkeyedDigest;
+    }
+    state.reloaderMatch = meta.reloaderMatch;
+    state.reloaderIgnore = meta.reloaderIgnore;
+    return state;
+  };
+}
+
+}  // namespace restarter::controller
