@@ -45,9 +45,9 @@ FlagTable flagTable(GenCertsOptions& out) {
           {"ip", "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook registered by URL",
            "ADDR"},
           out.ipAddresses)
-      .duration({"validity", "serving certificate lifetime (s, m, h, d units)", "DURATION"}, kPositiveDuration,
-                out.validity)
-      .duration({"ca-validity", "CA lifetime (s, m, h, d units)", "DURATION"}, kPositiveDuration,
+      .duration({"validity", "serving certificate lifetime, in whole seconds (e.g. 8760h, 30d)", "DURATION"},
+                kPositiveDuration, out.validity)
+      .duration({"ca-validity", "CA lifetime, in whole seconds (e.g. 87600h)", "DURATION"}, kPositiveDuration,
                 out.caValidity)
       .parsed<certs::KeyType>({"key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096", "TYPE"}, out.keyType,
                               certs::parseKeyType, certs::keyTypeName)

@@ -90,26 +90,13 @@ struct Fixture {
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 
-  // The workload, in the API server and in the cache.
   void seed(const json& workload) {
-    harness.api->seed(restarter::kube::resources::statefulSets(), workload);
-    workloads.replace({workload}, "10");
+    restarter::controller::testing::seedStatefulSet(harness, workloads, workload);
   }
-  json stored() const {
-    auto object = harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
-    REQUIRE(object);
-    return *object;
-  }
+  json stored() const { return restarter::controller::testing::storedStatefulSet(harness); }
   json storedTemplateAnnotations() const { return stored()["spec"]["template"]["metadata"]["annotations"]; }
   std::string storedRecord() const { return stored()["metadata"]["annotations"].value(kRecord, ""); }
-  // How many writes reached the workload (Events not counted).
-  std::size_t workloadWrites() const {
-    std::size_t writes = 0;
-    for (const auto& request : harness.api->requests()) {
-      if (request.method != "GET" && request.path.find("/statefulsets/") != std::string::npos) ++writes;
-    }
-    return writes;
-  }
+  std::size_t workloadWrites() const { return restarter::controller::testing::statefulSetWrites(harness); }
 };
 
 }  // namespace

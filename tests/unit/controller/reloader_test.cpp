@@ -50,16 +50,10 @@ struct Fixture {
   restarter::cache::MetaStore secrets;
   std::unique_ptr<WorkloadReconciler> reconciler;
 
-  // The workload, in the API server and in the cache.
   void seed(const json& workload) {
-    harness.api->seed(restarter::kube::resources::statefulSets(), workload);
-    workloads.replace({workload}, "10");
+    restarter::controller::testing::seedStatefulSet(harness, workloads, workload);
   }
-  json stored() const {
-    auto object = harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
-    REQUIRE(object);
-    return *object;
-  }
+  json stored() const { return restarter::controller::testing::storedStatefulSet(harness); }
 };
 
 }  // namespace

@@ -9,6 +9,9 @@
 #include <string>
 #include <utility>
 
+#include <catch2/catch.hpp>
+
+#include "restarter/cache/store.hpp"
 #include "restarter/controller/reconcile.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/metrics.hpp"
@@ -70,5 +73,29 @@ struct Harness {
   TokenBucket limiter{clock, 100.0, 100.0};
   std::unique_ptr<ReconcileContext> context;
 };
+
+// Backend::ApiServer: StatefulSet `workload` stored in the API server and, at `resourceVersion`, in
+// the reconciler's cache `workloads`.
+inline void seedStatefulSet(Harness& harness, cache::PackedStore& workloads, const nlohmann::json& workload,
+                            const std::string& resourceVersion = "10") {
+  harness.api->seed(kube::resources::statefulSets(), workload);
+  workloads.replace({workload}, resourceVersion);
+}
+
+// Backend::ApiServer: StatefulSet ns/`name` as the API server holds it now.
+inline nlohmann::json storedStatefulSet(const Harness& harness, const std::string& name = "web") {
+  auto stored = harness.api->object(kube::resources::statefulSets(), "ns", name);
+  REQUIRE(stored);
+  return *stored;
+}
+
+// Backend::ApiServer: how many writes reached the StatefulSets (Events not counted).
+inline std::size_t statefulSetWrites(const Harness& harness) {
+  std::size_t writes = 0;
+  for (const auto& request : harness.api->requests()) {
+    if (request.method != "GET" && request.path.find("/statefulsets/") != std::string::npos) ++writes;
+  }
+  return writes;
+}
 
 }  // namespace restarter::controller::testing

@@ -68,16 +68,11 @@ restarter::core::TimePoint nowOf(const Fixture& f) {
 
 // Backend::ApiServer: `workload` stored in the API server and, at `resourceVersion`, in the cache.
 void seedWorkload(Fixture& f, const json& workload, const std::string& resourceVersion = "10") {
-  f.harness.api->seed(restarter::kube::resources::statefulSets(), workload);
-  f.workloads.replace({workload}, resourceVersion);
+  restarter::controller::testing::seedStatefulSet(f.harness, f.workloads, workload, resourceVersion);
 }
 
 // Backend::ApiServer: "web" as the API server holds it now.
-json storedWorkload(const Fixture& f) {
-  auto stored = f.harness.api->object(restarter::kube::resources::statefulSets(), "ns", "web");
-  REQUIRE(stored);
-  return *stored;
-}
+json storedWorkload(const Fixture& f) { return restarter::controller::testing::storedStatefulSet(f.harness); }
 
 // `workload` with the last-rollout annotation a rollout at `at` wrote.
 json rolledAt(json workload, restarter::core::TimePoint at) {
@@ -87,11 +82,7 @@ json rolledAt(json workload, restarter::core::TimePoint at) {
 
 // Backend::ApiServer: how many writes reached the workload (Events not counted).
 std::size_t workloadWrites(const Fixture& f) {
-  std::size_t writes = 0;
-  for (const auto& request : f.harness.api->requests()) {
-    if (request.method != "GET" && request.path.find("/statefulsets/") != std::string::npos) ++writes;
-  }
-  return writes;
+  return restarter::controller::testing::statefulSetWrites(f.harness);
 }
 
 // Backend::ApiServer: the reasons of the Events recorded, in order.
