@@ -247,13 +247,25 @@ integration_tests() {
 # thousands of lines, and the end of a run's output is what a reader (or a CI summary that keeps
 # only part of it) sees first.
 failure_digest=$repo/build/logs/failure-digest.txt
-# kuttl_failure_digest LOG: for each failed kuttl test in LOG, its lines that say what went wrong
-# (a failed check, an error, a timeout), the last 25 of them.
+# kuttl_failure_digest LOG: for each failed kuttl test in LOG, what kuttl itself reported (the
+# step that failed and its errors: an assert's mismatch, a command's exit status; Go's test output
+# puts these under the test's "=== NAME" header, not on kuttl's logger lines), then the test's
+# logger lines that say what went wrong (a failed check, an error, a timeout; the last 25), then
+# the last 10 lines its steps printed, which place a check that failed without a word.
 kuttl_failure_digest() {
-  local test
+  local test lines
   while read -r test; do
     echo "--- kuttl test $test failed (stage: ${current_stage:-?}):"
-    grep -E "\| ${test}(/[^ |]*)? \|" "$1" | grep -Ei 'fail|error|timed out|timeout|panic|not ' | tail -n 25
+    awk -v t="kuttl/harness/$test" '
+      /^=== (RUN|CONT|NAME|PAUSE) / { current = $3; next }
+      current == t && /^ +case\.go:[0-9]+:/ {
+        # a failed command is quoted whole (its script): the head says enough
+        print (length($0) > 300 ? substr($0, 1, 300) " ..." : $0)
+      }' "$1"
+    lines=$(grep -E "\| ${test}(/[^ |]*)? \|" "$1")
+    grep -Ei 'fail|error|timed out|timeout|panic|not ' <<<"$lines" | grep -v 'Ignoring ' | tail -n 25
+    echo "  its steps' last lines:"
+    grep -E "\| ${test}/[^ |]+ \|" <<<"$lines" | tail -n 10
   done < <(sed -n 's/.*--- FAIL: kuttl\/harness\/\([^ ]*\) .*/\1/p' "$1")
 }
 print_failure_digest() {

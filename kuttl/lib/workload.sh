@@ -7,6 +7,9 @@
 #                                          wait (bounded, default 90 s) until the annotation equals
 #                                          VALUE ("" = absent); fails with what it saw
 #   workload.sh field RES NAME JSONPATH    one field, e.g. '{.metadata.generation}'
+#   workload.sh same WHAT WANT GOT         a check that says what it saw: fails with
+#                                          "FAIL: WHAT: want 'WANT', got 'GOT'" unless equal
+#                                          (a bare `test` fails a step without a word)
 #   workload.sh described RES NAME [SECONDS]
 #                                          wait (bounded, default 60 s) until the status describes
 #                                          the current template (observedGeneration = generation):
@@ -51,6 +54,11 @@ expect() {
 }
 
 field() { kubectl -n "$NAMESPACE" get "$1" "$2" -o jsonpath="$3"; }
+
+same() {
+  [[ $3 == "$2" ]] || die "FAIL: $1: want '$2', got '$3'"
+  echo "$1: $2"
+}
 
 described() {
   local res=$1 name=$2 seconds=${3:-60} got deadline
@@ -101,9 +109,10 @@ case ${1:-} in
   annotation) annotation "$2" "$3" "$4" ;;
   expect) expect "$2" "$3" "$4" "${5:-}" "${6:-90}" ;;
   field) field "$2" "$3" "$4" ;;
+  same) same "$2" "$3" "$4" ;;
   described) described "$2" "$3" "${4:-60}" ;;
   events) events "$2" "$3" ;;
   pod-creations) pod_creations "$2" "${3:-60}" ;;
   writes) writes "$2" "$3" ;;
-  *) die "usage: workload.sh version|annotation|expect|field|described|events|pod-creations|writes ..." ;;
+  *) die "usage: workload.sh version|annotation|expect|field|same|described|events|pod-creations|writes ..." ;;
 esac
