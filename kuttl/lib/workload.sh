@@ -15,6 +15,13 @@
 #                                          the current template (observedGeneration = generation):
 #                                          from then on its ControllerRevision exists
 #   workload.sh events RES NAME            reason and note of the Events regarding RES/NAME
+#   workload.sh await-event RES NAME PATTERN [SECONDS]
+#                                          wait (bounded, default 60 s) until a line of `events`
+#                                          ("<reason>\t<note>") matches the basic regular expression
+#                                          PATTERN; fails with the Events it saw. restarter records
+#                                          an Event after the write it describes and after its log
+#                                          line, so neither seeing the write nor the line means the
+#                                          Event is stored yet
 #   workload.sh pod-creations COUNT [SECONDS]
 #                                          wait (bounded, default 60 s) until the StatefulSet
 #                                          controller's Events in the namespace record COUNT pod
@@ -79,6 +86,20 @@ events() {
       '.items[] | select(.regarding.kind == $k and .regarding.name == $n) | "\(.reason)\t\(.note)"'
 }
 
+await_event() {
+  local res=$1 name=$2 pattern=$3 seconds=${4:-60} got deadline
+  deadline=$((SECONDS + seconds))
+  while :; do
+    got=$(events "$res" "$name")
+    if grep -q -- "$pattern" <<<"$got"; then
+      echo "$res/$name Event: $(grep -m1 -- "$pattern" <<<"$got")"
+      return 0
+    fi
+    ((SECONDS < deadline)) || die "FAIL: no Event of $res/$name matches '$pattern' after ${seconds}s; its Events: ${got:-none}"
+    sleep 0.3
+  done
+}
+
 pod_creations() {
   local want=$1 seconds=${2:-60} got creates deletes deadline
   deadline=$((SECONDS + seconds))
@@ -112,7 +133,8 @@ case ${1:-} in
   same) same "$2" "$3" "$4" ;;
   described) described "$2" "$3" "${4:-60}" ;;
   events) events "$2" "$3" ;;
+  await-event) await_event "$2" "$3" "$4" "${5:-60}" ;;
   pod-creations) pod_creations "$2" "${3:-60}" ;;
   writes) writes "$2" "$3" ;;
-  *) die "usage: workload.sh version|annotation|expect|field|same|described|events|pod-creations|writes ..." ;;
+  *) die "usage: workload.sh version|annotation|expect|field|same|described|events|await-event|pod-creations|writes ..." ;;
 esac
