@@ -140,6 +140,11 @@ std::string renderText(const ordered_json& doc, bool color) {
         out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
     }
     for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
+  } else if (status == "refused-too-large") {
+    out << style.yellow("refused") << ": " << str(pending["reason"])
+        << " (the apiserver would refuse the write; the controller records one AnnotationsTooLarge Event and "
+           "does not retry)\n";
+    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
   } else {
     out << "unknown: " << str(pending["reason"]) << "\n";
   }

@@ -131,6 +131,24 @@ TEST_CASE("an unreadable reference makes pending unknown with the reason", "[ins
   CHECK_THAT(renderText(doc, false), Catch::Contains("Pending: unknown"));
 }
 
+TEST_CASE("a write too large for the apiserver is pending as refused in the text and the JSON",
+          "[inspect][explain]") {
+  ExplainInput input = sampleInput();
+  // Metadata annotations 40 bytes under the apiserver's 262,144: the controller's last-rollout
+  // stamp does not fit beside them.
+  input.workload["metadata"]["annotations"] = {{"example.com/big", std::string(262144 - 40 - 15, 'x')}};
+  input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
+    return core::ObjectState::present("u", "3", false);
+  });
+  const auto doc = explanationDocument(input);
+  CHECK(doc["pending"]["status"] == "refused-too-large");
+  CHECK_THAT(doc["pending"]["reason"].get<std::string>(), Catch::StartsWith("annotations too large: "));
+  const std::string text = renderText(doc, false);
+  CHECK_THAT(text, Catch::Contains("Pending: refused: annotations too large: "));
+  CHECK(text.find("Pending: unknown") == std::string::npos);
+  CHECK(text.find("a restart is due") == std::string::npos);
+}
+
 namespace {
 
 core::TimePoint t0() { return base::parseRfc3339("2027-01-15T08:00:00Z").value(); }
