@@ -251,6 +251,9 @@ metadata() {
     printf '%s\n' "$explanation" | jq -e '.pending.status == "refused-too-large"
       and (.pending.reason | test("metadata annotations would be [0-9]+ bytes"))' >/dev/null ||
       fail "$sts: explain-restart's pending is not refused-too-large: $(printf '%s' "$explanation" | jq -c .pending)"
+    text=$(sh ../../lib/restarter.sh explain-restart "statefulset/$sts" -n "$NAMESPACE" --no-color)
+    grep -q '^Pending: refused: annotations too large: ' <<<"$text" ||
+      fail "$sts: explain-restart's text does not say the write is refused: $(grep '^Pending' <<<"$text")"
     sh ../../lib/restarter.sh status -n "$NAMESPACE" | grep -E "^statefulset/$sts .*refused: annotations too large" ||
       fail "$sts: status does not show the refusal: $(sh ../../lib/restarter.sh status -n "$NAMESPACE")"
   done
