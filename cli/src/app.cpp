@@ -72,7 +72,7 @@ int runApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return kExitOk;
     }
     if (parsed.count("version") > 0) {
-      out << io.programName << " " << kVersion << "\n";
+      out << versionLine(io.programName) << "\n";
       return kExitOk;
     }
     if (commandIndex >= args.size()) {

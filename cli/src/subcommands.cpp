@@ -6,14 +6,15 @@
 #include "restarter/cli/serve_controller.hpp"
 #include "restarter/cli/serve_webhook.hpp"
 #include "restarter/cli/status.hpp"
+#include "restarter/cli/version.hpp"
 
 namespace restarter::cli {
 
 const std::vector<Subcommand>& subcommands() {
   // A subcommand joins this list once it does everything its help says.
   static const std::vector<Subcommand> all = {
-      genCertsCommand(),        explainRestartCommand(), statusCommand(),
-      serveControllerCommand(), serveWebhookCommand(),   installMwcCommand(),
+      genCertsCommand(),     explainRestartCommand(), statusCommand(),  serveControllerCommand(),
+      serveWebhookCommand(), installMwcCommand(),     versionCommand(),
   };
   return all;
 }

@@ -1,6 +1,10 @@
 #include "restarter/cli/app.hpp"
+#include "restarter/cli/version.hpp"
 
+#include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -49,6 +53,30 @@ TEST_CASE("the version flag prints the version", "[cli]") {
   const Run r = run({"restarter", "--version"});
   CHECK(r.code == kExitOk);
   CHECK_THAT(r.out, Catch::StartsWith("restarter ") && Catch::Contains("."));
+}
+
+TEST_CASE("the version subcommand prints the VERSION file's version, the commit and the platform", "[cli]") {
+  const Run text = run({"restarter", "version"});
+  CHECK(text.code == kExitOk);
+  CHECK_THAT(text.out, Catch::StartsWith(run({"restarter", "--version"}).out) &&
+                           Catch::Contains("revision: ") && Catch::Contains("platform: linux/"));
+  const Run json = run({"restarter", "version", "-o", "json"});
+  CHECK(json.code == kExitOk);
+  const auto info = nlohmann::json::parse(json.out);
+  CHECK(info.at("platform") == targetPlatform());
+  CHECK(info.at("revision").is_string());
+  // The release reads the version from the VERSION file; the binary must say the same.
+  std::ifstream file(std::string(RESTARTER_SOURCE_DIR) + "/VERSION");
+  std::string version;
+  REQUIRE(std::getline(file, version));
+  CHECK(info.at("version") == version);
+  CHECK(run({"restarter", "--version"}).out == "restarter " + version + "\n");
+}
+
+TEST_CASE("the version subcommand refuses an unknown output format", "[cli]") {
+  const Run r = run({"restarter", "version", "-o", "xml"});
+  CHECK(r.code == kExitUsage);
+  CHECK_THAT(r.err, Catch::Contains("--output") && Catch::Contains("xml"));
 }
 
 TEST_CASE("usage errors are one line naming the problem and the hint and exit 2", "[cli]") {
