@@ -167,6 +167,12 @@ check "serviceMonitor.enabled=false: none, even where the kind is served" \
 render -- "${monitoring[@]}" --set webhook.enabled=false | to_json >"$work/monitor-ctl.json"
 check "webhook off: only the controller's ServiceMonitor" \
   '[.[] | select(.kind == "ServiceMonitor") | .metadata.name] == ["restarter-controller"]' <"$work/monitor-ctl.json"
+digest=sha256:$(printf '%064d' 7)
+render -- --set image.repository=registry.example.com/restarter --set image.tag=ignored --set "image.digest=$digest" |
+  to_json >"$work/digest.json"
+check "image.digest: both Deployments pull repository@digest, the tag ignored (a released chart's default)" \
+  "[.[] | select(.kind == \"Deployment\") | .spec.template.spec.containers[0].image] == [range(2) | \"registry.example.com/restarter@$digest\"]" \
+  <"$work/digest.json"
 render -- -f tests/helm/all-values.yaml "${monitoring[@]}" | to_json >"$work/all.json"
 check "all-values.yaml: extra labels and annotations on every object, pod labels on the pods, selectors unchanged" '
   all(.[]; .metadata.labels["example.com/team"] == "platform" and .metadata.annotations["example.com/owner"] == "platform-team") and
@@ -182,7 +188,7 @@ check "all-values.yaml: the scheduling values and flags reach both Deployments" 
   spec("restarter-controller").priorityClassName == "system-cluster-critical" and
   spec("restarter-webhook").affinity.nodeAffinity != null and
   spec("restarter-controller").imagePullSecrets == [{"name": "registry"}] and
-  spec("restarter-controller").containers[0].image == "registry.example.com/restarter:0.2.0" and
+  spec("restarter-controller").containers[0].image == "registry.example.com/restarter:custom-build" and
   spec("restarter-controller").containers[0].imagePullPolicy == "Always" and
   dep("restarter-controller").spec.replicas == 3 and dep("restarter-webhook").spec.replicas == 3 and
   (spec("restarter-controller").containers[0].args | contains(["--debounce=250ms", "--min-rollout-interval=10m",

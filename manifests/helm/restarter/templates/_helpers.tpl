@@ -63,7 +63,11 @@ annotations:
 {{- end -}}
 
 {{- define "restarter.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
 {{- end -}}
 
 {{/* Combinations serve-webhook would refuse at start, refused before anything is installed. */}}
