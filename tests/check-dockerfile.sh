@@ -47,7 +47,7 @@ codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 while read -r image; do
   [[ $image == "debian:$codename" || $image == "debian:$codename-slim" ]] ||
     fail "base image $image is not Debian $codename (this machine): cannot check its package names"
-done < <(awk 'toupper($1) == "FROM" { print $2 }' "$dockerfile")
+done < <(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; break } }' "$dockerfile")
 
 # 2. The runtime packages: the arguments of `apt-get install` in the last stage.
 declare -A listed=()
