@@ -7,6 +7,8 @@
 #
 # Usage: tests/cluster/cluster.sh COMMAND
 #   build            install missing host tools, build the pinned tools if not cached; prints the bin dir
+#   build-tools TOOL...  build (if not cached) and link only these pinned tools (e.g. cosign registry
+#                    helm krew, for cmd/release.sh); prints the bin dir
 #   up               build if needed, start the cluster, wait until it is ready; prints the kubeconfig
 #   down             stop what `up` started (by PID), delete the network namespace; keeps the logs
 #   status           show the components; exit 0 when the cluster is up and ready, 1 otherwise
@@ -25,6 +27,7 @@ source "$CLUSTER_DIR/lib/pki.sh"
 source "$CLUSTER_DIR/lib/run.sh"
 source "$CLUSTER_DIR/lib/images.sh"
 source "$CLUSTER_DIR/lib/node.sh"
+source "$CLUSTER_DIR/lib/registry.sh"
 
 # Print the usage block at the top of this file; exit with $1.
 usage() {
@@ -39,6 +42,12 @@ main() {
     build)
       build_all
       if want_real_node; then build_node; fi
+      ;;
+    build-tools)
+      (($#)) || usage 2
+      ensure_host_tools
+      link_tools "$@"
+      echo "$BIN_DIR"
       ;;
     up) cmd_up ;;
     down) cmd_down ;;

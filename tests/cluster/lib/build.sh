@@ -156,10 +156,31 @@ build_kuttl() {
     github.com/kudobuilder/kuttl/cmd/kubectl-kuttl)
 }
 
+# krew and validate-krew-manifest, the validator krew-index's CI runs on a submitted manifest.
 build_krew() {
   local mod=$1 out=$2
   render_module krew "$mod"
-  (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/krew/cmd/krew)
+  (cd "$mod" && go_env go get sigs.k8s.io/krew/cmd/validate-krew-manifest@"$KREW_VERSION" &&
+    go_env go build -trimpath -ldflags="-s -w" -o "$out/" sigs.k8s.io/krew/cmd/krew \
+      sigs.k8s.io/krew/cmd/validate-krew-manifest)
+}
+
+# cosign, stamped as its Makefile does (sigs.k8s.io/release-utils), else `cosign version` says devel.
+build_cosign() {
+  local mod=$1 out=$2 pkg=sigs.k8s.io/release-utils/version
+  render_module cosign "$mod"
+  (cd "$mod" && go_env go build -trimpath \
+    -ldflags="-s -w -X $pkg.gitVersion=$COSIGN_VERSION -X $pkg.gitTreeState=archive" -o "$out/" \
+    github.com/sigstore/cosign/v3/cmd/cosign)
+}
+
+# The registry, stamped as distribution's Makefile does.
+build_registry() {
+  local mod=$1 out=$2 pkg=github.com/distribution/distribution/v3/version
+  render_module registry "$mod"
+  (cd "$mod" && go_env go build -trimpath \
+    -ldflags="-s -w -X $pkg.version=$REGISTRY_VERSION -X $pkg.mainpkg=github.com/distribution/distribution/v3" \
+    -o "$out/" github.com/distribution/distribution/v3/cmd/registry)
 }
 
 build_helm() {
@@ -255,6 +276,7 @@ link_extra_tools() { link_tools "${EXTRA_TOOLS[@]}"; }
 link_tools() {
   local tool version dir f
   for tool in "$@"; do
+    [[ -n ${TOOL_KEY[$tool]:-} ]] || die "no pinned tool '$tool' (tools/ has: ${!TOOL_KEY[*]})"
     version=$(tool_version "$tool")
     dir="$CACHE_ROOT/tools/$tool-$version-${TOOL_KEY[$tool]}"
     if [[ ! -f $dir/.complete ]]; then
@@ -266,6 +288,7 @@ link_tools() {
       flock -u 9
       exec 9>&-
     fi
+    mkdir -p "$BIN_DIR"
     for f in "$dir"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
   done
 }

@@ -13,13 +13,15 @@ as_root() {
 # shellcheck source=SCRIPTDIR/../versions.env
 source "$CLUSTER_DIR/versions.env"
 
-# The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa, kubenode, containerd)
+# The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa, kubenode, containerd,
+# cosign, registry)
 # with the pinned versions filled in.
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
       -e "s/@KWOK_VERSION@/$KWOK_VERSION/g" -e "s/@KUTTL_VERSION@/$KUTTL_VERSION/g" \
       -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
       -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" -e "s/@CONTAINERD_VERSION@/$CONTAINERD_VERSION/g" \
+      -e "s/@COSIGN_VERSION@/$COSIGN_VERSION/g" -e "s/@REGISTRY_VERSION@/$REGISTRY_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
 }
 
@@ -54,7 +56,7 @@ tool_sources() {
 }
 
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd; do
+for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign registry; do
   TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n%s' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
     "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done
@@ -69,7 +71,9 @@ EXTRA_TOOLS=(krew helm fluxssa)
 # The real node's tools (lib/node.sh), outside VERSIONS_KEY too: built and linked into $BIN_DIR only
 # when the node is asked for (RESTARTER_CLUSTER_REAL_NODE=1 at build or up), so a cluster without it
 # never waits for them.
-NODE_TOOLS=(kubenode containerd)
+NODE_TOOLS=(kubenode containerd registry)
+# The release's signer (cmd/release.sh), outside VERSIONS_KEY too: built and linked by
+# `cluster.sh build-tools cosign` (the registry is a node tool: lib/registry.sh).
 # kwok Stage objects taken from the kwok module at build time (up adds our own pod-delete).
 KWOK_STAGES="$CACHE_ROOT/$VERSIONS_KEY/kwok-stages.yaml"
 

@@ -40,7 +40,7 @@ NODE_LABEL_KEY=restarter.test/real-node
 NODE_POD_CIDR=10.245.0.0/24
 NODE_GATEWAY=10.245.0.1
 NODE_BRIDGE=cni0
-NODE_COMPONENTS=(containerd kubelet kube-proxy)
+NODE_COMPONENTS=(registry containerd kubelet kube-proxy)
 NODE_DIR="$STATE_DIR/node"
 NODE_CGROUP="restarter-$CLUSTER_NAME"
 NODE_MARKER="$RUN_DIR/real-node"
@@ -60,7 +60,7 @@ NODE_STOP_GRACE_SECONDS=10
 declare -A NODE_HOST_PACKAGE=([runc]=runc [iptables]=iptables [ip6tables]=iptables
   [conntrack]=conntrack [nsenter]=util-linux [unshare]=util-linux [mount]=mount [umount]=mount
   [dpkg-deb]=dpkg [/usr/lib/cni/bridge]=containernetworking-plugins
-  [/usr/lib/cni/host-local]=containernetworking-plugins)
+  [/usr/lib/cni/host-local]=containernetworking-plugins [curl]=curl)
 
 # True when RESTARTER_CLUSTER_REAL_NODE=1.
 want_real_node() {
@@ -177,6 +177,7 @@ write_containerd_config() {
   #                                     /var/run/nri), the image verifier (/opt), snapshotters the
   #                                     node does not use
   #   pinned_images.sandbox             the test image (images.sh): no registry to pull pause from
+  #   registry config_path              the hosts of the node's registry (registry.sh): its CA
   #   use_internal_loopback             containerd brings up each pod's lo itself: no loopback
   #                                     plugin, no libcni cache entry under an unshared name
   #   netns_mounts_under_state_dir      pods' network namespaces under state/, not /var/run/netns
@@ -218,7 +219,7 @@ disabled_plugins = [
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = '$TEST_IMAGE'
   [plugins.'io.containerd.cri.v1.images'.registry]
-    config_path = ''
+    config_path = '$CONTAINERD_CERTS_DIR'
 
 [plugins.'io.containerd.cri.v1.runtime']
   netns_mounts_under_state_dir = true
@@ -430,6 +431,7 @@ start_node() {
   make_node_cgroups
   setup_node_network
   write_containerd_config
+  start_registry
   write_cni_config
   write_kubelet_config
   write_kube_proxy_config
@@ -528,7 +530,7 @@ stop_node() {
   # The kubelet first, so that it does not restart the containers killed next.
   stop_components "$NODE_STOP_GRACE_SECONDS" kube-proxy kubelet
   kill_node_containers
-  stop_components "$NODE_STOP_GRACE_SECONDS" containerd
+  stop_components "$NODE_STOP_GRACE_SECONDS" containerd registry
   kill_node_shims
   unmount_node
   remove_node_cgroups

@@ -517,6 +517,8 @@ cmd_env() {
   # that cgroup v1 is deprecated (this kernel has no other).
   printf 'export CONTAINERD_ADDRESS=%q\n' "$CONTAINERD_SOCK"
   printf 'export CONTAINERD_NAMESPACE=k8s.io CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1\n'
+  # The real node's registry (lib/registry.sh) and the CA its certificate is signed by.
+  printf 'export RESTARTER_CLUSTER_REGISTRY=%q RESTARTER_CLUSTER_REGISTRY_CA=%q\n' "$REGISTRY_ADDR" "$PKI_DIR/ca.crt"
   printf '# Clients must run inside the network namespace: ip netns exec %s CMD, or cluster.sh exec -- CMD\n' "$NETNS"
 }
 
@@ -529,7 +531,8 @@ cmd_exec() {
   export KUBECONFIG="$KUBECONFIG_FILE" PATH="$BIN_DIR:$PATH" RESTARTER_CLUSTER="$CLUSTER_NAME" \
     RESTARTER_CLUSTER_NETNS="$NETNS" RESTARTER_CLUSTER_STATE_DIR="$STATE_DIR" \
     RESTARTER_CLUSTER_AUDIT_LOG="$LOG_DIR/audit.log" CONTAINERD_ADDRESS="$CONTAINERD_SOCK" \
-    CONTAINERD_NAMESPACE=k8s.io CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
+    CONTAINERD_NAMESPACE=k8s.io CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1 \
+    RESTARTER_CLUSTER_REGISTRY="$REGISTRY_ADDR" RESTARTER_CLUSTER_REGISTRY_CA="$PKI_DIR/ca.crt"
   netns_argv
   exec "${NETNS_ARGV[@]}" "$@"
 }
