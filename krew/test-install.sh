@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$repo/krew/package.sh" --url "https://example.org/restarter/kubectl-restarter.tar.gz" \
+"$repo/krew/package.sh" --url-base "https://example.org/restarter/releases" \
   --binary "$binary" --out "$work/dist" >/dev/null
 archive=$(ls "$work"/dist/kubectl-restarter-*.tar.gz)
 
