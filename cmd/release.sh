@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# Releases restarter as users install it (docs/release.md): from a clean checkout, without a
+# container daemon, the version of the VERSION file (the one place it is written) as
+#   - an OCI image index of linux/amd64 and linux/arm64 images of the Dockerfile (arm64
+#     cross-compiled in its build stage), with OCI labels, pushed to REGISTRY/restarter, the tag
+#     last;
+#   - a CycloneDX SBOM per image (cmd/release/sbom.py), attached as a cosign attestation;
+#   - cosign signatures by digest on each image and the index, and on the chart;
+#   - the Helm chart, packaged with the version and the index's digest, pushed to
+#     oci://REGISTRY/charts;
+#   - Krew archives for linux/amd64 and linux/arm64 and the filled Krew manifest (krew/package.sh);
+#   - the kustomize tree with the image by digest (restarter-manifests-VERSION.tar.gz);
+#   - the release notes (the CHANGELOG's section), checksums.txt and release.json (every digest),
+# all written to DIR (default dist/) before anything is pushed.
+#
+# Usage: cmd/release.sh --registry HOST[:PORT][/PATH] --key FILE --source-url URL [flags]
+#   --registry R       where the images (R/restarter) and the chart (oci://R/charts) go
+#   --registry-ca F    the CA bundle the registry's certificate is signed by (default: the system's)
+#   --key FILE         cosign's private key (cosign generate-key-pair); its password in
+#                      COSIGN_PASSWORD. Signatures are key-based and go to no transparency log
+#                      (docs/release.md says what a public CI does instead)
+#   --source-url URL   the project's public repository (https): the images' source label and
+#                      the Krew manifest's homepage
+#   --krew-url-base U  where the Krew archives will be published (default:
+#                      SOURCE-URL/releases/download/vVERSION)
+#   --version V        refuse unless VERSION holds V (a maintainer's check that they tag what
+#                      they mean)
+#   --platforms P      default linux/amd64,linux/arm64
+#   --out DIR          default dist/ of this checkout; emptied first
+#   --no-push          build DIR only: sign and push nothing (the names still say --registry)
+#   --publish DIR      push, sign and tag what a --no-push run built into DIR (its checksums are
+#                      checked first): building where the Debian archive is reachable, publishing
+#                      where the registry and the key are, as CI jobs split it
+#   --allow-dirty      release a checkout with uncommitted changes (tests only: the revision is
+#                      then not what was built)
+# Exit status: 0 released; 1 a step failed (its name is said, and nothing was tagged); 2 the
+# command line is wrong. Needs root (buildah, as tests/image/build.sh), git, and for what is not on
+# PATH: cosign and helm are built from their Go modules by tests/cluster (cluster.sh build-tools),
+# skopeo comes from Debian, sbom.py's library from PyPI into a virtual environment.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$repo/cmd/release
+usage() { sed -n '/^# Usage:/,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+usage_error() { echo "release: $* (try --help)" >&2; exit 2; }
+log() { echo "release: $*" >&2; }
+current_step="arguments"
+die() { echo "release: step '$current_step' failed: $*" >&2; exit 1; }
+trap 'echo "release: step '"'"'$current_step'"'"' failed (a command exited $? at line $LINENO); nothing was tagged" >&2' ERR
+step() { current_step=$1; log "== $1"; }
+
+registry="" registry_ca="" key="" source_url="" krew_url_base="" want_version=""
+platforms=linux/amd64,linux/arm64 out=$repo/dist push=1 allow_dirty=0 publish=0
+while (($#)); do
+  case $1 in
+    --registry) registry=${2:-}; shift 2 || usage_error "--registry needs a value" ;;
+    --registry-ca) registry_ca=${2:-}; shift 2 || usage_error "--registry-ca needs a file" ;;
+    --key) key=${2:-}; shift 2 || usage_error "--key needs a file" ;;
+    --source-url) source_url=${2:-}; shift 2 || usage_error "--source-url needs a URL" ;;
+    --krew-url-base) krew_url_base=${2:-}; shift 2 || usage_error "--krew-url-base needs a URL" ;;
+    --version) want_version=${2:-}; shift 2 || usage_error "--version needs a value" ;;
+    --platforms) platforms=${2:-}; shift 2 || usage_error "--platforms needs a value" ;;
+    --out) out=${2:-}; shift 2 || usage_error "--out needs a directory" ;;
+    --no-push) push=0; shift ;;
+    --publish) publish=1; out=${2:-}; shift 2 || usage_error "--publish needs the directory a --no-push run wrote" ;;
+    --allow-dirty) allow_dirty=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage_error "unknown argument $1" ;;
+  esac
+done
+
+# --- checks: nothing is built before the inputs are right ----------------------------------------
+step "checks"
+((!publish || push)) || usage_error "--publish and --no-push exclude each other"
+[[ $registry =~ ^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._/-]+)?$ ]] || usage_error "--registry must be HOST[:PORT][/PATH], got '$registry'"
+if ((publish)); then
+  [[ -f $out/release.json && -f $out/checksums.txt ]] || usage_error "--publish $out: no release.json and checksums.txt (a --no-push run's output)"
+  (cd "$out" && sha256sum --quiet -c checksums.txt) || die "$out does not match its checksums.txt"
+  version=$(jq -r .version "$out/release.json")
+  [[ $(jq -r .image "$out/release.json") == "$registry/restarter" ]] ||
+    usage_error "$out was built for $(jq -r .image "$out/release.json"), not --registry $registry"
+  source_url=$(jq -r .source "$out/release.json")
+  revision=$(jq -r .revision "$out/release.json")
+fi
+version=${version:-$(head -n1 "$repo/VERSION")}
+[[ $version =~ ^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]] ||
+  usage_error "VERSION holds '$version', not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE])"
+[[ -z $want_version || $want_version == "$version" || $want_version == "v$version" ]] ||
+  usage_error "--version $want_version, but VERSION holds $version: bump VERSION in a commit first"
+[[ $source_url =~ ^https://[^[:space:]]+$ ]] || usage_error "--source-url must be the project's https URL, got '${source_url}'"
+source_url=${source_url%/}
+krew_url_base=${krew_url_base:-$source_url/releases/download/v$version}
+[[ $krew_url_base =~ ^https://[^[:space:]]+$ ]] || usage_error "--krew-url-base must be https, got '$krew_url_base'"
+IFS=, read -r -a platform_list <<<"$platforms"
+for platform in "${platform_list[@]}"; do
+  [[ $platform == linux/amd64 || $platform == linux/arm64 ]] || usage_error "--platforms: linux/amd64 and linux/arm64, not $platform"
+done
+if ((push)); then
+  [[ -n $key ]] || usage_error "--key is required (cosign's private key), or --no-push"
+  [[ -f $key ]] || usage_error "--key $key: no such file"
+  [[ -z $registry_ca || -f $registry_ca ]] || usage_error "--registry-ca $registry_ca: no such file"
+  [[ -n ${COSIGN_PASSWORD+set} ]] || usage_error "COSIGN_PASSWORD is not set (empty for a key without a password)"
+fi
+[[ $(id -u) -eq 0 ]] || die "run it as root (buildah's storage, as tests/image/build.sh)"
+if ((!publish)); then
+git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || die "$repo is not a git checkout: a release names its commit"
+dirty=$(git -C "$repo" status --porcelain --untracked-files=normal)
+if [[ -n $dirty ]]; then
+  ((allow_dirty)) || die "the checkout has uncommitted changes; a release is built from a commit:
+$dirty"
+  log "warning: releasing a dirty checkout (--allow-dirty): the revision does not name what was built"
+fi
+revision=$(git -C "$repo" rev-parse HEAD)
+created_epoch=$(git -C "$repo" show -s --format=%ct HEAD)
+created=$(date -u -d "@$created_epoch" +%Y-%m-%dT%H:%M:%SZ)
+notes=$(awk -v v="$version" '
+  $0 ~ "^## " { if (found) exit; found = ($2 == v || $2 == "v" v) ; next }
+  found { print }' "$repo/CHANGELOG.md")
+[[ -n ${notes//[[:space:]]/} ]] || die "CHANGELOG.md has no section '## $version': write the release notes first"
+fi
+image_repo=$registry/restarter
+chart_repo=$registry/charts
+
+# Registry access: the CA for every client, and its state before anything is pushed.
+certs=$(mktemp -d "${TMPDIR:-/tmp}/release-certs.XXXXXX")
+trap 'rm -rf "$certs"' EXIT
+curl_args=(-sS --max-time 20)
+if [[ -n $registry_ca ]]; then
+  cp "$registry_ca" "$certs/ca.crt"
+  curl_args+=(--cacert "$registry_ca")
+fi
+registry_host=${registry%%/*}
+registry_path=${registry#"$registry_host"}
+# manifest_digest REPO REF: the digest the registry serves REPO:REF as, empty when absent.
+manifest_digest() {
+  local headers code
+  headers=$(curl "${curl_args[@]}" -o /dev/null -D - -w '%{http_code}' --head \
+    -H 'Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.docker.distribution.manifest.v2+json' \
+    "https://$registry_host/v2${registry_path}/$1/manifests/$2") || die "the registry at https://$registry_host does not answer"
+  code=${headers##*$'\n'}
+  case $code in
+    200) sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: *\(sha256:[0-9a-f]*\).*/\1/p' <<<"$headers" ;;
+    404) ;;
+    *) die "the registry answered $code for $1:$2" ;;
+  esac
+}
+existing_index="" existing_chart=""
+if ((push)); then
+  curl "${curl_args[@]}" -o /dev/null -f "https://$registry_host/v2/" ||
+    die "the registry at https://$registry_host is not reachable (or its certificate is not trusted: --registry-ca)"
+  existing_index=$(manifest_digest restarter "$version")
+  existing_chart=$(manifest_digest charts/restarter "$version")
+  [[ -z $existing_index ]] || log "$image_repo:$version exists ($existing_index): only the same build may be pushed again"
+fi
+
+# --- tools -----------------------------------------------------------------------------------------
+step "tools"
+tool_bin=""
+need_tool() {  # need_tool NAME: on PATH, else built from its Go module by tests/cluster
+  command -v "$1" >/dev/null && return 0
+  [[ -n $tool_bin ]] || tool_bin=$("$repo/tests/cluster/cluster.sh" build-tools cosign helm krew) ||
+    die "building cosign, helm and krew from their Go modules failed"
+  PATH=$PATH:$tool_bin
+  command -v "$1" >/dev/null || die "$1 is neither on PATH nor built by tests/cluster"
+}
+need_tool helm
+((publish)) || need_tool validate-krew-manifest
+((push == 0)) || need_tool cosign
+for package in skopeo python3-venv binutils; do
+  if [[ $(dpkg-query -W -f='${Status}' "$package" 2>/dev/null) != *'install ok installed'* ]]; then
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package" >/dev/null; }; then
+      die "apt-get install $package failed"
+    fi
+  fi
+done
+venv=${XDG_CACHE_HOME:-$HOME/.cache}/restarter/release-venv-$(sha256sum "$here/requirements.txt" | cut -c1-12)
+if ((!publish)) && [[ ! -x $venv/bin/python ]]; then
+  rm -rf "$venv.tmp"
+  if ! { python3 -m venv "$venv.tmp" && "$venv.tmp/bin/pip" install --quiet --only-binary=:all: -r "$here/requirements.txt"; }; then
+    rm -rf "$venv.tmp"
+    die "installing cmd/release/requirements.txt from PyPI failed"
+  fi
+  mv "$venv.tmp" "$venv"
+fi
+
+if ((!publish)); then
+  rm -rf "$out"
+  mkdir -p "$out"
+fi
+out=$(cd "$out" && pwd)
+# checksums.txt: the SHA-256 of every file of $out (the image's OCI layout has its own digests).
+write_checksums() {
+  local files
+  files=$(cd "$out" && find . -maxdepth 1 -type f ! -name checksums.txt -printf '%f\n' | sort)
+  (cd "$out" && xargs sha256sum <<<"$files" >"$certs/checksums.txt")
+  mv "$certs/checksums.txt" "$out/checksums.txt"
+}
+
+# build_artifacts: the images, the index's OCI layout, the SBOMs, Krew, the chart, the kustomize
+# tree, the notes, release.json and checksums.txt, all in $out; sets index_digest and image_digest.
+build_artifacts() {
+  # --- images ------------------------------------------------------------------------------------------
+  labels=(
+    "org.opencontainers.image.title=restarter"
+    "org.opencontainers.image.description=Rolls Kubernetes workloads when the ConfigMaps and Secrets they use change"
+    "org.opencontainers.image.version=$version"
+    "org.opencontainers.image.revision=$revision"
+    "org.opencontainers.image.source=$source_url"
+    "org.opencontainers.image.url=$source_url"
+    "org.opencontainers.image.licenses=Apache-2.0"
+    "org.opencontainers.image.created=$created"
+  )
+  local_list=localhost/restarter-release:$version
+  local_image() { echo "localhost/restarter-release:$version-${1#linux/}"; }
+  for platform in "${platform_list[@]}"; do
+    step "image $platform"
+    label_args=()
+    for label in "${labels[@]}"; do label_args+=(--label "$label"); done
+    "$repo/tests/image/build.sh" --platform "$platform" --name "$(local_image "$platform")" --revision "$revision" \
+      --timestamp "$created_epoch" "${label_args[@]}" --no-export || die "building the $platform image failed"
+  done
+
+  step "index"
+  buildah manifest rm "$local_list" >/dev/null 2>&1 || true
+  buildah manifest create "$local_list" >/dev/null
+  for platform in "${platform_list[@]}"; do
+    buildah manifest add --os linux --arch "${platform#linux/}" "$local_list" "containers-storage:$(local_image "$platform")" >/dev/null
+  done
+  # The OCI layout of the index as it will be pushed (layers compressed, digests final): what is
+  # signed is what this directory holds.
+  buildah manifest push --quiet --all --format oci "$local_list" "oci:$out/image:$version" ||
+    die "writing the index's OCI layout failed"
+  index_digest=$(jq -r --arg v "$version" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $v) | .digest' "$out/image/index.json")
+  index_blob=$out/image/blobs/sha256/${index_digest#sha256:}
+  declare -gA image_digest=()
+  for platform in "${platform_list[@]}"; do
+    image_digest[$platform]=$(jq -r --arg arch "${platform#linux/}" \
+      '.manifests[] | select(.platform.architecture == $arch) | .digest' "$index_blob")
+    [[ ${image_digest[$platform]} == sha256:* ]] || die "the index has no $platform image"
+    # Each image also by name in the layout (VERSION-ARCH), so that it can be pushed alone, before
+    # the index that lists it.
+    jq --arg ref "$version-${platform#linux/}" --argjson image "$(jq --arg d "${image_digest[$platform]}" \
+        '.manifests[] | select(.digest == $d)' "$index_blob")" \
+      '.manifests += [$image + {annotations: {"org.opencontainers.image.ref.name": $ref}}]' \
+      "$out/image/index.json" >"$certs/index.json" && mv "$certs/index.json" "$out/image/index.json"
+  done
+
+  # --- SBOMs, Krew, chart, kustomize, notes, checksums -------------------------------------------------
+  binaries=()
+  for platform in "${platform_list[@]}"; do
+    step "SBOM $platform"
+    arch=${platform#linux/}
+    container=$(buildah from --pull=never --platform "$platform" "$(local_image "$platform")" 2>/dev/null)
+    rootfs=$(buildah mount "$container")
+    "$venv/bin/python" "$here/sbom.py" --rootfs "$rootfs" --version "$version" --platform "$platform" \
+      --revision "$revision" --created "$created" --image-digest "${image_digest[$platform]}" \
+      --out "$out/sbom-linux-$arch.cdx.json" || { buildah rm "$container" >/dev/null; die "the SBOM of $platform"; }
+    mkdir -p "$certs/bin-$arch"
+    cp "$rootfs/usr/local/bin/restarter" "$certs/bin-$arch/restarter"
+    binaries+=(--binary "$platform=$certs/bin-$arch/restarter")
+    buildah umount "$container" >/dev/null
+    buildah rm "$container" >/dev/null
+  done
+
+  step "Krew"
+  "$repo/krew/package.sh" --url-base "$krew_url_base" --homepage "$source_url" "${binaries[@]}" --out "$out" >/dev/null
+  validate-krew-manifest -manifest "$out/restarter.yaml" -skip-install >"$certs/krew-validate.log" 2>&1 ||
+    { cat "$certs/krew-validate.log" >&2; die "validate-krew-manifest refused the Krew manifest"; }
+
+  step "chart"
+  chart_src=$certs/chart/restarter
+  mkdir -p "$certs/chart"
+  cp -r "$repo/manifests/helm/restarter" "$chart_src"
+  # The released chart pulls the signed index by digest; the tag stays as documentation.
+  python3 "$here/stamp.py" values "$chart_src/values.yaml" "$image_repo" "$index_digest" ||
+    die "pointing the chart at $image_repo@$index_digest failed"
+  helm lint --strict "$chart_src" >"$certs/helm-lint.log" 2>&1 || { cat "$certs/helm-lint.log" >&2; die "helm lint refused the chart"; }
+  helm package "$chart_src" --version "$version" --app-version "$version" --destination "$out" >/dev/null
+  chart=$out/restarter-$version.tgz
+  [[ -f $chart ]] || die "helm package wrote no $chart"
+
+  step "kustomize"
+  mkdir -p "$certs/kustomize"
+  cp -r "$repo/manifests" "$certs/kustomize/restarter-manifests-$version"
+  rm -rf "$certs/kustomize/restarter-manifests-$version/helm"
+  for kustomization in "$certs/kustomize/restarter-manifests-$version"/kustomization.yaml \
+                       "$certs/kustomize/restarter-manifests-$version"/overlays/controller-only/kustomization.yaml; do
+    python3 "$here/stamp.py" kustomization "$kustomization" "$image_repo" "$index_digest" ||
+      die "pointing $kustomization at $image_repo@$index_digest failed"
+  done
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$created_epoch" -C "$certs/kustomize" \
+    -cf - "restarter-manifests-$version" | gzip -n -9 >"$out/restarter-manifests-$version.tar.gz"
+
+  step "notes and checksums"
+  {
+    echo "# restarter $version"
+    echo
+    printf '%s\n' "$notes" | sed -e '/./,$!d'
+  } >"$out/RELEASE-NOTES.md"
+  json_platforms=$(for platform in "${platform_list[@]}"; do
+    jq -n --arg p "$platform" --arg d "${image_digest[$platform]}" --arg a "${platform#linux/}" --arg v "$version" \
+      '{platform: $p, digest: $d, sbom: ("sbom-linux-" + $a + ".cdx.json"), krew: ("kubectl-restarter-v" + $v + "-linux-" + $a + ".tar.gz")}'
+  done | jq -s .)
+  jq -n --arg version "$version" --arg revision "$revision" --arg created "$created" \
+    --arg image "$image_repo" --arg index "$index_digest" --arg source "$source_url" --arg chart "oci://$chart_repo/restarter" \
+    --argjson images "$json_platforms" \
+    '{version: $version, revision: $revision, created: $created, source: $source, image: $image, index: $index,
+      images: $images, chart: {ref: $chart, version: $version, digest: null}}' >"$out/release.json"
+  write_checksums
+}
+
+if ((publish)); then
+  index_digest=$(jq -r .index "$out/release.json")
+  mapfile -t platform_list < <(jq -r '.images[].platform' "$out/release.json")
+  declare -A image_digest=()
+  for platform in "${platform_list[@]}"; do
+    image_digest[$platform]=$(jq -r --arg p "$platform" '.images[] | select(.platform == $p) | .digest' "$out/release.json")
+  done
+  chart=$out/restarter-$version.tgz
+else
+  build_artifacts
+fi
+[[ -z $existing_index || $existing_index == "$index_digest" ]] ||
+  die "$image_repo:$version exists as $existing_index, this build is $index_digest: tags are immutable; release a new version"
+
+if ((push == 0)); then
+  log "done (--no-push): $out holds the release of $version ($revision), index $index_digest; nothing pushed"
+  exit 0
+fi
+
+# --- push: every image and its signatures, then the index and its signature, the chart, the tag ----
+cosign_dir=$certs/cosign
+mkdir -p "$cosign_dir"
+# No transparency log, no timestamp authority, no Fulcio: a signing config without services, and a
+# trusted root without authorities, so that cosign reaches nothing but the registry.
+printf '%s\n' '{"mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json", "caUrls": [], "oidcUrls": [], "rekorTlogUrls": [], "tsaUrls": [], "rekorTlogConfig": {"selector": "ANY"}, "tsaConfig": {"selector": "ANY"}}' \
+  >"$cosign_dir/signing-config.json"
+printf '%s\n' '{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1", "tlogs": [], "certificateAuthorities": [], "ctlogs": [], "timestampAuthorities": []}' \
+  >"$cosign_dir/trusted-root.json"
+cosign_args=(--yes --key "$key" --signing-config "$cosign_dir/signing-config.json" --trusted-root "$cosign_dir/trusted-root.json")
+[[ -z $registry_ca ]] || cosign_args+=(--registry-cacert "$registry_ca")
+skopeo_args=(--quiet --preserve-digests)
+[[ -z $registry_ca ]] || skopeo_args+=(--dest-cert-dir "$certs")
+
+for platform in "${platform_list[@]}"; do
+  step "push and sign $platform"
+  digest=${image_digest[$platform]}
+  skopeo copy "${skopeo_args[@]}" "oci:$out/image:$version-${platform#linux/}" "docker://$image_repo@$digest" ||
+    die "pushing the $platform image failed"
+  cosign attest "${cosign_args[@]}" --type cyclonedx --predicate "$out/sbom-linux-${platform#linux/}.cdx.json" \
+    "$image_repo@$digest" >/dev/null 2>"$certs/cosign.log" || { cat "$certs/cosign.log" >&2; die "attesting the SBOM of $platform"; }
+  cosign sign "${cosign_args[@]}" "$image_repo@$digest" >/dev/null 2>"$certs/cosign.log" ||
+    { cat "$certs/cosign.log" >&2; die "signing the $platform image"; }
+done
+
+step "push and sign the index"
+skopeo copy "${skopeo_args[@]}" --multi-arch index-only "oci:$out/image:$version" "docker://$image_repo@$index_digest" ||
+  die "pushing the index failed"
+cosign sign "${cosign_args[@]}" "$image_repo@$index_digest" >/dev/null 2>"$certs/cosign.log" ||
+  { cat "$certs/cosign.log" >&2; die "signing the index"; }
+
+step "push and sign the chart"
+helm_args=()
+[[ -z $registry_ca ]] || helm_args+=(--ca-file "$registry_ca")
+helm push "$chart" "oci://$chart_repo" "${helm_args[@]}" >"$certs/helm-push.log" 2>&1 ||
+  { cat "$certs/helm-push.log" >&2; die "helm push failed"; }
+chart_digest=$(sed -n 's/^Digest: *\(sha256:[0-9a-f]*\).*/\1/p' "$certs/helm-push.log")
+[[ $chart_digest == sha256:* ]] || die "helm push said no digest: $(cat "$certs/helm-push.log")"
+[[ -z $existing_chart || $existing_chart == "$chart_digest" ]] ||
+  log "warning: the chart $version was pushed before as $existing_chart; the registry now serves $chart_digest"
+cosign sign "${cosign_args[@]}" "$chart_repo/restarter@$chart_digest" >/dev/null 2>"$certs/cosign.log" ||
+  { cat "$certs/cosign.log" >&2; die "signing the chart"; }
+jq --arg d "$chart_digest" '.chart.digest = $d' "$out/release.json" >"$certs/release.json" && mv "$certs/release.json" "$out/release.json"
+write_checksums
+
+step "tag"
+skopeo copy "${skopeo_args[@]}" --multi-arch index-only "oci:$out/image:$version" "docker://$image_repo:$version" ||
+  die "tagging $image_repo:$version failed"
+[[ $(manifest_digest restarter "$version") == "$index_digest" ]] || die "$image_repo:$version does not serve $index_digest"
+trap - ERR
+log "released $version ($revision): $image_repo:$version = $index_digest (signed, SBOMs attested),"
+log "  chart oci://$chart_repo/restarter:$version = $chart_digest (signed), Krew archives and notes in $out"
