@@ -322,6 +322,16 @@ else
 fi
 [[ -z $existing_index || $existing_index == "$index_digest" ]] ||
   die "$image_repo:$version exists as $existing_index, this build is $index_digest: tags are immutable; release a new version"
+# The chart's tag likewise; helm writes a new manifest (a creation time) at every push, so the same
+# chart is recognised by its content, the layer, and then not pushed again.
+chart_layer=sha256:$(sha256sum "$chart" | cut -d' ' -f1)
+if [[ -n $existing_chart ]]; then
+  pushed_layer=$(curl "${curl_args[@]}" -f -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "https://$registry_host/v2${registry_path}/charts/restarter/manifests/$existing_chart" | jq -r '.layers[0].digest') ||
+    die "reading the pushed chart $chart_repo/restarter:$version failed"
+  [[ $pushed_layer == "$chart_layer" ]] ||
+    die "$chart_repo/restarter:$version exists with other content ($pushed_layer, this chart is $chart_layer): tags are immutable; release a new version"
+fi
 
 if ((push == 0)); then
   log "done (--no-push): $out holds the release of $version ($revision), index $index_digest; nothing pushed"
@@ -362,12 +372,15 @@ cosign sign "${cosign_args[@]}" "$image_repo@$index_digest" >/dev/null 2>"$certs
 step "push and sign the chart"
 helm_args=()
 [[ -z $registry_ca ]] || helm_args+=(--ca-file "$registry_ca")
-helm push "$chart" "oci://$chart_repo" "${helm_args[@]}" >"$certs/helm-push.log" 2>&1 ||
-  { cat "$certs/helm-push.log" >&2; die "helm push failed"; }
-chart_digest=$(sed -n 's/^Digest: *\(sha256:[0-9a-f]*\).*/\1/p' "$certs/helm-push.log")
-[[ $chart_digest == sha256:* ]] || die "helm push said no digest: $(cat "$certs/helm-push.log")"
-[[ -z $existing_chart || $existing_chart == "$chart_digest" ]] ||
-  log "warning: the chart $version was pushed before as $existing_chart; the registry now serves $chart_digest"
+if [[ -n $existing_chart ]]; then
+  chart_digest=$existing_chart
+  log "the chart $version is in the registry already ($chart_digest, the same content): not pushed again"
+else
+  helm push "$chart" "oci://$chart_repo" "${helm_args[@]}" >"$certs/helm-push.log" 2>&1 ||
+    { cat "$certs/helm-push.log" >&2; die "helm push failed"; }
+  chart_digest=$(sed -n 's/^Digest: *\(sha256:[0-9a-f]*\).*/\1/p' "$certs/helm-push.log")
+  [[ $chart_digest == sha256:* ]] || die "helm push said no digest: $(cat "$certs/helm-push.log")"
+fi
 cosign sign "${cosign_args[@]}" "$chart_repo/restarter@$chart_digest" >/dev/null 2>"$certs/cosign.log" ||
   { cat "$certs/cosign.log" >&2; die "signing the chart"; }
 jq --arg d "$chart_digest" '.chart.digest = $d' "$out/release.json" >"$certs/release.json" && mv "$certs/release.json" "$out/release.json"

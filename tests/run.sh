@@ -15,7 +15,10 @@
 #   7. checks that the Dockerfile still builds with cmd/build.sh and installs exactly the runtime
 #      packages the binary links (tests/check-dockerfile.sh), then builds the image from it with
 #      buildah, no daemon, no registry (tests/image/build.sh: base images made from Debian's
-#      packages, a smoke test, an archive for the real node);
+#      packages, a smoke test, an archive for the real node); cross-compiles restarter and its
+#      unit tests for arm64 and runs them under qemu-user (tests/cross/unit-tests.sh); builds the
+#      release of this checkout for both platforms and the previous release from its commit
+#      (tests/release/stage.sh build, after tests/release/refusals.sh);
 #   8. builds the local control plane if not cached (tests/cluster), brings it up with its real
 #      node (containerd, runc, CNI, kubelet, kube-proxy beside the kwok nodes), runs the
 #      integration tests (with the build of stage 3, then with the TSan build), the kuttl suites
@@ -24,7 +27,10 @@
 #      with the TSan build (any sanitizer report fails) and the Krew plugin test
 #      (krew/test-install.sh) inside its network namespace, loads the image into the real node
 #      and runs the suites of kuttl/kuttl-node.yaml (restarter installed with kubectl apply -k and
-#      helm install, in real containers), and brings it down, also when a test fails; the Helm
+#      helm install, in real containers), publishes the release into the node's registry (signed;
+#      tests/release/stage.sh publish) and runs the suites of kuttl/kuttl-release.yaml (verify,
+#      upgrade from the previous release, kustomize by digest, Krew), and brings it down, also when
+#      a test fails; the Helm
 #      chart's check (tests/check-helm.sh) runs there too, with its helm; then
 #      proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
@@ -326,13 +332,35 @@ load_image() {
 # install they share is removed (also when one failed).
 node_suites() {
   need_cluster || return 1
-  local rc=0 log
-  log=$(mktemp "$repo/build/logs/kuttl-node.XXXXXX")
-  "$cluster" exec -- kubectl-kuttl test --config kuttl/kuttl-node.yaml 2>&1 | tee "$log" || rc=1
-  ((rc == 0)) || kuttl_failure_digest "$log" >>"$failure_digest"
-  rm -f "$log"
+  local rc=0
+  kuttl_config_suites kuttl/kuttl-node.yaml || rc=1
   "$cluster" exec -- kuttl/lib/node.sh uninstall || rc=1
   return $rc
+}
+
+# kuttl_config_suites CONFIG: the suites of one kuttl configuration inside the namespace, what
+# failed and why added to the failure digest.
+kuttl_config_suites() {
+  local rc=0 log
+  log=$(mktemp "$repo/build/logs/kuttl.XXXXXX")
+  "$cluster" exec -- kubectl-kuttl test --config "$1" 2>&1 | tee "$log" || rc=1
+  ((rc == 0)) || kuttl_failure_digest "$log" >>"$failure_digest"
+  rm -f "$log"
+  return $rc
+}
+
+# The release of this checkout (docs/release.md): what users would install, built here and
+# published into the real node's registry, then verified, installed and upgraded from there.
+release_build() {
+  tests/release/refusals.sh && tests/release/stage.sh build
+}
+release_publish() {
+  need_cluster || return 1
+  "$cluster" exec -- tests/release/stage.sh publish
+}
+release_suites() {
+  need_cluster || return 1
+  kuttl_config_suites kuttl/kuttl-release.yaml
 }
 
 cluster_down() {
@@ -362,6 +390,14 @@ stage "Dockerfile: build recipe and runtime packages" \
 # made from Debian's packages), smoke-tested and exported for the real node.
 stage "image: the Dockerfile built with buildah (tests/image/build.sh)" \
   tests/image/build.sh --output "$image_archive"
+# The arm64 binary, where CI has no arm64 machine: cross-compiled with the unit tests, all run
+# under qemu-user. Then the release of this checkout, both platforms (cmd/release.sh --no-push:
+# images, index, SBOMs, chart, Krew, kustomize tree) and the previous release from its commit,
+# named for the real node's registry, where the stages after the node's suites publish them.
+stage "arm64: cross-compiled, unit tests and restarter under qemu-user (tests/cross/unit-tests.sh)" \
+  tests/cross/unit-tests.sh
+stage "release: refusals, then built for linux/amd64 and linux/arm64 (tests/release/stage.sh build)" \
+  release_build
 if [ "$with_cluster" -eq 1 ]; then
   release_bin=$repo/build/ci/cmd/restarter/restarter
   stage "local control plane: up (started in the background) and ServiceAccounts" wait_for_cluster
@@ -378,6 +414,8 @@ if [ "$with_cluster" -eq 1 ]; then
   stage "Krew plugin install" krew_test
   stage "real node: the image loaded (cluster.sh load-image)" load_image
   stage "kuttl suites on the real node (restarter's image, kuttl/kuttl-node.yaml)" node_suites
+  stage "release: published to the real node's registry, signed (tests/release/stage.sh publish)" release_publish
+  stage "kuttl suites of the release: verify, upgrade, kustomize, Krew (kuttl/kuttl-release.yaml)" release_suites
   stage "$fuzz_stage (background)" wait_for_fuzz
   stage "local control plane: down" cluster_down
   # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
