@@ -54,7 +54,7 @@ done
 
 [[ -n $kubeconfig ]] || usage_error "--kubeconfig is required: the cluster to install into (KUBECONFIG and ~/.kube/config are not used)"
 [[ -n $image ]] || usage_error "--image is required with --kubeconfig: no restarter image is published; build one with the Dockerfile, push it, and pass --image <registry>/restarter:<tag> (docs/install.md \"Install in a cluster\")"
-[[ $image =~ ^[a-z0-9][^[:space:]@]*(@sha256:[0-9a-f]{64})?$ ]] || usage_error "--image '$image' is not an image reference such as registry.example.com/restarter:0.1.0"
+[[ $image =~ ^[a-z0-9][^[:space:]@]*(@sha256:[0-9a-f]{64})?$ ]] || usage_error "--image '$image' is not an image reference such as registry.example.com/restarter:1.2.3 or registry.example.com/restarter@sha256:..."
 [[ -f $kubeconfig ]] || usage_error "--kubeconfig '$kubeconfig': no such file"
 kubeconfig=$(realpath "$kubeconfig")
 
