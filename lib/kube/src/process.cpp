@@ -4,10 +4,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -43,6 +46,35 @@ struct SpawnActions {
   SpawnActions(const SpawnActions&) = delete;
   SpawnActions& operator=(const SpawnActions&) = delete;
 };
+
+// An executable regular file at `path`.
+bool isExecutableFile(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The file `command` names, as exec would find it (Go's exec.LookPath, which client-go uses for
+// exec plugins): a name with a slash as it is, else the first executable of that name in this
+// process's PATH. Resolved before spawning so that a missing command is always a NotFound error:
+// where posix_spawn cannot report a failed exec to the parent (qemu-user emulates its
+// CLONE_VFORK with a fork) the child would only exit 127.
+core::Result<std::string> findExecutable(const std::string& command) {
+  if (command.find('/') != std::string::npos) {
+    if (isExecutableFile(command)) return command;
+    return core::makeError(core::ErrorKind::NotFound,
+                           "cannot run \"" + command + "\": no executable file there");
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (const std::string candidate = dir + "/" + command; isExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return core::makeError(core::ErrorKind::NotFound, "cannot run \"" + command + "\": not found in PATH");
+}
 
 class SystemProcessRunner final : public ProcessRunner {
  public:
@@ -80,8 +112,10 @@ class SystemProcessRunner final : public ProcessRunner {
     for (auto& s : argStrings) argv.push_back(s.data());
     argv.push_back(nullptr);
 
+    auto executable = findExecutable(spec.command);
+    if (!executable) return executable.error();
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, spec.command.c_str(), &actions.value, nullptr, argv.data(), envp.data());
+    int rc = ::posix_spawn(&pid, executable->c_str(), &actions.value, nullptr, argv.data(), envp.data());
     if (rc != 0) {
       return core::makeError(rc == ENOENT ? core::ErrorKind::NotFound : core::ErrorKind::Unavailable,
                              "cannot run \"" + spec.command + "\": " + std::strerror(rc));
