@@ -55,7 +55,8 @@ TEST_CASE("the version flag prints the version", "[cli]") {
   CHECK_THAT(r.out, Catch::StartsWith("restarter ") && Catch::Contains("."));
 }
 
-TEST_CASE("the version subcommand prints the VERSION file's version with the commit and the platform", "[cli]") {
+TEST_CASE("the version subcommand prints the VERSION file's version with the commit and the platform",
+          "[cli]") {
   const Run text = run({"restarter", "version"});
   CHECK(text.code == kExitOk);
   CHECK_THAT(text.out, Catch::StartsWith(run({"restarter", "--version"}).out) &&
