@@ -32,9 +32,8 @@ cp "$ca" "$state/certs/ca.crt"
 
 cosign_cmd() {
   local sub=${1:?cosign SUBCOMMAND}; shift
-  printf '%s\n' '{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1", "tlogs": [], "certificateAuthorities": [], "ctlogs": [], "timestampAuthorities": []}' \
-    >"$state/trusted-root.json"
-  local args=(--registry-cacert "$ca" --trusted-root "$state/trusted-root.json")
+  # The release's own offline trusted root (no authorities): cosign contacts only the registry.
+  local args=(--registry-cacert "$ca" --trusted-root "$repo/cmd/release/offline/trusted-root.json")
   case $sub in
     verify | verify-attestation)
       [[ " $* " == *" --key "* ]] || args+=(--key "$work/cosign.pub")
