@@ -76,8 +76,9 @@ class Connection final : public ConnectionBase {
         executor_(socket.get_executor()),
         stream_(makeStream(std::move(socket), *shared_)),
         timer_(executor_),
-        buffer_(shared_->limits.maxHeadBytes + kBodyReadBytes),
-        acceptedAt_(SteadyClock::now()) {}
+        buffer_(shared_->limits.maxHeadBytes + kBodyReadBytes) {
+    acceptedAt = SteadyClock::now();  // the listener sets it again, before it starts the connection
+  }
 
   ~Connection() override {
     release();
@@ -102,19 +103,14 @@ class Connection final : public ConnectionBase {
   // Starts the state machine; runs once, on the strand.
   void start() {
     if (closed_) return;
-    bool probation = false;
-    {
-      std::lock_guard<std::mutex> lock(shared_->mutex);
-      probation = onProbation;
-    }
-    // A probationer's first request must be complete within the grace from accept.
-    if (probation) probationDeadline_ = acceptedAt_ + shared_->limits.receiveGrace;
+    // Every connection's first request must be complete within firstRequestTimeout of accept.
+    firstRequestDeadline_ = acceptedAt + shared_->limits.firstRequestTimeout;
     if constexpr (kTls) {
       // Idle (evictable) until the client's first handshake byte: nothing has been read from the
       // socket yet, so waiting for readability cannot miss buffered data.
       state_ = State::Idle;
       if (!becomeIdle()) return close(CloseReason::Stopped);
-      arm(acceptedAt_ + shared_->limits.handshakeTimeout, CloseReason::HandshakeDeadline);
+      arm(acceptedAt + shared_->limits.handshakeTimeout, CloseReason::HandshakeDeadline);
       socket().async_wait(tcp::socket::wait_read, [self = self()](const beast::error_code& ec) {
         if (self->closed_) return;
         if (ec) return self->close(CloseReason::Error);
@@ -150,7 +146,8 @@ class Connection final : public ConnectionBase {
   }
 
   // --- deadlines: one timer for the earliest of the phase's absolute deadline, the receive
-  // deadline while a request arrives and a probationer's; a stale expiry is ignored by generation.
+  // deadline while a request arrives and the first request's; a stale expiry is ignored by
+  // generation.
   void arm(SteadyClock::time_point at, CloseReason reason) {
     phaseDeadline_ = at;
     phaseReason_ = reason;
@@ -159,7 +156,7 @@ class Connection final : public ConnectionBase {
   void rearm() {
     SteadyClock::time_point at = phaseDeadline_.value_or(SteadyClock::time_point::max());
     if (receiving_) at = std::min(at, receiveDeadline_);
-    if (probationDeadline_) at = std::min(at, *probationDeadline_);
+    if (firstRequestDeadline_) at = std::min(at, *firstRequestDeadline_);
     const std::uint64_t generation = ++timerGeneration_;
     if (at == SteadyClock::time_point::max()) {
       timer_.cancel();
@@ -175,17 +172,17 @@ class Connection final : public ConnectionBase {
     const auto now = SteadyClock::now();
     if (state_ == State::Lingering) return close(lingerReason_);
     if (phaseDeadline_ && now >= *phaseDeadline_) return close(phaseReason_);
-    const bool slow =
-        (receiving_ && now >= receiveDeadline_) || (probationDeadline_ && now >= *probationDeadline_);
-    if (!slow) return rearm();
+    const bool slow = receiving_ && now >= receiveDeadline_;
+    const bool unserved = firstRequestDeadline_ && now >= *firstRequestDeadline_;
+    if (!slow && !unserved) return rearm();
     beast::error_code ignored;
     if (socket().available(ignored) > 0) {
       // Bytes are waiting: this thread is behind, not the client.
-      if (receiving_) receiveDeadline_ = now + kBehindRecheck;
-      if (probationDeadline_) probationDeadline_ = now + kBehindRecheck;
+      if (slow) receiveDeadline_ = now + kBehindRecheck;
+      if (unserved) firstRequestDeadline_ = now + kBehindRecheck;
       return rearm();
     }
-    close(CloseReason::TooSlow);
+    close(unserved ? CloseReason::FirstRequestDeadline : CloseReason::TooSlow);
   }
   void disarm() {
     phaseDeadline_.reset();
@@ -227,26 +224,28 @@ class Connection final : public ConnectionBase {
     inIdle = true;
     return true;
   }
-  // Receiving from now on (a handshake's or a request's first byte).
+  // Receiving from now on (a handshake's or a request's first byte): evictable as the rules say,
+  // and what it is charged may be taken back for a fairer share.
   void becomeBusy() {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    activity = Activity::Receiving;
-    since = SteadyClock::now();
-    if (!inIdle) return;
-    shared_->idle.erase(idleAt);
-    inIdle = false;
-  }
-  // The request is complete: not evictable until answered; a probationer has earned its slot.
-  void becomeAnswering() {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    activity = Activity::Answering;
-    since = SteadyClock::now();
-    if (onProbation && shared_->open.count(this) > 0) {
-      --shared_->probation;
-      auto it = shared_->sources.find(source);
-      if (it != shared_->sources.end()) --it->second.probation;
-      onProbation = false;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      activity = Activity::Receiving;
+      since = SteadyClock::now();
+      if (inIdle) {
+        shared_->idle.erase(idleAt);
+        inIdle = false;
+      }
     }
+    shared_->setPreemptible(*this, true);
+  }
+  // The request is complete: neither evictable nor preemptible until answered.
+  void becomeAnswering() {
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      activity = Activity::Answering;
+      since = SteadyClock::now();
+    }
+    shared_->setPreemptible(*this, false);
   }
 
   // --- requests.
@@ -269,7 +268,7 @@ class Connection final : public ConnectionBase {
     state_ = State::Idle;
     if (!becomeIdle()) return close(CloseReason::Stopped);
     if (first) {
-      arm(acceptedAt_ + shared_->limits.headTimeout, CloseReason::HeadDeadline);
+      arm(acceptedAt + shared_->limits.headTimeout, CloseReason::HeadDeadline);
     } else {
       arm(SteadyClock::now() + shared_->limits.idleTimeout, CloseReason::IdleDeadline);
     }
@@ -370,10 +369,7 @@ class Connection final : public ConnectionBase {
     // it sent, so it cannot keep the budget from the small reviews behind it.
     const std::size_t cost =
         static_cast<std::size_t>(length.value_or(0)) * std::max<std::size_t>(route_->costFactor, 1);
-    if (const Charge fit = shared_->fits(source, cost, prompt()); fit != Charge::Ok) {
-      reject(fit == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
-      return false;
-    }
+    if (const Charge fit = shared_->fits(source, cost, prompt()); fit != Charge::Ok) return refuse(fit);
     parser_->eager(true);
     if (!parser_->is_done()) arm(SteadyClock::now() + shared_->limits.bodyTimeout, CloseReason::BodyDeadline);
     return true;
@@ -386,16 +382,11 @@ class Connection final : public ConnectionBase {
     if (target < headCharged_) {
       const std::size_t excess = headCharged_ - target;
       headCharged_ = target;
-      charged_ -= excess;
-      shared_->release(source, excess);
+      shared_->release(*this, excess);
       return true;
     }
     const std::size_t more = target - headCharged_;
-    if (const Charge c = shared_->charge(source, more, prompt()); c != Charge::Ok) {
-      reject(c == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
-      return false;
-    }
-    charged_ += more;
+    if (const Charge c = shared_->charge(*this, more, prompt()); c != Charge::Ok) return refuse(c);
     headCharged_ = target;
     return true;
   }
@@ -406,21 +397,18 @@ class Connection final : public ConnectionBase {
   // bytes holds n x costFactor. False when it answered 503 (and closes) instead.
   bool chargeBodyGrowth() {
     const auto& body = parser_->get().body();
-    const std::size_t held = parser_->chunked() ? body.capacity() : body.size();
-    const std::size_t need = held * std::max<std::size_t>(route_->costFactor, 1);
-    const std::size_t have = charged_.load() - headCharged_;
+    const std::size_t bodyBytes = parser_->chunked() ? body.capacity() : body.size();
+    const std::size_t need = bodyBytes * std::max<std::size_t>(route_->costFactor, 1);
+    const std::size_t total = shared_->chargedTo(*this);
+    const std::size_t have = total - std::min(total, headCharged_);
     if (need <= have) return true;
-    if (const Charge c = shared_->charge(source, need - have, prompt()); c != Charge::Ok) {
-      reject(c == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
-      return false;
-    }
-    charged_ += need - have;
+    if (const Charge c = shared_->charge(*this, need - have, prompt()); c != Charge::Ok) return refuse(c);
     return true;
   }
 
   void onRequest() {
     disarm();
-    probationDeadline_.reset();
+    firstRequestDeadline_.reset();
     becomeAnswering();
     state_ = State::Handling;
     auto& message = parser_->get();
@@ -455,17 +443,22 @@ class Connection final : public ConnectionBase {
   }
 
   // A handler's reservation: the request is complete, so it may take the reserve.
-  bool reserveTotal(std::size_t total) {
-    std::size_t have = charged_.load();
-    if (total <= have) return true;
-    if (shared_->charge(source, total - have, true) != Charge::Ok) return false;
-    charged_ += total - have;
-    return true;
-  }
+  bool reserveTotal(std::size_t total) { return shared_->raiseTo(*this, total, true) == Charge::Ok; }
 
   void release() {
-    shared_->release(source, charged_.exchange(0));
+    shared_->releaseAll(*this);
     headCharged_ = 0;
+  }
+
+  // A charge that did not go through: 503 (and close) when over the budget or the address's share,
+  // a close without an answer when the connection's charge was taken back (Preempted). False.
+  bool refuse(Charge charge) {
+    if (charge == Charge::Revoked) {
+      close(CloseReason::Preempted);
+      return false;
+    }
+    reject(charge == Charge::SourceOverBudget ? RejectReason::SourceOverBudget : RejectReason::OverBudget);
+    return false;
   }
 
   // An answer of the server's own. `closeAfter`: the request's body (if any) was not read, so the
@@ -600,15 +593,14 @@ class Connection final : public ConnectionBase {
   bool receiving_ = false;                   // a request (its head or body) is arriving
   SteadyClock::time_point receiveDeadline_;  // while receiving_: the minimum rate's deadline
   SteadyClock::time_point firstByteAt_;      // the first byte of the request under way
-  // Admitted to the reserve: when its first request must be complete.
-  std::optional<SteadyClock::time_point> probationDeadline_;
+  // Until its first request is complete: when it must be.
+  std::optional<SteadyClock::time_point> firstRequestDeadline_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   const Route* route_ = nullptr;
   Request request_;
-  std::atomic<std::size_t> charged_{0};  // this request's budget charge (workers may add to it)
-  std::size_t headCharged_ = 0;          // of it, for the head (the strand's only)
-  std::size_t headConsumed_ = 0;         // bytes of the head under way the parser consumed
+  std::size_t headCharged_ = 0;   // of it, for the head (the strand's only)
+  std::size_t headConsumed_ = 0;  // bytes of the head under way the parser consumed
   State state_ = State::Idle;
   bool closed_ = false;
   bool keepAlive_ = true;
@@ -618,7 +610,6 @@ class Connection final : public ConnectionBase {
   std::size_t lingered_ = 0;
   std::uint64_t requestsServed_ = 0;
   std::string out_;
-  SteadyClock::time_point acceptedAt_;
 };
 
 }  // namespace

@@ -1,9 +1,12 @@
 // The listener of restarter::http's server: binds, accepts, admits each connection under the
-// connection bounds (evicting the least-deserving one for a newcomer, or admitting it to the
-// reserve on probation), starts and stops the I/O threads.
+// connection bounds (evicting the least-deserving one for a newcomer: the oldest never served
+// first), starts and stops the I/O threads, and gives memory back after
+// a flood.
 // Each connection's state machine is connection.cpp; what both share is shared.hpp.
 
 #include "restarter/http/server.hpp"
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -54,6 +57,9 @@ const char* closeReasonName(CloseReason reason) noexcept {
     case CloseReason::TooSlow: return "too_slow";
     case CloseReason::EvictedSlow: return "evicted_slow";
     case CloseReason::RefusedSourceShare: return "refused_source_share";
+    case CloseReason::FirstRequestDeadline: return "first_request_deadline";
+    case CloseReason::Preempted: return "preempted";
+    case CloseReason::EvictedUnserved: return "evicted_unserved";
   }
   return "unknown";
 }
@@ -78,6 +84,11 @@ namespace {
 // After a failed accept (e.g. no file descriptor left) wait this long before the next, rather
 // than spinning on the error.
 constexpr std::chrono::milliseconds kAcceptBackoff{50};
+// How often the server looks whether a flood has passed, and the least peak of connections (or of
+// in-flight bytes) that counts as one: below it there is too little to give back to bother.
+constexpr std::chrono::seconds kTrimCheckInterval{5};
+constexpr std::size_t kTrimMinPeakConnections = 16;
+constexpr std::size_t kTrimMinPeakInFlightBytes = 1024 * 1024;
 
 }  // namespace
 
@@ -88,6 +99,7 @@ struct Server::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::steady_timer> backoff;
+  std::optional<asio::steady_timer> trimTimer;
   std::vector<std::thread> threads;
   bool started = false;
   bool running = false;
@@ -119,20 +131,21 @@ struct Server::Impl {
   }
 
   // The least-deserving open connection (under shared->mutex), or null when none may be evicted:
-  // of `onlySource`'s connections when given, else of the address holding most; an idle one that
-  // was never served (the oldest), then one still receiving its request past receiveGrace (the
-  // longest-receiving), then an idle kept-alive one that was (the apiserver's: it may be writing
-  // its next review into it); never one being answered, nor a probationer (its own deadline).
+  // of `onlySource`'s connections when given, else of any address. First the oldest connection
+  // never served, whatever it is doing (the oldest accepted first); then one served but still
+  // receiving a later request past receiveGrace (the longest-receiving); then an idle kept-alive
+  // one that was served (the apiserver's: it may be writing its next review into it), of the
+  // address holding most, the least recently active first. Never one being answered.
   ConnectionBase* pickVictimLocked(const std::string* onlySource) {
     const auto now = std::chrono::steady_clock::now();
     ConnectionBase* best = nullptr;
-    std::size_t bestHeld = 0;
     int bestClass = 0;
+    std::size_t bestHeld = 0;
     for (ConnectionBase* candidate : shared->open) {
       if (onlySource != nullptr && candidate->source != *onlySource) continue;
-      if (candidate->onProbation) continue;
+      if (candidate->activity == ConnectionBase::Activity::Answering) continue;
       int cls = 0;
-      if (candidate->activity == ConnectionBase::Activity::Idle && !candidate->served) {
+      if (!candidate->served) {
         cls = 0;
       } else if (candidate->activity == ConnectionBase::Activity::Receiving &&
                  now - candidate->since > shared->limits.receiveGrace) {
@@ -140,18 +153,25 @@ struct Server::Impl {
       } else if (candidate->activity == ConnectionBase::Activity::Idle) {
         cls = 2;  // a kept-alive connection that has been served has earned its slot most
       } else {
-        continue;
+        continue;  // served, receiving within its grace
       }
-      const auto it = shared->sources.find(candidate->source);
-      const std::size_t held =
-          onlySource != nullptr || it == shared->sources.end() ? 0 : it->second.connections;
-      const bool better =
-          best == nullptr || held > bestHeld ||
-          (held == bestHeld && (cls < bestClass || (cls == bestClass && candidate->since < best->since)));
+      std::size_t held = 0;
+      if (cls == 2 && onlySource == nullptr) {
+        const auto it = shared->sources.find(candidate->source);
+        held = it == shared->sources.end() ? 0 : it->second.connections;
+      }
+      bool better = best == nullptr || cls < bestClass;
+      if (!better && cls == bestClass) {
+        switch (cls) {
+          case 0: better = candidate->acceptedAt < best->acceptedAt; break;
+          case 1: better = candidate->since < best->since; break;
+          default: better = held > bestHeld || (held == bestHeld && candidate->since < best->since); break;
+        }
+      }
       if (better) {
         best = candidate;
-        bestHeld = held;
         bestClass = cls;
+        bestHeld = held;
       }
     }
     return best;
@@ -185,7 +205,8 @@ struct Server::Impl {
       return;
     }
     connection->source = source;
-    connection->since = std::chrono::steady_clock::now();
+    connection->acceptedAt = std::chrono::steady_clock::now();
+    connection->since = connection->acceptedAt;
     std::shared_ptr<ConnectionBase> victim;
     CloseReason victimReason = CloseReason::Evicted;
     std::optional<CloseReason> refused;
@@ -194,20 +215,16 @@ struct Server::Impl {
       const Limits& limits = shared->limits;
       SourceSlots& slots = shared->sources[source];
       const bool atShare = slots.connections >= limits.maxConnectionsPerSource;
-      const bool atCap = shared->open.size() - shared->probation >= limits.maxConnections;
+      const bool atCap = shared->open.size() >= limits.maxConnections;
       if (atShare || atCap) {
-        // A source at its share replaces its own; at the total cap the address holding most gives.
+        // A source at its share replaces its own; at the total cap any address's connection gives.
         ConnectionBase* chosen = pickVictimLocked(atShare ? &source : nullptr);
         if (chosen != nullptr) {
           victimReason = chosen->activity == ConnectionBase::Activity::Idle ? CloseReason::Evicted
-                                                                            : CloseReason::EvictedSlow;
+                         : chosen->served                                   ? CloseReason::EvictedSlow
+                                                                            : CloseReason::EvictedUnserved;
           shared->unregisterLocked(chosen);
           victim = chosen->weak_from_this().lock();  // null while it is being destroyed: gone anyway
-        } else if (shared->probation < limits.reservedConnections &&
-                   slots.probation < std::max<std::size_t>(limits.reservedConnections / 2, 1)) {
-          connection->onProbation = true;
-          ++shared->probation;
-          ++slots.probation;
         } else {
           refused = atShare ? CloseReason::RefusedSourceShare : CloseReason::RefusedAtCap;
         }
@@ -215,6 +232,7 @@ struct Server::Impl {
       if (!refused) {
         shared->open.insert(connection.get());
         ++slots.connections;
+        shared->peakOpen = std::max(shared->peakOpen, shared->open.size());
       } else if (slots.connections == 0) {
         shared->sources.erase(source);
       }
@@ -228,6 +246,36 @@ struct Server::Impl {
       connection.reset();  // closes the socket; it never counted as open
     }
     accept();
+  }
+
+  // Every kTrimCheckInterval: once the open connections (or the in-flight bytes) have fallen to
+  // half of their peak since the last look, and the peak was a flood, the allocator gives its
+  // free pages back to the system (glibc keeps them otherwise, and RSS would stay at the flood's
+  // level for good). On the acceptor's strand.
+  void scheduleTrim() {
+    trimTimer->expires_after(kTrimCheckInterval);
+    trimTimer->async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      bool trim = false;
+      {
+        std::lock_guard<std::mutex> lock(shared->mutex);
+        const std::size_t open = shared->open.size();
+        if (shared->peakOpen >= kTrimMinPeakConnections && open * 2 <= shared->peakOpen) trim = true;
+        if (trim || open * 2 <= shared->peakOpen) shared->peakOpen = open;
+      }
+      {
+        std::lock_guard<std::mutex> lock(shared->budgetMutex);
+        const std::size_t inFlight = shared->inFlight.load(std::memory_order_relaxed);
+        if (shared->peakInFlight >= kTrimMinPeakInFlightBytes && inFlight * 2 <= shared->peakInFlight)
+          trim = true;
+        if (trim || inFlight * 2 <= shared->peakInFlight) shared->peakInFlight = inFlight;
+      }
+      if (trim) {
+        malloc_trim(0);
+        shared->trims.fetch_add(1, std::memory_order_relaxed);
+      }
+      scheduleTrim();
+    });
   }
 
   core::Result<int> start() {
@@ -274,8 +322,10 @@ struct Server::Impl {
     for (const Route& route : shared->routes) needPool = needPool || route.dispatch == Dispatch::Pool;
     if (needPool) shared->pool = std::make_unique<detail::WorkerPool>(options.workers, options.maxQueued);
     backoff.emplace(acceptor->get_executor());
+    trimTimer.emplace(acceptor->get_executor());
     work.emplace(io.get_executor());
     accept();
+    scheduleTrim();
     const std::size_t count = std::max<std::size_t>(options.ioThreads, 1);
     for (std::size_t i = 0; i < count; ++i) {
       try {
@@ -321,6 +371,7 @@ struct Server::Impl {
         boost::system::error_code ignored;
         acceptor->close(ignored);
         backoff->cancel();
+        trimTimer->cancel();
       });
     }
     return taken;
@@ -385,12 +436,12 @@ Stats Server::stats() const {
     std::lock_guard<std::mutex> lock(impl_->shared->mutex);
     stats.openConnections = shared.open.size();
     stats.idleConnections = shared.idle.size();
-    stats.probationConnections = shared.probation;
   }
   stats.inFlightBytes = shared.inFlight.load();
   for (std::size_t i = 0; i < kCloseReasonCount; ++i) stats.closed[i] = shared.closed[i].load();
   for (std::size_t i = 0; i < kRejectReasonCount; ++i) stats.rejected[i] = shared.rejected[i].load();
   stats.requests = shared.requests.load();
+  stats.memoryTrims = shared.trims.load();
   return stats;
 }
 

@@ -29,19 +29,21 @@ namespace restarter::http::detail {
 
 class ConnectionBase;
 
-// What a charge against the in-flight budget came to.
-enum class Charge { Ok, OverBudget, SourceOverBudget };
+// What a charge against the in-flight budget came to. Revoked: the connection's charge was taken
+// back for a fairer share (it is being closed, Preempted) and it may charge nothing more.
+enum class Charge { Ok, OverBudget, SourceOverBudget, Revoked };
 
 // Per client address, guarded by Shared::mutex.
 struct SourceSlots {
-  std::size_t connections = 0;  // open, probationers included
-  std::size_t probation = 0;    // of them in the reserve
+  std::size_t connections = 0;  // open
 };
 
 // What the server and its connections share. Lives as long as the last connection.
-// Thread-safety: the registry (open, idle, sources, probation, stopping) is guarded by `mutex`;
-// the budget (inFlight's level checks and sourceBytes) by `budgetMutex`; counters are atomics;
-// the rest is set before start() and read-only afterwards.
+// Thread-safety: the registry (open, idle, sources, peakOpen, stopping) is guarded by `mutex`;
+// the budget (inFlight's level checks, sourceBytes, holders, peakInFlight and each connection's
+// budget fields)
+// by `budgetMutex`; the two are never held together; counters are atomics; the rest is set before
+// start() and read-only afterwards.
 struct Shared {
   Limits limits;
   std::vector<Route> routes;
@@ -53,12 +55,14 @@ struct Shared {
   std::array<std::atomic<std::uint64_t>, kCloseReasonCount> closed{};
   std::array<std::atomic<std::uint64_t>, kRejectReasonCount> rejected{};
   std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> trims{0};  // times memory was given back after a flood
 
   std::mutex mutex;
   std::unordered_set<ConnectionBase*> open;
   std::list<ConnectionBase*> idle;  // oldest first
   std::unordered_map<std::string, SourceSlots> sources;
-  std::size_t probation = 0;  // open connections in the reserve
+  // The most connections open at once since memory was last given back (Server's trim).
+  std::size_t peakOpen = 0;
   // Set under `mutex` (admission checks it there); atomic so that answers read it without the lock.
   // Once set, every answer closes its connection and no connection starts waiting anew
   // (Server::shutdown).
@@ -68,34 +72,28 @@ struct Shared {
 
   std::mutex budgetMutex;
   std::unordered_map<std::string, std::size_t> sourceBytes;  // charged per address
+  std::unordered_set<ConnectionBase*> holders;               // connections holding a charge
+  std::size_t peakInFlight = 0;  // the most charged at once since memory was last given back
 
   // Whether `bytes` more would fit now for `source`; charges nothing (a later charge may still
-  // fail). `prompt`: the request may take the reserve (Limits::inFlightReserveBytes).
-  Charge fits(const std::string& source, std::size_t bytes, bool prompt) {
-    std::lock_guard<std::mutex> lock(budgetMutex);
-    return check(source, bytes, prompt);
-  }
-  Charge charge(const std::string& source, std::size_t bytes, bool prompt) {
-    if (bytes == 0) return Charge::Ok;
-    {
-      std::lock_guard<std::mutex> lock(budgetMutex);
-      if (const Charge c = check(source, bytes, prompt); c != Charge::Ok) return c;
-      inFlight.fetch_add(bytes, std::memory_order_relaxed);
-      sourceBytes[source] += bytes;
-    }
-    if (observer) observer->inFlightBytesChanged(static_cast<std::int64_t>(bytes));
-    return Charge::Ok;
-  }
-  void release(const std::string& source, std::size_t bytes) {
-    if (bytes == 0) return;
-    {
-      std::lock_guard<std::mutex> lock(budgetMutex);
-      inFlight.fetch_sub(bytes, std::memory_order_relaxed);
-      auto it = sourceBytes.find(source);
-      if (it != sourceBytes.end() && (it->second -= std::min(it->second, bytes)) == 0) sourceBytes.erase(it);
-    }
-    if (observer) observer->inFlightBytesChanged(-static_cast<std::int64_t>(bytes));
-  }
+  // fail) and takes nothing back. `prompt`: the request may take the reserve
+  // (Limits::inFlightReserveBytes) and may take bytes back from addresses above their fair share.
+  Charge fits(const std::string& source, std::size_t bytes, bool prompt);
+  // Charges `bytes` more to `connection` (and its address). When it does not fit and `prompt`,
+  // takes bytes back from other addresses' requests still arriving first (see server.hpp); those
+  // connections are closed (Preempted) once the lock is let go.
+  Charge charge(ConnectionBase& connection, std::size_t bytes, bool prompt);
+  // Raises `connection`'s charge to at least `total` (a handler's Request::reserve).
+  Charge raiseTo(ConnectionBase& connection, std::size_t total, bool prompt);
+  // Gives back `bytes` of `connection`'s charge (at most what it holds).
+  void release(ConnectionBase& connection, std::size_t bytes);
+  // Gives back all of it.
+  void releaseAll(ConnectionBase& connection);
+  // What `connection` holds now.
+  std::size_t chargedTo(const ConnectionBase& connection);
+  // Whether `connection`'s charge may be taken back: its request is still arriving.
+  void setPreemptible(ConnectionBase& connection, bool preemptible);
+
   void countClose(CloseReason reason) {
     closed[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
     if (observer) observer->connectionClosed(reason);
@@ -109,20 +107,24 @@ struct Shared {
   bool unregisterLocked(ConnectionBase* connection);
 
  private:
-  Charge check(const std::string& source, std::size_t bytes, bool prompt) const {
-    const std::size_t total = inFlight.load(std::memory_order_relaxed);
-    const std::size_t reserve = prompt ? 0 : std::min(limits.inFlightReserveBytes, limits.maxInFlightBytes);
-    const std::size_t cap = limits.maxInFlightBytes - reserve;
-    if (total > cap || bytes > cap - total) return Charge::OverBudget;
-    const auto it = sourceBytes.find(source);
-    const std::size_t held = it == sourceBytes.end() ? 0 : it->second;
-    const std::size_t share = limits.maxInFlightBytesPerSource;
-    if (held > share || bytes > share - held) return Charge::SourceOverBudget;
-    return Charge::Ok;
-  }
+  Charge checkLocked(const std::string& source, std::size_t bytes, bool prompt) const;
+  // The fair share of the budget: divided among the addresses holding bytes, `source` counted;
+  // `held` is what `source` holds now.
+  std::size_t fairShareLocked(const std::string& source, std::size_t& held) const;
+  // Under budgetMutex: takes back charges of requests still arriving from addresses above their
+  // fair share until `bytes` fit for `connection`'s address or nothing more may be taken; the
+  // connections taken from are appended to `preempted`.
+  Charge preemptLocked(ConnectionBase& connection, std::size_t bytes,
+                       std::vector<std::shared_ptr<ConnectionBase>>& preempted);
+  Charge chargeLocked(ConnectionBase& connection, std::size_t bytes, bool prompt,
+                      std::vector<std::shared_ptr<ConnectionBase>>& preempted);
+  void addLocked(ConnectionBase& connection, std::size_t bytes);
+  std::size_t subtractLocked(ConnectionBase& connection, std::size_t bytes);
+  void notifyPreempted(std::vector<std::shared_ptr<ConnectionBase>>& preempted);
 };
 
-// The registry's view of a connection. Its registry fields are guarded by Shared::mutex.
+// The registry's view of a connection. Its registry fields are guarded by Shared::mutex, its
+// budget fields by Shared::budgetMutex.
 class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
  public:
   virtual ~ConnectionBase() = default;
@@ -136,15 +138,21 @@ class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
   // written, Idle otherwise.
   enum class Activity { Idle, Receiving, Answering };
 
-  // Registry fields, guarded by Shared::mutex. `source` is set before the connection is
-  // registered and never changes.
+  // Set before the connection is registered and never changed afterwards.
   std::string source;
+  std::chrono::steady_clock::time_point acceptedAt{};
+
+  // Registry fields, guarded by Shared::mutex.
   Activity activity = Activity::Idle;
   std::chrono::steady_clock::time_point since{};  // when `activity` began
-  bool onProbation = false;                       // in the reserve until its first request is complete
   bool served = false;                            // it has had a request answered
   bool inIdle = false;
   std::list<ConnectionBase*>::iterator idleAt;
+
+  // Budget fields, guarded by Shared::budgetMutex.
+  std::size_t charged = 0;   // its charge against the in-flight budget
+  bool preemptible = false;  // its request is still arriving
+  bool revoked = false;      // its charge was taken back: it charges nothing more
 };
 
 inline bool Shared::unregisterLocked(ConnectionBase* connection) {
@@ -154,11 +162,8 @@ inline bool Shared::unregisterLocked(ConnectionBase* connection) {
   auto it = sources.find(connection->source);
   if (it != sources.end()) {
     --it->second.connections;
-    if (connection->onProbation) --it->second.probation;
     if (it->second.connections == 0) sources.erase(it);
   }
-  if (connection->onProbation) --probation;
-  connection->onProbation = false;
   return true;
 }
 

@@ -47,7 +47,8 @@ http::Limits endpointLimits() {
   limits.maxBodyBytes = 1024;
   limits.maxInFlightBytes = 64 * 1024;
   limits.maxConnectionsPerSource = 32;
-  limits.reservedConnections = 8;
+  // A probe or a scrape sends its request at once on a new connection.
+  limits.firstRequestTimeout = std::chrono::seconds(2);
   limits.receiveGrace = std::chrono::seconds(1);
   limits.minReceiveBytesPerSecond = 4 * 1024;
   limits.maxInFlightBytesPerSource = 32 * 1024;

@@ -11,6 +11,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -193,11 +194,11 @@ ServerOptions plainOptions(std::vector<Route> routes) {
   options.ioThreads = 1;
   options.workers = 2;
   options.routes = std::move(routes);
-  // The per-address shares and the reserves off: the tests of the other rules are one address
-  // and want the plain bounds; the fair-admission tests set them.
+  // The per-address shares, the budget's reserve and the first request's deadline off: the tests
+  // of the other rules are one address and want the plain bounds; the fair-admission tests set them.
   options.limits.maxConnectionsPerSource = 100'000;
-  options.limits.reservedConnections = 0;
   options.limits.inFlightReserveBytes = 0;
+  options.limits.firstRequestTimeout = std::chrono::minutes(10);
   return options;
 }
 
@@ -332,29 +333,34 @@ TEST_CASE("at the connection cap the oldest idle connection is closed and the ne
   CHECK(server.stats().openConnections == 3);
 }
 
-TEST_CASE("at the connection cap with none idle the new connection is closed at once", "[http]") {
-  ServerOptions options = plainOptions({hello()});
+TEST_CASE("at the connection cap with every connection being answered the new one is closed at once",
+          "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
   options.limits.maxConnections = 2;
-  options.limits.receiveGrace = kPatience;  // the two stay within their grace: not evictable
+  options.routes[1].handler = [&gate](const Request&) {
+    gate.pass();
+    return Response{200, "text/plain", "done", false, 0};
+  };
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
-  // Two connections in the middle of a head: busy, not evictable.
+  // Two requests being answered: neither may be evicted.
   Client a(*port);
   Client b(*port);
-  REQUIRE(a.send("GET /hel"));
-  REQUIRE(b.send("GET /hel"));
-  REQUIRE(
-      waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
+  REQUIRE(a.send(post("/echo", "1")));
+  REQUIRE(b.send(post("/echo", "2")));
+  REQUIRE(gate.waiting(2));
 
   Client refused(*port);
   CHECK(refused.waitClosed());
   CHECK(closed(server, CloseReason::RefusedAtCap) == 1);
-  // The busy ones finish their requests.
-  REQUIRE(a.send("lo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  CHECK(server.stats().openConnections == 2);
+  gate.open();
   auto reply = a.read();
   REQUIRE(reply);
   CHECK(reply->status == 200);
+  CHECK(b.read());
 }
 
 TEST_CASE("a never completed TLS handshake is closed at its deadline", "[http]") {
@@ -961,7 +967,7 @@ TEST_CASE("at its address share a newcomer replaces its own address's idle conne
   CHECK(again->status == 200);
 }
 
-TEST_CASE("a slow connection past its grace is evicted for a newcomer at the cap", "[http]") {
+TEST_CASE("a served connection slow past its grace is evicted for a newcomer at the cap", "[http]") {
   ServerOptions options = plainOptions({hello()});
   options.limits.maxConnections = 1;
   options.limits.receiveGrace = 1s;
@@ -970,6 +976,7 @@ TEST_CASE("a slow connection past its grace is evicted for a newcomer at the cap
   auto port = server.start();
   REQUIRE(port.ok());
   Client slow(*port, "127.0.0.2");
+  REQUIRE(slow.request(get("/hello")));  // served once: a later slow request is judged by its grace
   REQUIRE(slow.send("GET /hello HTTP/1.1\r\n"));
   std::atomic<bool> stop{false};
   std::thread sender([&] {
@@ -989,13 +996,108 @@ TEST_CASE("a slow connection past its grace is evicted for a newcomer at the cap
   CHECK(closed(server, CloseReason::TooSlow) == 0);
 }
 
-TEST_CASE("the reserve admits a prompt newcomer when nothing can be evicted and closes a silent one",
+TEST_CASE("at the cap the oldest connection never served goes first whatever its address", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 4;
+  options.limits.receiveGrace = kPatience;  // mid-head within their grace
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // Two served and idle from 127.0.0.1 (the address holding most), then two never served from
+  // two other addresses, the older mid-head, the younger mid-head too.
+  Client served1(*port, "127.0.0.1");
+  REQUIRE(served1.request(get("/hello")));
+  Client served2(*port, "127.0.0.1");
+  REQUIRE(served2.request(get("/hello")));
+  Client older(*port, "127.0.0.2");
+  REQUIRE(older.send("GET /hel"));
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 3; }));
+  Client younger(*port, "127.0.0.3");
+  REQUIRE(younger.send("GET /hel"));
+  REQUIRE(
+      waitUntil([&] { return server.stats().openConnections == 4 && server.stats().idleConnections == 2; }));
+
+  Client fresh(*port, "127.0.0.4");
+  auto reply = fresh.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(older.waitClosed());
+  CHECK(closed(server, CloseReason::EvictedUnserved) == 1);
+  CHECK_FALSE(younger.closedNow());
+  // The served ones keep their slots.
+  CHECK(served1.request(get("/hello")));
+  CHECK(served2.request(get("/hello")));
+  CHECK(server.stats().openConnections <= 4);
+}
+
+TEST_CASE("the connection cap counts every connection served or not from any number of addresses", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 8;
+  options.limits.maxConnectionsPerSource = 4;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 40 clients from 10 addresses, each sending a whole request at once and keeping its connection.
+  std::vector<std::unique_ptr<Client>> clients;
+  std::size_t mostOpen = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string source = "127.0.1." + std::to_string(2 + i % 10);
+    clients.push_back(std::make_unique<Client>(*port, source.c_str()));
+    auto reply = clients.back()->request(get("/hello"));
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    mostOpen = std::max(mostOpen, server.stats().openConnections);
+  }
+  CHECK(mostOpen <= 8);
+  CHECK(waitUntil([&] { return server.stats().openConnections == 8; }));
+  CHECK(closed(server, CloseReason::Evicted) == 32);
+}
+
+TEST_CASE("a connection not served within its first request deadline is closed whatever it is doing",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.tls = TlsOptions{[](SSL_CTX*) { return true; }};
+  options.limits.firstRequestTimeout = 300ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 16 bytes of a ClientHello: in its handshake, neither idle nor past any receive grace.
+  Client partialHello(*port, "127.0.0.2");
+  REQUIRE(
+      partialHello.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(5, 'r')));
+  // And a client that never sends a byte.
+  Client silent(*port, "127.0.0.3");
+  CHECK(partialHello.waitClosed());
+  CHECK(silent.waitClosed());
+  CHECK(closed(server, CloseReason::FirstRequestDeadline) == 2);
+  CHECK(closed(server, CloseReason::HandshakeDeadline) == 0);
+}
+
+TEST_CASE("a half sent first request head is closed at its first request deadline", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.firstRequestTimeout = 300ms;
+  options.limits.receiveGrace = kPatience;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client half(*port);
+  REQUIRE(half.send("GET /hello HTTP/1.1\r\nHost: t\r\n"));
+  CHECK(half.waitClosed());
+  CHECK(closed(server, CloseReason::FirstRequestDeadline) == 1);
+  // A served connection's next request is not bound by it.
+  Client served(*port);
+  REQUIRE(served.request(get("/hello")));
+  std::this_thread::sleep_for(400ms);  // past the first request's deadline: the rule under test
+  auto again = served.request(get("/hello"));
+  REQUIRE(again);
+  CHECK(again->status == 200);
+}
+
+TEST_CASE("at its address share with nothing evictable a newcomer is refused while other addresses are served",
           "[http]") {
   Gate gate;
   ServerOptions options = plainOptions({hello(), echo()});
-  options.limits.maxConnections = 2;
-  options.limits.reservedConnections = 2;
-  options.limits.receiveGrace = 500ms;
+  options.limits.maxConnectionsPerSource = 2;
   options.routes[1].handler = [&gate](const Request&) {
     gate.pass();
     return Response{200, "text/plain", "done", false, 0};
@@ -1003,44 +1105,11 @@ TEST_CASE("the reserve admits a prompt newcomer when nothing can be evicted and 
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
-  // Two requests being answered: neither may be evicted.
-  Client busy1(*port);
-  Client busy2(*port);
-  REQUIRE(busy1.send(post("/echo", "1")));
-  REQUIRE(busy2.send(post("/echo", "2")));
-  REQUIRE(gate.waiting(2));
-
-  // One newcomer that sends nothing (a half of the reserve per address: it comes from another).
-  Client silent(*port, "127.0.0.3");
-  REQUIRE(waitUntil([&] { return server.stats().probationConnections == 1; }));
-  // A newcomer whose request arrives at once is served from the reserve.
-  Client prompt(*port, "127.0.0.2");
-  auto reply = prompt.request(get("/hello"));
-  REQUIRE(reply);
-  CHECK(reply->status == 200);
-  // The silent one is closed once its grace has passed.
-  CHECK(silent.waitClosed());
-  CHECK(closed(server, CloseReason::TooSlow) == 1);
-  CHECK(server.stats().probationConnections == 0);
-  gate.open();
-  CHECK(busy1.read());
-  CHECK(busy2.read());
-}
-
-TEST_CASE("at its address share with nothing evictable a newcomer is refused while other addresses are served",
-          "[http]") {
-  ServerOptions options = plainOptions({hello()});
-  options.limits.maxConnectionsPerSource = 2;
-  options.limits.receiveGrace = kPatience;  // mid-head within their grace: not evictable
-  Server server(options);
-  auto port = server.start();
-  REQUIRE(port.ok());
   Client a(*port, "127.0.0.2");
   Client b(*port, "127.0.0.2");
-  REQUIRE(a.send("GET /hel"));
-  REQUIRE(b.send("GET /hel"));
-  REQUIRE(
-      waitUntil([&] { return server.stats().openConnections == 2 && server.stats().idleConnections == 0; }));
+  REQUIRE(a.send(post("/echo", "1")));
+  REQUIRE(b.send(post("/echo", "2")));
+  REQUIRE(gate.waiting(2));
   Client refused(*port, "127.0.0.2");
   CHECK(refused.waitClosed());
   CHECK(closed(server, CloseReason::RefusedSourceShare) == 1);
@@ -1048,6 +1117,9 @@ TEST_CASE("at its address share with nothing evictable a newcomer is refused whi
   auto reply = other.request(get("/hello"));
   REQUIRE(reply);
   CHECK(reply->status == 200);
+  gate.open();
+  CHECK(a.read());
+  CHECK(b.read());
 }
 
 TEST_CASE("request heads are charged to the in flight budget as they arrive", "[http]") {
@@ -1100,4 +1172,60 @@ TEST_CASE("one address may hold only its share of the in flight budget", "[http]
   auto served = other.request(post("/echo", std::string(3500, 'o')));
   REQUIRE(served);
   CHECK(served->status == 200);
+}
+
+TEST_CASE("bodies held short from several addresses give their bytes to a prompt request within its fair share",
+          "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.limits.maxInFlightBytes = 10'000;
+  options.limits.maxInFlightBytesPerSource = 10'000;
+  options.limits.receiveGrace = kPatience;  // the hogs are never too slow: only the budget decides
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // Four addresses each hold a body of 2,200 one byte short (and its head, charged twice): about
+  // 9,300 of the 10,000 held.
+  std::vector<std::unique_ptr<Client>> hogs;
+  for (int i = 0; i < 4; ++i) {
+    const std::string source = "127.0.0." + std::to_string(2 + i);
+    hogs.push_back(std::make_unique<Client>(*port, source.c_str()));
+    REQUIRE(hogs.back()->send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2200\r\n\r\n" +
+                              std::string(2199, 'h')));
+    REQUIRE(waitUntil(
+        [&] { return server.stats().inFlightBytes >= std::size_t{2199} * static_cast<std::size_t>(i + 1); }));
+  }
+  // A prompt request of 1,500 bytes from a fifth address (within its fair share: 10,000 / 5) is
+  // served: the bytes come back from the hogs above their share, the one holding most first.
+  Client prompt(*port, "127.0.0.1");
+  auto reply = prompt.request(post("/echo", std::string(1500, 'p')));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  // It did not fit in the 700 or so free: one hog's bytes came back (no more than needed).
+  CHECK(closed(server, CloseReason::Preempted) == 1);
+  CHECK(waitUntil([&] {
+    return std::count_if(hogs.begin(), hogs.end(), [](const auto& hog) { return hog->closedNow(); }) == 1;
+  }));
+  // A request asking for more than its fair share takes nothing back: 503.
+  Client greedy(*port, "127.0.0.9");
+  auto refused = greedy.request(post("/echo", std::string(9000, 'g')));
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+}
+
+TEST_CASE("memory is given back once a flood of connections has passed", "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  {
+    std::vector<std::unique_ptr<Client>> flood;
+    for (int i = 0; i < 40; ++i) {
+      flood.push_back(std::make_unique<Client>(*port));
+      REQUIRE(flood.back()->connected());
+    }
+    REQUIRE(waitUntil([&] { return server.stats().openConnections == 40; }));
+  }
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 0; }));
+  // The server looks every 5 s.
+  CHECK(waitUntil([&] { return server.stats().memoryTrims >= 1; }));
 }

@@ -16,32 +16,42 @@
 //     after the first byte, pushed later by 1/minReceiveBytesPerSecond per byte received, never
 //     beyond `receiveGrace` from now. A trickle below the rate, or a stall of `receiveGrace` (a
 //     body held one byte short), is closed (TooSlow) long before the absolute deadlines.
-//   - at most `maxConnections` are open, at most `maxConnectionsPerSource` of them from one
-//     client address. A newcomer beyond either evicts the least-deserving connection: an idle one
-//     never served (waiting for a request of which no byte arrived, or for its first handshake
-//     byte; the oldest first), else a busy one still receiving its request `receiveGrace` after
-//     its first byte (the longest-receiving first), else an idle kept-alive one that was served
-//     (a client may be writing its next request into it); never one being answered. At the
-//     address bound the victim comes from the newcomer's own address (a source replaces its own
-//     connections, never another's); at the total bound from the address holding most.
-//   - room is kept for a newcomer that sends a whole request at once (as the apiserver does): when
-//     nothing can be evicted it takes one of `reservedConnections` slots above the cap (at most
-//     half of them per address), on probation: its first request must be complete within
-//     `receiveGrace` of accept (TLS handshake included), or it is closed (TooSlow). Only with
-//     the reserve full is a newcomer closed at once (RefusedAtCap, RefusedSourceShare).
+//   - at most `maxConnections` are open, every one counted, and at most `maxConnectionsPerSource`
+//     of them from one client address. A newcomer beyond either evicts the least-deserving
+//     connection: the oldest one never served (no request of it answered yet, whatever it is
+//     doing: waiting for its first byte, in its TLS handshake, sending its first head or body),
+//     else a served one still receiving a later request `receiveGrace` after its first byte (the
+//     longest-receiving first), else an idle kept-alive one that was served (a client may be
+//     writing its next request into it) from the address holding most, the least recently
+//     active first; never one being answered. At the address bound the victim comes from the
+//     newcomer's own address (a source replaces its own connections, never another's); at the
+//     total bound from any address. Only when nothing can be evicted is a newcomer closed at once
+//     (RefusedAtCap, RefusedSourceShare). A client that sends a whole request at once (as the
+//     apiserver and the kubelet do) therefore always finds a slot while any slot is held by a
+//     connection that has not been served, however many addresses hold them.
+//   - a connection's first request must be complete within `firstRequestTimeout` of accept (TLS
+//     handshake included), whatever it is doing meanwhile (FirstRequestDeadline): a client that
+//     never finishes a handshake or a head, or closes and reconnects just before a deadline,
+//     holds a slot for at most that long and is the first evicted at the cap.
 //   - a request head is at most `maxHeadBytes` (431 beyond), a body at most `maxBodyBytes` (413
 //     from the Content-Length alone, nothing of the body read); a malformed head gets 400.
 //   - bytes held for requests in flight are charged against `maxInFlightBytes` across all
 //     connections as they arrive (a head's bytes x 2: the read buffer and the parsed fields; a
 //     body's bytes received x the route's costFactor) until the response is written; one address
 //     may hold at most `maxInFlightBytesPerSource` of them, and the last `inFlightReserveBytes`
-//     go only to prompt requests (within `receiveGrace` of their first byte), so neither one
-//     client nor a crowd of slow senders can take the budget from the apiserver. A request whose
-//     Content-Length x costFactor does not fit in what is free gets 503 from its head, and one
-//     whose head or body outgrows it while arriving gets 503 then; either way the connection is
-//     closed without reading the rest. Nothing is held for bytes not yet sent, so a slow sender
-//     holds only what it sent. Handlers may charge more (Request::reserve) for what they are
-//     about to allocate.
+//     go only to prompt requests (within `receiveGrace` of their first byte). When a prompt
+//     request does not fit and its address holds less than its fair share (the budget divided by
+//     the addresses holding bytes, its own counted), the budget is taken back from requests still
+//     arriving (never one being answered) of the addresses above their fair share, the one
+//     holding most first: those connections are closed (Preempted). So however many addresses
+//     hold bytes, each finds its fair share of the budget. A request whose Content-Length x
+//     costFactor does not fit gets 503 from its head, and one whose head or body outgrows it
+//     while arriving gets 503 then; either way the connection is closed without reading the rest.
+//     Nothing is held for bytes not yet sent, so a slow sender holds only what it sent. Handlers
+//     may charge more (Request::reserve) for what they are about to allocate.
+//   - memory is given back after a flood: once the open connections fall to half of their peak
+//     since the last time (and the peak was more than a handful), the allocator returns its free
+//     pages to the system (malloc_trim), so RSS falls back near where it started.
 //   - no 503 of the server carries Retry-After: Kubernetes' apiserver (client-go's REST client)
 //     retries a 503 or 429 that has one until the webhook's timeout, so a webhook call that
 //     cannot be served now should fail at once (the apiserver then fails open) instead.
@@ -100,17 +110,18 @@ struct Limits {
   // busy sending its body reads the answer instead of a connection reset.
   Milliseconds lingerTimeout{1'000};
   // The apiserver keeps a few connections per webhook; an idle TLS connection holds about 80 KiB
-  // (Asio's and OpenSSL's record buffers), so 128 cost at most 10 MiB. Beyond the cap the
-  // least-deserving connection (idle, or slow past its grace) makes room, so neither idle nor slow
-  // floods can lock a client out.
+  // (Asio's and OpenSSL's record buffers), so 128 cost at most 10 MiB. A hard cap: every open
+  // connection counts, from whatever address. Beyond it the least-deserving connection (never
+  // served, or slow past its grace, or idle) makes room, so no flood can lock a client out.
   std::size_t maxConnections = 128;
   // Half the slots per client address: the apiserver (its own address, a handful of connections)
   // always finds the other half free of any one attacking pod's connections.
   std::size_t maxConnectionsPerSource = 64;
-  // Slots above maxConnections for newcomers when nothing can be evicted, kept only by a
-  // connection whose first request is complete within receiveGrace (the apiserver's is: it sends
-  // a review at once). 16 probationers hold at most 1.3 MiB.
-  std::size_t reservedConnections = 16;
+  // From accept to the first request complete, TLS handshake included: the apiserver and the
+  // kubelet send a request at once on a new connection (milliseconds on a cluster network, a
+  // TLS handshake under a loaded 2-core node included), so 3 s is generous; a connection that has
+  // not been served by then holds no slot any more.
+  Milliseconds firstRequestTimeout{3'000};
   // From a request's first byte: the apiserver writes a head and a review at once (a 4 MiB body
   // arrives in milliseconds on a cluster network), so 2 s is generous, and a client that has not
   // sent its whole request by then must keep sending at 16 KiB/s or lose its slot. A trickled
@@ -190,24 +201,27 @@ struct Route {
 
 // Why a connection ended (one count each).
 enum class CloseReason {
-  Peer,                // the client closed, or the connection ended after a final response
-  HandshakeFailed,     // the TLS handshake failed (no certificate, old protocol, garbage)
-  HandshakeDeadline,   // the TLS handshake did not finish in time
-  HeadDeadline,        // a request head did not arrive in full in time
-  BodyDeadline,        // a request body did not arrive in full in time
-  IdleDeadline,        // no next request within the idle timeout
-  WriteDeadline,       // the client did not read its response in time
-  Evicted,             // an idle connection, closed to admit a new one at a cap
-  RefusedAtCap,        // a new connection closed at once: at the cap, nothing evictable, reserve full
-  Rejected,            // closed after an error answer (400, 413, 431, 503 over budget)
-  Error,               // a read or write failed
-  Stopped,             // the server stopped
-  TooSlow,             // a request arrived below the minimum rate, or a probationer was not served in time
-  EvictedSlow,         // a connection still receiving past its grace, closed to admit a new one at a cap
-  RefusedSourceShare,  // a new connection closed at once: its address holds its share, none of its evictable
+  Peer,               // the client closed, or the connection ended after a final response
+  HandshakeFailed,    // the TLS handshake failed (no certificate, old protocol, garbage)
+  HandshakeDeadline,  // the TLS handshake did not finish in time
+  HeadDeadline,       // a request head did not arrive in full in time
+  BodyDeadline,       // a request body did not arrive in full in time
+  IdleDeadline,       // no next request within the idle timeout
+  WriteDeadline,      // the client did not read its response in time
+  Evicted,            // an idle connection (served or not), closed to admit a new one at a cap
+  RefusedAtCap,       // a new connection closed at once: at the cap, nothing evictable
+  Rejected,           // closed after an error answer (400, 413, 431, 503 over budget)
+  Error,              // a read or write failed
+  Stopped,            // the server stopped
+  TooSlow,            // a request arrived below the minimum rate
+  EvictedSlow,  // a served connection receiving a request past its grace, closed to admit a new one at a cap
+  RefusedSourceShare,    // a new connection closed at once: its address holds its share, none of its evictable
+  FirstRequestDeadline,  // its first request was not complete within firstRequestTimeout of accept
+  Preempted,             // a request still arriving whose bytes were taken back for a fairer share
+  EvictedUnserved,  // a connection never served and not idle (in its handshake, first head or body), evicted at a cap
 };
 const char* closeReasonName(CloseReason reason) noexcept;
-inline constexpr std::size_t kCloseReasonCount = 15;
+inline constexpr std::size_t kCloseReasonCount = 18;
 
 // Why a request was answered with an error by the server itself (not by a handler).
 enum class RejectReason {
@@ -263,11 +277,11 @@ struct ServerOptions {
 struct Stats {
   std::size_t openConnections = 0;
   std::size_t idleConnections = 0;
-  std::size_t probationConnections = 0;  // in the reserve above maxConnections
   std::size_t inFlightBytes = 0;
   std::uint64_t closed[kCloseReasonCount] = {};
   std::uint64_t rejected[kRejectReasonCount] = {};
-  std::uint64_t requests = 0;  // requests answered (by handlers or by the server)
+  std::uint64_t requests = 0;     // requests answered (by handlers or by the server)
+  std::uint64_t memoryTrims = 0;  // times free memory was given back to the system after a flood
 };
 
 class Server {

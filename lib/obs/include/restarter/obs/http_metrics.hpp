@@ -5,7 +5,9 @@
 //   <prefix>_http_connections{server}                      gauge: connections open now
 //   <prefix>_http_connections_closed_total{server,reason}  counter: by http::closeReasonName
 //                                                           (head_deadline, too_slow,
-//                                                           evicted_idle, evicted_slow,
+//                                                           first_request_deadline,
+//                                                           evicted_idle, evicted_unserved,
+//                                                           evicted_slow, preempted,
 //                                                           refused_at_cap,
 //                                                           refused_source_share, ...)
 //   <prefix>_http_requests_rejected_total{server,reason}   counter: answered by the server itself,
