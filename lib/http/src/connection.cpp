@@ -421,16 +421,25 @@ class Connection final : public ConnectionBase {
     detail::RequestAccess::setReserve(request_, [this](std::size_t total) { return reserveTotal(total); });
     parser_.reset();  // frees the head; the body now lives in request_
     if (route_->dispatch == Dispatch::Inline) return writeResponse(callHandler());
-    const bool queued = shared_->pool && shared_->pool->tryPost([self = self()] {
+    detail::WorkerPool::Task task;
+    task.run = [self = self()] {
       Response response = self->callHandler();
       asio::post(self->executor_, [self, response = std::move(response)]() mutable {
         self->writeResponse(std::move(response));
       });
-    });
-    if (!queued) {
-      release();
-      reject(RejectReason::QueueFull, 503, false);
-    }
+    };
+    // Its place in the queue given to another address's request: answered as if the queue had
+    // been full when it came.
+    task.dropped = [self = self()] { asio::post(self->executor_, [self] { self->queueFull(); }); };
+    const bool queued = shared_->pool && shared_->pool->tryPost(source, std::move(task));
+    if (!queued) queueFull();
+  }
+
+  // 503 for a request the worker pool would not (or no longer) queue; the connection goes on.
+  void queueFull() {
+    if (closed_) return release();
+    release();
+    reject(RejectReason::QueueFull, 503, false);
   }
 
   // Runs on an I/O thread (Inline) or a worker (Pool); nothing else touches request_ meanwhile.

@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,7 @@ const char* closeReasonName(CloseReason reason) noexcept {
     case CloseReason::FirstRequestDeadline: return "first_request_deadline";
     case CloseReason::Preempted: return "preempted";
     case CloseReason::EvictedUnserved: return "evicted_unserved";
+    case CloseReason::EvictedOverShare: return "evicted_over_share";
   }
   return "unknown";
 }
@@ -130,48 +132,58 @@ struct Server::Impl {
     }
   }
 
-  // The least-deserving open connection (under shared->mutex), or null when none may be evicted:
-  // of `onlySource`'s connections when given, else of any address. First the oldest connection
-  // never served, whatever it is doing (the oldest accepted first); then one served but still
-  // receiving a later request past receiveGrace (the longest-receiving); then an idle kept-alive
-  // one that was served (the apiserver's: it may be writing its next review into it), of the
-  // address holding most, the least recently active first. Never one being answered.
-  ConnectionBase* pickVictimLocked(const std::string* onlySource) {
-    const auto now = std::chrono::steady_clock::now();
+  // The least-deserving open connection (under shared->mutex), or null when none may be evicted,
+  // and in `reason` why it goes. Never one being answered. In this order:
+  //   1. the oldest never served that has had its newcomer grace (whatever it is doing);
+  //   2. a served one receiving a request past receiveGrace (the longest receiving);
+  //   3. at an address's own share (`onlySource`): its idle served one, the least recently active;
+  //      at the total cap: a connection of the address holding most, if that is more than
+  //      `newcomerHolds` (what the newcomer's address holds with the newcomer: a fair share of
+  //      the slots for every address), a newcomer within its grace first, then an idle served one
+  //      (the least recently active), then a served one receiving within its grace (a client
+  //      pipelining requests is never idle).
+  // A client that sends its request at once (the apiserver, the kubelet) is served within its
+  // grace, so no flood of newcomers can evict it first, from however many addresses.
+  ConnectionBase* pickVictimLocked(const std::string* onlySource, std::size_t newcomerHolds,
+                                   CloseReason& reason) {
+    using Clock = std::chrono::steady_clock;
+    const auto now = Clock::now();
+    const Limits& limits = shared->limits;
     ConnectionBase* best = nullptr;
-    int bestClass = 0;
-    std::size_t bestHeld = 0;
+    // Smaller is less deserving: (rule, -connections of its address, kind, when).
+    std::tuple<int, long long, int, Clock::time_point> bestKey{};
     for (ConnectionBase* candidate : shared->open) {
       if (onlySource != nullptr && candidate->source != *onlySource) continue;
       if (candidate->activity == ConnectionBase::Activity::Answering) continue;
-      int cls = 0;
-      if (!candidate->served) {
-        cls = 0;
-      } else if (candidate->activity == ConnectionBase::Activity::Receiving &&
-                 now - candidate->since > shared->limits.receiveGrace) {
-        cls = 1;
-      } else if (candidate->activity == ConnectionBase::Activity::Idle) {
-        cls = 2;  // a kept-alive connection that has been served has earned its slot most
+      const bool idle = candidate->activity == ConnectionBase::Activity::Idle;
+      std::tuple<int, long long, int, Clock::time_point> key;
+      if (!candidate->served &&
+          (onlySource != nullptr || now - candidate->acceptedAt >= limits.newcomerGrace)) {
+        key = {1, 0, 0, candidate->acceptedAt};
+      } else if (candidate->served && !idle && now - candidate->since > limits.receiveGrace) {
+        key = {2, 0, 0, candidate->since};
+      } else if (onlySource != nullptr) {
+        if (!candidate->served || !idle) continue;
+        key = {3, 0, 0, candidate->since};
       } else {
-        continue;  // served, receiving within its grace
-      }
-      std::size_t held = 0;
-      if (cls == 2 && onlySource == nullptr) {
         const auto it = shared->sources.find(candidate->source);
-        held = it == shared->sources.end() ? 0 : it->second.connections;
+        const std::size_t held = it == shared->sources.end() ? 0 : it->second.connections;
+        if (held <= newcomerHolds) continue;
+        const int kind = !candidate->served ? 0 : idle ? 1 : 2;
+        key = {3, -static_cast<long long>(held), kind,
+               candidate->served ? candidate->since : candidate->acceptedAt};
       }
-      bool better = best == nullptr || cls < bestClass;
-      if (!better && cls == bestClass) {
-        switch (cls) {
-          case 0: better = candidate->acceptedAt < best->acceptedAt; break;
-          case 1: better = candidate->since < best->since; break;
-          default: better = held > bestHeld || (held == bestHeld && candidate->since < best->since); break;
-        }
-      }
-      if (better) {
+      if (best == nullptr || key < bestKey) {
         best = candidate;
-        bestClass = cls;
-        bestHeld = held;
+        bestKey = key;
+      }
+    }
+    if (best != nullptr) {
+      const bool idle = best->activity == ConnectionBase::Activity::Idle;
+      switch (std::get<0>(bestKey)) {
+        case 1: reason = idle ? CloseReason::Evicted : CloseReason::EvictedUnserved; break;
+        case 2: reason = CloseReason::EvictedSlow; break;
+        default: reason = onlySource != nullptr ? CloseReason::Evicted : CloseReason::EvictedOverShare; break;
       }
     }
     return best;
@@ -218,11 +230,9 @@ struct Server::Impl {
       const bool atCap = shared->open.size() >= limits.maxConnections;
       if (atShare || atCap) {
         // A source at its share replaces its own; at the total cap any address's connection gives.
-        ConnectionBase* chosen = pickVictimLocked(atShare ? &source : nullptr);
+        ConnectionBase* chosen =
+            pickVictimLocked(atShare ? &source : nullptr, slots.connections + 1, victimReason);
         if (chosen != nullptr) {
-          victimReason = chosen->activity == ConnectionBase::Activity::Idle ? CloseReason::Evicted
-                         : chosen->served                                   ? CloseReason::EvictedSlow
-                                                                            : CloseReason::EvictedUnserved;
           shared->unregisterLocked(chosen);
           victim = chosen->weak_from_this().lock();  // null while it is being destroyed: gone anyway
         } else {

@@ -1,6 +1,7 @@
 #include "worker_pool.hpp"
 
 #include <system_error>
+#include <utility>
 
 namespace restarter::http::detail {
 
@@ -17,22 +18,45 @@ WorkerPool::WorkerPool(std::size_t threads, std::size_t maxQueued) : maxQueued_(
 
 WorkerPool::~WorkerPool() { stop(); }
 
-bool WorkerPool::tryPost(std::function<void()> task) {
+bool WorkerPool::tryPost(const std::string& source, Task task) {
+  Task displaced;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || threads_.empty() || queue_.size() >= maxQueued_) return false;
-    queue_.push_back(std::move(task));
+    if (stopping_ || threads_.empty() || maxQueued_ == 0) return false;
+    if (queued_ >= maxQueued_) {
+      const auto own = queues_.find(source);
+      const std::size_t mine = own == queues_.end() ? 0 : own->second.size();
+      auto most = queues_.end();
+      for (auto it = queues_.begin(); it != queues_.end(); ++it) {
+        if (most == queues_.end() || it->second.size() > most->second.size()) most = it;
+      }
+      if (most == queues_.end() || most->second.size() <= mine + 1) return false;
+      displaced = std::move(most->second.back());
+      most->second.pop_back();
+      --queued_;
+      if (most->second.empty()) {
+        turn_.remove(most->first);
+        queues_.erase(most);
+      }
+    }
+    auto& queue = queues_[source];
+    if (queue.empty()) turn_.push_back(source);
+    queue.push_back(std::move(task));
+    ++queued_;
   }
   wake_.notify_one();
+  if (displaced.dropped) displaced.dropped();
   return true;
 }
 
 void WorkerPool::stop() {
-  std::deque<std::function<void()>> dropped;
+  std::unordered_map<std::string, std::deque<Task>> dropped;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    dropped.swap(queue_);
+    dropped.swap(queues_);
+    turn_.clear();
+    queued_ = 0;
   }
   wake_.notify_all();
   for (auto& thread : threads_) {
@@ -45,13 +69,23 @@ void WorkerPool::stop() {
 void WorkerPool::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    wake_.wait(lock, [this] { return stopping_ || queued_ > 0; });
     if (stopping_) return;
-    std::function<void()> task = std::move(queue_.front());
-    queue_.pop_front();
+    // The address whose turn it is gives its oldest task, and goes to the back of the turn.
+    const std::string source = std::move(turn_.front());
+    turn_.pop_front();
+    auto it = queues_.find(source);
+    Task task = std::move(it->second.front());
+    it->second.pop_front();
+    --queued_;
+    if (it->second.empty()) {
+      queues_.erase(it);
+    } else {
+      turn_.push_back(source);
+    }
     lock.unlock();
-    task();
-    task = nullptr;  // release what it captured before waiting again
+    task.run();
+    task = Task{};  // release what it captured before waiting again
     lock.lock();
   }
 }

@@ -199,6 +199,7 @@ ServerOptions plainOptions(std::vector<Route> routes) {
   options.limits.maxConnectionsPerSource = 100'000;
   options.limits.inFlightReserveBytes = 0;
   options.limits.firstRequestTimeout = std::chrono::minutes(10);
+  options.limits.newcomerGrace = 0ms;
   return options;
 }
 
@@ -380,19 +381,17 @@ TEST_CASE("a never completed TLS handshake is closed at its deadline", "[http]")
   CHECK(closed(server, CloseReason::HandshakeDeadline) == 2);
 }
 
-TEST_CASE("TLS requests are served over one keep-alive connection", "[http]") {
+// TLS with a serving certificate for 127.0.0.1 from a fresh CA (nullopt when one cannot be made).
+std::optional<TlsOptions> tlsWithTestCertificate() {
   certs::CaRequest caRequest;
   const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   auto ca = certs::createCa(caRequest, now);
-  REQUIRE(ca.ok());
+  if (!ca.ok()) return std::nullopt;
   certs::ServingRequest serving;
   serving.ipAddresses = {"127.0.0.1"};
   auto leaf = certs::issueServing(serving, *ca, now);
-  REQUIRE(leaf.ok());
-  ServerOptions options = plainOptions({echo()});
-  const std::string certPem = leaf->certPem;
-  const std::string keyPem = leaf->keyPem;
-  options.tls = TlsOptions{[&](SSL_CTX* ctx) {
+  if (!leaf.ok()) return std::nullopt;
+  return TlsOptions{[certPem = leaf->certPem, keyPem = leaf->keyPem](SSL_CTX* ctx) {
     BIO* certBio = BIO_new_mem_buf(certPem.data(), static_cast<int>(certPem.size()));
     BIO* keyBio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
     X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
@@ -404,6 +403,29 @@ TEST_CASE("TLS requests are served over one keep-alive connection", "[http]") {
     BIO_free(keyBio);
     return ok;
   }};
+}
+
+TEST_CASE("a stalled ClientHello is held until the first request deadline", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.tls = tlsWithTestCertificate();
+  REQUIRE(options.tls);
+  options.limits.firstRequestTimeout = 500ms;
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // A record header announcing 512 bytes, a ClientHello header announcing 508, then 39 of them.
+  Client stalled(*port, "127.0.0.2");
+  REQUIRE(
+      stalled.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(39, '\0')));
+  CHECK(stalled.waitClosed());
+  CHECK(closed(server, CloseReason::FirstRequestDeadline) == 1);
+  CHECK(closed(server, CloseReason::HandshakeFailed) == 0);
+}
+
+TEST_CASE("TLS requests are served over one keep-alive connection", "[http]") {
+  ServerOptions options = plainOptions({echo()});
+  options.tls = tlsWithTestCertificate();
+  REQUIRE(options.tls);
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
@@ -1030,27 +1052,39 @@ TEST_CASE("at the cap the oldest connection never served goes first whatever its
   CHECK(server.stats().openConnections <= 4);
 }
 
-TEST_CASE("the connection cap counts every connection served or not from any number of addresses", "[http]") {
+TEST_CASE(
+    "the connection cap counts every connection and at it a served one gives way only to an address holding fewer",
+    "[http]") {
   ServerOptions options = plainOptions({hello()});
   options.limits.maxConnections = 8;
   options.limits.maxConnectionsPerSource = 4;
   Server server(options);
   auto port = server.start();
   REQUIRE(port.ok());
-  // 40 clients from 10 addresses, each sending a whole request at once and keeping its connection.
+  // 40 clients from 4 addresses in turn, each sending a whole request at once and keeping its
+  // connection: the first 8 are served (2 per address); then every address holds its fair share
+  // and a newcomer from any of them is refused, however promptly it sends.
   std::vector<std::unique_ptr<Client>> clients;
+  int served = 0;
   std::size_t mostOpen = 0;
   for (int i = 0; i < 40; ++i) {
-    const std::string source = "127.0.1." + std::to_string(2 + i % 10);
+    const std::string source = "127.0.1." + std::to_string(2 + i % 4);
     clients.push_back(std::make_unique<Client>(*port, source.c_str()));
-    auto reply = clients.back()->request(get("/hello"));
-    REQUIRE(reply);
-    CHECK(reply->status == 200);
+    if (auto reply = clients.back()->request(get("/hello")); reply && reply->status == 200) ++served;
     mostOpen = std::max(mostOpen, server.stats().openConnections);
   }
+  CHECK(served == 8);
   CHECK(mostOpen <= 8);
-  CHECK(waitUntil([&] { return server.stats().openConnections == 8; }));
-  CHECK(closed(server, CloseReason::Evicted) == 32);
+  CHECK(closed(server, CloseReason::RefusedAtCap) == 32);
+  // A fifth address holds none: the least recently active idle one of an address holding most
+  // gives way.
+  Client fifth(*port, "127.0.1.9");
+  auto reply = fifth.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(waitUntil([&] { return closed(server, CloseReason::EvictedOverShare) == 1; }));
+  CHECK(clients[0]->waitClosed());
+  CHECK(server.stats().openConnections == 8);
 }
 
 TEST_CASE("a connection not served within its first request deadline is closed whatever it is doing",
@@ -1228,4 +1262,117 @@ TEST_CASE("memory is given back once a flood of connections has passed", "[http]
   REQUIRE(waitUntil([&] { return server.stats().openConnections == 0; }));
   // The server looks every 5 s.
   CHECK(waitUntil([&] { return server.stats().memoryTrims >= 1; }));
+}
+
+TEST_CASE("a full worker queue gives the place of the address holding most to another address", "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({echo()});
+  options.workers = 1;
+  options.maxQueued = 3;
+  options.routes[0].handler = [&gate](const Request& r) {
+    if (r.body == "block") gate.pass();
+    return Response{200, "text/plain", "echo:" + r.body, false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // The one worker is blocked; 127.0.0.2 fills the queue with three requests.
+  Client blocker(*port, "127.0.0.3");
+  REQUIRE(blocker.send(post("/echo", "block")));
+  REQUIRE(gate.waiting(1));
+  std::vector<std::unique_ptr<Client>> flood;
+  for (int i = 0; i < 3; ++i) {
+    flood.push_back(std::make_unique<Client>(*port, "127.0.0.2"));
+    REQUIRE(flood.back()->send(post("/echo", "flood")));
+  }
+  REQUIRE(waitUntil(
+      [&] { return server.stats().inFlightBytes >= 3 * (httpHeadCost(post("/echo", "flood")) + 5); }));
+  // A fourth from the same address has nowhere to go: 503.
+  Client more(*port, "127.0.0.2");
+  auto refused = more.request(post("/echo", "more"));
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  // One from another address takes the place of 127.0.0.2's newest, which gets 503.
+  Client other(*port, "127.0.0.1");
+  REQUIRE(other.send(post("/echo", "other")));
+  REQUIRE(waitUntil([&] { return rejected(server, RejectReason::QueueFull) == 2; }));
+  gate.open();
+  auto served = other.read();
+  REQUIRE(served);
+  CHECK(served->status == 200);
+  CHECK(served->body == "echo:other");
+  int ok = 0;
+  int unavailable = 0;
+  for (auto& client : flood) {
+    auto reply = client->read();
+    REQUIRE(reply);
+    (reply->status == 200 ? ok : unavailable) += 1;
+  }
+  CHECK(ok == 2);
+  CHECK(unavailable == 1);
+}
+
+TEST_CASE("at the cap a busy served connection of the address holding most gives way to another address",
+          "[http]") {
+  Gate gate;
+  ServerOptions options = plainOptions({hello(), echo()});
+  options.limits.maxConnections = 3;
+  options.limits.receiveGrace = kPatience;  // mid-request within their grace
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 127.0.0.2 holds all three slots, each served once and now in the middle of its next request.
+  std::vector<std::unique_ptr<Client>> busy;
+  for (int i = 0; i < 3; ++i) {
+    busy.push_back(std::make_unique<Client>(*port, "127.0.0.2"));
+    REQUIRE(busy.back()->request(get("/hello")));
+    REQUIRE(busy.back()->send("GET /hel"));
+  }
+  REQUIRE(
+      waitUntil([&] { return server.stats().openConnections == 3 && server.stats().idleConnections == 0; }));
+  Client fresh(*port, "127.0.0.1");
+  auto reply = fresh.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(waitUntil([&] { return closed(server, CloseReason::EvictedOverShare) == 1; }));
+  // A newcomer from the address holding most takes no slot: neither its own busy ones nor the
+  // other address's idle one (that address holds fewer).
+  Client same(*port, "127.0.0.2");
+  CHECK(same.waitClosed());
+  CHECK(closed(server, CloseReason::RefusedAtCap) == 1);
+}
+
+TEST_CASE("a newcomer within its grace is not evicted by a flood of newcomers from an address holding more",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 4;
+  options.limits.newcomerGrace = kPatience;  // the rule under test: never past it here
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 127.0.0.2 holds three connections that send nothing; 127.0.0.1 one that has not sent its
+  // request yet (a kubelet's probe between connect and GET).
+  std::vector<std::unique_ptr<Client>> flood;
+  for (int i = 0; i < 3; ++i) flood.push_back(std::make_unique<Client>(*port, "127.0.0.2"));
+  Client probe(*port, "127.0.0.1");
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 4; }));
+  // Newcomers from 127.0.0.2 (it holds most) are refused; newcomers from other addresses take
+  // 127.0.0.2's slots; none takes the probe's.
+  for (int i = 0; i < 5; ++i) {
+    Client more(*port, "127.0.0.2");
+    REQUIRE(more.connected());
+    REQUIRE(waitUntil(
+        [&] { return closed(server, CloseReason::RefusedAtCap) == static_cast<std::uint64_t>(i + 1); }));
+  }
+  std::vector<std::unique_ptr<Client>> others;
+  for (int i = 0; i < 2; ++i) {
+    const std::string source = "127.0.0." + std::to_string(3 + i);
+    others.push_back(std::make_unique<Client>(*port, source.c_str()));
+    REQUIRE(waitUntil(
+        [&] { return closed(server, CloseReason::EvictedOverShare) == static_cast<std::uint64_t>(i + 1); }));
+  }
+  CHECK_FALSE(probe.closedNow());
+  auto reply = probe.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
 }

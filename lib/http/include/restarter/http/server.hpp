@@ -18,17 +18,21 @@
 //     body held one byte short), is closed (TooSlow) long before the absolute deadlines.
 //   - at most `maxConnections` are open, every one counted, and at most `maxConnectionsPerSource`
 //     of them from one client address. A newcomer beyond either evicts the least-deserving
-//     connection: the oldest one never served (no request of it answered yet, whatever it is
-//     doing: waiting for its first byte, in its TLS handshake, sending its first head or body),
-//     else a served one still receiving a later request `receiveGrace` after its first byte (the
-//     longest-receiving first), else an idle kept-alive one that was served (a client may be
-//     writing its next request into it) from the address holding most, the least recently
-//     active first; never one being answered. At the address bound the victim comes from the
-//     newcomer's own address (a source replaces its own connections, never another's); at the
-//     total bound from any address. Only when nothing can be evicted is a newcomer closed at once
-//     (RefusedAtCap, RefusedSourceShare). A client that sends a whole request at once (as the
-//     apiserver and the kubelet do) therefore always finds a slot while any slot is held by a
-//     connection that has not been served, however many addresses hold them.
+//     connection, never one being answered: first the oldest one never served (no request of it
+//     answered yet, whatever it is doing: waiting for its first byte, in its TLS handshake,
+//     sending its first head or body) once it is `newcomerGrace` old; then a served one still
+//     receiving a later request `receiveGrace` after its first byte (EvictedSlow); then, at the
+//     address bound, the address's own idle served one (the least recently active), and at the
+//     total bound a connection of the address holding most, if that is more than the
+//     newcomer's address would hold (a fair share of the slots for every address;
+//     EvictedOverShare): a newcomer within its grace first, then an idle served one, then a busy
+//     served one (a client pipelining requests is never idle). At the address bound the victim
+//     comes from the newcomer's own address (a source replaces its own connections, never
+//     another's). Only when nothing can be evicted is a newcomer closed at once (RefusedAtCap,
+//     RefusedSourceShare). A client that sends a whole request at once (the apiserver, the
+//     kubelet) is served within its newcomer grace, so no flood of newcomers from however many
+//     addresses evicts it first, and it always finds a slot while any is held by a connection
+//     not served in time or by an address holding more than its own.
 //   - a connection's first request must be complete within `firstRequestTimeout` of accept (TLS
 //     handshake included), whatever it is doing meanwhile (FirstRequestDeadline): a client that
 //     never finishes a handshake or a head, or closes and reconnects just before a deadline,
@@ -55,8 +59,11 @@
 //   - no 503 of the server carries Retry-After: Kubernetes' apiserver (client-go's REST client)
 //     retries a 503 or 429 that has one until the webhook's timeout, so a webhook call that
 //     cannot be served now should fail at once (the apiserver then fails open) instead.
-//   - blocking handlers run on a bounded worker pool with a bounded queue (503 when full), never on
-//     the I/O threads; cheap handlers run inline.
+//   - blocking handlers run on a bounded worker pool with a bounded queue, never on the I/O
+//     threads; cheap handlers run inline. The queue is fair across addresses: a queue per address
+//     served in turn, and at the bound a request of an address holding fewer queued requests takes
+//     the place of the newest of the address holding most (which gets 503, as does a request
+//     with nowhere to go).
 //
 // Keep-alive with any number of requests per connection; a request's "Connection: close" (or
 // HTTP/1.0 without keep-alive) is honoured. One request at a time per connection: the next one is
@@ -122,6 +129,11 @@ struct Limits {
   // TLS handshake under a loaded 2-core node included), so 3 s is generous; a connection that has
   // not been served by then holds no slot any more.
   Milliseconds firstRequestTimeout{3'000};
+  // A connection not yet served is evicted at the total cap only once it is this old, unless its
+  // address holds more connections than the newcomer's would: the apiserver and the kubelet send
+  // their request within milliseconds of connecting (a TLS handshake included), so a flood of
+  // newcomers cannot evict theirs before it is served.
+  Milliseconds newcomerGrace{500};
   // From a request's first byte: the apiserver writes a head and a review at once (a 4 MiB body
   // arrives in milliseconds on a cluster network), so 2 s is generous, and a client that has not
   // sent its whole request by then must keep sending at 16 KiB/s or lose its slot. A trickled
@@ -219,9 +231,10 @@ enum class CloseReason {
   FirstRequestDeadline,  // its first request was not complete within firstRequestTimeout of accept
   Preempted,             // a request still arriving whose bytes were taken back for a fairer share
   EvictedUnserved,  // a connection never served and not idle (in its handshake, first head or body), evicted at a cap
+  EvictedOverShare,  // a busy served connection of an address holding more than the newcomer's, evicted at the cap
 };
 const char* closeReasonName(CloseReason reason) noexcept;
-inline constexpr std::size_t kCloseReasonCount = 18;
+inline constexpr std::size_t kCloseReasonCount = 19;
 
 // Why a request was answered with an error by the server itself (not by a handler).
 enum class RejectReason {
