@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The latency of real admission requests while serve-webhook is attacked from another loopback
-# address (a measurement, not a test; not run by CI). Needs no cluster: the webhook serves
+# The latency of real admission requests while serve-webhook is attacked from other loopback
+# addresses (a measurement, not a test; not run by CI). Needs no cluster: the webhook serves
 # certificates from gen-certs files and gets a kubeconfig naming a closed loopback port, and every
 # review is unlabeled, so nothing is looked up. Everything talks to loopback only.
 #
-#   tests/bench/fair_admission.sh [RESTARTER_BIN]
+#   SOURCES=N tests/bench/fair_admission.sh [RESTARTER_BIN]
 #
-# For each attack (none, then tests/tools/hostile_client.py hold --source 127.0.0.2 with: 128
-# trickle, 300 slow, 300 slow-body of 4,000,000 bytes, 300 stalled handshakes, two hogs of
-# 4,700,000 and 93,000 bytes), once the attack is established, REVIEWS (default 60) reviews are
+# For each attack (none, then tests/tools/hostile_client.py hold --source 127.0.0.2 --sources N,
+# N attacking addresses (default 1), with: 128 trickle, 300 slow, 300 slow-body of 4,000,000
+# bytes, 300 stalled handshakes, 300 stalled handshakes each closed by the client at 1.9 s and
+# reopened, 600 pipelining connections, two hogs of 4,700,000 and 93,000 bytes per address),
+# once the attack is established, REVIEWS (default 60) reviews are
 # sent from 127.0.0.1 one after another, each on a new TLS connection (the worst case for the
 # apiserver: a new connection must be admitted), every 0.1 s, with a 5 s timeout (the webhook
 # configuration's); printed: answered (HTTP 200), median, p90 and max seconds from connect to
@@ -21,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 bench_init "${1:-}" python3 curl
 REVIEWS=${REVIEWS:-60}
+SOURCES=${SOURCES:-1}
 PORT=${PORT:-18443}
 HEALTH_PORT=${HEALTH_PORT:-18081}
 tool=$repo/tests/tools/hostile_client.py
@@ -72,12 +75,12 @@ attack() {
   local name=$1
   shift
   if (($# > 0)); then
-    python3 "$tool" hold "$@" --source 127.0.0.2 --duration 600 --status "$work/hold.json" >/dev/null 2>&1 &
+    python3 "$tool" hold "$@" --source 127.0.0.2 --sources "$SOURCES" --duration 600 --status "$work/hold.json" >/dev/null 2>&1 &
     holder=$!
     bench_track "$holder"
     sleep 5  # the attack establishes itself (reopening what the server closes)
   fi
-  echo "$name: $(measure); load $(load)"
+  echo "$name (from $SOURCES addresses): $(measure); load $(load)"
   if [[ -n $holder ]]; then kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true; holder=; fi
 }
 
@@ -87,4 +90,6 @@ attack "128 trickle" --hold "trickle,$url,128"
 attack "300 slow-header" --hold "slow,$url,300"
 attack "300 slow-body" --hold "slow-body,$url,300,4000000"
 attack "300 stalled handshakes" --hold "handshake,$url,300"
-attack "2 budget hogs" --hold "hog,$url,1,4700000" --hold "hog,$url,1,93000"
+attack "300 stalled handshakes closed at 1.9 s" --hold "handshake,$url,300" --close-after 1.9
+attack "600 pipelining" --hold "pipeline,$url,600"
+attack "2 budget hogs per address" --hold "hog,$url,$SOURCES,4700000" --hold "hog,$url,$SOURCES,93000"

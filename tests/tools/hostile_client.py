@@ -5,12 +5,13 @@ webhook-hostile-bodies and webhook-fair-admission). Python 3 standard library on
 verifies no certificate (the servers under test present self-signed test certificates) and stops
 by itself. --source ADDRESS (hold, post) connects from another loopback address (any of 127/8, or
 ::1; anything else is refused: exit 2): that is how an attacking pod differs from the apiserver
-(127.0.0.1) in a cluster, and what a server's per-address shares see.
+(127.0.0.1) in a cluster, and what a server's per-address shares see; hold's --sources N spreads
+the connections round-robin over N consecutive addresses from it (default 127.0.0.2): N pods.
 
   hostile_client.py hold --hold MODE,URL,COUNT[,BODY_LENGTH] [--hold ...] --duration SECONDS
                          [--byte-interval S] [--body-length B] [--trickle-seconds S]
                          [--connect-timeout S] [--reconnect-period S] [--no-reconnect]
-                         [--source ADDRESS] [--status FILE]
+                         [--source ADDRESS] [--sources N] [--close-after S] [--status FILE]
       Holds COUNT connections per --hold until SECONDS have passed, SIGTERM/SIGINT arrives or the
       process that started it is gone. URL is https://HOST:PORT/PATH (TLS) or http://HOST:PORT/PATH.
       Connections are first opened in the order of the --hold arguments.
@@ -33,6 +34,13 @@ by itself. --source ADDRESS (hold, post) connects from another loopback address 
         MODE hog:  then send a whole POST head declaring a body of BODY_LENGTH (or --body-length)
                    bytes and all of that body but its last byte as fast as the server reads it,
                    then nothing: a budget hog, charged for everything it sent while it waits.
+        MODE served: then send one whole request at once (https: the small AdmissionReview of
+                   trickle; http: GET PATH), read its answer and keep the connection open,
+                   sending nothing more: a client that was served, as the apiserver is.
+        MODE pipeline: as served, but 8 requests at once, and 8 more as soon as an answer comes:
+                   never idle, a request always arriving or being answered.
+      --close-after S: each connection closes itself S seconds after its connect began (a stalled
+      handshake closed just before the server's deadline), and reopens as below.
       As an attacker would, it reopens a connection the server closed at once (20 ms), and retries
       one that failed to connect or to finish its handshake within --connect-timeout (default
       10 s) after 0.2 s, doubling up to 1.6 s; each --hold may reopen COUNT connections at once and
@@ -108,7 +116,21 @@ import uuid
 LOOPBACK = ("127.0.0.1", "::1")
 # The first bytes of a TLS 1.2/1.3 ClientHello: a handshake record of 512 bytes, of which only
 # these 50 are ever sent (mode handshake).
-PARTIAL_CLIENT_HELLO = bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]) + bytes(39)
+PARTIAL_CLIENT_HELLO_BYTES = 50
+
+
+def partial_client_hello():
+    """The first PARTIAL_CLIENT_HELLO_BYTES bytes of a real ClientHello (this Python's OpenSSL, as
+    a client would send it), so that the server waits for the rest instead of failing at once."""
+    context = client_context()
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    client = context.wrap_bio(incoming, outgoing, server_side=False)
+    try:
+        client.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()[:PARTIAL_CLIENT_HELLO_BYTES]
+PIPELINED = 8             # requests a pipeline connection sends at once
 HOG_CHUNK = 1 << 20       # at most this much of a hog's body per send loop and slot
 MAX_DURATION = 3600.0
 MAX_CONNECTIONS = 2000
@@ -163,6 +185,23 @@ def loopback_source(address):
     if not parsed.is_loopback:
         raise UsageError(f"--source {address}: not a loopback address (127.0.0.0/8 or ::1)")
     return str(parsed)
+
+
+def source_range(first, count):
+    """--source FIRST --sources COUNT: COUNT consecutive loopback addresses from FIRST (default
+    127.0.0.2), or [] for no --source at all."""
+    bounded(count, 1, 250, "--sources")
+    if not first:
+        if count > 1:
+            first = "127.0.0.2"
+        else:
+            return []
+    start = ipaddress.ip_address(loopback_source(first))
+    addresses = [start + i for i in range(count)]
+    for address in addresses:
+        if not address.is_loopback:
+            raise UsageError(f"--sources {count} from {first}: {address} is not a loopback address")
+    return [str(address) for address in addresses]
 
 
 def bind_source(sock, source):
@@ -249,7 +288,7 @@ class Group:
                          f"Content-Length: {body_length}\r\n\r\n").encode()
             if mode == "hog":
                 self.head += b"x" * (body_length - 1)
-        elif mode == "trickle":
+        elif mode in ("trickle", "served", "pipeline") and self.tls:
             sts = labeled_statefulset("default", "hostile-config")
             del sts["metadata"]["labels"]
             body = compact(review("default", sts)).encode()
@@ -257,10 +296,15 @@ class Group:
                          f"User-Agent: restarter-hostile-client\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {len(body)}\r\n\r\n").encode() + body
         elif mode == "handshake":
-            self.head = PARTIAL_CLIENT_HELLO
+            self.head = partial_client_hello()
+        elif mode in ("served", "pipeline"):
+            self.head = (f"GET {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
+                         f"User-Agent: restarter-hostile-client\r\n\r\n").encode()
         else:
             self.head = (f"{method} {path} HTTP/1.1\r\nHost: {authority(host, port)}\r\n"
                          f"User-Agent: restarter-hostile-client\r\nX-Slow: ").encode()
+        if mode == "pipeline":
+            self.head *= PIPELINED
         self.open = 0
         self.connecting = 0
         self.opened = 0
@@ -355,11 +399,12 @@ class Group:
 
 
 class Slot:
-    __slots__ = ("group", "sock", "state", "retry_at", "deadline", "opened_at", "next_byte_at",
-                 "head_pos", "failures", "reached", "closed_at", "sent_at")
+    __slots__ = ("group", "source", "sock", "state", "retry_at", "deadline", "opened_at", "next_byte_at",
+                 "head_pos", "failures", "reached", "closed_at", "sent_at", "connected_at")
 
-    def __init__(self, group):
+    def __init__(self, group, source):
         self.group = group
+        self.source = source  # the loopback address it connects from (None: the default)
         self.sock = None
         self.state = "waiting"
         self.retry_at = 0.0
@@ -371,6 +416,7 @@ class Slot:
         self.reached = False
         self.closed_at = None  # when the server last closed it, until it is open again
         self.sent_at = 0.0     # trickle: when the review under way began
+        self.connected_at = 0.0  # when its connect began (--close-after counts from it)
 
 class Holder:
     def __init__(self, args, groups):
@@ -378,7 +424,8 @@ class Holder:
         self.groups = groups
         self.selector = selectors.DefaultSelector()
         self.context = client_context()
-        self.slots = [Slot(g) for g in groups for _ in range(g.count)]
+        sources = args.sources or [None]
+        self.slots = [Slot(g, sources[i % len(sources)]) for g in groups for i in range(g.count)]
         self.window_state = "none"
         self.stopper = Stopper(args.duration)
 
@@ -420,11 +467,11 @@ class Holder:
         sock = socket.socket(family_of(g.host), socket.SOCK_STREAM)
         sock.setblocking(False)
         try:
-            bind_source(sock, self.args.source)
+            bind_source(sock, slot.source)
         except OSError as e:
             sock.close()
             g.connect_errors += 1
-            g.last_connect_error = f"bind {self.args.source}: {e}"
+            g.last_connect_error = f"bind {slot.source}: {e}"
             slot.sock = None
             slot.state = "connecting"
             g.connecting += 1
@@ -434,6 +481,7 @@ class Holder:
         slot.sock = sock
         slot.state = "connecting"
         slot.deadline = now + self.args.connect_timeout
+        slot.connected_at = now
         g.connecting += 1
         if err not in (0, errno.EINPROGRESS):
             g.connect_errors += 1
@@ -513,7 +561,7 @@ class Holder:
                 return
             if data.startswith(b"HTTP/"):
                 slot.group.answered(data.split(b"\r\n", 1)[0][:100].decode("latin-1"))
-                if slot.group.mode == "trickle" and slot.head_pos >= len(slot.group.head):
+                if slot.group.mode in ("trickle", "pipeline") and slot.head_pos >= len(slot.group.head):
                     slot.head_pos = 0  # answered: the next review, trickled again
                     slot.next_byte_at = now
                     slot.sent_at = now
@@ -558,7 +606,7 @@ class Holder:
 
     def send_byte(self, slot, now):
         g = slot.group
-        if g.mode in ("hog", "handshake"):
+        if g.mode in ("hog", "handshake", "served", "pipeline"):
             return self.send_burst(slot, now)
         if g.mode == "trickle":
             return self.send_trickle(slot, now)
@@ -613,6 +661,9 @@ class Holder:
                 if slot.state in ("connecting", "handshaking") and now >= slot.deadline:
                     slot.group.handshake_timeouts += 1
                     self.close_slot(slot, now, "timeout")
+                elif (slot.state in ("handshaking", "open") and self.args.close_after
+                      and now - slot.connected_at >= self.args.close_after):
+                    self.close_slot(slot, now, "self")  # closes itself just before a deadline, reconnects
                 elif slot.state == "open" and slot.group.mode != "idle" and now >= slot.next_byte_at:
                     self.send_byte(slot, now)
             for key, _ in self.selector.select(TICK):
@@ -637,7 +688,7 @@ class Holder:
         return 0
 
 
-MODES = ("idle", "slow", "slow-body", "trickle", "handshake", "hog")
+MODES = ("idle", "slow", "slow-body", "trickle", "handshake", "hog", "served", "pipeline")
 
 
 def parse_hold(spec, start, body_length):
@@ -665,7 +716,8 @@ def cmd_hold(args):
     bounded(args.connect_timeout, 0.1, 120, "--connect-timeout")
     bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
     bounded(args.trickle_seconds, 0.1, 600, "--trickle-seconds")
-    args.source = loopback_source(args.source) if args.source else None
+    bounded(args.close_after, 0, 600, "--close-after")
+    args.sources = source_range(args.source, args.sources)
     start = time.monotonic()
     groups = [parse_hold(spec, start, args.body_length) for spec in args.hold]
     total = sum(g.count for g in groups)
@@ -1070,6 +1122,10 @@ def main():
     hold.add_argument("--reconnect-period", type=float, default=5.0)
     hold.add_argument("--trickle-seconds", type=float, default=9.0)
     hold.add_argument("--source", help="connect from this loopback address (127.0.0.0/8 or ::1)")
+    hold.add_argument("--sources", type=int, default=1,
+                      help="spread the connections round-robin over this many consecutive addresses from --source")
+    hold.add_argument("--close-after", type=float, default=0.0,
+                      help="close each connection this many seconds after connecting, then reconnect (0: never)")
     hold.add_argument("--status")
     post = sub.add_parser("post", help="post crafted AdmissionReviews")
     post.add_argument("--url", required=True)
