@@ -422,7 +422,17 @@ class Connection final : public ConnectionBase {
     parser_.reset();  // frees the head; the body now lives in request_
     if (route_->dispatch == Dispatch::Inline) return writeResponse(callHandler());
     detail::WorkerPool::Task task;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      inQueue = true;  // evictable at the total cap until a worker takes it (server.cpp)
+    }
     task.run = [self = self()] {
+      {
+        std::lock_guard<std::mutex> lock(self->shared_->mutex);
+        self->inQueue = false;
+        // Evicted while it waited: nobody will read the answer, so the handler does not run.
+        if (self->shared_->open.count(self.get()) == 0) return;
+      }
       Response response = self->callHandler();
       asio::post(self->executor_, [self, response = std::move(response)]() mutable {
         self->writeResponse(std::move(response));

@@ -133,7 +133,8 @@ struct Server::Impl {
   }
 
   // The least-deserving open connection (under shared->mutex), or null when none may be evicted,
-  // and in `reason` why it goes. Never one being answered. In this order:
+  // and in `reason` why it goes. Never one being answered, but at the total cap, last, one whose
+  // request no worker has taken yet. In this order:
   //   1. the oldest never served that has had its newcomer grace (whatever it is doing);
   //   2. a served one receiving a request past receiveGrace (the longest receiving);
   //   3. at an address's own share (`onlySource`): its idle served one, the least recently active;
@@ -141,7 +142,8 @@ struct Server::Impl {
   //      `newcomerHolds` (what the newcomer's address holds with the newcomer: a fair share of
   //      the slots for every address), a newcomer within its grace first, then an idle served one
   //      (the least recently active), then a served one receiving within its grace (a client
-  //      pipelining requests is never idle).
+  //      pipelining requests is never idle), then one whose request still waits in the worker
+  //      queue (no worker will run its handler).
   // A client that sends its request at once (the apiserver, the kubelet) is served within its
   // grace, so no flood of newcomers can evict it first, from however many addresses.
   ConnectionBase* pickVictimLocked(const std::string* onlySource, std::size_t newcomerHolds,
@@ -154,22 +156,24 @@ struct Server::Impl {
     std::tuple<int, long long, int, Clock::time_point> bestKey{};
     for (ConnectionBase* candidate : shared->open) {
       if (onlySource != nullptr && candidate->source != *onlySource) continue;
-      if (candidate->activity == ConnectionBase::Activity::Answering) continue;
+      // Never one being answered, unless at the total cap its request still waits in the queue.
+      const bool answering = candidate->activity == ConnectionBase::Activity::Answering;
+      if (answering && (onlySource != nullptr || !candidate->inQueue)) continue;
       const bool idle = candidate->activity == ConnectionBase::Activity::Idle;
       std::tuple<int, long long, int, Clock::time_point> key;
-      if (!candidate->served &&
+      if (!answering && !candidate->served &&
           (onlySource != nullptr || now - candidate->acceptedAt >= limits.newcomerGrace)) {
         key = {1, 0, 0, candidate->acceptedAt};
-      } else if (candidate->served && !idle && now - candidate->since > limits.receiveGrace) {
+      } else if (!answering && candidate->served && !idle && now - candidate->since > limits.receiveGrace) {
         key = {2, 0, 0, candidate->since};
       } else if (onlySource != nullptr) {
-        if (!candidate->served || !idle) continue;
+        if (answering || !candidate->served || !idle) continue;
         key = {3, 0, 0, candidate->since};
       } else {
         const auto it = shared->sources.find(candidate->source);
         const std::size_t held = it == shared->sources.end() ? 0 : it->second.connections;
         if (held <= newcomerHolds) continue;
-        const int kind = !candidate->served ? 0 : idle ? 1 : 2;
+        const int kind = answering ? 3 : !candidate->served ? 0 : idle ? 1 : 2;
         key = {3, -static_cast<long long>(held), kind,
                candidate->served ? candidate->since : candidate->acceptedAt};
       }

@@ -146,6 +146,7 @@ class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
   Activity activity = Activity::Idle;
   std::chrono::steady_clock::time_point since{};  // when `activity` began
   bool served = false;                            // it has had a request answered
+  bool inQueue = false;  // its request waits in the worker pool's queue, no worker has taken it yet
   bool inIdle = false;
   std::list<ConnectionBase*>::iterator idleAt;
 

@@ -1376,3 +1376,44 @@ TEST_CASE("a newcomer within its grace is not evicted by a flood of newcomers fr
   REQUIRE(reply);
   CHECK(reply->status == 200);
 }
+
+TEST_CASE("at the cap a request still waiting in the worker queue of the address holding most gives way",
+          "[http]") {
+  Gate gate;
+  std::atomic<int> handled{0};
+  ServerOptions options = plainOptions({echo()});
+  options.workers = 1;
+  options.limits.maxConnections = 3;
+  options.routes[0].handler = [&](const Request& r) {
+    ++handled;
+    if (r.body == "block") gate.pass();
+    return Response{200, "text/plain", "echo:" + r.body, false, 0};
+  };
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // The one worker is blocked; 127.0.0.2's two requests wait in the queue.
+  Client blocker(*port, "127.0.0.3");
+  REQUIRE(blocker.send(post("/echo", "block")));
+  REQUIRE(gate.waiting(1));
+  Client first(*port, "127.0.0.2");
+  Client second(*port, "127.0.0.2");
+  REQUIRE(first.send(post("/echo", "1")));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes >= 2 * httpHeadCost(post("/echo", "1")); }));
+  REQUIRE(second.send(post("/echo", "2")));
+  REQUIRE(waitUntil([&] { return server.stats().inFlightBytes >= 3 * httpHeadCost(post("/echo", "1")); }));
+  // A newcomer from a fourth address takes the slot of 127.0.0.2's queued request, the oldest one
+  // (its handler never runs).
+  Client fresh(*port, "127.0.0.1");
+  REQUIRE(fresh.send(post("/echo", "fresh")));
+  REQUIRE(waitUntil([&] { return closed(server, CloseReason::EvictedOverShare) == 1; }));
+  gate.open();
+  auto reply = fresh.read();
+  REQUIRE(reply);
+  CHECK(reply->body == "echo:fresh");
+  CHECK(first.waitClosed());
+  auto kept = second.read();
+  REQUIRE(kept);
+  CHECK(kept->body == "echo:2");
+  CHECK(handled == 3);
+}
