@@ -3,7 +3,8 @@
 webhook-hostile-bodies and webhook-fair-admission). Python 3 standard library only. It connects to
 127.0.0.1 or ::1 and nowhere else (any other target, a host name included, is refused: exit 2),
 verifies no certificate (the servers under test present self-signed test certificates) and stops
-by itself. --source ADDRESS (hold, post) connects from another loopback address (any of 127/8, or
+by itself (hold's --allow-target ADDRESS also allows that private address: a Service or pod of the
+local cluster, the tool running in an attacking pod's network namespace on the real node). --source ADDRESS (hold, post) connects from another loopback address (any of 127/8, or
 ::1; anything else is refused: exit 2): that is how an attacking pod differs from the apiserver
 (127.0.0.1) in a cluster, and what a server's per-address shares see; hold's --sources N spreads
 the connections round-robin over N consecutive addresses from it (default 127.0.0.2): N pods.
@@ -155,8 +156,15 @@ class UsageError(Exception):
     pass
 
 
+# Addresses other than loopback that --allow-target named (hold only): the cluster's own Service
+# and pod addresses, inside its network namespace, when the tool runs in an attacking pod's
+# network namespace on the real node. Private addresses only.
+ALLOWED_TARGETS = set()
+
+
 def loopback_target(url, schemes):
-    """(scheme, host, port, path) of URL, which must name 127.0.0.1 or ::1 literally."""
+    """(scheme, host, port, path) of URL, which must name 127.0.0.1 or ::1 literally (or an address
+    --allow-target named)."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in schemes:
         raise UsageError(f"{url}: the scheme must be {' or '.join(schemes)}")
@@ -165,7 +173,7 @@ def loopback_target(url, schemes):
         address = ipaddress.ip_address(host or "")
     except ValueError:
         raise UsageError(f"{url}: not a loopback address (only 127.0.0.1 and ::1 are allowed)") from None
-    if str(address) not in LOOPBACK:
+    if str(address) not in LOOPBACK and str(address) not in ALLOWED_TARGETS:
         raise UsageError(f"{url}: not a loopback address (only 127.0.0.1 and ::1 are allowed)")
     try:
         port = parts.port
@@ -717,6 +725,14 @@ def cmd_hold(args):
     bounded(args.reconnect_period, 0.1, 600, "--reconnect-period")
     bounded(args.trickle_seconds, 0.1, 600, "--trickle-seconds")
     bounded(args.close_after, 0, 600, "--close-after")
+    for target in args.allow_target or []:
+        try:
+            address = ipaddress.ip_address(target)
+        except ValueError:
+            raise UsageError(f"--allow-target {target}: not an address") from None
+        if not address.is_private or address.is_loopback:
+            raise UsageError(f"--allow-target {target}: only a private address (a cluster's own) may be allowed")
+        ALLOWED_TARGETS.add(str(address))
     args.sources = source_range(args.source, args.sources)
     start = time.monotonic()
     groups = [parse_hold(spec, start, args.body_length) for spec in args.hold]
@@ -1126,6 +1142,9 @@ def main():
                       help="spread the connections round-robin over this many consecutive addresses from --source")
     hold.add_argument("--close-after", type=float, default=0.0,
                       help="close each connection this many seconds after connecting, then reconnect (0: never)")
+    hold.add_argument("--allow-target", action="append",
+                      help="also allow this private address as a target (a cluster Service or pod address, "
+                           "from an attacking pod's network namespace on the real node)")
     hold.add_argument("--status")
     post = sub.add_parser("post", help="post crafted AdmissionReviews")
     post.add_argument("--url", required=True)
