@@ -53,14 +53,16 @@ void slimMetadata(json& object, const std::vector<const char*>& keep) {
 void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core::DigestKey& key) {
   if (!object.is_object()) return;
   std::optional<std::string> digest;
-  std::optional<std::string> unkeyed;
-  if (auto hashed = core::keyedContentDigest(object, kind, key)) {
+  std::optional<std::string> other;
+  auto hashed = core::objectContentDigest(object, kind, key);
+  auto h1 = core::keyedContentDigest(object, kind, key);
+  if (hashed && h1) {
     digest = core::formatDigest(*hashed);
-    if (auto plain = core::contentDigest(object, kind)) unkeyed = core::formatDigest(*plain);
+    other = core::formatDigest(*h1);
   }
   slimReferencedObject(object);  // drops data, binaryData, type
   if (digest) object[cache::kContentDigestField] = std::move(*digest);
-  if (unkeyed) object[cache::kUnkeyedDigestField] = std::move(*unkeyed);
+  if (other) object[cache::kOtherDigestField] = std::move(*other);
 }
 
 void slimReferencedObject(json& object) {

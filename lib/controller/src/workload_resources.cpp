@@ -58,7 +58,8 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
                                    ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
     if (state.contentDigest) {
       state.digestKeyId = keyId;
-      state.unkeyedDigest = meta.unkeyedDigest;
+      if (meta.otherDigest)
+        state.otherDigests.push_back(core::OtherDigest{*meta.otherDigest, keyId, core::DigestScheme::H1});
     }
     state.reloaderMatch = meta.reloaderMatch;
     state.reloaderIgnore = meta.reloaderIgnore;

@@ -54,23 +54,28 @@ json cachedConfigMap(const std::string& rv, const std::string& value, json label
   return object;
 }
 
-// The unkeyed digest (what the release before keys wrote) of a ConfigMap holding `value`.
-std::string plainDigestOf(const std::string& value) {
-  json object = {{"data", {{"key", value}}}};
-  return restarter::core::formatDigest(
-      *restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
-}
-
-// The keyed digest, as the cache holds it.
-std::string keyedDigestOf(const std::string& value) {
+// The h1 digest (what releases 0.1.0 and 0.2.0 wrote: the content alone, keyed) of a ConfigMap
+// holding `value`.
+std::string h1DigestOf(const std::string& value) {
   json object = {{"data", {{"key", value}}}};
   return restarter::core::formatDigest(
       *restarter::core::keyedContentDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey()));
 }
 
-// A keyed record entry's digest text.
-std::string digestOf(const std::string& value) {
-  return "h1." + contentTestKey().id() + "." + keyedDigestOf(value);
+// The h2 digest of ns/app-config with `uid` holding `value`, as the cache holds it.
+std::string keyedDigestOf(const std::string& value, const std::string& uid = "cm-uid") {
+  json object = {{"metadata", {{"namespace", "ns"}, {"name", "app-config"}, {"uid", uid}}},
+                 {"data", {{"key", value}}}};
+  return restarter::core::formatDigest(
+      *restarter::core::objectContentDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey()));
+}
+
+// A record entry's digest text: h2 (what this release writes), or h1.
+std::string digestOf(const std::string& value, const std::string& uid = "cm-uid") {
+  return "h2." + contentTestKey().id() + "." + keyedDigestOf(value, uid);
+}
+std::string h1EntryOf(const std::string& value) {
+  return "h1." + contentTestKey().id() + "." + h1DigestOf(value);
 }
 
 struct Fixture {
@@ -106,13 +111,13 @@ TEST_CASE("the content-aware slim keeps a digest and drops the content", "[contr
   CHECK_FALSE(object.contains("data"));
   CHECK(object.dump().find("s3cr3t") == std::string::npos);
   CHECK(object[restarter::cache::kContentDigestField] == keyedDigestOf("s3cr3t"));
-  CHECK(object[restarter::cache::kUnkeyedDigestField] == plainDigestOf("s3cr3t"));
-  CHECK(keyedDigestOf("s3cr3t") != plainDigestOf("s3cr3t"));
+  CHECK(object[restarter::cache::kOtherDigestField] == h1DigestOf("s3cr3t"));
+  CHECK(keyedDigestOf("s3cr3t") != h1DigestOf("s3cr3t"));
   CHECK(object["metadata"].contains("annotations") == false);
   auto meta = restarter::cache::objectMetaOf(object);
   REQUIRE(meta);
   CHECK(meta->contentDigest == restarter::core::parseDigest(keyedDigestOf("s3cr3t")));
-  CHECK(meta->unkeyedDigest == restarter::core::parseDigest(plainDigestOf("s3cr3t")));
+  CHECK(meta->otherDigest == restarter::core::parseDigest(h1DigestOf("s3cr3t")));
 
   json unhashable = {{"metadata", {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "1"}}}, {"data", "s3cr3t"}};
   slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret, contentTestKey());
@@ -140,13 +145,13 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
   CHECK(again.find("same content as recorded, no restart", logs.size()) == std::string::npos);
 }
 
-TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a metadata-only write",
+TEST_CASE("an h1 record whose content still matches is rewritten as h2 in a metadata-only write",
           "[controller][content]") {
   Fixture f;
-  // As the release before keys left it: the template at version 1, the record unkeyed; since
+  // As release 0.2.0 left it: the template at version 1, the record h1 (content only); since
   // then a metadata-only change (version 2, same content).
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
-                              {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}}));
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + h1EntryOf("v1")}}));
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.workloadWrites() == 1);
@@ -161,10 +166,10 @@ TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a
   CHECK(f.workloadWrites() == 1);
 }
 
-TEST_CASE("an unkeyed record whose content changed rolls and records keyed", "[controller][content]") {
+TEST_CASE("an h1 record whose content changed rolls and records h2", "[controller][content]") {
   Fixture f;
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
-                              {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}}));
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + h1EntryOf("v1")}}));
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/3"}});
@@ -210,20 +215,17 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
   CHECK(f.workloadWrites() == 1);
 }
 
-TEST_CASE("a re-created object restarts nothing with the same content and rolls with other content",
-          "[controller][content]") {
+TEST_CASE("a re-created object rolls even with the same content", "[controller][content]") {
   Fixture f;
   f.seed(recordingStatefulSet({{kCm, "old-uid/1"}},
-                              {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}}));
-  // Deleted and re-created (a new uid) with the content the template's version had: the pods see
-  // the same files and values, so nothing is written.
+                              {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1", "old-uid")}}));
+  // Deleted and re-created (a new uid) with the content the template's version had: the h2 digest
+  // covers the uid (docs/architecture.md, "Keyed digests"), so the new object's digest is not the
+  // recorded one and the workload rolls once.
   f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.harness.api->requests().empty());
-
-  f.configMaps.replace({cachedConfigMap("10", "v2")}, "21");
-  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/10"}});
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/9"}});
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/9/" + digestOf("v1"));
   const auto events = f.harness.api->events();
   REQUIRE(events.size() == 1);
   CHECK(events[0]["note"].get<std::string>().find("(recreated)") != std::string::npos);

@@ -26,9 +26,9 @@ namespace restarter::controller {
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 //   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the
-//     digest of its content keyed with `key` (core::keyedContentDigest) and
-//     cache::kUnkeyedDigestField with its unkeyed digest, which only compares records written
-//     before keys (both left out when the content cannot be hashed,
+//     h2 digest of the object under `key` (core::objectContentDigest) and cache::kOtherDigestField
+//     with its h1 digest under `key` (core::keyedContentDigest), which only compares the records
+//     releases 0.1.0 and 0.2.0 wrote (both left out when the content cannot be hashed,
 //     which then rolls at every version). The content itself is dropped here, on the reflector's
 //     thread, before the object reaches the store.
 void slimReferencedObject(nlohmann::json& object);

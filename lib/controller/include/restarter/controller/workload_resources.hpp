@@ -61,8 +61,9 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 
 // Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
 // entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
-// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests
-// (keyed with the key `digestKeyId` names, and unkeyed) as the store keeps them.
+// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests as
+// the store keeps them: h2 under the key `digestKeyId` names, and the other digest as h1 under it
+// (slimReferencedObjectWithDigest).
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_, std::string digestKeyId = {});
 
