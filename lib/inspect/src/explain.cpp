@@ -458,8 +458,10 @@ std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, cons
   if (judgement.contentAware == core::ContentAwareness::Off) return std::nullopt;
   auto key = kube::readDigestKey(client, judgement.digestKey.namespace_, judgement.digestKey.name);
   if (key) return std::move(*key);
-  err << "warning: cannot read the digest key (" << key.error().describe()
-      << "): contents are compared unkeyed, so a metadata-only change may be judged a change\n";
+  // The same advice as the controller's /readyz (an invalid key leaves it unready too).
+  err << "warning: digest key: "
+      << kube::digestKeyAdvice(key.error(), judgement.digestKey.namespace_, judgement.digestKey.name)
+      << "; contents are compared unkeyed, so a metadata-only change may be judged a change\n";
   return std::nullopt;
 }
 

@@ -59,11 +59,39 @@ core::Result<core::DigestKey> ensureDigestKey(Client& client, std::string_view n
   if (!created) {
     // Another replica created it first: everyone uses the winner's key.
     if (created.error().kind == core::ErrorKind::AlreadyExists) return readDigestKey(client, namespace_, name);
+    // A create answered 404: the Secret's namespace does not exist (digestKeyAdvice).
+    if (created.error().kind == core::ErrorKind::NotFound) {
+      return core::makeError(core::ErrorKind::NotFound,
+                             "namespace " + std::string(namespace_) + " does not exist");
+    }
     return std::move(created).error();
   }
   auto key = core::DigestKey::fromBytes(bytes);
   if (!key) return core::makeError(core::ErrorKind::Internal, "the digest key could not be made");
   return std::move(*key);
+}
+
+std::string digestKeyAdvice(const core::Error& error, std::string_view namespace_, std::string_view name) {
+  const std::string ns(namespace_);
+  const std::string secret = ns + "/" + std::string(name);
+  switch (error.kind) {
+    case core::ErrorKind::NotFound:
+      if (error.message == "namespace " + ns + " does not exist") {
+        return "the digest key's namespace " + ns + " does not exist: create namespace " + ns +
+               " or pass --digest-key-namespace";
+      }
+      return "secret " + secret +
+             " does not exist: serve-controller creates it as it starts (same "
+             "--digest-key-namespace and --digest-key-secret)";
+    case core::ErrorKind::InvalidInput:
+      return "secret " + secret + " holds no valid digest key (" + error.message +
+             "): put the 32-byte key back, or delete the Secret to have a new one made";
+    case core::ErrorKind::Forbidden:
+    case core::ErrorKind::Unauthorized:
+      return "not allowed to get or create secret " + secret + " (" + error.message +
+             "): grant the restarter-controller-digest-key Role in namespace " + ns + " (manifests/)";
+    default: return "cannot get or create the digest key " + secret + ": " + error.describe();
+  }
 }
 
 std::shared_ptr<const core::DigestKey> DigestKeyHolder::get() const {

@@ -35,9 +35,17 @@ core::Result<core::DigestKey> readDigestKey(Client& client, std::string_view nam
 // readDigestKey, and when the Secret is missing creates it with kDigestKeySize bytes from
 // OpenSSL's RAND_bytes; a create answered 409 AlreadyExists (another replica was first) reads the
 // winner's key, so every replica ends up with the same one. A Secret that exists but holds no
-// valid key is an error (InvalidInput), never overwritten: deleting it is how a key is rotated.
+// valid key is an error (InvalidInput), never overwritten. A create answered 404 (the namespace
+// does not exist) is NotFound "namespace <ns> does not exist".
 core::Result<core::DigestKey> ensureDigestKey(Client& client, std::string_view namespace_,
                                               std::string_view name);
+
+// What an error of ensureDigestKey means and what to do about it, in one line for /readyz, the
+// log and `restarter status` (docs/architecture.md, "Keyed digests"): ensureDigestKey's NotFound
+// names the missing namespace ("create namespace X or pass --digest-key-namespace"), another
+// NotFound the missing Secret, InvalidInput the invalid key,
+// Forbidden/Unauthorized the Role to grant; anything else is passed on as it is.
+std::string digestKeyAdvice(const core::Error& error, std::string_view namespace_, std::string_view name);
 
 // The key a server has read, shared between threads: one mutex guards it (set by the thread that
 // reads the Secret, read by every lookup). Empty until set.
