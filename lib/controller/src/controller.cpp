@@ -140,7 +140,11 @@ bool Controller::Impl::acquireDigestKey(std::stop_token stop) {
     delay = std::min(delay * 2, options.digestKeyRetry.max);
   }
   context.digestKeyId = digestKey->id();
-  logger.info("digest key ready", {{"secret", keyName}, {"keyId", digestKey->id()}});
+  context.otherDigest = otherDigestKind(*digestKey);
+  obs::Fields fields{{"secret", keyName}, {"keyId", digestKey->id()}};
+  // A rotation under way: records under the previous key are compared under it and rewritten.
+  if (digestKey->previous() != nullptr) fields.push_back({"previousKeyId", digestKey->previous()->id()});
+  logger.info("digest key ready", fields);
   return true;
 }
 
@@ -149,7 +153,10 @@ std::uint64_t Controller::reconciled() const { return impl_->reconciled.load(std
 core::Status Controller::run(std::stop_token stop) {
   Impl& s = *impl_;
   // No digest is computed before the key is there (docs/architecture.md, "Keyed digests").
-  if (!s.acquireDigestKey(stop)) return core::okStatus();
+  if (!s.acquireDigestKey(stop)) {
+    s.logger.info("stopped");
+    return core::okStatus();
+  }
   std::vector<std::jthread> reflectorThreads;
   for (auto& entry : s.reflectors) {
     cache::Reflector* reflector = entry.reflector.get();

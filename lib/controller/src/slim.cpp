@@ -55,14 +55,20 @@ void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core
   std::optional<std::string> digest;
   std::optional<std::string> other;
   auto hashed = core::objectContentDigest(object, kind, key);
-  auto h1 = core::keyedContentDigest(object, kind, key);
-  if (hashed && h1) {
+  auto second = key.previous() != nullptr ? core::objectContentDigest(object, kind, *key.previous())
+                                          : core::keyedContentDigest(object, kind, key);
+  if (hashed && second) {
     digest = core::formatDigest(*hashed);
-    other = core::formatDigest(*h1);
+    other = core::formatDigest(*second);
   }
   slimReferencedObject(object);  // drops data, binaryData, type
   if (digest) object[cache::kContentDigestField] = std::move(*digest);
   if (other) object[cache::kOtherDigestField] = std::move(*other);
+}
+
+OtherDigestKind otherDigestKind(const core::DigestKey& key) {
+  if (key.previous() != nullptr) return OtherDigestKind{key.previous()->id(), core::DigestScheme::H2};
+  return OtherDigestKind{key.id(), core::DigestScheme::H1};
 }
 
 void slimReferencedObject(json& object) {

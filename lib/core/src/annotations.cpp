@@ -75,6 +75,13 @@ Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool
   state->contentDigest = *digest;
   state->digestKeyId = key->id();
   state->otherDigests.push_back(OtherDigest{*h1, key->id(), DigestScheme::H1});
+  // During a rotation: the entries written under the previous key are compared under it.
+  if (const DigestKey* previous = key->previous()) {
+    auto old = objectContentDigest(object, kind, *previous);
+    auto oldH1 = keyedContentDigest(object, kind, *previous);
+    if (old) state->otherDigests.push_back(OtherDigest{*old, previous->id(), DigestScheme::H2});
+    if (oldH1) state->otherDigests.push_back(OtherDigest{*oldH1, previous->id(), DigestScheme::H1});
+  }
   return state;
 }
 

@@ -203,6 +203,19 @@ std::optional<DigestKey> DigestKey::fromBytes(std::string_view bytes) {
   return key;
 }
 
+DigestKey DigestKey::withPrevious(const DigestKey& previous) const {
+  DigestKey out;
+  out.bytes_ = bytes_;
+  out.id_ = id_;
+  if (previous.id_ != id_) {
+    DigestKey bare;
+    bare.bytes_ = previous.bytes_;
+    bare.id_ = previous.id_;
+    out.previous_ = std::make_shared<const DigestKey>(std::move(bare));
+  }
+  return out;
+}
+
 Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
   Hasher hasher;
   return hashContent(hasher, object, kind);

@@ -54,7 +54,7 @@ json cachedConfigMap(const std::string& rv, const std::string& value, json label
   return object;
 }
 
-// The h1 digest (what releases 0.1.0 and 0.2.0 wrote: the content alone, keyed) of a ConfigMap
+// The h1 digest (what releases before this one wrote: the content alone, keyed) of a ConfigMap
 // holding `value`.
 std::string h1DigestOf(const std::string& value) {
   json object = {{"data", {{"key", value}}}};
@@ -148,7 +148,7 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
 TEST_CASE("an h1 record whose content still matches is rewritten as h2 in a metadata-only write",
           "[controller][content]") {
   Fixture f;
-  // As release 0.2.0 left it: the template at version 1, the record h1 (content only); since
+  // As the previous release left it: the template at version 1, the record h1 (content only); since
   // then a metadata-only change (version 2, same content).
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
                               {{kRecord, "configmap/app-config=cm-uid/1/" + h1EntryOf("v1")}}));
@@ -257,4 +257,64 @@ TEST_CASE("the workload slim keeps the content record", "[controller][content]")
       recordingStatefulSet(json::object(), {{kRecord, "configmap/a=u/1/" + digestOf("x")}, {"other", "y"}});
   slimWorkload(sts);
   CHECK(sts["metadata"]["annotations"] == json{{kRecord, "configmap/a=u/1/" + digestOf("x")}});
+}
+
+TEST_CASE("during a rotation a relabel of a record under the previous key restarts nothing and rewrites it",
+          "[controller][content]") {
+  // The rotation of issue 39: records under the key before; the controller restarted with the new
+  // key and the previous one beside it. A relabel (new version, same content) in that window must
+  // not restart, and the record comes back under the new key in one metadata-only write.
+  const restarter::core::DigestKey rotated =
+      restarter::core::DigestKey::fromBytes(std::string(32, 'n'))->withPrevious(contentTestKey());
+  Fixture f;
+  f.harness.context->digestKeyId = rotated.id();
+  f.harness.context->otherDigest = otherDigestKind(rotated);
+  CHECK(f.harness.context->otherDigest.keyId == contentTestKey().id());
+  f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}}));
+  // The cache as the rotated controller slims it: h2 under the new key, h2 under the previous one.
+  json whole = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", "app-config"},
+                  {"namespace", "ns"},
+                  {"uid", "cm-uid"},
+                  {"resourceVersion", "2"},
+                  {"labels", {{"team", "x"}}}}},
+                {"data", {{"key", "v1"}}}};
+  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, rotated);
+  CHECK(whole[restarter::cache::kOtherDigestField] == keyedDigestOf("v1"));  // under the previous key
+  f.configMaps.replace({whole}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.workloadWrites() == 1);
+  CHECK(f.harness.api->events().empty());
+  CHECK(f.stored()["metadata"]["generation"] == 1);
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/1"}});
+  json underNew = {{"metadata", {{"namespace", "ns"}, {"name", "app-config"}, {"uid", "cm-uid"}}},
+                   {"data", {{"key", "v1"}}}};
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/1/h2." + rotated.id() + "." +
+                                restarter::core::formatDigest(*restarter::core::objectContentDigest(
+                                    underNew, restarter::core::RefKind::ConfigMap, rotated)));
+}
+
+TEST_CASE("after a rotation without the previous key a record under the old key cannot be compared and rolls",
+          "[controller][content]") {
+  // What the issue measured with the old procedure (delete the key, restart): the previous key
+  // is gone, so the relabel is judged a change. This is why the rotation keeps it.
+  const restarter::core::DigestKey fresh = *restarter::core::DigestKey::fromBytes(std::string(32, 'n'));
+  Fixture f;
+  f.harness.context->digestKeyId = fresh.id();
+  f.harness.context->otherDigest = otherDigestKind(fresh);
+  f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}}));
+  json whole = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "2"}}},
+      {"data", {{"key", "v1"}}}};
+  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, fresh);
+  f.configMaps.replace({whole}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/2"}});
+  CHECK(f.harness.api->events().size() == 1);
 }

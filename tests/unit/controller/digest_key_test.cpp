@@ -169,7 +169,7 @@ TEST_CASE("an invalid digest key is one Warning Event on its Secret and a readin
   CHECK(run.result.ok());
   const std::string reason = run.controller->notReadyReason();
   CHECK(reason.find("secret restarter-system/restarter-digest-key holds no valid digest key") == 0);
-  CHECK(reason.find("must hold 32 bytes, holds 31") != std::string::npos);
+  CHECK(reason.find("(data.key must hold 32 bytes, holds 31)") != std::string::npos);  // the name once
   // The key's bytes never appear in the reason, the log or the Event.
   CHECK(reason.find("a2V5") == std::string::npos);
   CHECK(run.logs.str().find("a2V5") == std::string::npos);

@@ -1,5 +1,6 @@
 #include "restarter/core/content.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -533,7 +534,7 @@ TEST_CASE("desiredAnnotations asks for a rekey of an h1 record and writes it as 
   REQUIRE(state->otherDigests.size() == 1);
   const OtherDigest& h1 = state->otherDigests[0];
   CHECK(h1 == OtherDigest{*keyedContentDigest(cm, RefKind::ConfigMap, key), key.id(), DigestScheme::H1});
-  // As release 0.2.0 left it: the template at version 1, the record h1 under the same key.
+  // As the previous release left it: the template at version 1, the record h1 under the same key.
   const std::string old = "configmap/cm=cu/1/h1." + key.id() + "." + formatDigest(h1.digest);
   const json workload = {
       {"metadata", {{"annotations", {{std::string(kContentDigestsAnnotation), old}}}}},
@@ -552,4 +553,34 @@ TEST_CASE("desiredAnnotations asks for a rekey of an h1 record and writes it as 
   CHECK(desired->annotations.at("configmap.restarter.stackable.tech/cm") == "cu/1");
   CHECK(desired->contentDigests ==
         "configmap/cm=cu/1/h2." + key.id() + "." + formatDigest(*state->contentDigest));
+}
+
+TEST_CASE("during a rotation an object's digests under the previous key compare the entries written under it") {
+  const DigestKey& old = contentCoreKey();
+  const DigestKey fresh = DigestKey::fromBytes(std::string(32, 'n'))->withPrevious(old);
+  REQUIRE(fresh.previous() != nullptr);
+  CHECK(fresh.previous()->id() == old.id());
+  CHECK(fresh.withPrevious(fresh).previous() == nullptr);  // a key is never its own previous
+  const json cm = {{"metadata", {{"namespace", "ns"}, {"name", "cm"}, {"uid", "cu"}, {"resourceVersion", "2"}}},
+                   {"data", {{"k", "v"}}}};
+  auto state = objectStateFromObject(cm, RefKind::ConfigMap, true, &fresh);
+  REQUIRE(state);
+  CHECK(state->digestKeyId == fresh.id());
+  CHECK(state->contentDigest == *objectContentDigest(cm, RefKind::ConfigMap, fresh));
+  const OtherDigest underOld{*objectContentDigest(cm, RefKind::ConfigMap, old), old.id(), DigestScheme::H2};
+  CHECK(std::find(state->otherDigests.begin(), state->otherDigests.end(), underOld) !=
+        state->otherDigests.end());
+  // The entry written before the rotation, for the version the template holds: compared under its
+  // own key, kept (no restart) and rewritten under the new key.
+  const ContentRecord before{"cu/1", underOld.digest, old.id(), DigestScheme::H2};
+  TrackedValue v = decideTrackedValue("cu/1", before, "cu", "2", state->contentDigest, state->digestKeyId,
+                                      state->otherDigests);
+  CHECK(v.value == "cu/1");
+  CHECK(v.metadataOnly);
+  CHECK(v.record == ContentRecord{"cu/1", *state->contentDigest, fresh.id(), DigestScheme::H2});
+  // A content changed since: still a change under the previous key.
+  const ContentRecord changed{"cu/1", kA, old.id(), DigestScheme::H2};
+  CHECK(decideTrackedValue("cu/1", changed, "cu", "2", state->contentDigest, state->digestKeyId,
+                           state->otherDigests)
+            .value == "cu/2");
 }

@@ -81,8 +81,9 @@ Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
 // The same from a whole ConfigMap or Secret, with its content digests when `readContent` (a
 // content that cannot be hashed leaves the digests out: the object then rolls at every version, as
 // commons-operator): h2 under `key` (core::objectContentDigest) with the h1 digest under `key` as
-// the other digest (migration), or unkeyed when `key` is null (explain-restart without the key;
-// the servers never pass null). The content is not kept.
+// an other digest (migration), and while `key` has a previous key its h2 and h1 digests under that
+// one (rotation); or unkeyed when `key` is null (explain-restart without the key; the servers never
+// pass null). The content is not kept.
 Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind kind, bool readContent,
                                           const DigestKey* key);
 

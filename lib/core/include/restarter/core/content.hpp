@@ -13,7 +13,7 @@
 // object's namespace, name and uid and then its content (h2), so a workload's metadata or a webhook
 // answer never lets anyone test guesses of a Secret's content: equal contents in two objects never
 // give equal digests, and no caller can make restarter hash a guess under a victim's identity. The
-// h1 digest (the same HMAC over the content alone, which release 0.1.0 and 0.2.0 wrote) and the
+// h1 digest (the same HMAC over the content alone, which releases before this one wrote) and the
 // plain SHA-256 (the unkeyed digest, written only by trees before keys, never released) are
 // computed only to recognise old entries and are never written.
 //
@@ -35,6 +35,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,16 +67,26 @@ using ContentDigest = std::array<std::uint8_t, 16>;
 // entries under another key are told from changed content; says nothing about the key). An
 // immutable value, safe to share between threads.
 inline constexpr std::size_t kDigestKeySize = 32;
+//
+// During a rotation the key carries the one it replaced (previous(), kept in the key Secret's
+// data key `previous` until no record uses it): digests are still computed under it, so that an
+// entry written under it is compared under its own key (docs/architecture.md, "Keyed digests").
 class DigestKey {
  public:
   // nullopt unless `bytes` has exactly kDigestKeySize bytes (or hashing fails).
   static std::optional<DigestKey> fromBytes(std::string_view bytes);
   const std::string& bytes() const noexcept { return bytes_; }
   const std::string& id() const noexcept { return id_; }
+  // This key with `previous` (without its own previous) as the key it replaced; the same key
+  // without a previous one when `previous` has this key's id.
+  DigestKey withPrevious(const DigestKey& previous) const;
+  // The key this one replaced, while a rotation is under way; nullptr otherwise.
+  const DigestKey* previous() const noexcept { return previous_.get(); }
 
  private:
   std::string bytes_;
   std::string id_;
+  std::shared_ptr<const DigestKey> previous_;  // immutable once set
 };
 
 // 32 lower-case hex digits.
@@ -89,7 +100,7 @@ std::optional<ContentDigest> parseDigest(std::string_view text);
 // (the message names the field and the JSON type, never a value).
 Result<ContentDigest> contentDigest(const nlohmann::json& object, RefKind kind);
 // The same bytes under HMAC-SHA256 with `key`: the h1 digest (content only), computed to compare
-// the entries releases 0.1.0 and 0.2.0 wrote; never written.
+// the entries releases before this one wrote; never written.
 Result<ContentDigest> keyedContentDigest(const nlohmann::json& object, RefKind kind, const DigestKey& key);
 // The digest restarter writes (h2): HMAC-SHA256 with `key` of the length-prefixed
 // `metadata.namespace`, `metadata.name` and `metadata.uid` of `object`, then the content bytes as

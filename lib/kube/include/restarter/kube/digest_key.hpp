@@ -26,11 +26,28 @@ struct DigestKeySecret {
   std::string name = std::string(kDefaultDigestKeySecret);
 };
 inline constexpr std::string_view kDigestKeyDataKey = "key";
+// During a rotation: the key `key` replaced, until no record uses it (docs/architecture.md, "Keyed
+// digests"; core::DigestKey::previous).
+inline constexpr std::string_view kPreviousDigestKeyDataKey = "previous";
 
-// GETs the Secret and reads its key: NotFound when the Secret does not exist, InvalidInput when it
-// holds no key of exactly kDigestKeySize bytes (the message never holds the bytes), the client's
-// error otherwise.
+// GETs the Secret and reads its key, with the previous one when data.previous is there: NotFound
+// when the Secret does not exist, InvalidInput when it holds no key of exactly kDigestKeySize bytes
+// or a previous one of another size (the message never holds the bytes), the client's error
+// otherwise.
 core::Result<core::DigestKey> readDigestKey(Client& client, std::string_view namespace_, std::string_view name);
+
+// Starts a rotation (restarter rotate-digest-key): a new key from RAND_bytes in data.key and the
+// current one in data.previous, by a PUT carrying the resourceVersion read (Conflict when the
+// Secret changed meanwhile). Conflict, and nothing written, when a rotation is under way already;
+// the readDigestKey errors when the Secret holds no valid key. Returns the new key with its previous.
+core::Result<core::DigestKey> rotateDigestKey(Client& client, std::string_view namespace_,
+                                              std::string_view name);
+
+// Ends a rotation (rotate-digest-key --finish, once no record uses the previous key): removes
+// data.previous by a PUT carrying the resourceVersion read. Conflict when the Secret's previous key
+// is not `previousId` (someone else rotated or finished meanwhile). Returns the key alone.
+core::Result<core::DigestKey> finishDigestKeyRotation(Client& client, std::string_view namespace_,
+                                                      std::string_view name, std::string_view previousId);
 
 // readDigestKey, and when the Secret is missing creates it with kDigestKeySize bytes from
 // OpenSSL's RAND_bytes; a create answered 409 AlreadyExists (another replica was first) reads the
