@@ -7,7 +7,7 @@ first hashes metadata.namespace, metadata.name and metadata.uid, each length-pre
 
   digest.py plain KIND < OBJECT.json            the unkeyed SHA-256 (what trees before keys wrote)
   digest.py keyed KIND KEY_BASE64 < OBJECT.json the record's text of the h1 digest (content only,
-                                                what releases 0.1.0 and 0.2.0 wrote): h1.<key id>.<hmac>
+                                                what releases before this one wrote): h1.<key id>.<hmac>
   digest.py h2 KIND KEY_BASE64 < OBJECT.json    the record's text of the h2 digest (the object's
                                                 namespace, name, uid and content: what is written now)
   digest.py key-id KEY_BASE64                   the key's id
