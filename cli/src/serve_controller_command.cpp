@@ -224,6 +224,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       {"dryRun", options.dryRun ? "true" : "false"}};
   runtime::Runnable runnable;
   runnable.ready = [&controller] { return controller.synced(); };
+  runnable.notReadyReason = [&controller] { return controller.notReadyReason(); };
   runnable.run = [&](std::stop_token stop) {
     logger.info("starting controller", starting);
     core::Status ran = controller.run(stop);

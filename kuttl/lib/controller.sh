@@ -14,6 +14,8 @@
 #                               template annotations the controller then writes; controller-baseline
 #                               and webhook-baseline pass --roll-on-opt-in=false, the default of a
 #                               real install), endpoints on 127.0.0.1:0 (free ports).
+#   controller.sh start --unready [--name N] [-- flags]  the same, but wait only until /readyz is
+#                               served (for a controller that cannot become ready: no digest key)
 #   controller.sh stop [N]      SIGTERM, wait (bounded) for a clean exit ("stopped" logged)
 #   controller.sh kill [N]      SIGKILL (no clean-up: to prove a hand-over without release)
 #   controller.sh exit-code [N] [SECONDS]  wait (bounded) until N has exited by itself; print its
@@ -23,6 +25,7 @@
 #   controller.sh count PATTERN [N]               lines of its log matching PATTERN
 #   controller.sh metrics [N]   print its /metrics
 #   controller.sh health [N]    HOST:PORT of its /healthz and /readyz
+#   controller.sh readyz [N]    its /readyz: the HTTP status, a space, the body
 #   controller.sh dir           the directory holding PIDs and logs of this test's controllers
 #
 # Binary: $RESTARTER_BIN, default build/ci/cmd/restarter/restarter of this repository (what
@@ -70,7 +73,8 @@ reap_leftovers() {
 }
 
 start() {
-  local name=controller
+  local name=controller ready='caches synced'
+  if [[ ${1:-} == --unready ]]; then ready='serving /healthz and /readyz'; shift; fi
   if [[ ${1:-} == --name ]]; then name=$2; shift 2; fi
   [[ ${1:-} == -- ]] && shift
   [[ -x $bin ]] || die "no restarter binary at $bin (build it, or set RESTARTER_BIN)"
@@ -102,7 +106,7 @@ start() {
     ((SECONDS < deadline)) || die "$name did not start"
     sleep 0.1
   done
-  wait_log 'caches synced' "$name" 60
+  wait_log "$ready" "$name" 60
   echo "$name started (pid $(cat "$dir/$name.pid"), log $log)"
 }
 
@@ -165,8 +169,16 @@ health() {
   echo "$address"
 }
 
+readyz() {
+  local address
+  address=$(health "${1:-controller}")
+  curl -sS -o "$dir/readyz.body" -w '%{http_code}' "http://$address/readyz"
+  printf ' %s\n' "$(cat "$dir/readyz.body")"
+}
+
 case ${1:-} in
   start) shift; start "$@" ;;
+  readyz) readyz "${2:-controller}" ;;
   stop) stop "${2:-controller}" ;;
   kill) kill_now "${2:-controller}" ;;
   log) cat "$dir/${2:-controller}.log" ;;
@@ -176,5 +188,5 @@ case ${1:-} in
   health) health "${2:-controller}" ;;
   exit-code) exit_code "${2:-controller}" "${3:-60}" ;;
   dir) echo "$dir" ;;
-  *) die "usage: controller.sh start|stop|kill|exit-code|log|wait-log|count|metrics|health|dir" ;;
+  *) die "usage: controller.sh start|stop|kill|exit-code|log|wait-log|count|metrics|health|readyz|dir" ;;
 esac

@@ -1,8 +1,8 @@
 // Benchmark (a measurement, not a test): the cost of a content digest per object, plain SHA-256
 // (core::contentDigest) against HMAC-SHA256 (core::keyedContentDigest), on ConfigMaps of a given
-// data size. The controller hashes each object whose content it reads once per event, both ways
-// (the unkeyed digest only recognises records of the release before keys; docs/architecture.md,
-// "Keyed digests").
+// data size. The controller hashes each object whose content it reads twice per event, both times
+// keyed (the h2 digest, and the h1 one or, during a rotation, the h2 one under the previous key;
+// docs/architecture.md, "Keyed digests"): about two HMACs where trees before keys paid one of each.
 //
 //   digest_bench [BYTES [OBJECTS [ROUNDS]]]   defaults 1024 10000 11
 // prints, per kind, the median and the range over ROUNDS of the time for OBJECTS objects, and

@@ -83,8 +83,8 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
   if (const std::string digest = core::stringAt(object, {kContentDigestField}); !digest.empty()) {
     meta.contentDigest = core::parseDigest(digest);
   }
-  if (const std::string digest = core::stringAt(object, {kUnkeyedDigestField}); !digest.empty()) {
-    meta.unkeyedDigest = core::parseDigest(digest);
+  if (const std::string digest = core::stringAt(object, {kOtherDigestField}); !digest.empty()) {
+    meta.otherDigest = core::parseDigest(digest);
   }
   return meta;
 }

@@ -1,11 +1,14 @@
 #include "restarter/controller/controller.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <thread>
 
 #include "controller_impl.hpp"
+#include "restarter/controller/events.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/kube/resource.hpp"
 
 // The running half of the controller (controller_impl.hpp): run() and the dispatch of each key.
 
@@ -83,25 +86,77 @@ Controller::~Controller() = default;
 
 bool Controller::synced() const { return impl_->synced.load(); }
 
+std::string Controller::notReadyReason() const {
+  {
+    std::lock_guard lock(impl_->keyProblemMutex);
+    if (!impl_->keyProblem.empty()) return impl_->keyProblem;
+  }
+  return "caches are not synced yet";
+}
+
+void Controller::Impl::setKeyProblem(std::string problem) {
+  std::lock_guard lock(keyProblemMutex);
+  keyProblem = std::move(problem);
+}
+
+bool Controller::Impl::acquireDigestKey(std::stop_token stop) {
+  // Several replicas may start at once: ensureDigestKey reads the winner's key on 409. A first run
+  // may find no namespace, a Secret it may not read, or one holding no valid key: each is a
+  // readiness reason that says what to do; the retries back off so a wait of hours neither floods
+  // the log nor the apiserver.
+  const std::string& ns = options.digestKeyNamespace;
+  const std::string& name = options.digestKeySecret;
+  const std::string keyName = ns + "/" + name;
+  milliseconds delay = options.digestKeyRetry.first;
+  std::optional<base::Clock::MonotonicTime> lastWarning;
+  std::string lastEvent;
+  for (;;) {
+    auto key = kube::ensureDigestKey(client, ns, name);
+    if (key) {
+      digestKey = std::move(*key);
+      setKeyProblem("");
+      break;
+    }
+    std::string problem = kube::digestKeyAdvice(key.error(), ns, name);
+    setKeyProblem(problem);
+    const base::Clock::MonotonicTime now = clock.monotonicNow();
+    if (!lastWarning || now - *lastWarning >= options.digestKeyRetry.warningInterval) {
+      logger.warn(
+          "no digest key: not ready",
+          {{"secret", keyName}, {"reason", problem}, {"retryIn", std::to_string(delay.count()) + "ms"}});
+      lastWarning = now;
+    }
+    // An invalid key is someone's edit of our Secret: tell them there, once per distinct problem.
+    if (key.error().kind == core::ErrorKind::InvalidInput && problem != lastEvent) {
+      lastEvent = problem;
+      // Its uid, when the metadata can be read (the Event is recorded without it otherwise).
+      auto secret = client.get(kube::resources::secrets(), ns, name, kube::GetOptions{/*metadataOnly=*/true});
+      const kube::ObjectReference regarding =
+          secret ? referenceTo(*secret, "v1", "Secret") : kube::ObjectReference{"v1", "Secret", ns, name, ""};
+      (void)recordEvent(context, regarding, "Warning", std::string(kInvalidDigestKeyReason), "ReadDigestKey",
+                        problem);
+    }
+    if (!clock.waitFor(delay, stop)) return false;
+    delay = std::min(delay * 2, options.digestKeyRetry.max);
+  }
+  context.digestKeyId = digestKey->id();
+  context.otherDigest = otherDigestKind(*digestKey);
+  obs::Fields fields{{"secret", keyName}, {"keyId", digestKey->id()}};
+  // A rotation under way: records under the previous key are compared under it and rewritten.
+  if (digestKey->previous() != nullptr) fields.push_back({"previousKeyId", digestKey->previous()->id()});
+  logger.info("digest key ready", fields);
+  return true;
+}
+
 std::uint64_t Controller::reconciled() const { return impl_->reconciled.load(std::memory_order_relaxed); }
 
 core::Status Controller::run(std::stop_token stop) {
   Impl& s = *impl_;
-  // No digest is computed before the key is there: get it, or create it (several replicas may
-  // start at once: ensureDigestKey reads the winner's key on 409), retrying until a signal.
-  const std::string keyName = s.options.digestKeyNamespace + "/" + s.options.digestKeySecret;
-  for (;;) {
-    auto key = kube::ensureDigestKey(s.client, s.options.digestKeyNamespace, s.options.digestKeySecret);
-    if (key) {
-      s.digestKey = std::move(*key);
-      break;
-    }
-    s.logger.warn("cannot get or create the digest key; retrying in 2s",
-                  {{"secret", keyName}, {"error", key.error().describe()}});
-    if (!s.clock.waitFor(milliseconds(2000), stop)) return core::okStatus();
+  // No digest is computed before the key is there (docs/architecture.md, "Keyed digests").
+  if (!s.acquireDigestKey(stop)) {
+    s.logger.info("stopped");
+    return core::okStatus();
   }
-  s.context.digestKeyId = s.digestKey->id();
-  s.logger.info("digest key ready", {{"secret", keyName}, {"keyId", s.digestKey->id()}});
   std::vector<std::jthread> reflectorThreads;
   for (auto& entry : s.reflectors) {
     cache::Reflector* reflector = entry.reflector.get();

@@ -8,13 +8,15 @@
 // Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
 // controller's life; none is added or removed after setUp. The stores lock themselves
 // (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), each
-// reconciler locks its own memory; Impl holds no lock of its own. digestKey is written by run()
-// before any reflector or worker starts and read-only after.
+// reconciler locks its own memory; Impl's one lock, keyProblemMutex, guards keyProblem (written
+// by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
+// worker starts and read-only after.
 
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -77,6 +79,13 @@ struct Controller::Impl {
   // The key of content digests (docs/architecture.md, "Keyed digests"): got or created by run()
   // before any reflector or worker thread starts, read-only after.
   std::optional<core::DigestKey> digestKey;
+  // Why run() has no digest key yet (kube::digestKeyAdvice), "" once it has one.
+  mutable std::mutex keyProblemMutex;
+  std::string keyProblem;
+  void setKeyProblem(std::string problem);
+  // run()'s wait for the key: gets or creates it, retrying after 2 s doubling up to 60 s, a warning
+  // at most once a minute, a Warning Event on an invalid key's Secret; false on stop.
+  bool acquireDigestKey(std::stop_token stop);
 
   // controller_wiring.cpp
   void setUp();

@@ -53,14 +53,22 @@ void slimMetadata(json& object, const std::vector<const char*>& keep) {
 void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core::DigestKey& key) {
   if (!object.is_object()) return;
   std::optional<std::string> digest;
-  std::optional<std::string> unkeyed;
-  if (auto hashed = core::keyedContentDigest(object, kind, key)) {
+  std::optional<std::string> other;
+  auto hashed = core::objectContentDigest(object, kind, key);
+  auto second = key.previous() != nullptr ? core::objectContentDigest(object, kind, *key.previous())
+                                          : core::keyedContentDigest(object, kind, key);
+  if (hashed && second) {
     digest = core::formatDigest(*hashed);
-    if (auto plain = core::contentDigest(object, kind)) unkeyed = core::formatDigest(*plain);
+    other = core::formatDigest(*second);
   }
   slimReferencedObject(object);  // drops data, binaryData, type
   if (digest) object[cache::kContentDigestField] = std::move(*digest);
-  if (unkeyed) object[cache::kUnkeyedDigestField] = std::move(*unkeyed);
+  if (other) object[cache::kOtherDigestField] = std::move(*other);
+}
+
+OtherDigestKind otherDigestKind(const core::DigestKey& key) {
+  if (key.previous() != nullptr) return OtherDigestKind{key.previous()->id(), core::DigestScheme::H2};
+  return OtherDigestKind{key.id(), core::DigestScheme::H1};
 }
 
 void slimReferencedObject(json& object) {

@@ -42,9 +42,10 @@ cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
 }
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_, std::string digestKeyId) {
-  return [&configMaps, &secrets, ns = std::move(namespace_), keyId = std::move(digestKeyId)](
-             core::RefKind kind, const std::string& name) {
+                               std::string namespace_, std::string digestKeyId, OtherDigestKind other) {
+  if (other.keyId.empty()) other = OtherDigestKind{digestKeyId, core::DigestScheme::H1};
+  return [&configMaps, &secrets, ns = std::move(namespace_), keyId = std::move(digestKeyId),
+          other = std::move(other)](core::RefKind kind, const std::string& name) {
     const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
     auto object = store.get(cache::objectKey(ns, name));
     if (!object) return core::ObjectState::unknown(object.error().describe());
@@ -58,7 +59,8 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
                                    ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
     if (state.contentDigest) {
       state.digestKeyId = keyId;
-      state.unkeyedDigest = meta.unkeyedDigest;
+      if (meta.otherDigest)
+        state.otherDigests.push_back(core::OtherDigest{*meta.otherDigest, other.keyId, other.scheme});
     }
     state.reloaderMatch = meta.reloaderMatch;
     state.reloaderIgnore = meta.reloaderIgnore;

@@ -65,16 +65,22 @@ Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool
   if (metadata == object.end()) return makeError(ErrorKind::InvalidInput, "the object has no metadata");
   auto state = objectStateFromMetadata(*metadata);
   if (!state || !readContent) return state;
-  auto unkeyed = contentDigest(object, kind);
-  if (!unkeyed) return state;
-  state->unkeyedDigest = *unkeyed;
   if (key == nullptr) {
-    state->contentDigest = *unkeyed;
-  } else if (auto keyed = keyedContentDigest(object, kind, *key)) {
-    state->contentDigest = *keyed;
-    state->digestKeyId = key->id();
-  } else {
-    state->unkeyedDigest.reset();
+    if (auto unkeyed = contentDigest(object, kind)) state->contentDigest = *unkeyed;
+    return state;
+  }
+  auto digest = objectContentDigest(object, kind, *key);
+  auto h1 = keyedContentDigest(object, kind, *key);
+  if (!digest || !h1) return state;
+  state->contentDigest = *digest;
+  state->digestKeyId = key->id();
+  state->otherDigests.push_back(OtherDigest{*h1, key->id(), DigestScheme::H1});
+  // During a rotation: the entries written under the previous key are compared under it.
+  if (const DigestKey* previous = key->previous()) {
+    auto old = objectContentDigest(object, kind, *previous);
+    auto oldH1 = keyedContentDigest(object, kind, *previous);
+    if (old) state->otherDigests.push_back(OtherDigest{*old, previous->id(), DigestScheme::H2});
+    if (oldH1) state->otherDigests.push_back(OtherDigest{*oldH1, previous->id(), DigestScheme::H1});
   }
   return state;
 }
@@ -314,7 +320,7 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
           if (frozen || !options.podsRunning) {
             TrackedValue tracked = decideTrackedValue(frozen, entry, status.state.uid,
                                                       status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.unkeyedDigest);
+                                                      status.state.digestKeyId, status.state.otherDigests);
             status.value = std::move(tracked.value);
             status.metadataOnly = tracked.metadataOnly;
             p.record = std::move(tracked.record);
@@ -322,13 +328,13 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             // An optional object the pods started without: they need a restart to see it.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
                                                       status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.unkeyedDigest);
+                                                      status.state.digestKeyId, status.state.otherDigests);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           } else if (status.baseline && status.baseline != kBaselineAbsent) {
             TrackedValue tracked = decideTrackedValue(status.baseline, entry, status.state.uid,
                                                       status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.unkeyedDigest);
+                                                      status.state.digestKeyId, status.state.otherDigests);
             if (tracked.value == *status.baseline) {
               status.noRestart = NoRestart::Baseline;
               status.metadataOnly = tracked.metadataOnly;
@@ -346,7 +352,7 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             // pods run (or start) with this version.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
                                                       status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.unkeyedDigest);
+                                                      status.state.digestKeyId, status.state.otherDigests);
             status.noRestart = out.optingIn ? NoRestart::OptedIn : NoRestart::CreatedAfterWorkload;
             p.heldBack = true;
             p.valueIfRolled = tracked.value;
@@ -357,7 +363,7 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             // An optional object that appeared: the pods started without it.
             TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
                                                       status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.unkeyedDigest);
+                                                      status.state.digestKeyId, status.state.otherDigests);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           }

@@ -89,8 +89,9 @@ class Hasher {
   bool ok_ = false;
 };
 
-// "h1." + key id + "." + 32 hex digits: a keyed digest's text in the record.
-constexpr std::string_view kKeyedTag = "h1.";
+// "h2." (or "h1.") + key id + "." + 32 hex digits: a keyed digest's text in the record.
+constexpr std::string_view kObjectTag = "h2.";
+constexpr std::string_view kContentTag = "h1.";
 constexpr std::size_t kKeyIdSize = 8;
 
 // Hashes the string map object[field] (absent or null: empty) as its name, its size and each entry.
@@ -202,6 +203,19 @@ std::optional<DigestKey> DigestKey::fromBytes(std::string_view bytes) {
   return key;
 }
 
+DigestKey DigestKey::withPrevious(const DigestKey& previous) const {
+  DigestKey out;
+  out.bytes_ = bytes_;
+  out.id_ = id_;
+  if (previous.id_ != id_) {
+    DigestKey bare;
+    bare.bytes_ = previous.bytes_;
+    bare.id_ = previous.id_;
+    out.previous_ = std::make_shared<const DigestKey>(std::move(bare));
+  }
+  return out;
+}
+
 Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
   Hasher hasher;
   return hashContent(hasher, object, kind);
@@ -209,6 +223,29 @@ Result<ContentDigest> contentDigest(const json& object, RefKind kind) {
 
 Result<ContentDigest> keyedContentDigest(const json& object, RefKind kind, const DigestKey& key) {
   Hasher hasher(key);
+  return hashContent(hasher, object, kind);
+}
+
+Result<ContentDigest> objectContentDigest(const json& object, RefKind kind, const DigestKey& key) {
+  if (!object.is_object()) {
+    return makeError(ErrorKind::InvalidInput,
+                     std::string("object: expected an object, got ") + object.type_name());
+  }
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) {
+    return makeError(ErrorKind::InvalidInput, "metadata: expected an object");
+  }
+  Hasher hasher(key);
+  // The object's identity first, each field length-prefixed: the same content in another object
+  // (another namespace, name or uid) gives another digest.
+  for (const char* field : {"namespace", "name", "uid"}) {
+    const auto it = metadata->find(field);
+    if (it == metadata->end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+      return makeError(ErrorKind::InvalidInput,
+                       std::string("metadata.") + field + ": expected a non-empty string");
+    }
+    hasher.field(it->get_ref<const std::string&>());
+  }
   return hashContent(hasher, object, kind);
 }
 
@@ -229,8 +266,11 @@ ContentRecords parseContentRecords(std::string_view value) {
     if (!detail::isVersionText(version)) return;
     std::string_view digestText = rest.substr(lastSlash + 1);
     std::string keyId;
-    if (digestText.substr(0, kKeyedTag.size()) == kKeyedTag) {
-      digestText.remove_prefix(kKeyedTag.size());
+    DigestScheme scheme = DigestScheme::Unkeyed;
+    if (digestText.substr(0, kObjectTag.size()) == kObjectTag) scheme = DigestScheme::H2;
+    if (digestText.substr(0, kContentTag.size()) == kContentTag) scheme = DigestScheme::H1;
+    if (scheme != DigestScheme::Unkeyed) {
+      digestText.remove_prefix(kObjectTag.size());  // both tags have the same size
       if (digestText.size() <= kKeyIdSize || digestText[kKeyIdSize] != '.') return;
       keyId = std::string(digestText.substr(0, kKeyIdSize));
       if (!std::all_of(keyId.begin(), keyId.end(), [](char c) { return hexValue(c) >= 0; })) return;
@@ -238,7 +278,8 @@ ContentRecords parseContentRecords(std::string_view value) {
     }
     const auto digest = parseDigest(digestText);
     if (!digest) return;
-    out.insert_or_assign(std::string(key), ContentRecord{std::string(version), *digest, std::move(keyId)});
+    out.insert_or_assign(std::string(key),
+                         ContentRecord{std::string(version), *digest, std::move(keyId), scheme});
   });
   return out;
 }
@@ -251,8 +292,8 @@ std::string formatContentRecords(const ContentRecords& records) {
     out += '=';
     out += record.version;
     out += '/';
-    if (!record.keyId.empty()) {
-      out += kKeyedTag;
+    if (record.scheme != DigestScheme::Unkeyed) {
+      out += record.scheme == DigestScheme::H2 ? kObjectTag : kContentTag;
       out += record.keyId;
       out += '.';
     }
@@ -264,10 +305,12 @@ std::string formatContentRecords(const ContentRecords& records) {
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
                                 const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
-                                const std::string& keyId, const std::optional<ContentDigest>& unkeyed) {
+                                const std::string& keyId, const std::vector<OtherDigest>& others) {
+  // `digest` is h2 under `keyId`, or unkeyed when there is no key (explain-restart without it).
+  const DigestScheme scheme = keyId.empty() ? DigestScheme::Unkeyed : DigestScheme::H2;
   TrackedValue out;
   out.value = uid + "/" + resourceVersion;
-  if (digest) out.record = ContentRecord{out.value, *digest, keyId};
+  if (digest) out.record = ContentRecord{out.value, *digest, keyId, scheme};
   if (!templateValue || *templateValue == out.value || !digest || !recorded) return out;
   // Another version (of the same object, or of one re-created under the same name), content
   // known: keep the template's version when the content recorded for exactly that version is the
@@ -275,22 +318,30 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
   const std::string& held = *templateValue;
   // Not the legacy marker, not garbage.
   if (!detail::isVersionText(held) || recorded->version != held) return out;
-  // Compared by the digest of the entry's kind; an entry under another key cannot be compared.
-  const bool same = recorded->keyId == keyId
-                        ? recorded->digest == *digest
-                        : recorded->keyId.empty() && unkeyed && recorded->digest == *unkeyed;
+  // Compared only with the digest of the entry's own scheme and key; none: cannot be compared.
+  bool same = false;
+  if (recorded->scheme == scheme && recorded->keyId == keyId) {
+    same = recorded->digest == *digest;
+  } else {
+    same = std::any_of(others.begin(), others.end(), [&recorded](const OtherDigest& other) {
+      return other.scheme == recorded->scheme && other.keyId == recorded->keyId &&
+             other.digest == recorded->digest;
+    });
+  }
   if (!same) return out;
   out.value = held;
   out.metadataOnly = true;
-  // The content at `held` is the content now, so its digest under `keyId` is `digest`: an
-  // unkeyed entry comes back keyed.
-  out.record = ContentRecord{held, *digest, keyId};
+  // The content at `held` is the content now, so its digest is `digest`: an entry of an older
+  // scheme or key comes back as h2 under `keyId`.
+  out.record = ContentRecord{held, *digest, keyId, scheme};
   return out;
 }
 
 bool recordNeedsRekey(const ContentRecords& records, const std::string& keyId) {
   return std::any_of(records.begin(), records.end(), [&keyId](const auto& entry) {
-    return entry.second.keyId.empty() || (!keyId.empty() && entry.second.keyId != keyId);
+    const ContentRecord& record = entry.second;
+    return record.scheme == DigestScheme::Unkeyed ||
+           (!keyId.empty() && (record.scheme != DigestScheme::H2 || record.keyId != keyId));
   });
 }
 

@@ -457,9 +457,19 @@ std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, cons
                                                       std::ostream& err) {
   if (judgement.contentAware == core::ContentAwareness::Off) return std::nullopt;
   auto key = kube::readDigestKey(client, judgement.digestKey.namespace_, judgement.digestKey.name);
-  if (key) return std::move(*key);
-  err << "warning: cannot read the digest key (" << key.error().describe()
-      << "): contents are compared unkeyed, so a metadata-only change may be judged a change\n";
+  if (key) {
+    // A rotation under way is judged as serve-controller judges it (under both keys), and said.
+    if (key->previous() != nullptr) {
+      err << "note: digest key rotation under way (key " << key->id() << ", previous key "
+          << key->previous()->id()
+          << "): once no record uses the previous key, run rotate-digest-key --finish\n";
+    }
+    return std::move(*key);
+  }
+  // The same advice as the controller's /readyz (an invalid key leaves it unready too).
+  err << "warning: digest key: "
+      << kube::digestKeyAdvice(key.error(), judgement.digestKey.namespace_, judgement.digestKey.name)
+      << "; contents are compared unkeyed, so a metadata-only change may be judged a change\n";
   return std::nullopt;
 }
 

@@ -97,14 +97,17 @@ void EndpointServer::stop() {
   if (impl_->server) impl_->server->stop();
 }
 
-void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready) {
+void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready,
+                     std::function<std::string()> notReadyReason) {
   server.get("/healthz", [live = std::move(live)] {
     return live() ? HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}
                   : HttpResponse{503, "text/plain; charset=utf-8", "not live\n"};
   });
-  server.get("/readyz", [ready = std::move(ready)] {
-    return ready() ? HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}
-                   : HttpResponse{503, "text/plain; charset=utf-8", "not ready: caches are not synced yet\n"};
+  server.get("/readyz", [ready = std::move(ready), reason = std::move(notReadyReason)] {
+    if (ready()) return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+    std::string why = reason ? reason() : std::string();
+    if (why.empty()) why = "caches are not synced yet";
+    return HttpResponse{503, "text/plain; charset=utf-8", "not ready: " + why + "\n"};
   });
 }
 

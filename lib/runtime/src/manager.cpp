@@ -32,7 +32,11 @@ core::Status Manager::run(const Runnable& runnable) {
     // process that is shutting down (docs/architecture.md, "Shutdown").
     obs::addHealthRoutes(
         health_, [] { return true; },
-        [stop, ready = runnable.ready] { return !stop.stop_requested() && (!ready || ready()); });
+        [stop, ready = runnable.ready] { return !stop.stop_requested() && (!ready || ready()); },
+        [stop, reason = runnable.notReadyReason] {
+          if (stop.stop_requested()) return std::string("shutting down");
+          return reason ? reason() : std::string();
+        });
     auto port = health_.start(*options_.healthBind);
     if (!port) {
       logger_.error("cannot serve health endpoints", {{"error", port.error().describe()}});

@@ -139,8 +139,14 @@ struct Service::Impl {
       }
       return;
     }
-    if (held != nullptr && held->id() == key->id()) return;
-    log.info("digest key loaded", {{"secret", secret}, {"keyId", key->id()}});
+    // The previous key counts too: during a rotation (docs/architecture.md, "Keyed digests") the
+    // record entries under it are compared under it, and once it is dropped it is not kept here.
+    const auto previousId = [](const core::DigestKey& k) {
+      return k.previous() ? k.previous()->id() : std::string();
+    };
+    if (held != nullptr && held->id() == key->id() && previousId(*held) == previousId(*key)) return;
+    log.info("digest key loaded",
+             {{"secret", secret}, {"keyId", key->id()}, {"previousKeyId", previousId(*key)}});
     digestKey.set(std::move(*key));
   }
 

@@ -87,6 +87,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"all-namespaces", "kubectl's -A: every namespace"},
     {"selector", "kubectl's -l: a further label selector"},
     {"fail-if-pending", "exit 1 while a restart is due"},
+    {"finish", "end a rotation of the digest key"},
 };
 
 // Old spellings kept working (they warn): old name -> its new name. Nothing else may be deprecated.

@@ -54,23 +54,28 @@ json cachedConfigMap(const std::string& rv, const std::string& value, json label
   return object;
 }
 
-// The unkeyed digest (what the release before keys wrote) of a ConfigMap holding `value`.
-std::string plainDigestOf(const std::string& value) {
-  json object = {{"data", {{"key", value}}}};
-  return restarter::core::formatDigest(
-      *restarter::core::contentDigest(object, restarter::core::RefKind::ConfigMap));
-}
-
-// The keyed digest, as the cache holds it.
-std::string keyedDigestOf(const std::string& value) {
+// The h1 digest (what releases before this one wrote: the content alone, keyed) of a ConfigMap
+// holding `value`.
+std::string h1DigestOf(const std::string& value) {
   json object = {{"data", {{"key", value}}}};
   return restarter::core::formatDigest(
       *restarter::core::keyedContentDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey()));
 }
 
-// A keyed record entry's digest text.
-std::string digestOf(const std::string& value) {
-  return "h1." + contentTestKey().id() + "." + keyedDigestOf(value);
+// The h2 digest of ns/app-config with `uid` holding `value`, as the cache holds it.
+std::string keyedDigestOf(const std::string& value, const std::string& uid = "cm-uid") {
+  json object = {{"metadata", {{"namespace", "ns"}, {"name", "app-config"}, {"uid", uid}}},
+                 {"data", {{"key", value}}}};
+  return restarter::core::formatDigest(
+      *restarter::core::objectContentDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey()));
+}
+
+// A record entry's digest text: h2 (what this release writes), or h1.
+std::string digestOf(const std::string& value, const std::string& uid = "cm-uid") {
+  return "h2." + contentTestKey().id() + "." + keyedDigestOf(value, uid);
+}
+std::string h1EntryOf(const std::string& value) {
+  return "h1." + contentTestKey().id() + "." + h1DigestOf(value);
 }
 
 struct Fixture {
@@ -106,13 +111,13 @@ TEST_CASE("the content-aware slim keeps a digest and drops the content", "[contr
   CHECK_FALSE(object.contains("data"));
   CHECK(object.dump().find("s3cr3t") == std::string::npos);
   CHECK(object[restarter::cache::kContentDigestField] == keyedDigestOf("s3cr3t"));
-  CHECK(object[restarter::cache::kUnkeyedDigestField] == plainDigestOf("s3cr3t"));
-  CHECK(keyedDigestOf("s3cr3t") != plainDigestOf("s3cr3t"));
+  CHECK(object[restarter::cache::kOtherDigestField] == h1DigestOf("s3cr3t"));
+  CHECK(keyedDigestOf("s3cr3t") != h1DigestOf("s3cr3t"));
   CHECK(object["metadata"].contains("annotations") == false);
   auto meta = restarter::cache::objectMetaOf(object);
   REQUIRE(meta);
   CHECK(meta->contentDigest == restarter::core::parseDigest(keyedDigestOf("s3cr3t")));
-  CHECK(meta->unkeyedDigest == restarter::core::parseDigest(plainDigestOf("s3cr3t")));
+  CHECK(meta->otherDigest == restarter::core::parseDigest(h1DigestOf("s3cr3t")));
 
   json unhashable = {{"metadata", {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "1"}}}, {"data", "s3cr3t"}};
   slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret, contentTestKey());
@@ -140,13 +145,13 @@ TEST_CASE("a metadata-only change with a recorded digest sends no request", "[co
   CHECK(again.find("same content as recorded, no restart", logs.size()) == std::string::npos);
 }
 
-TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a metadata-only write",
+TEST_CASE("an h1 record whose content still matches is rewritten as h2 in a metadata-only write",
           "[controller][content]") {
   Fixture f;
-  // As the release before keys left it: the template at version 1, the record unkeyed; since
+  // As the previous release left it: the template at version 1, the record h1 (content only); since
   // then a metadata-only change (version 2, same content).
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
-                              {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}}));
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + h1EntryOf("v1")}}));
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.workloadWrites() == 1);
@@ -161,10 +166,10 @@ TEST_CASE("an unkeyed record whose content still matches is rewritten keyed in a
   CHECK(f.workloadWrites() == 1);
 }
 
-TEST_CASE("an unkeyed record whose content changed rolls and records keyed", "[controller][content]") {
+TEST_CASE("an h1 record whose content changed rolls and records h2", "[controller][content]") {
   Fixture f;
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
-                              {{kRecord, "configmap/app-config=cm-uid/1/" + plainDigestOf("v1")}}));
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + h1EntryOf("v1")}}));
   f.configMaps.replace({cachedConfigMap("3", "v2")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/3"}});
@@ -210,20 +215,17 @@ TEST_CASE("a migrated workload is not written and its first metadata-only change
   CHECK(f.workloadWrites() == 1);
 }
 
-TEST_CASE("a re-created object restarts nothing with the same content and rolls with other content",
-          "[controller][content]") {
+TEST_CASE("a re-created object rolls even with the same content", "[controller][content]") {
   Fixture f;
   f.seed(recordingStatefulSet({{kCm, "old-uid/1"}},
-                              {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1")}}));
-  // Deleted and re-created (a new uid) with the content the template's version had: the pods see
-  // the same files and values, so nothing is written.
+                              {{kRecord, "configmap/app-config=old-uid/1/" + digestOf("v1", "old-uid")}}));
+  // Deleted and re-created (a new uid) with the content the template's version had: the h2 digest
+  // covers the uid (docs/architecture.md, "Keyed digests"), so the new object's digest is not the
+  // recorded one and the workload rolls once.
   f.configMaps.replace({cachedConfigMap("9", "v1")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.harness.api->requests().empty());
-
-  f.configMaps.replace({cachedConfigMap("10", "v2")}, "21");
-  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/10"}});
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/9"}});
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/9/" + digestOf("v1"));
   const auto events = f.harness.api->events();
   REQUIRE(events.size() == 1);
   CHECK(events[0]["note"].get<std::string>().find("(recreated)") != std::string::npos);
@@ -255,4 +257,64 @@ TEST_CASE("the workload slim keeps the content record", "[controller][content]")
       recordingStatefulSet(json::object(), {{kRecord, "configmap/a=u/1/" + digestOf("x")}, {"other", "y"}});
   slimWorkload(sts);
   CHECK(sts["metadata"]["annotations"] == json{{kRecord, "configmap/a=u/1/" + digestOf("x")}});
+}
+
+TEST_CASE("during a rotation a relabel of a record under the previous key restarts nothing and rewrites it",
+          "[controller][content]") {
+  // The rotation of issue 39: records under the key before; the controller restarted with the new
+  // key and the previous one beside it. A relabel (new version, same content) in that window must
+  // not restart, and the record comes back under the new key in one metadata-only write.
+  const restarter::core::DigestKey rotated =
+      restarter::core::DigestKey::fromBytes(std::string(32, 'n'))->withPrevious(contentTestKey());
+  Fixture f;
+  f.harness.context->digestKeyId = rotated.id();
+  f.harness.context->otherDigest = otherDigestKind(rotated);
+  CHECK(f.harness.context->otherDigest.keyId == contentTestKey().id());
+  f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}}));
+  // The cache as the rotated controller slims it: h2 under the new key, h2 under the previous one.
+  json whole = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", "app-config"},
+                  {"namespace", "ns"},
+                  {"uid", "cm-uid"},
+                  {"resourceVersion", "2"},
+                  {"labels", {{"team", "x"}}}}},
+                {"data", {{"key", "v1"}}}};
+  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, rotated);
+  CHECK(whole[restarter::cache::kOtherDigestField] == keyedDigestOf("v1"));  // under the previous key
+  f.configMaps.replace({whole}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.workloadWrites() == 1);
+  CHECK(f.harness.api->events().empty());
+  CHECK(f.stored()["metadata"]["generation"] == 1);
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/1"}});
+  json underNew = {{"metadata", {{"namespace", "ns"}, {"name", "app-config"}, {"uid", "cm-uid"}}},
+                   {"data", {{"key", "v1"}}}};
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/1/h2." + rotated.id() + "." +
+                                restarter::core::formatDigest(*restarter::core::objectContentDigest(
+                                    underNew, restarter::core::RefKind::ConfigMap, rotated)));
+}
+
+TEST_CASE("after a rotation without the previous key a record under the old key cannot be compared and rolls",
+          "[controller][content]") {
+  // What the issue measured with the old procedure (delete the key, restart): the previous key
+  // is gone, so the relabel is judged a change. This is why the rotation keeps it.
+  const restarter::core::DigestKey fresh = *restarter::core::DigestKey::fromBytes(std::string(32, 'n'));
+  Fixture f;
+  f.harness.context->digestKeyId = fresh.id();
+  f.harness.context->otherDigest = otherDigestKind(fresh);
+  f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
+                              {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}}));
+  json whole = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "2"}}},
+      {"data", {{"key", "v1"}}}};
+  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, fresh);
+  f.configMaps.replace({whole}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/2"}});
+  CHECK(f.harness.api->events().size() == 1);
 }

@@ -1,7 +1,9 @@
 #include "restarter/core/content.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -95,8 +97,8 @@ TEST_CASE("digests format as 32 hex digits and parse back") {
 
 TEST_CASE("content records round trip sorted") {
   ContentRecords records;
-  records["secret/b"] = {"u2/7", kB, ""};
-  records["configmap/a"] = {"u1/41", kA, ""};
+  records["secret/b"] = {"u2/7", kB, "", DigestScheme::Unkeyed};
+  records["configmap/a"] = {"u1/41", kA, "", DigestScheme::Unkeyed};
   const std::string text = formatContentRecords(records);
   CHECK(text ==
         "configmap/a=u1/41/00112233445566778899aabbccddeeff,secret/b=u2/7/ffeeddccbbaa99887766554433221100");
@@ -115,7 +117,7 @@ TEST_CASE("entries of a content record that do not parse are skipped") {
     INFO(bad);
     const ContentRecords parsed = parseContentRecords(bad + "," + good);
     REQUIRE(parsed.size() == 1);
-    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA, ""});
+    CHECK(parsed.at("configmap/a") == ContentRecord{"u1/41", kA, "", DigestScheme::Unkeyed});
   }
 }
 
@@ -133,73 +135,74 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   SECTION("nothing in the template: the current version, recorded when known") {
     for (const auto& recorded :
          {std::optional<ContentRecord>(), std::optional<ContentRecord>({"u1/41", kA, ""})}) {
-      TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known, "", std::nullopt);
+      TrackedValue v = decideTrackedValue(std::nullopt, recorded, uid, rv, known, "", {});
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA, ""});
-      TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread, "", std::nullopt);
+      CHECK(v.record == ContentRecord{now, kA, "", DigestScheme::Unkeyed});
+      TrackedValue u = decideTrackedValue(std::nullopt, recorded, uid, rv, unread, "", {});
       CHECK(u.value == now);
       CHECK_FALSE(u.record);
     }
   }
   SECTION("the template holds the current version: unchanged, recorded lazily") {
-    TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known, "", std::nullopt);
+    TrackedValue v = decideTrackedValue(now, std::nullopt, uid, rv, known, "", {});
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA, ""});
-    CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread, "", std::nullopt).record);
+    CHECK(v.record == ContentRecord{now, kA, "", DigestScheme::Unkeyed});
+    CHECK_FALSE(decideTrackedValue(now, std::nullopt, uid, rv, unread, "", {}).record);
   }
   SECTION("same uid, older version, same content recorded for exactly that version: kept") {
-    TrackedValue v =
-        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, known, "", std::nullopt);
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, "", DigestScheme::Unkeyed}, uid, rv,
+                                        known, "", {});
     CHECK(v.value == "u1/41");
     CHECK(v.metadataOnly);
-    CHECK(v.record == ContentRecord{"u1/41", kA, ""});
+    CHECK(v.record == ContentRecord{"u1/41", kA, "", DigestScheme::Unkeyed});
   }
   SECTION("same uid, older version, another digest recorded: the content changed") {
-    TrackedValue v =
-        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, known, "", std::nullopt);
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, "", DigestScheme::Unkeyed}, uid, rv,
+                                        known, "", {});
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA, ""});
+    CHECK(v.record == ContentRecord{now, kA, "", DigestScheme::Unkeyed});
   }
   SECTION("same uid, older version, the record is for another version: as commons-operator") {
     for (const std::string other : {"u1/40", "u1/57", "u0/41", "u1/410"}) {
       INFO(other);
-      TrackedValue v =
-          decideTrackedValue("u1/41", ContentRecord{other, kA, ""}, uid, rv, known, "", std::nullopt);
+      TrackedValue v = decideTrackedValue("u1/41", ContentRecord{other, kA, "", DigestScheme::Unkeyed}, uid, rv,
+                                          known, "", {});
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
-      CHECK(v.record == ContentRecord{now, kA, ""});
+      CHECK(v.record == ContentRecord{now, kA, "", DigestScheme::Unkeyed});
     }
   }
   SECTION("same uid, older version, nothing recorded (migration): as commons-operator") {
-    TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known, "", std::nullopt);
+    TrackedValue v = decideTrackedValue("u1/41", std::nullopt, uid, rv, known, "", {});
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{now, kA, ""});
+    CHECK(v.record == ContentRecord{now, kA, "", DigestScheme::Unkeyed});
   }
   SECTION("same uid, older version, content not read (content-aware off): every version rolls") {
-    TrackedValue v =
-        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, unread, "", std::nullopt);
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, "", DigestScheme::Unkeyed}, uid, rv,
+                                        unread, "", {});
     CHECK(v.value == now);
     CHECK_FALSE(v.metadataOnly);
     CHECK_FALSE(v.record);
   }
   SECTION(
       "another uid (deleted and re-created) with the content recorded for the template's version keeps it") {
-    TrackedValue same =
-        decideTrackedValue("u0/41", ContentRecord{"u0/41", kA, ""}, uid, rv, known, "", std::nullopt);
+    TrackedValue same = decideTrackedValue("u0/41", ContentRecord{"u0/41", kA, "", DigestScheme::Unkeyed}, uid,
+                                           rv, known, "", {});
     CHECK(same.value == "u0/41");
     CHECK(same.metadataOnly);
-    CHECK(same.record == ContentRecord{"u0/41", kA, ""});
+    CHECK(same.record == ContentRecord{"u0/41", kA, "", DigestScheme::Unkeyed});
     // Other content, content not read, or no entry for exactly that version: a restart.
     for (const auto& [recorded, digest] :
-         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB, ""}), known},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA, ""}), unread},
-          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA, ""}), known},
+         {std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kB, "", DigestScheme::Unkeyed}), known},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/41", kA, "", DigestScheme::Unkeyed}),
+                    unread},
+          std::pair{std::optional<ContentRecord>(ContentRecord{"u0/40", kA, "", DigestScheme::Unkeyed}), known},
           std::pair{std::optional<ContentRecord>(), known}}) {
-      TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest, "", std::nullopt);
+      TrackedValue v = decideTrackedValue("u0/41", recorded, uid, rv, digest, "", {});
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
@@ -207,7 +210,8 @@ TEST_CASE("decideTrackedValue over every combination of uid and version and cont
   SECTION("a value that is not <uid>/<rv> (legacy marker, garbage) is replaced") {
     for (const std::string odd : {"changes-ignored", "", "u1", "u1/"}) {
       INFO(odd);
-      TrackedValue v = decideTrackedValue(odd, ContentRecord{odd, kA, ""}, uid, rv, known, "", std::nullopt);
+      TrackedValue v =
+          decideTrackedValue(odd, ContentRecord{odd, kA, "", DigestScheme::Unkeyed}, uid, rv, known, "", {});
       CHECK(v.value == now);
       CHECK_FALSE(v.metadataOnly);
     }
@@ -363,87 +367,177 @@ TEST_CASE("a keyed digest is not the plain SHA-256 and depends on the key") {
   CHECK_FALSE(DigestKey::fromBytes(std::string(33, 'q')));
 }
 
-TEST_CASE("keyed and unkeyed record entries round-trip and an unknown tag is no entry") {
+TEST_CASE("h2 h1 and unkeyed record entries round-trip and an unknown tag is no entry") {
   ContentRecords records;
-  records["configmap/a"] = ContentRecord{"u1/41", kA, "0a1b2c3d"};
-  records["secret/b"] = ContentRecord{"u2/7", kB, ""};
+  records["configmap/a"] = ContentRecord{"u1/41", kA, "0a1b2c3d", DigestScheme::H2};
+  records["configmap/c"] = ContentRecord{"u3/5", kA, "0a1b2c3d", DigestScheme::H1};
+  records["secret/b"] = ContentRecord{"u2/7", kB, "", DigestScheme::Unkeyed};
   const std::string text = formatContentRecords(records);
-  CHECK(text == "configmap/a=u1/41/h1.0a1b2c3d." + formatDigest(kA) + ",secret/b=u2/7/" + formatDigest(kB));
+  CHECK(text == "configmap/a=u1/41/h2.0a1b2c3d." + formatDigest(kA) + ",configmap/c=u3/5/h1.0a1b2c3d." +
+                    formatDigest(kA) + ",secret/b=u2/7/" + formatDigest(kB));
   CHECK(parseContentRecords(text) == records);
-  for (const std::string& bad : {"h2.0a1b2c3d." + formatDigest(kA), "h1.0a1b2c3." + formatDigest(kA),
-                                 "h1.0a1b2c3g." + formatDigest(kA), "h1.0a1b2c3d" + formatDigest(kA)}) {
+  for (const std::string& bad :
+       {"h3.0a1b2c3d." + formatDigest(kA), "h2.0a1b2c3." + formatDigest(kA), "h2.0a1b2c3g." + formatDigest(kA),
+        "h2.0a1b2c3d" + formatDigest(kA), "h1.0a1b2c3d" + formatDigest(kA)}) {
     CAPTURE(bad);
     CHECK(parseContentRecords("configmap/a=u1/41/" + bad).empty());
   }
 }
 
-TEST_CASE("decideTrackedValue compares an entry by the digest of its kind") {
+namespace {
+json secretIn(const std::string& ns, const std::string& name, const std::string& uid,
+              const std::string& password) {
+  return {{"metadata", {{"namespace", ns}, {"name", name}, {"uid", uid}, {"resourceVersion", "1"}}},
+          {"data", {{"password", password}}},
+          {"type", "Opaque"}};
+}
+}  // namespace
+
+TEST_CASE("equal contents in two objects never give equal h2 digests") {
+  const DigestKey& key = contentCoreKey();
+  // The oracle of issue 39: a victim's Secret and an attacker's own Secret with a guessed password.
+  const json victim = secretIn("victim", "db", "u-victim", "aHVudGVyMg==");
+  const ContentDigest digest = *objectContentDigest(victim, RefKind::Secret, key);
+  CHECK(*objectContentDigest(victim, RefKind::Secret, key) == digest);
+  CHECK(*objectContentDigest(secretIn("attacker", "db", "u-victim", "aHVudGVyMg=="), RefKind::Secret, key) !=
+        digest);
+  CHECK(*objectContentDigest(secretIn("victim", "db2", "u-victim", "aHVudGVyMg=="), RefKind::Secret, key) !=
+        digest);
+  CHECK(*objectContentDigest(secretIn("victim", "db", "u-other", "aHVudGVyMg=="), RefKind::Secret, key) !=
+        digest);
+  // The identity fields are length-prefixed: moving a byte from one to the next changes the digest.
+  CHECK(*objectContentDigest(secretIn("victi", "mdb", "u-victim", "aHVudGVyMg=="), RefKind::Secret, key) !=
+        digest);
+  // Content still counts, and the h2 digest is neither h1 nor unkeyed.
+  CHECK(*objectContentDigest(secretIn("victim", "db", "u-victim", "aHVudGVyMw=="), RefKind::Secret, key) !=
+        digest);
+  CHECK(*keyedContentDigest(victim, RefKind::Secret, key) != digest);
+  CHECK(*contentDigest(victim, RefKind::Secret) != digest);
+  // The h1 digest of both is equal: that is why h1 is never written again.
+  CHECK(*keyedContentDigest(secretIn("attacker", "mine", "u-a", "aHVudGVyMg=="), RefKind::Secret, key) ==
+        *keyedContentDigest(victim, RefKind::Secret, key));
+}
+
+TEST_CASE("an object without namespace or name or uid has no h2 digest") {
+  const DigestKey& key = contentCoreKey();
+  for (const char* field : {"namespace", "name", "uid"}) {
+    CAPTURE(field);
+    json object = secretIn("ns", "db", "u1", "eA==");
+    object["metadata"].erase(field);
+    CHECK_FALSE(objectContentDigest(object, RefKind::Secret, key));
+    object["metadata"][field] = "";
+    CHECK_FALSE(objectContentDigest(object, RefKind::Secret, key));
+    object["metadata"][field] = 5;
+    CHECK_FALSE(objectContentDigest(object, RefKind::Secret, key));
+  }
+  CHECK_FALSE(objectContentDigest(json::array(), RefKind::Secret, key));
+  CHECK_FALSE(objectContentDigest(json{{"metadata", "x"}}, RefKind::Secret, key));
+}
+
+TEST_CASE("decideTrackedValue compares an entry only with the digest of its own scheme and key") {
   const std::string id = contentCoreKey().id();
   const std::string uid = "u1";
   const std::string rv = "42";
-  SECTION("keyed entry, same key, same content: metadata-only, kept keyed") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, id}, uid, rv, kA, id, kB);
+  const std::vector<OtherDigest> h1{{kB, id, DigestScheme::H1}};
+  const ContentRecord h2Now{"u1/42", kA, id, DigestScheme::H2};
+  SECTION("h2 entry, same key, same content: kept, the entry stays") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, id}, uid, rv, kA, id, h1);
     CHECK(v.value == "u1/41");
     CHECK(v.metadataOnly);
     CHECK(v.record == ContentRecord{"u1/41", kA, id});
   }
-  SECTION("keyed entry, same key, other content: rolls") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id}, uid, rv, kA, id, kB);
+  SECTION("h2 entry, same key, other content: rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id}, uid, rv, kA, id, h1);
     CHECK(v.value == "u1/42");
-    CHECK(v.record == ContentRecord{"u1/42", kA, id});
+    CHECK(v.record == h2Now);
   }
-  SECTION("unkeyed entry whose content matches: migrated keyed for the same version, no restart") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, kA, id, kB);
+  SECTION("h1 entry whose content matches: rewritten as h2 for the same version, no restart") {
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id, DigestScheme::H1}, uid, rv, kA, id, h1);
     CHECK(v.value == "u1/41");
     CHECK(v.metadataOnly);
-    CHECK(v.record == ContentRecord{"u1/41", kA, id});
+    CHECK(v.record == ContentRecord{"u1/41", kA, id, DigestScheme::H2});
   }
-  SECTION("unkeyed entry whose content changed: a real change") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, ""}, uid, rv, kA, id, kB);
+  SECTION("h1 entry whose content changed: a real change") {
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, id, DigestScheme::H1}, uid, rv, kA, id, h1);
     CHECK(v.value == "u1/42");
     CHECK_FALSE(v.metadataOnly);
-    CHECK(v.record == ContentRecord{"u1/42", kA, id});
+    CHECK(v.record == h2Now);
   }
-  SECTION("unkeyed entry, unkeyed digest not known: cannot be compared, rolls") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, ""}, uid, rv, kA, id, std::nullopt);
+  SECTION("an h2 entry is never compared with an h1 digest of the same bytes") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id}, uid, rv, kA, id, h1);
     CHECK(v.value == "u1/42");
   }
-  SECTION("an entry keyed with another key (rotated) cannot be compared: rolls") {
-    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, "ffffffff"}, uid, rv, kA, id, kB);
+  SECTION("h1 entry without its digest: cannot be compared, rolls") {
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, id, DigestScheme::H1}, uid, rv, kA, id, {});
     CHECK(v.value == "u1/42");
-    CHECK(v.record == ContentRecord{"u1/42", kA, id});
   }
-  SECTION("template at the current version: the entry is rewritten keyed whatever it held") {
-    for (const ContentRecord& old : {ContentRecord{"u1/42", kB, ""}, ContentRecord{"u1/42", kB, "ffffffff"}}) {
-      TrackedValue v = decideTrackedValue("u1/42", old, uid, rv, kA, id, kB);
+  SECTION("an unkeyed entry (never released) is never compared: rolls") {
+    const std::vector<OtherDigest> others{{kB, "", DigestScheme::H1}};
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, "", DigestScheme::Unkeyed}, uid, rv,
+                                        kA, id, others);
+    CHECK(v.value == "u1/42");
+  }
+  SECTION("an entry under the key of another digest is compared with it: kept, rewritten under the key") {
+    const std::vector<OtherDigest> previous{{kB, "ffffffff", DigestScheme::H2}};
+    TrackedValue v =
+        decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, "ffffffff"}, uid, rv, kA, id, previous);
+    CHECK(v.value == "u1/41");
+    CHECK(v.metadataOnly);
+    CHECK(v.record == ContentRecord{"u1/41", kA, id});
+    // The same digest under the same key but another scheme is no match.
+    TrackedValue h1Entry = decideTrackedValue("u1/41", ContentRecord{"u1/41", kB, "ffffffff", DigestScheme::H1},
+                                              uid, rv, kA, id, previous);
+    CHECK(h1Entry.value == "u1/42");
+  }
+  SECTION("an entry keyed with a key no digest is under cannot be compared: rolls") {
+    TrackedValue v = decideTrackedValue("u1/41", ContentRecord{"u1/41", kA, "ffffffff"}, uid, rv, kA, id, h1);
+    CHECK(v.value == "u1/42");
+    CHECK(v.record == h2Now);
+  }
+  SECTION("template at the current version: the entry is rewritten as h2 whatever it held") {
+    for (const ContentRecord& old :
+         {ContentRecord{"u1/42", kB, "", DigestScheme::Unkeyed}, ContentRecord{"u1/42", kB, "ffffffff"},
+          ContentRecord{"u1/42", kB, id, DigestScheme::H1}}) {
+      TrackedValue v = decideTrackedValue("u1/42", old, uid, rv, kA, id, h1);
       CHECK(v.value == "u1/42");
-      CHECK(v.record == ContentRecord{"u1/42", kA, id});
+      CHECK(v.record == h2Now);
     }
   }
 }
 
-TEST_CASE("recordNeedsRekey on any unkeyed entry or one under another key") {
+TEST_CASE("recordNeedsRekey on any entry that is not h2 under the key") {
   ContentRecords keyed{{"configmap/a", ContentRecord{"u/1", kA, "0a1b2c3d"}}};
   CHECK_FALSE(recordNeedsRekey({}, "0a1b2c3d"));
   CHECK_FALSE(recordNeedsRekey(keyed, "0a1b2c3d"));
   CHECK(recordNeedsRekey(keyed, "ffffffff"));
   CHECK_FALSE(recordNeedsRekey(keyed, ""));
-  keyed["secret/b"] = ContentRecord{"u/2", kB, ""};
+  keyed["configmap/c"] = ContentRecord{"u/3", kA, "0a1b2c3d", DigestScheme::H1};
+  CHECK(recordNeedsRekey(keyed, "0a1b2c3d"));
+  CHECK_FALSE(recordNeedsRekey(keyed, ""));
+  keyed.erase("configmap/c");
+  keyed["secret/b"] = ContentRecord{"u/2", kB, "", DigestScheme::Unkeyed};
   CHECK(recordNeedsRekey(keyed, "0a1b2c3d"));
   CHECK(recordNeedsRekey(keyed, ""));
 }
 
-TEST_CASE("desiredAnnotations asks for a rekey of an unkeyed record and never writes one") {
+TEST_CASE("desiredAnnotations asks for a rekey of an h1 record and writes it as h2 without a restart") {
   const DigestKey& key = contentCoreKey();
-  const json cm = {{"metadata", {{"name", "cm"}, {"uid", "cu"}, {"resourceVersion", "2"}}},
+  const json cm = {{"metadata", {{"namespace", "ns"}, {"name", "cm"}, {"uid", "cu"}, {"resourceVersion", "2"}}},
                    {"data", {{"k", "v"}}}};
   auto state = objectStateFromObject(cm, RefKind::ConfigMap, true, &key);
   REQUIRE(state);
   CHECK(state->digestKeyId == key.id());
-  REQUIRE(state->unkeyedDigest);
-  const std::string unkeyed = "configmap/cm=cu/1/" + formatDigest(*state->unkeyedDigest);
+  CHECK(state->contentDigest == *objectContentDigest(cm, RefKind::ConfigMap, key));
+  REQUIRE(state->otherDigests.size() == 1);
+  const OtherDigest& h1 = state->otherDigests[0];
+  CHECK(h1 == OtherDigest{*keyedContentDigest(cm, RefKind::ConfigMap, key), key.id(), DigestScheme::H1});
+  // As the previous release left it: the template at version 1, the record h1 under the same key.
+  const std::string old = "configmap/cm=cu/1/h1." + key.id() + "." + formatDigest(h1.digest);
   const json workload = {
-      {"metadata", {{"annotations", {{std::string(kContentDigestsAnnotation), unkeyed}}}}},
+      {"metadata", {{"annotations", {{std::string(kContentDigestsAnnotation), old}}}}},
       {"spec",
        {{"template",
          {{"metadata", {{"annotations", {{"configmap.restarter.stackable.tech/cm", "cu/1"}}}}},
@@ -458,6 +552,35 @@ TEST_CASE("desiredAnnotations asks for a rekey of an unkeyed record and never wr
   CHECK(desired->rekeyRecord);
   CHECK(desired->annotations.at("configmap.restarter.stackable.tech/cm") == "cu/1");
   CHECK(desired->contentDigests ==
-        "configmap/cm=cu/1/h1." + key.id() + "." + formatDigest(*state->contentDigest));
-  CHECK(desired->contentDigests.find(formatDigest(*state->unkeyedDigest)) == std::string::npos);
+        "configmap/cm=cu/1/h2." + key.id() + "." + formatDigest(*state->contentDigest));
+}
+
+TEST_CASE("during a rotation an object's digests under the previous key compare the entries written under it") {
+  const DigestKey& old = contentCoreKey();
+  const DigestKey fresh = DigestKey::fromBytes(std::string(32, 'n'))->withPrevious(old);
+  REQUIRE(fresh.previous() != nullptr);
+  CHECK(fresh.previous()->id() == old.id());
+  CHECK(fresh.withPrevious(fresh).previous() == nullptr);  // a key is never its own previous
+  const json cm = {{"metadata", {{"namespace", "ns"}, {"name", "cm"}, {"uid", "cu"}, {"resourceVersion", "2"}}},
+                   {"data", {{"k", "v"}}}};
+  auto state = objectStateFromObject(cm, RefKind::ConfigMap, true, &fresh);
+  REQUIRE(state);
+  CHECK(state->digestKeyId == fresh.id());
+  CHECK(state->contentDigest == *objectContentDigest(cm, RefKind::ConfigMap, fresh));
+  const OtherDigest underOld{*objectContentDigest(cm, RefKind::ConfigMap, old), old.id(), DigestScheme::H2};
+  CHECK(std::find(state->otherDigests.begin(), state->otherDigests.end(), underOld) !=
+        state->otherDigests.end());
+  // The entry written before the rotation, for the version the template holds: compared under its
+  // own key, kept (no restart) and rewritten under the new key.
+  const ContentRecord before{"cu/1", underOld.digest, old.id(), DigestScheme::H2};
+  TrackedValue v = decideTrackedValue("cu/1", before, "cu", "2", state->contentDigest, state->digestKeyId,
+                                      state->otherDigests);
+  CHECK(v.value == "cu/1");
+  CHECK(v.metadataOnly);
+  CHECK(v.record == ContentRecord{"cu/1", *state->contentDigest, fresh.id(), DigestScheme::H2});
+  // A content changed since: still a change under the previous key.
+  const ContentRecord changed{"cu/1", kA, old.id(), DigestScheme::H2};
+  CHECK(decideTrackedValue("cu/1", changed, "cu", "2", state->contentDigest, state->digestKeyId,
+                           state->otherDigests)
+            .value == "cu/2");
 }

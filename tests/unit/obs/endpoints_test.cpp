@@ -58,6 +58,21 @@ TEST_CASE("health and metrics routes answer on loopback", "[endpoints]") {
   server.stop();
 }
 
+TEST_CASE("readyz says why it is not ready", "[endpoints]") {
+  std::string reason = "the digest key's namespace x does not exist: create namespace x";
+  EndpointServer server;
+  addHealthRoutes(
+      server, [] { return true; }, [] { return false; }, [&reason] { return reason; });
+  auto port = server.start(BindAddress{"127.0.0.1", 0});
+  REQUIRE(port.ok());
+  httplib::Client client("127.0.0.1", *port);
+  auto notReady = client.Get("/readyz");
+  REQUIRE(notReady);
+  CHECK(notReady->status == 503);
+  CHECK(notReady->body == "not ready: the digest key's namespace x does not exist: create namespace x\n");
+  server.stop();
+}
+
 TEST_CASE("a taken port is a clear error", "[endpoints]") {
   EndpointServer first;
   auto port = first.start(BindAddress{"127.0.0.1", 0});

@@ -1,5 +1,6 @@
 #include "restarter/webhook/fetch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -8,6 +9,10 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+
+#include "restarter/kube/resource.hpp"
+#include "restarter/testing/fake_api_server.hpp"
+#include "restarter/testing/fake_clock.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -299,4 +304,46 @@ TEST_CASE("fetch: reviews the budget refuses are answered at once unknown and co
   now += 2s;
   CHECK(fetch("ns1", refs(9)).at({core::RefKind::ConfigMap, "cm-3"}).presence == core::Presence::Present);
   CHECK(*asked == 20);
+}
+
+namespace {
+class FetchNoAuth final : public kube::Authenticator {
+ public:
+  core::Result<kube::Credential> credential() override { return kube::Credential{}; }
+  bool invalidate(const kube::Credential&) override { return false; }
+};
+}  // namespace
+
+TEST_CASE("apiGetter: the webhook's digests are h2 and during a rotation also under the previous key",
+          "[fetch][digest-key]") {
+  auto server = std::make_unique<testing::FakeApiServer>();
+  testing::FakeApiServer& api = *server;
+  testing::FakeClock clock;
+  kube::Client client(std::move(server), std::make_unique<FetchNoAuth>(), "default", clock);
+  const nlohmann::json stored = api.seed(
+      kube::resources::configMaps(), {{"apiVersion", "v1"},
+                                      {"kind", "ConfigMap"},
+                                      {"metadata", {{"name", "app"}, {"namespace", "ns"}, {"uid", "cm-uid"}}},
+                                      {"data", {{"k", "v"}}}});
+  const core::DigestKey old = *core::DigestKey::fromBytes(std::string(32, 'o'));
+  const core::DigestKey fresh = core::DigestKey::fromBytes(std::string(32, 'f'))->withPrevious(old);
+  kube::DigestKeyHolder holder;
+  holder.set(fresh);
+  const ObjectGetter get = apiGetter(client, core::ContentAwareness::ConfigMaps, holder);
+  const core::ObjectState state = get(core::RefKind::ConfigMap, "ns", "app");
+  REQUIRE(state.presence == core::Presence::Present);
+  CHECK(state.digestKeyId == fresh.id());
+  CHECK(state.contentDigest == *core::objectContentDigest(stored, core::RefKind::ConfigMap, fresh));
+  const core::OtherDigest underOld{*core::objectContentDigest(stored, core::RefKind::ConfigMap, old), old.id(),
+                                   core::DigestScheme::H2};
+  CHECK(std::find(state.otherDigests.begin(), state.otherDigests.end(), underOld) != state.otherDigests.end());
+  // Another object with the same content (the attacker's guess) never gets the same digest.
+  api.seed(kube::resources::configMaps(),
+           {{"apiVersion", "v1"},
+            {"kind", "ConfigMap"},
+            {"metadata", {{"name", "guess"}, {"namespace", "ns"}, {"uid", "g-uid"}}},
+            {"data", {{"k", "v"}}}});
+  const core::ObjectState other = get(core::RefKind::ConfigMap, "ns", "guess");
+  REQUIRE(other.contentDigest);
+  CHECK(*other.contentDigest != *state.contentDigest);
 }

@@ -70,9 +70,11 @@ struct ObjectMeta : ObjectIdentity {
   // The content digest a reflector transform put in kContentDigestField (16 bytes, inline);
   // nullopt when the content was not read (docs/architecture.md, "Content-aware restarts").
   std::optional<core::ContentDigest> contentDigest;
-  // The unkeyed digest a transform put in kUnkeyedDigestField: how an unkeyed record entry is
-  // compared (migration; docs/architecture.md, "Keyed digests"). Never written anywhere.
-  std::optional<core::ContentDigest> unkeyedDigest;
+  // The digest a transform put in kOtherDigestField: the content's digest of the one other scheme
+  // or key whose record entries the controller still compares (the h1 digest, or h2 under the
+  // previous key during a rotation; which one is the controller's to know: docs/architecture.md,
+  // "Keyed digests"). Never written anywhere.
+  std::optional<core::ContentDigest> otherDigest;
   // Reloader's annotations reloader.stakater.com/match and .../ignore with the value "true"
   // (core/reloader.hpp): booleans, which fit in the padding after contentDigest, not strings
   // (docs/architecture.md, "Compact cache entries").
@@ -95,8 +97,8 @@ struct PackedObject : ObjectIdentity {
 // content and before dropping it: the digest as core::formatDigest writes it. objectMetaOf keeps
 // it in ObjectMeta::contentDigest. No API object has a top-level field of this name.
 inline constexpr const char* kContentDigestField = "restarterContentDigest";
-// The same for the unkeyed digest (ObjectMeta::unkeyedDigest).
-inline constexpr const char* kUnkeyedDigestField = "restarterUnkeyedDigest";
+// The same for the other digest (ObjectMeta::otherDigest).
+inline constexpr const char* kOtherDigestField = "restarterOtherDigest";
 
 // `object` packed; nullopt when metadata.name is missing or not a non-empty string.
 std::optional<PackedObject> packObject(const nlohmann::json& object);

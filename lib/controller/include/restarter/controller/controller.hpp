@@ -94,7 +94,18 @@ struct ControllerOptions {
   // it when missing, before it reads any content (docs/architecture.md, "Keyed digests").
   std::string digestKeyNamespace = "restarter-system";
   std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
+  // While run() has no key: the first retry, the longest (each retry doubles the wait up to it),
+  // and at most one warning per warningInterval. Tests shorten them.
+  struct DigestKeyRetry {
+    std::chrono::milliseconds first{2000};
+    std::chrono::milliseconds max{60'000};
+    std::chrono::milliseconds warningInterval{60'000};
+  };
+  DigestKeyRetry digestKeyRetry{};
 };
+
+// The reason of the Warning Event on a digest key Secret that holds no valid key.
+inline constexpr std::string_view kInvalidDigestKeyReason = "InvalidDigestKey";
 
 class Controller {
  public:
@@ -113,6 +124,10 @@ class Controller {
 
   // Every cache has completed its initial list (for /readyz).
   bool synced() const;
+  // Why the controller is not ready, in one line that says what to do (for /readyz's body):
+  // the digest key's problem while run() has none (kube::digestKeyAdvice), else "caches are not
+  // synced yet". Any thread.
+  std::string notReadyReason() const;
   // Queue keys processed since start (any thread): how the caller tells when a burst of work has
   // ended (runtime/trim_schedule.hpp).
   std::uint64_t reconciled() const;

@@ -15,6 +15,7 @@
 
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/queue_key.hpp"
+#include "restarter/controller/slim.hpp"
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
@@ -78,6 +79,9 @@ struct ReconcileContext {
   // Controller::run before any worker starts, read-only after): the reconciler rewrites a record
   // holding entries not keyed with it (docs/architecture.md, "Keyed digests").
   std::string digestKeyId{};
+  // Which digest the caches keep besides it (otherDigestKind: h2 under the previous key during a
+  // rotation; empty key id: h1 under digestKeyId). Set and read as digestKeyId.
+  OtherDigestKind otherDigest{};
 };
 
 }  // namespace restarter::controller

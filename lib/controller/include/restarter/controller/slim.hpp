@@ -3,6 +3,8 @@
 // only"). Each function runs as a reflector's transform, on that reflector's thread, on an object
 // no other thread sees yet; none holds state, so any thread may call any of them.
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "restarter/core/content.hpp"
@@ -26,13 +28,21 @@ namespace restarter::controller {
 //   Pod: metadata.{name, namespace, uid, resourceVersion, deletionTimestamp} and the expires-at.
 //     annotations.
 //   a ConfigMap/Secret whose content is read: the same, plus cache::kContentDigestField with the
-//     digest of its content keyed with `key` (core::keyedContentDigest) and
-//     cache::kUnkeyedDigestField with its unkeyed digest, which only compares records written
-//     before keys (both left out when the content cannot be hashed,
+//     h2 digest of the object under `key` (core::objectContentDigest) and cache::kOtherDigestField
+//     with the digest otherDigestKind(key) names: during a rotation (`key` has a previous key) its
+//     h2 digest under the previous key, which compares the records written before the rotation;
+//     otherwise its h1 digest under `key` (core::keyedContentDigest), which compares the records
+//     releases before this one wrote (both left out when the content cannot be hashed,
 //     which then rolls at every version). The content itself is dropped here, on the reflector's
 //     thread, before the object reaches the store.
 void slimReferencedObject(nlohmann::json& object);
 void slimReferencedObjectWithDigest(nlohmann::json& object, core::RefKind kind, const core::DigestKey& key);
+// Which digest cache::kOtherDigestField holds under `key` (see above): its key id and scheme.
+struct OtherDigestKind {
+  std::string keyId;  // empty: h1 under the key the entry's contentDigest is under
+  core::DigestScheme scheme = core::DigestScheme::H1;
+};
+OtherDigestKind otherDigestKind(const core::DigestKey& key);
 void slimWorkload(nlohmann::json& object);
 // The same, and with selection.reloaderAnnotations (the workloads are then listed without the
 // label selector) a workload that core::workloadManagement does not opt in is cut down to

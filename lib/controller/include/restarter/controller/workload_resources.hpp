@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "restarter/cache/store.hpp"
+#include "restarter/controller/slim.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/workload_kinds.hpp"
@@ -61,9 +62,11 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 
 // Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
 // entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
-// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests
-// (keyed with the key `digestKeyId` names, and unkeyed) as the store keeps them.
+// Reloader's match and ignore annotations as the entry's booleans; an entry's content digests as
+// the store keeps them: h2 under the key `digestKeyId` names, and the other digest as `other` says
+// (slimReferencedObjectWithDigest, otherDigestKind; its empty key id: h1 under `digestKeyId`).
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_, std::string digestKeyId = {});
+                               std::string namespace_, std::string digestKeyId = {},
+                               OtherDigestKind other = {});
 
 }  // namespace restarter::controller

@@ -59,11 +59,11 @@ struct ObjectState {
   // Present only: the content digest (content.hpp); nullopt when the content was not read
   // (content-aware off for the kind), which makes every new version a change, as commons-operator.
   std::optional<ContentDigest> contentDigest;
-  // Present only, with contentDigest: the id of the key it is keyed with (DigestKey::id; empty: it
-  // is unkeyed, as explain-restart computes it without the key), and the unkeyed digest, which
-  // compares an unkeyed record entry (content.hpp, decideTrackedValue).
+  // Present only, with contentDigest: the id of the key it is keyed with (DigestKey::id; h2; empty:
+  // it is unkeyed, as explain-restart computes it without the key), and its digests of other
+  // schemes or keys, which compare record entries of those (content.hpp, decideTrackedValue).
   std::string digestKeyId;
-  std::optional<ContentDigest> unkeyedDigest;
+  std::vector<OtherDigest> otherDigests;
   // Present only: Reloader's annotations on the object, "true" (reloader.hpp).
   bool reloaderMatch = false;
   bool reloaderIgnore = false;
@@ -80,8 +80,10 @@ struct ObjectState {
 Result<ObjectState> objectStateFromMetadata(const nlohmann::json& metadata);
 // The same from a whole ConfigMap or Secret, with its content digests when `readContent` (a
 // content that cannot be hashed leaves the digests out: the object then rolls at every version, as
-// commons-operator): keyed with `key`, or unkeyed when `key` is null (explain-restart without the
-// key; the servers never pass null). The content is not kept.
+// commons-operator): h2 under `key` (core::objectContentDigest) with the h1 digest under `key` as
+// an other digest (migration), and while `key` has a previous key its h2 and h1 digests under that
+// one (rotation); or unkeyed when `key` is null (explain-restart without the key; the servers never
+// pass null). The content is not kept.
 Result<ObjectState> objectStateFromObject(const nlohmann::json& object, RefKind kind, bool readContent,
                                           const DigestKey* key);
 
@@ -152,8 +154,8 @@ struct DesiredAnnotations {
   std::string baseline;
   // The workload carried no restarter record: this computation opts it in.
   bool optingIn = false;
-  // The workload's record holds an entry that is unkeyed, or keyed with another key than the one
-  // the lookups' digests are keyed with (ObjectState::digestKeyId; a rotated key): the controller
+  // The workload's record holds an entry that is unkeyed, h1, or keyed with another key than the
+  // one the lookups' digests are keyed with (ObjectState::digestKeyId; a rotated key): the controller
   // writes contentDigests alone, a metadata-only write (docs/architecture.md, "Keyed digests").
   bool rekeyRecord = false;
 };

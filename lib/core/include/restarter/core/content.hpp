@@ -9,20 +9,25 @@
 // the resourceVersion but not what a pod sees.
 //
 // Keyed digests (docs/architecture.md, "Keyed digests"): the digest written anywhere is an
-// HMAC-SHA256 under a 32-byte key restarter keeps in a Secret of its own (DigestKey), so a
-// workload's metadata or a webhook answer never lets anyone test guesses of a Secret's content.
-// The plain SHA-256 of the content (the unkeyed digest, what the release before keys wrote) is
-// computed only to recognise those old entries (migration) and is never written.
+// HMAC-SHA256 under a 32-byte key restarter keeps in a Secret of its own (DigestKey), over the
+// object's namespace, name and uid and then its content (h2), so a workload's metadata or a webhook
+// answer never lets anyone test guesses of a Secret's content: equal contents in two objects never
+// give equal digests, and no caller can make restarter hash a guess under a victim's identity. The
+// h1 digest (the same HMAC over the content alone, which releases before this one wrote) and the
+// plain SHA-256 (the unkeyed digest, written only by trees before keys, never released) are
+// computed only to recognise old entries and are never written.
 //
 // The record: the workload metadata annotation `restarter.stackable.tech/content-digests` (not the
 // pod template, so writing it restarts nothing), value a comma-separated list, sorted, of
-//   <kind>/<name>=<uid>/<resourceVersion>/h1.<key id>.<digest>    keyed (HMAC-SHA256, key `key id`)
-//   <kind>/<name>=<uid>/<resourceVersion>/<digest>                unkeyed (SHA-256; read, never written)
-// e.g. `configmap/app=0b0e...-uid/41/h1.9f86d081.6c2f...`: "the object <kind>/<name> at
-// <uid>/<resourceVersion> had content <digest>". The tag (`h1.`, or none) says which kind of digest
-// an entry holds; an entry with a tag this release does not know is no entry. An entry only counts while the template still holds exactly that
-// `<uid>/<resourceVersion>`, so a record someone else left stale never hides a change. An entry
-// that does not parse is no entry: a broken record can cost a restart, never hide one.
+//   <kind>/<name>=<uid>/<resourceVersion>/h2.<key id>.<digest>    per object (written)
+//   <kind>/<name>=<uid>/<resourceVersion>/h1.<key id>.<digest>    content only (read, rewritten as h2)
+//   <kind>/<name>=<uid>/<resourceVersion>/<digest>                unkeyed (read, never compared)
+// e.g. `configmap/app=0b0e...-uid/41/h2.9f86d081.6c2f...`: "the object <kind>/<name> at
+// <uid>/<resourceVersion> had content <digest>". The tag (`h2.`, `h1.`, or none) says which kind of
+// digest an entry holds; an entry with a tag this release does not know is no entry. An entry only
+// counts while the template still holds exactly that `<uid>/<resourceVersion>`, so a record someone
+// else left stale never hides a change. An entry that does not parse is no entry: a broken record
+// can cost a restart, never hide one.
 //
 // Pure: no I/O. The content is hashed and dropped; no function here puts content into an error
 // message (they name fields and JSON types only).
@@ -30,9 +35,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -50,8 +57,8 @@ Result<ContentAwareness> parseContentAwareness(std::string_view text);
 const char* contentAwarenessName(ContentAwareness awareness) noexcept;
 bool readsContent(ContentAwareness awareness, RefKind kind) noexcept;
 
-// The first 128 bits of the SHA-256 (unkeyed) or HMAC-SHA256 (keyed) of an object's content (see
-// contentDigest). Fixed size, so a cache of 10,000 objects holds 160 KB per digest kept whatever
+// The first 128 bits of the SHA-256 (unkeyed) or HMAC-SHA256 (keyed: h1, h2) of an object's content
+// (see contentDigest). Fixed size, so a cache of 10,000 objects holds 160 KB per digest kept whatever
 // their content.
 using ContentDigest = std::array<std::uint8_t, 16>;
 
@@ -60,16 +67,26 @@ using ContentDigest = std::array<std::uint8_t, 16>;
 // entries under another key are told from changed content; says nothing about the key). An
 // immutable value, safe to share between threads.
 inline constexpr std::size_t kDigestKeySize = 32;
+//
+// During a rotation the key carries the one it replaced (previous(), kept in the key Secret's
+// data key `previous` until no record uses it): digests are still computed under it, so that an
+// entry written under it is compared under its own key (docs/architecture.md, "Keyed digests").
 class DigestKey {
  public:
   // nullopt unless `bytes` has exactly kDigestKeySize bytes (or hashing fails).
   static std::optional<DigestKey> fromBytes(std::string_view bytes);
   const std::string& bytes() const noexcept { return bytes_; }
   const std::string& id() const noexcept { return id_; }
+  // This key with `previous` (without its own previous) as the key it replaced; the same key
+  // without a previous one when `previous` has this key's id.
+  DigestKey withPrevious(const DigestKey& previous) const;
+  // The key this one replaced, while a rotation is under way; nullptr otherwise.
+  const DigestKey* previous() const noexcept { return previous_.get(); }
 
  private:
   std::string bytes_;
   std::string id_;
+  std::shared_ptr<const DigestKey> previous_;  // immutable once set
 };
 
 // 32 lower-case hex digits.
@@ -82,19 +99,38 @@ std::optional<ContentDigest> parseDigest(std::string_view text);
 // only) `type`. Absent or null fields are empty. InvalidInput when a field has the wrong type
 // (the message names the field and the JSON type, never a value).
 Result<ContentDigest> contentDigest(const nlohmann::json& object, RefKind kind);
-// The same bytes under HMAC-SHA256 with `key` (the digest restarter writes).
+// The same bytes under HMAC-SHA256 with `key`: the h1 digest (content only), computed to compare
+// the entries releases before this one wrote; never written.
 Result<ContentDigest> keyedContentDigest(const nlohmann::json& object, RefKind kind, const DigestKey& key);
+// The digest restarter writes (h2): HMAC-SHA256 with `key` of the length-prefixed
+// `metadata.namespace`, `metadata.name` and `metadata.uid` of `object`, then the content bytes as
+// above. InvalidInput when one of the three is not a non-empty string (an object the API returns
+// always has them).
+Result<ContentDigest> objectContentDigest(const nlohmann::json& object, RefKind kind, const DigestKey& key);
 
-// One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`), keyed
-// with the key whose id is `keyId`, or unkeyed (the release before keys) when `keyId` is empty.
+// Which kind of digest a record entry or a computed digest is (the record's tag).
+enum class DigestScheme : std::uint8_t { Unkeyed, H1, H2 };
+
+// One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`), of
+// `scheme`, keyed with the key whose id is `keyId` (empty for Unkeyed).
 struct ContentRecord {
   std::string version;
   ContentDigest digest{};
   std::string keyId;
+  DigestScheme scheme = DigestScheme::H2;
   bool operator==(const ContentRecord&) const = default;
 };
 // By "<kind>/<name>" (refKindName, the object's name).
 using ContentRecords = std::map<std::string, ContentRecord>;
+
+// A digest of an object's content other than the one written: of another scheme or under another
+// key, so that an entry of that scheme and key can still be compared (migration, rotation).
+struct OtherDigest {
+  ContentDigest digest{};
+  std::string keyId;
+  DigestScheme scheme = DigestScheme::H1;
+  bool operator==(const OtherDigest&) const = default;
+};
 
 std::string contentRecordKey(RefKind kind, std::string_view name);
 // Entries that do not parse are skipped (see the file comment). Never fails.
@@ -116,8 +152,10 @@ struct TrackedValue {
 
 // `templateValue`: what the pod template holds for the reference now (nullopt: nothing).
 // `recorded`: the record's entry for the reference, if any. `uid`, `resourceVersion`: the object
-// now. `digest`: its content now under the key `keyId` (empty: unkeyed), nullopt when not read;
-// `unkeyed`: its unkeyed digest, which is how an unkeyed entry is compared (migration).
+// now. `digest`: its h2 digest now under the key `keyId` (empty `keyId`: its unkeyed digest, as
+// explain-restart computes it without the key), nullopt when not read; `others`: its digests of
+// other schemes or keys, which is how an entry of such a scheme and key is compared (migration from
+// h1, a rotated key).
 //
 //   the template holds <uid>/<rv> of now           -> keep it
 //   no template value, or not "<uid>/<rv>"          -> now (added: a restart)
@@ -129,17 +167,21 @@ struct TrackedValue {
 //                                                      for another uid: an object deleted and
 //                                                      re-created with the same content
 //   other version, entry with another digest        -> now (the content changed)
-//   other version, entry under another key          -> now (cannot be compared: a rotated key)
-// An entry is compared by the digest of its kind: a keyed one (same key id) with `digest`, an
-// unkeyed one with `unkeyed`. The record entry returned is always under `keyId`: an unkeyed entry
-// whose content still matches comes back keyed for the same version (migration, no restart).
+//   other version, entry of a scheme and key
+//     neither `digest` nor `others` has            -> now (cannot be compared)
+// An entry is compared only with the digest of its own scheme and key: `digest` when they are
+// `keyId`'s (h2, or unkeyed for an empty `keyId`), else the one of `others` that has them. Since
+// an h2 digest covers the uid, an object deleted and re-created (another uid) never matches its
+// predecessor's entry: it rolls. The record entry returned is always `digest` under `keyId`: an
+// h1 entry, or one under the previous key, whose content still matches comes back as h2 under
+// `keyId` for the same version (migration, rotation: no restart).
 TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
                                 const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
-                                const std::string& keyId, const std::optional<ContentDigest>& unkeyed);
+                                const std::string& keyId, const std::vector<OtherDigest>& others);
 
-// Whether the record holds an unkeyed entry, or (for a non-empty `keyId`) one keyed with another
-// key: the controller then rewrites the record alone (docs/architecture.md, "Keyed digests").
+// Whether the record holds an unkeyed entry, or (for a non-empty `keyId`) one that is not h2 under
+// `keyId`: the controller then rewrites the record alone (docs/architecture.md, "Keyed digests").
 bool recordNeedsRekey(const ContentRecords& records, const std::string& keyId);
 
 }  // namespace restarter::core

@@ -105,8 +105,10 @@ struct JudgementOptions {
   kube::DigestKeySecret digestKey;                                 // --digest-key-*
 };
 // The key of content digests, read from --digest-key-secret when the content of some kind is
-// read; nullopt (with a warning on `err`) when it cannot be read: contents are then compared
-// unkeyed, and a metadata-only change since a keyed record is judged a change.
+// read; nullopt (with a warning on `err` naming the problem and what to do, kube::digestKeyAdvice)
+// when it cannot be read: contents are then compared unkeyed, and a metadata-only change since a
+// keyed record is judged a change. During a rotation the key carries its previous one (judged as
+// serve-controller judges, under both) and a note on `err` says so.
 std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
                                                       std::ostream& err);
 

@@ -76,8 +76,10 @@ class EndpointServer {
 };
 
 // Routes: /healthz answers 200 "ok" while `live()` is true, /readyz 200 while `ready()` is true
-// (503 with the reason otherwise), as Kubernetes probes expect.
-void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready);
+// (503 with the reason otherwise: "not ready: " and `notReadyReason()`, or "caches are not synced
+// yet" when it is empty or answers ""), as Kubernetes probes expect.
+void addHealthRoutes(EndpointServer& server, std::function<bool()> live, std::function<bool()> ready,
+                     std::function<std::string()> notReadyReason = {});
 // Route: /metrics renders `registry` (which must outlive the server).
 void addMetricsRoute(EndpointServer& server, const Registry& registry);
 

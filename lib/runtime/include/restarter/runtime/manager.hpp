@@ -37,6 +37,8 @@ struct Runnable {
   std::function<core::Status(std::stop_token)> start;
   // /readyz; called on the health endpoint's threads.
   std::function<bool()> ready;
+  // /readyz's 503 body while not ready (empty, or ""): "caches are not synced yet"); the same threads.
+  std::function<std::string()> notReadyReason;
   // Until stop is requested; returns after its own work has stopped.
   std::function<core::Status(std::stop_token)> run;
 };
