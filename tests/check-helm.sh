@@ -132,8 +132,13 @@ check "admissionPolicies.enabled=false: no policy, binding or parameters" '
   [.[] | select(.kind == "ConfigMap")] == []' <"$work/no-policies.json"
 render -- --set 'watchNamespaces={a,b}' --set webhook.timeoutSeconds=9 | to_json >"$work/policy-params.json"
 check "the webhook policy's parameters follow watchNamespaces and webhook.timeoutSeconds" '
-  first(.[] | select(.kind == "ConfigMap")).data | .namespaceSelector == ";kubernetes.io/metadata.name In a,b" and
+  first(.[] | select(.kind == "ConfigMap" and .metadata.name == "restarter-webhook-configuration")).data |
+  .namespaceSelector == ";kubernetes.io/metadata.name In a,b" and
   .timeoutSeconds == "9"' <"$work/policy-params.json"
+render -- --set 'controller.extraArgs={--reloader-annotations,--auto-reload-all}' | to_json >"$work/controller-params.json"
+check "the controller policy's parameters follow controller.extraArgs (--reloader-annotations, --auto-reload-all)" '
+  first(.[] | select(.kind == "ConfigMap" and .metadata.name == "restarter-controller-writes")).data ==
+  {"reloaderAnnotations": "true", "autoReloadAll": "true"}' <"$work/controller-params.json"
 render restarter-kuttl -- | to_json >"$work/contains.json"
 check "release 'restarter-kuttl' (contains the chart name): names restarter-kuttl-*" '
   all(.[]; .metadata.name | startswith("restarter-kuttl-") and (startswith("restarter-kuttl-restarter") | not))' \

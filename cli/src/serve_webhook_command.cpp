@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <ostream>
+#include <sstream>
 
 #include <cxxopts.hpp>
 
@@ -36,6 +37,17 @@ core::Result<double> parseBurst(const std::string& text) {
                            "must be a whole number, at least 1, got \"" + text + "\"");
   }
   return static_cast<double>(value);
+}
+
+// --lookup-share: a fraction above 0, at most 1.
+core::Result<double> parseShare(const std::string& text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(value > 0 && value <= 1)) {
+    return core::makeError(core::ErrorKind::InvalidInput,
+                           "must be a number above 0 and at most 1, got \"" + text + "\"");
+  }
+  return value;
 }
 
 // serve-webhook's flags, bound to `out` (whose values are the defaults), with the rules that need
@@ -124,6 +136,19 @@ FlagTable flagTable(ServeWebhookOptions& out) {
                        "N"},
                       out.lookupLimits.burst, parseBurst,
                       [](const double& burst) { return std::to_string(static_cast<std::int64_t>(burst)); })
+      .parsed<double>(
+          {"lookup-share",
+           "the share of --max-lookups-per-second and of --lookup-burst (at least "
+           "--max-lookups-per-review) that the reviews of one namespace may take; a review over its "
+           "namespace's share is answered at once without a patch, so a flood of reviews of one "
+           "namespace leaves the others the rest. 1: no share",
+           "F"},
+          out.lookupLimits.share, parseShare,
+          [](const double& share) {
+            std::ostringstream text;
+            text << share;
+            return text.str();
+          })
       .text({"client-ca-file",
              "require every caller to present a TLS client certificate signed by a CA in this PEM file (the "
              "apiserver's certificate for webhooks, given in its admission configuration); connections "

@@ -7,7 +7,12 @@
 #       apply the install namespace and the controller's and webhook's RBAC of manifests/
 #       (ServiceAccounts, roles, bindings; no workloads) and their ValidatingAdmissionPolicies
 #       (base/*/policy: every suite's serve-controller and serve-webhook run under them too, which
-#       proves them blocking nothing the code does), idempotent
+#       proves them blocking nothing the code does; the controller's with the parameters of
+#       --reloader-annotations --auto-reload-all, which some suites run), idempotent
+#   identity.sh widen
+#       rendered manifests (kubectl kustomize) on stdin to stdout, the controller policy's
+#       parameters those install-rbac applies: what a suite applying the install uses, so that no
+#       suite's serve-controller ever runs under narrower ones for a moment
 #   identity.sh kubeconfig SERVICEACCOUNT OUT [DURATION]
 #       a token for restarter-system/SERVICEACCOUNT from the TokenRequest API (kubectl create
 #       token; DURATION default 6h, longer than a full kuttl run) and a kubeconfig OUT (mode 0600)
@@ -29,11 +34,25 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 manifests=$repo/manifests
 install_namespace=restarter-system
 
+# Rendered manifests on stdin, with the controller policy's parameters of --reloader-annotations
+# --auto-reload-all (see install-rbac) instead of the shipped ones.
+widen() {
+  sed -e 's/^  reloaderAnnotations: "false"$/  reloaderAnnotations: "true"/' \
+    -e 's/^  autoReloadAll: "false"$/  autoReloadAll: "true"/'
+}
+
 install_rbac() {
   local part
-  for part in base/namespace base/controller/rbac base/webhook/rbac base/controller/policy base/webhook/policy; do
+  for part in base/namespace base/controller/rbac base/webhook/rbac base/webhook/policy; do
     kubectl apply -k "$manifests/$part" >/dev/null || die "cannot apply manifests/$part"
   done
+  # The controller's policy with the parameters of the most permissive selection flags any suite
+  # runs serve-controller with (--reloader-annotations --auto-reload-all: the reloader-* suites),
+  # since one binding serves every suite; least-privilege binds it again, to its namespace, with
+  # the shipped parameters. Applied changed rather than patched after, so that a re-apply never
+  # narrows it for a moment under a running suite.
+  kubectl kustomize "$manifests/base/controller/policy" | widen |
+    kubectl apply -f - >/dev/null || die "cannot apply manifests/base/controller/policy"
   # The ServiceAccounts must exist before tokens can be requested for them.
   kubectl -n "$install_namespace" wait --for=create --timeout=60s \
     serviceaccount/restarter-controller serviceaccount/restarter-webhook >/dev/null
@@ -115,9 +134,10 @@ revoke() {
 
 case ${1:-} in
   install-rbac) install_rbac ;;
+  widen) widen ;;
   kubeconfig) shift; make_kubeconfig "$@" ;;
   render) shift; rendered_role "${1:?KIND}" "${2:?NAME}" ;;
   grant) shift; grant "$@" ;;
   revoke) shift; revoke "$@" ;;
-  *) die "usage: identity.sh install-rbac | kubeconfig SA OUT [DURATION] | render KIND NAME | grant KIND NAME NS SA [RESOURCE_NAME] | revoke NAME" ;;
+  *) die "usage: identity.sh install-rbac | widen | kubeconfig SA OUT [DURATION] | render KIND NAME | grant KIND NAME NS SA [RESOURCE_NAME] | revoke NAME" ;;
 esac

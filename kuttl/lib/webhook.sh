@@ -13,6 +13,8 @@
 #       (bounded) until the apiserver really calls it: a server-side dry-run create of a labeled
 #       probe StatefulSet comes back annotated. Also --roll-on-opt-in, as controller.sh gives
 #       (a later --roll-on-opt-in=false among the flags wins: webhook-baseline).
+#       WEBHOOK_NAMESPACES="NS..." routes those namespaces to it too (after $NAMESPACE; the test
+#       creates and deletes them: kuttl deletes only its own).
 #       With WEBHOOK_CLIENT_AUTH=1 it accepts only the apiserver: --client-ca-file with the local
 #       control plane's CA for the apiserver's webhook client certificate
 #       ($RESTARTER_CLUSTER_STATE_DIR/pki/webhook-client-ca.crt, tests/cluster/lib/pki.sh) and
@@ -93,6 +95,13 @@ delete_configuration() {
 
 # The webhook policy's parameters for a webhook on PORT (see the header), and for granted names a
 # binding of the policy for this test's configuration. Only under the ServiceAccount.
+# $NAMESPACE and $WEBHOOK_NAMESPACES, one a line: the namespaces the configuration routes here.
+routed_namespaces() {
+  local extra=()
+  read -ra extra <<<"${WEBHOOK_NAMESPACES:-}"
+  printf '%s\n' "$NAMESPACE" "${extra[@]}"
+}
+
 policy_params() {
   local port=$1 params_ns=$NAMESPACE params_name=$name-webhook-policy object_selector arg
   local account=system:serviceaccount:restarter-system:restarter-webhook
@@ -112,7 +121,7 @@ policy_params() {
   kubectl -n "$params_ns" create configmap "$params_name" --dry-run=client -o yaml \
     --from-literal=serviceAccount="$account" \
     --from-literal=clientConfig="url https://127.0.0.1:$port/mutate" \
-    --from-literal=namespaceSelector=";kubernetes.io/metadata.name In $NAMESPACE" \
+    --from-literal=namespaceSelector=";kubernetes.io/metadata.name In $(routed_namespaces | paste -sd,)" \
     --from-literal=objectSelector="$object_selector" \
     --from-literal=timeoutSeconds="${WEBHOOK_TIMEOUT_SECONDS:-5}" | kubectl apply -f - >/dev/null
   [[ ${WEBHOOK_GRANT:-1} == 0 ]] && return 0
@@ -233,7 +242,8 @@ start() {
   for _ in 1 2 3 4 5; do
     # Below the ephemeral range (32768-60999), where outgoing connections take their ports.
     port=$((20000 + RANDOM % 12000))
-    local settings=(--only-namespace "$NAMESPACE" --timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}")
+    local settings=(--timeout-seconds "${WEBHOOK_TIMEOUT_SECONDS:-5}") routed
+    while read -r routed; do settings+=(--only-namespace "$routed"); done < <(routed_namespaces)
     if ((managed)); then
       settings=(--manage-configuration "${settings[@]}")
       policy_params "$port" "$@"

@@ -6,7 +6,8 @@ connection (tests/bench/webhook.sh, end-to-end part).
       --body OBJECT.json --prefix NAME- --rate 5 --count 100
 
 OBJECT.json is a StatefulSet; copy i (1..count) is named PREFIX<i> (serviceName too) with
-replicas 0. Creation i is sent at start + (i-1)/rate, or at once when behind. Prints one line:
+replicas 0. --dry-run: server-side dry runs (?dryRun=All: admitted, webhooks called, nothing
+stored), as a tenant may send them in its own namespace (kuttl webhook-lookup-bounds). Creation i is sent at start + (i-1)/rate, or at once when behind. Prints one line:
 "created C failed F start_ns S end_ns E" (wall clock, ns). Exit 1 when any creation failed.
 A process per creation (curl, jq) would put ~15 process start-ups a second on the same two cores
 as the apiserver and the webhook under measurement.
@@ -27,6 +28,7 @@ def main():
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--rate", type=float, required=True)
     parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     if args.rate <= 0 or args.count <= 0:
         parser.error("--rate and --count must be positive")
@@ -49,7 +51,8 @@ def main():
         obj["spec"]["serviceName"] = f"{args.prefix}{i}"
         obj["spec"]["replicas"] = 0
         try:
-            conn.request("POST", url.path, body=json.dumps(obj), headers={"Content-Type": "application/json"})
+            path = url.path + ("?dryRun=All" if args.dry_run else "")
+            conn.request("POST", path, body=json.dumps(obj), headers={"Content-Type": "application/json"})
             response = conn.getresponse()
             text = response.read()
             if response.status == 201:

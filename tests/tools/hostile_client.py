@@ -83,13 +83,15 @@ the connections round-robin over N consecutive addresses from it (default 127.0.
       max, p99 and p50 (failures count as their time spent, at least the timeout).
 
   hostile_client.py amplify --url https://HOST:PORT/PATH [--loops N] [--names K] [--name NAME ...]
-                            [--huge-name BYTES] [--duration S] [--reviews R] [--namespace NS]
+                            [--huge-name BYTES] [--duration S] [--reviews R] [--rate P] [--namespace NS]
                             [--cert FILE --key FILE] [--timeout S] [--status FILE]
       The lookup amplifier: N loops (default 16), each on its own keep-alive connection (reopened
       when closed), POST reviews of a labeled StatefulSet whose pod template names K ConfigMaps
       (default 1,000: amp-0 ... amp-999, each review a fresh uid), or exactly the --name NAMEs
-      given (e.g. "." and ".."), plus with --huge-name one name of BYTES bytes; until S seconds
-      (default 10) have passed, each loop has sent R reviews, SIGTERM/SIGINT or the parent is gone.
+      given (e.g. "." and ".."), plus with --huge-name one name of BYTES bytes, back to back or,
+      with --rate, P reviews a second over all loops (each loop P/N, on schedule, at once when
+      behind); until S seconds (default 10) have passed, each loop has sent R reviews,
+      SIGTERM/SIGINT or the parent is gone.
       --cert/--key present a client certificate. It prints (and writes to --status) per HTTP
       status the number of answers, how many answers carried a patch, connection errors (the first
       few), and the latency p50 and max of answered reviews.
@@ -903,10 +905,10 @@ def amplifier_review(namespace, names):
 class Amplifier:
     """One loop: reviews back to back on one keep-alive connection."""
 
-    def __init__(self, scheme, host, port, path, template, context, timeout, reviews, stopper):
+    def __init__(self, scheme, host, port, path, template, context, timeout, reviews, stopper, interval=0.0):
         self.scheme, self.host, self.port, self.path = scheme, host, port, path
         self.template, self.context, self.timeout = template, context, timeout
-        self.reviews, self.stopper = reviews, stopper
+        self.reviews, self.stopper, self.interval = reviews, stopper, interval
         self.statuses, self.patched, self.errors, self.latencies = {}, 0, 0, []
         self.first_errors = []
         self.lock = threading.Lock()
@@ -918,7 +920,12 @@ class Amplifier:
 
     def run(self):
         connection, sent = None, 0
+        begin = time.monotonic()
         while not self.stopper.event.is_set() and (self.reviews == 0 or sent < self.reviews):
+            if self.interval > 0:
+                delay = begin + sent * self.interval - time.monotonic()
+                if delay > 0 and self.stopper.event.wait(delay):
+                    break
             self.template["request"]["uid"] = str(uuid.uuid4())
             body = compact(self.template).encode()
             sent += 1
@@ -978,9 +985,12 @@ def cmd_amplify(args):
     context = client_context()
     if args.cert is not None:
         context.load_cert_chain(args.cert, args.key)
+    interval = 0.0
+    if args.rate is not None:
+        interval = args.loops / bounded(args.rate, 0.1, 100_000, "--rate")
     stopper = Stopper(args.duration)
     loops = [Amplifier(scheme, host, port, path, amplifier_review(args.namespace, names), context, args.timeout,
-                       args.reviews, stopper) for _ in range(args.loops)]
+                       args.reviews, stopper, interval) for _ in range(args.loops)]
     threads = [threading.Thread(target=a.run, daemon=True) for a in loops]
     for t in threads:
         t.start()
@@ -1171,6 +1181,7 @@ def main():
     amplify.add_argument("--huge-name", type=int)
     amplify.add_argument("--duration", type=float, default=10.0)
     amplify.add_argument("--reviews", type=int, default=0)
+    amplify.add_argument("--rate", type=float)
     amplify.add_argument("--namespace", default="default")
     amplify.add_argument("--cert")
     amplify.add_argument("--key")

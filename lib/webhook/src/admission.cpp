@@ -102,16 +102,33 @@ AdmissionResult malformed(AdmissionResult result, std::string problem) {
   return result;
 }
 
-AdmissionResult failed(AdmissionResult result, json review, const std::string& problem) {
+// `reason`: why, for the warning, when shorter than `problem` (which the log line shows whole).
+AdmissionResult failed(AdmissionResult result, json review, const std::string& problem,
+                       const std::string& reason = {}) {
   result.outcome = Outcome::Failed;
   result.detail = problem;
   // A warning is shown to the client (kubectl prints it). Kubernetes asks admission webhooks to
-  // keep each within 120 characters, so: what happened, the start of why (the whole reason is in
-  // the log line), and what it costs: 34 + at most 42 + 44 characters.
+  // keep each within 120 characters, so: what happened, why (cut when longer; the whole reason is
+  // in the log line), and what it costs: 34 + at most kMaxWarningReason + 44 characters. The
+  // reasons the webhook itself gives (a lookup bound, fetch.hpp) fit whole.
   review["response"]["warnings"] =
-      json::array({"restarter webhook: not annotated (" + core::truncateUtf8(problem, 42) +
+      json::array({"restarter webhook: not annotated (" +
+                   core::truncateUtf8(reason.empty() ? problem : reason, kMaxWarningReason) +
                    "); the controller will, restarting pods once"});
   return answer(std::move(result), review);
+}
+
+// Why a reference's state is unknown, when that is why `problem` (desiredAnnotations' error) is:
+// the state's own problem, without the reference that the error names first, so the warning
+// shows the reason rather than the start of the reference's name. Empty otherwise.
+std::string unknownReason(const ReferenceStates& states, const std::string& problem) {
+  for (const auto& [ref, state] : states) {
+    if (state.presence == core::Presence::Unknown && !state.problem.empty() &&
+        problem.find(state.problem) != std::string::npos) {
+      return state.problem;
+    }
+  }
+  return {};
 }
 
 // The write would make the pod template's or the workload's own metadata annotations longer than
@@ -223,7 +240,10 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   desiredOptions.rollOnOptIn = options.rollOnOptIn;
   desiredOptions.selection = options.selection;
   auto desired = core::desiredAnnotations(*object, lookup, desiredOptions);
-  if (!desired) return failed(std::move(result), out, desired.error().describe());
+  if (!desired) {
+    const std::string problem = desired.error().describe();
+    return failed(std::move(result), out, problem, unknownReason(states, problem));
+  }
   auto plan = core::planWrite(*object, *desired);
   if (!plan) return failed(std::move(result), out, plan.error().describe());
   // A content record under an old key is the controller's to rewrite (it holds the key's

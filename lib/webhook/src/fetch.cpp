@@ -6,7 +6,9 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 
@@ -126,11 +128,55 @@ ReferenceStates allUnknown(const std::vector<core::Reference>& refs, const std::
 LookupBudget::LookupBudget(LookupLimits limits, Now now)
     : limits_(limits),
       reserve_(limits.burst / 10),
+      shareRate_(limits.perSecond * limits.share),
+      shareReserve_(limits.burst * limits.share / 10),
+      shareBurst_(std::min(limits.burst, std::max(limits.burst * limits.share,
+                                                  static_cast<double>(limits.maxPerReview) + shareReserve_))),
       now_(std::move(now)),
       tokens_(limits.burst),
       last_(now_()) {}
 
-LookupBudget::Decision LookupBudget::admit(std::size_t lookups) {
+std::size_t LookupBudget::shares() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shares_.size();
+}
+
+LookupBudget::Share& LookupBudget::shareOf(std::string_view namespace_,
+                                           std::chrono::steady_clock::time_point now) {
+  const std::string key(namespace_);
+  auto it = shares_.find(key);
+  if (it != shares_.end()) {
+    Share& share = it->second;
+    recent_.splice(recent_.begin(), recent_, share.recent);
+    if (now > share.last) {
+      const double elapsed = std::chrono::duration<double>(now - share.last).count();
+      share.tokens = std::min(shareBurst_, share.tokens + elapsed * shareRate_);
+      share.last = now;
+    }
+    return share;
+  }
+  // A namespace not seen (or forgotten) starts full: forgetting the least recent one loses only
+  // what it had spent.
+  while (!recent_.empty() && shares_.size() >= std::max<std::size_t>(limits_.maxShares, 1)) {
+    shares_.erase(recent_.back());
+    recent_.pop_back();
+  }
+  // Either both hold the namespace or neither (an allocation that fails leaves them as they were).
+  const auto [inserted, _] = shares_.try_emplace(key);
+  try {
+    recent_.push_front(key);
+  } catch (...) {
+    shares_.erase(inserted);
+    throw;
+  }
+  Share& share = inserted->second;
+  share.tokens = shareBurst_;
+  share.last = now;
+  share.recent = recent_.begin();
+  return share;
+}
+
+LookupBudget::Decision LookupBudget::admit(std::string_view namespace_, std::size_t lookups) {
   if (lookups > limits_.maxPerReview) return Decision::TooMany;
   const double wanted = static_cast<double>(lookups);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -140,9 +186,20 @@ LookupBudget::Decision LookupBudget::admit(std::size_t lookups) {
     tokens_ = std::min(limits_.burst, tokens_ + elapsed * limits_.perSecond);
     last_ = now;
   }
+  Share* share = nullptr;
+  if (limits_.share < 1.0) {
+    try {
+      share = &shareOf(namespace_, now);
+    } catch (const std::bad_alloc&) {
+      return Decision::ShareSpent;  // no memory to remember the namespace: nothing looked up
+    }
+  }
+  if (share != nullptr && share->tokens - wanted < (wanted > shareReserve_ ? shareReserve_ : 0.0))
+    return Decision::ShareSpent;
   const double floor = wanted > reserve_ ? reserve_ : 0.0;
   if (tokens_ - wanted < floor) return Decision::RateLimited;
   tokens_ -= wanted;
+  if (share != nullptr) share->tokens -= wanted;
   return Decision::Admitted;
 }
 
@@ -227,18 +284,19 @@ ReferenceFetcher makeFetcher(ObjectGetter get, LookupPool& pool, std::chrono::mi
   }
   return [get = std::move(get), &pool, timeout, budget, metrics](const std::string& ns,
                                                                  const std::vector<core::Reference>& refs) {
-    const auto decision = budget == nullptr ? LookupBudget::Decision::Admitted : budget->admit(refs.size());
-    if (decision == LookupBudget::Decision::TooMany) {
-      if (metrics != nullptr) metrics->lookupRefusals.with({"per-review-cap"}).inc();
-      return allUnknown(refs, std::to_string(refs.size()) + " references, more than --max-lookups-per-review=" +
-                                  std::to_string(budget->limits().maxPerReview) +
-                                  ": not looked up, left to the controller");
-    }
-    if (decision == LookupBudget::Decision::RateLimited) {
-      if (metrics != nullptr) metrics->lookupRefusals.with({"rate-limit"}).inc();
-      return allUnknown(refs, std::to_string(refs.size()) +
-                                  " lookups do not fit in --max-lookups-per-second now: not looked up, left to "
-                                  "the controller");
+    const auto decision = budget == nullptr ? LookupBudget::Decision::Admitted : budget->admit(ns, refs.size());
+    // Each refusal's reason is short enough for the warning to show it whole (admission.cpp).
+    switch (decision) {
+      case LookupBudget::Decision::Admitted: break;
+      case LookupBudget::Decision::TooMany:
+        if (metrics != nullptr) metrics->lookupRefusals.with({"per-review-cap"}).inc();
+        return allUnknown(refs, std::string(kLookupRefusedTooMany));
+      case LookupBudget::Decision::RateLimited:
+        if (metrics != nullptr) metrics->lookupRefusals.with({"rate-limit"}).inc();
+        return allUnknown(refs, std::string(kLookupRefusedRate));
+      case LookupBudget::Decision::ShareSpent:
+        if (metrics != nullptr) metrics->lookupRefusals.with({"namespace-share"}).inc();
+        return allUnknown(refs, std::string(kLookupRefusedShare));
     }
     return fetchReferences(get, pool, ns, refs, timeout);
   };

@@ -13,7 +13,7 @@ Metrics::Metrics(obs::Registry& registry)
                                "Reference lookups (API GETs of ConfigMaps and Secrets) made.")),
       lookupRefusals(registry.counter("restarter_webhook_lookup_refusals_total",
                                       "AdmissionReviews answered without lookups, so without a patch, by the "
-                                      "bound that refused them (per-review-cap, rate-limit).",
+                                      "bound that refused them (per-review-cap, rate-limit, namespace-share).",
                                       {"reason"})),
       clientCertificatesRefused(registry.counter(
           "restarter_webhook_client_certificates_refused_total",

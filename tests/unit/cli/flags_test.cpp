@@ -67,6 +67,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"max-lookups-per-review", "the most lookups one AdmissionReview may cause"},
     {"max-lookups-per-second", "global limit on the webhook's lookups per second"},
     {"lookup-burst", "lookups allowed at once before the rate applies"},
+    {"lookup-share", "the share of the lookup rate and burst one namespace's reviews may take"},
     {"client-ca-file", "the CA a webhook caller's client certificate must chain to"},
     {"client-allowed-names", "the client certificate names a webhook caller may have"},
     {"out-dir", "directory gen-certs writes to"},

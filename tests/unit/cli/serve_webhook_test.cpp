@@ -34,9 +34,11 @@ TEST_CASE("serve-webhook: defaults and flags parse", "[cli][serve-webhook]") {
       parse(parseServeWebhookFlags,
             {"--port", "9443", "--bind-address", "127.0.0.1", "--webhook-url", "https://127.0.0.1:9443/mutate",
              "--validity", "1h", "--ca-validity", "48h", "--lookup-timeout", "2s", "--metrics-bind-address",
-             "0", "--secret-namespace", "hooks"},
+             "0", "--secret-namespace", "hooks", "--lookup-share", "0.5"},
             options);
   REQUIRE_FALSE(p.exit);
+  CHECK(options.lookupLimits.share == 0.5);
+  CHECK(ServeWebhookOptions{}.lookupLimits.share == 0.25);
   CHECK(options.address.port == 9443);
   CHECK(options.address.host == "127.0.0.1");
   CHECK(options.validity == std::chrono::hours(1));
@@ -132,6 +134,11 @@ TEST_CASE("serve-webhook: bad flags are usage errors", "[cli][serve-webhook]") {
         {"--threads", "0"},
         {"--log-level", "loud"},
         {"--lookup-timeout", "x"},
+        {"--lookup-share", "0"},
+        {"--lookup-share", "1.5"},
+        {"--lookup-share", "-0.1"},
+        {"--lookup-share", "nan"},
+        {"--lookup-share", "a quarter"},
         {"--manage-configuration", "--cert-dir", "certs"},
         {"--manage-configuration", "--timeout-seconds", "31"},
         {"--manage-configuration", "--exclude-namespace", "a", "--only-namespace", "b"},

@@ -11,6 +11,7 @@
 #include "restarter/core/base64.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/json_parse.hpp"
+#include "restarter/webhook/fetch.hpp"
 
 using namespace restarter;
 using namespace restarter::webhook;
@@ -193,6 +194,30 @@ TEST_CASE("admission: the failure warning stays within 120 characters whatever t
   CHECK(warning.rfind("restarter webhook: not annotated (", 0) == 0);
   CHECK(warning.find("); the controller will, restarting pods once") != std::string::npos);
   CHECK(result.detail.find(std::string(500, 'x')) != std::string::npos);  // the log line keeps it all
+}
+
+TEST_CASE("admission: a review refused by a lookup bound is warned with the whole reason", "[admission]") {
+  for (const std::string_view reason : {kLookupRefusedTooMany, kLookupRefusedRate, kLookupRefusedShare}) {
+    TableFetcher f;
+    f.table["app-config"] = core::ObjectState::unknown(std::string(reason));
+    f.table["app-secret"] = core::ObjectState::unknown(std::string(reason));
+    const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+    CHECK(result.outcome == Outcome::Failed);
+    const std::string warning = responseOf(result)["warnings"][0];
+    CHECK(warning == "restarter webhook: not annotated (" + std::string(reason) +
+                         "); the controller will, restarting pods once");
+    CHECK(warning.size() <= 120);
+  }
+}
+
+TEST_CASE("admission: the warning of an unknown reference gives its reason before the reference name",
+          "[admission]") {
+  auto f = bothPresent();
+  f.table["app-secret"] = core::ObjectState::unknown("no answer within 3000 ms");
+  const auto result = handleAdmissionReview(review(workload()).dump(), f.fetcher());
+  const std::string warning = responseOf(result)["warnings"][0];
+  CHECK(warning.find("(no answer within 3000 ms)") != std::string::npos);
+  CHECK(result.detail.find("app-secret") != std::string::npos);  // the log line names the reference
 }
 
 TEST_CASE("admission: requests that are not ours pass unchanged without a lookup", "[admission]") {

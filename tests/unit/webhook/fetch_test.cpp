@@ -244,30 +244,31 @@ TEST_CASE("fetch: invalid names and namespaces are never looked up", "[fetch]") 
 
 TEST_CASE("lookup budget: a review takes all its tokens or none and refills at the rate", "[fetch]") {
   auto now = std::chrono::steady_clock::time_point{} + 1h;
-  LookupBudget budget(LookupLimits{1000, 100, 2000}, [&now] { return now; });
+  // The shared bucket alone (share 1): every review of one namespace.
+  LookupBudget budget(LookupLimits{1000, 100, 2000, 1.0}, [&now] { return now; });
   using D = LookupBudget::Decision;
-  CHECK(budget.admit(1001) == D::TooMany);
-  CHECK(budget.admit(1000) == D::Admitted);  // 1000 left
+  CHECK(budget.admit("ns1", 1001) == D::TooMany);
+  CHECK(budget.admit("ns1", 1000) == D::Admitted);  // 1000 left
   // A large review may not take the reserve (a tenth of the burst).
-  CHECK(budget.admit(900) == D::RateLimited);
-  CHECK(budget.admit(800) == D::Admitted);  // 200 left: the reserve
-  CHECK(budget.admit(201) == D::RateLimited);
+  CHECK(budget.admit("ns1", 900) == D::RateLimited);
+  CHECK(budget.admit("ns1", 800) == D::Admitted);  // 200 left: the reserve
+  CHECK(budget.admit("ns1", 201) == D::RateLimited);
   // Small reviews (no more than the reserve) may use it.
-  for (int i = 0; i < 100; ++i) CHECK(budget.admit(2) == D::Admitted);
-  CHECK(budget.admit(1) == D::RateLimited);
+  for (int i = 0; i < 100; ++i) CHECK(budget.admit("ns1", 2) == D::Admitted);
+  CHECK(budget.admit("ns1", 1) == D::RateLimited);
   now += 10ms;  // one token
-  CHECK(budget.admit(2) == D::RateLimited);
-  CHECK(budget.admit(1) == D::Admitted);
+  CHECK(budget.admit("ns1", 2) == D::RateLimited);
+  CHECK(budget.admit("ns1", 1) == D::Admitted);
   // Refills at 100 per second up to the burst, never beyond.
   now += 1h;
-  CHECK(budget.admit(1000) == D::Admitted);
-  CHECK(budget.admit(800) == D::Admitted);
-  CHECK(budget.admit(1) == D::Admitted);
-  CHECK(budget.admit(200) == D::RateLimited);
+  CHECK(budget.admit("ns1", 1000) == D::Admitted);
+  CHECK(budget.admit("ns1", 800) == D::Admitted);
+  CHECK(budget.admit("ns1", 1) == D::Admitted);
+  CHECK(budget.admit("ns1", 200) == D::RateLimited);
   // A clock that goes back takes nothing and gives nothing.
   now -= 30min;
-  CHECK(budget.admit(199) == D::Admitted);
-  CHECK(budget.admit(1) == D::RateLimited);
+  CHECK(budget.admit("ns1", 199) == D::Admitted);
+  CHECK(budget.admit("ns1", 1) == D::RateLimited);
 }
 
 TEST_CASE("fetch: reviews the budget refuses are answered at once unknown and counted", "[fetch]") {
@@ -280,14 +281,14 @@ TEST_CASE("fetch: reviews the budget refuses are answered at once unknown and co
     return core::ObjectState::present("u", "1", false);
   };
   auto now = std::chrono::steady_clock::time_point{} + 1h;
-  LookupBudget budget(LookupLimits{10, 1, 20}, [&now] { return now; });
+  LookupBudget budget(LookupLimits{10, 1, 20, 1.0}, [&now] { return now; });
   const ReferenceFetcher fetch = makeFetcher(get, pool, 5s, &budget, &metrics);
 
   const auto tooMany = fetch("ns1", refs(10));  // 11 references
   CHECK(*asked == 0);
   for (const auto& [key, state] : tooMany) {
     CHECK(state.presence == core::Presence::Unknown);
-    CHECK_THAT(state.problem, Catch::Contains("--max-lookups-per-review=10"));
+    CHECK(state.problem == kLookupRefusedTooMany);
   }
   CHECK(metrics.lookupRefusals.with({"per-review-cap"}).value() == 1);
 
@@ -297,8 +298,7 @@ TEST_CASE("fetch: reviews the budget refuses are answered at once unknown and co
   // 10 tokens left, 2 of them the reserve: a review of 10 does not fit.
   const auto limited = fetch("ns1", refs(9));
   CHECK(limited.at({core::RefKind::ConfigMap, "cm-3"}).presence == core::Presence::Unknown);
-  CHECK_THAT(limited.at({core::RefKind::ConfigMap, "cm-3"}).problem,
-             Catch::Contains("--max-lookups-per-second"));
+  CHECK(limited.at({core::RefKind::ConfigMap, "cm-3"}).problem == kLookupRefusedRate);
   CHECK(metrics.lookupRefusals.with({"rate-limit"}).value() == 1);
   CHECK(*asked == 10);
   now += 2s;
@@ -346,4 +346,108 @@ TEST_CASE("apiGetter: the webhook's digests are h2 and during a rotation also un
   const core::ObjectState other = get(core::RefKind::ConfigMap, "ns", "guess");
   REQUIRE(other.contentDigest);
   CHECK(*other.contentDigest != *state.contentDigest);
+}
+
+namespace {
+
+// A flood of one-lookup reviews of namespace `attacker`, `perSecond` of them for `seconds`; then
+// how many of `count` one-lookup reviews of namespace `victim`, sent at once, the budget admits.
+int victimsAdmitted(LookupBudget& budget, std::chrono::steady_clock::time_point& now, int perSecond,
+                    int seconds, int count) {
+  const auto step = std::chrono::microseconds(1'000'000 / perSecond);
+  for (int i = 0; i < perSecond * seconds; ++i) {
+    now += step;
+    budget.admit("attacker", 1);
+  }
+  int admitted = 0;
+  for (int i = 0; i < count; ++i) {
+    if (budget.admit("victim", 1) == LookupBudget::Decision::Admitted) ++admitted;
+  }
+  return admitted;
+}
+
+}  // namespace
+
+TEST_CASE("lookup budget: small reviews of one namespace cannot drain the bucket for the others", "[fetch]") {
+  using D = LookupBudget::Decision;
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  // The defaults: 100 a second, a burst of 2,000, a quarter of each (the burst at least 1,000) per
+  // namespace. 200 one-lookup reviews a second for 60 s from one namespace: its share is spent
+  // after its 1,000 and it then gets 25 a second; every other namespace's review still fits.
+  LookupBudget shared(LookupLimits{}, [&now] { return now; });
+  CHECK(victimsAdmitted(shared, now, 200, 60, 20) == 20);
+  CHECK(shared.admit("attacker", 1) == D::ShareSpent);
+  // The same flood against the bucket alone (share 1) leaves nothing for anyone.
+  LookupBudget alone(LookupLimits{1000, 100, 2000, 1.0}, [&now] { return now; });
+  CHECK(victimsAdmitted(alone, now, 200, 60, 20) == 0);
+}
+
+TEST_CASE("lookup budget: a namespace's share holds one review of the per-review cap and refills at its rate",
+          "[fetch]") {
+  using D = LookupBudget::Decision;
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  // Shares: 25 a second, a burst of max(500, 1000 + the share's reserve of 50).
+  LookupBudget budget(LookupLimits{1000, 100, 2000, 0.25}, [&now] { return now; });
+  CHECK(budget.admit("a", 1000) == D::Admitted);
+  // The share's reserve is for small reviews, of the same namespace too.
+  CHECK(budget.admit("a", 51) == D::ShareSpent);
+  for (int i = 0; i < 50; ++i) CHECK(budget.admit("a", 1) == D::Admitted);
+  CHECK(budget.admit("a", 1) == D::ShareSpent);
+  CHECK(budget.admit("b", 750) == D::Admitted);  // the shared bucket: 200 left, its reserve
+  CHECK(budget.admit("c", 201) == D::RateLimited);
+  now += 40ms;  // one token of a's share (25 a second), four of the bucket
+  CHECK(budget.admit("a", 2) == D::ShareSpent);
+  CHECK(budget.admit("a", 1) == D::Admitted);
+  CHECK(budget.admit("a", 1) == D::ShareSpent);
+  // A refused review takes nothing from either.
+  CHECK(budget.admit("c", 200) == D::Admitted);
+  // Refilled, a share holds a review of the per-review cap again, never more than its burst.
+  now += 1h;
+  CHECK(budget.admit("a", 1000) == D::Admitted);
+  CHECK(budget.admit("a", 51) == D::ShareSpent);
+}
+
+TEST_CASE("lookup budget: the shares remembered are bounded and the least recent is forgotten", "[fetch]") {
+  using D = LookupBudget::Decision;
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  // Shares of 11 lookups (10 and a reserve of 1) that refill at 0.01 a second; two remembered.
+  LookupBudget budget(LookupLimits{10, 1, 1000, 0.01, 2}, [&now] { return now; });
+  CHECK(budget.admit("a", 10) == D::Admitted);
+  CHECK(budget.admit("a", 1) == D::Admitted);
+  CHECK(budget.admit("a", 1) == D::ShareSpent);
+  CHECK(budget.admit("b", 1) == D::Admitted);
+  CHECK(budget.admit("a", 1) == D::ShareSpent);  // a is now the most recent
+  CHECK(budget.admit("c", 1) == D::Admitted);    // b forgotten
+  CHECK(budget.shares() == 2);
+  CHECK(budget.admit("a", 1) == D::ShareSpent);  // a kept: spent
+  CHECK(budget.admit("d", 1) == D::Admitted);    // c forgotten
+  CHECK(budget.admit("e", 1) == D::Admitted);    // a forgotten
+  CHECK(budget.admit("a", 10) == D::Admitted);   // back with a full share
+  for (int i = 0; i < 100000; ++i) budget.admit("ns-" + std::to_string(i), 1);
+  CHECK(budget.shares() == 2);
+}
+
+TEST_CASE("fetch: a review over its namespace's share is answered at once unknown and counted", "[fetch]") {
+  LookupPool pool(2, 16);
+  obs::Registry registry;
+  Metrics metrics(registry);
+  auto asked = std::make_shared<std::atomic<int>>(0);
+  const ObjectGetter get = [asked](core::RefKind, const std::string&, const std::string&) {
+    ++*asked;
+    return core::ObjectState::present("u", "1", false);
+  };
+  auto now = std::chrono::steady_clock::time_point{} + 1h;
+  // Shares of 11: 10 and a reserve of 1.
+  LookupBudget budget(LookupLimits{10, 1, 100, 0.1}, [&now] { return now; });
+  const ReferenceFetcher fetch = makeFetcher(get, pool, 5s, &budget, &metrics);
+  CHECK(fetch("tenant", refs(9)).at({core::RefKind::Secret, "cm-0"}).presence == core::Presence::Present);
+  CHECK(fetch("tenant", refs(0)).begin()->second.presence == core::Presence::Present);
+  const auto spent = fetch("tenant", refs(0));
+  REQUIRE(spent.size() == 1);
+  CHECK(spent.begin()->second.presence == core::Presence::Unknown);
+  CHECK(spent.begin()->second.problem == kLookupRefusedShare);
+  CHECK(metrics.lookupRefusals.with({"namespace-share"}).value() == 1);
+  CHECK(*asked == 11);
+  CHECK(fetch("shop", refs(9)).at({core::RefKind::Secret, "cm-0"}).presence == core::Presence::Present);
+  CHECK(*asked == 21);
 }

@@ -36,6 +36,10 @@ inline constexpr std::string_view kMutatePath = "/mutate";
 // limited to core::kMaxJsonDepth.
 inline constexpr std::size_t kMaxAdmissionReviewBytes = std::size_t{8} << 20;
 
+// The longest reason a "not annotated" warning shows whole (a longer one is cut; the log line has
+// it whole): the warning stays within the 120 characters Kubernetes asks of admission warnings.
+inline constexpr std::size_t kMaxWarningReason = 42;
+
 // The states of the referenced objects of one namespace, keyed by (kind, name). Every reference
 // asked for must be answered (unknown when the lookup failed or ran out of time).
 using ReferenceStates = std::map<std::pair<core::RefKind, std::string>, core::ObjectState>;

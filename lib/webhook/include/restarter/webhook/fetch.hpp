@@ -16,17 +16,22 @@
 // Bounds for callers that are not authenticated (anyone who reaches the port can send a review
 // naming any object): a name no object can have (core::isValidObjectName) is absent without a
 // lookup, and an invalid namespace is looked up nowhere; a review with more references than
-// LookupLimits::maxPerReview, or one the LookupBudget (a token bucket shared by all reviews) has
-// no room for, is not looked up at all: its states are unknown at once, so it is answered without
-// a patch (the controller writes the annotations later) and counted.
+// LookupLimits::maxPerReview, or one the LookupBudget (a token bucket shared by all reviews, of
+// which one namespace's reviews may take only a share) has no room for, is not looked up at all:
+// its states are unknown at once, with a reason short enough for the warning to show whole
+// (kLookupRefused*), so it is answered without a patch (the controller writes the annotations
+// later) and counted.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "restarter/core/annotations.hpp"
@@ -73,7 +78,7 @@ class LookupPool {
   std::unique_ptr<Impl> impl_;
 };
 
-// serve-webhook --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
+// serve-webhook --max-lookups-per-review, --max-lookups-per-second, --lookup-burst, --lookup-share.
 struct LookupLimits {
   // A real workload references tens of objects, a generated one may reference a thousand; more is
   // left to the controller.
@@ -82,30 +87,70 @@ struct LookupLimits {
   // lets one review of maxPerReview through with the reserve (below) to spare.
   double perSecond = 100;
   double burst = 2000;
+  // The share of perSecond and of burst (but at least maxPerReview and the share's reserve) that
+  // the reviews of one namespace may take: a caller flooding the webhook with small reviews of one
+  // namespace (a tenant's server-side dry runs; a forged review's namespace) drains that
+  // namespace's share, and the other namespaces keep 1 - share of the rate. 1: no share, the
+  // bucket alone.
+  double share = 0.25;
+  // Namespaces whose share is remembered; beyond, the least recently seen is forgotten (it comes
+  // back with a full share, as a namespace never seen does).
+  std::size_t maxShares = 4096;
 };
 
-// The token bucket of lookups shared by every review. A review takes the tokens of all its lookups
-// at once or none. A tenth of the burst is kept for small reviews: a review of more lookups than
-// that may not take the bucket below it, so callers sending large reviews cannot starve the
-// apiserver's ordinary ones (a few references each) of lookups. Thread-safe: one mutex guards the
-// bucket; `now` is called under it.
+// The warning's reasons for a review not looked up (the unknown states' problem): each fits the
+// warning whole (kMaxWarningReason).
+inline constexpr std::string_view kLookupRefusedTooMany = "references over --max-lookups-per-review";
+inline constexpr std::string_view kLookupRefusedRate = "lookup rate limit of the webhook reached";
+inline constexpr std::string_view kLookupRefusedShare = "the namespace's share of lookups is spent";
+static_assert(kLookupRefusedTooMany.size() <= kMaxWarningReason &&
+              kLookupRefusedRate.size() <= kMaxWarningReason &&
+              kLookupRefusedShare.size() <= kMaxWarningReason);
+
+// The token bucket of lookups shared by every review, and one smaller bucket per namespace (its
+// share: LookupLimits::share of the rate, and of the burst but at least maxPerReview plus the
+// share's reserve). A review takes the tokens of all its lookups at once from both, or none. A
+// tenth of each bucket (of the share's share of the burst) is kept for small reviews: a review of
+// more lookups than that may not take the bucket below it, so callers sending large reviews
+// cannot starve the apiserver's ordinary ones (a few references each) of lookups, in the
+// namespace they name as elsewhere. The namespace is the review's: with client authentication (only the apiserver
+// connects) it is the one the request is made in, so a tenant's reviews drain only its
+// namespaces' shares; without, whoever sends a review chooses it, and a sender naming many
+// namespaces is held by the shared bucket alone (docs/architecture.md, "Fresh lookups").
+// Thread-safe: one mutex guards the buckets and the shares; `now` is called under it. Memory:
+// at most LookupLimits::maxShares shares.
 class LookupBudget {
  public:
   using Now = std::function<std::chrono::steady_clock::time_point()>;
   explicit LookupBudget(
       LookupLimits limits, Now now = [] { return std::chrono::steady_clock::now(); });
 
-  enum class Decision { Admitted, TooMany, RateLimited };
-  Decision admit(std::size_t lookups);
+  enum class Decision { Admitted, TooMany, RateLimited, ShareSpent };
+  // For `lookups` lookups of a review in namespace `namespace_`.
+  Decision admit(std::string_view namespace_, std::size_t lookups);
   const LookupLimits& limits() const { return limits_; }
+  // Namespaces whose share is remembered now (at most limits().maxShares).
+  std::size_t shares() const;
 
  private:
+  struct Share {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point last;
+    std::list<std::string>::iterator recent;  // its entry in recent_
+  };
+  Share& shareOf(std::string_view namespace_, std::chrono::steady_clock::time_point now);
+
   const LookupLimits limits_;
   const double reserve_;
+  const double shareRate_;
+  const double shareReserve_;
+  const double shareBurst_;
   const Now now_;
-  std::mutex mutex_;
-  double tokens_;                               // guarded by mutex_
-  std::chrono::steady_clock::time_point last_;  // guarded by mutex_
+  mutable std::mutex mutex_;
+  double tokens_;                                  // guarded by mutex_
+  std::chrono::steady_clock::time_point last_;     // guarded by mutex_
+  std::unordered_map<std::string, Share> shares_;  // guarded by mutex_; at most limits_.maxShares
+  std::list<std::string> recent_;                  // guarded by mutex_; shares_'s keys, most recent first
 };
 
 // Looks every reference up, the first on the calling thread and the others on `pool`, and waits

@@ -19,7 +19,8 @@ struct Metrics {
   // restarter_webhook_lookups_total: reference lookups (API GETs) made (fetch.hpp).
   obs::Family<obs::Counter>& lookups;
   // restarter_webhook_lookup_refusals_total{reason}: reviews answered without lookups (so without a
-  // patch) because of a bound on lookups: per-review-cap | rate-limit (fetch.hpp LookupLimits).
+  // patch) because of a bound on lookups: per-review-cap | rate-limit | namespace-share (fetch.hpp
+  // LookupLimits).
   obs::Family<obs::Counter>& lookupRefusals;
   // restarter_webhook_client_certificates_refused_total{reason}: handshakes refused for their
   // client certificate (server.hpp ClientAuth): untrusted | name.
