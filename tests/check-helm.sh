@@ -166,6 +166,20 @@ render -- --set networkPolicy.metricsNamespace=prometheus | to_json >"$work/metr
 check "networkPolicy.metricsNamespace: rule 0 of both policies selects that namespace alone" '
   [.[] | select(.kind == "NetworkPolicy") | .spec.ingress[0].from] ==
     [range(2) | [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "prometheus"}}}]]' <"$work/metrics-ns.json"
+check "networkPolicy defaults: the https port from anywhere, no rule for the health port (as manifests/base)" '
+  [.[] | select(.kind == "NetworkPolicy") | .spec.ingress[1:]] == [[], [{"ports": [{"port": "https", "protocol": "TCP"}]}]]' \
+  <"$work/metrics-ns.json"
+render -- --set-json 'networkPolicy.webhookSources=["10.0.0.10/32",{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"kube-system"}},"podSelector":{"matchLabels":{"app":"konnectivity-agent"}}}]' \
+  --set-json 'networkPolicy.healthSources=["192.168.0.0/16"]' | to_json >"$work/sources.json"
+# shellcheck disable=SC2016  # $np is jq's variable
+check "networkPolicy.webhookSources/healthSources: CIDRs become ipBlocks, peers stay whole; the health rule on both policies" '
+  [.[] | select(.kind == "NetworkPolicy")] as $np |
+  ($np | map(.metadata.name)) == ["restarter-controller", "restarter-webhook"] and
+  $np[0].spec.ingress[1:] == [{"ports": [{"port": "health", "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "192.168.0.0/16"}}]}] and
+  $np[1].spec.ingress[1:] == [
+    {"ports": [{"port": "https", "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "10.0.0.10/32"}},
+      {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}, "podSelector": {"matchLabels": {"app": "konnectivity-agent"}}}]},
+    {"ports": [{"port": "health", "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "192.168.0.0/16"}}]}]' <"$work/sources.json"
 render -- "${monitoring[@]}" --set serviceMonitor.enabled=false | to_json >"$work/nomonitor.json"
 check "serviceMonitor.enabled=false: none, even where the kind is served" \
   '[.[] | select(.kind == "ServiceMonitor")] | length == 0' <"$work/nomonitor.json"
