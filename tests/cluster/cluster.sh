@@ -15,8 +15,10 @@
 #   env              print the exports that `exec` applies (for use inside the namespace)
 #   exec -- CMD...   run CMD inside the namespace with KUBECONFIG and the tools on PATH; CMD's exit code
 #   load-image ARCHIVE...  import image archives (oci-archive, docker-archive) into the real node
+#   stop-network-policy  stop the real node's policy controller (kube-router) and remove its rules
 # RESTARTER_CLUSTER=<name> (default: default) selects the cluster (state dir, network namespace).
 # RESTARTER_CLUSTER_REAL_NODE=1 at build/up: also build/start the real node (containerd, kubelet).
+# RESTARTER_CLUSTER_NETWORK_POLICY=1 with it: also build/start its NetworkPolicy enforcement (kube-router).
 # More in tests/cluster/README.md.
 set -euo pipefail
 
@@ -27,6 +29,7 @@ source "$CLUSTER_DIR/lib/pki.sh"
 source "$CLUSTER_DIR/lib/run.sh"
 source "$CLUSTER_DIR/lib/images.sh"
 source "$CLUSTER_DIR/lib/node.sh"
+source "$CLUSTER_DIR/lib/netpol.sh"
 source "$CLUSTER_DIR/lib/registry.sh"
 
 # Print the usage block at the top of this file; exit with $1.
@@ -42,6 +45,7 @@ main() {
     build)
       build_all
       if want_real_node; then build_node; fi
+      if want_network_policy; then build_netpol; fi
       ;;
     build-tools)
       (($#)) || usage 2
@@ -55,6 +59,7 @@ main() {
     env) cmd_env ;;
     exec) cmd_exec "$@" ;;
     load-image) cmd_load_image "$@" ;;
+    stop-network-policy) lock_cluster; stop_netpol netns-stays ;;
     -h | --help | help) usage 0 ;;
     *) usage 2 ;;
   esac

@@ -208,6 +208,16 @@ build_fluxssa() {
   (cd "$mod" && go_env go build -trimpath -ldflags="-s -w" -o "$out/fluxssa" .)
 }
 
+# kube-router's one command; the node runs only its policy controller (lib/netpol.sh). Stamped as
+# its Makefile does, so that `kube-router --version` is truthful.
+build_kuberouter() {
+  local mod=$1 out=$2 pkg=github.com/cloudnativelabs/kube-router/v2
+  render_module kuberouter "$mod"
+  (cd "$mod" && go_env go build -trimpath \
+    -ldflags="-s -w -X $pkg/pkg/version.Version=$KUBEROUTER_VERSION -X $pkg/pkg/version.BuildDate=module" \
+    -o "$out/" "$pkg/cmd/kube-router")
+}
+
 # Build one tool into $CACHE_ROOT/tools/<tool>-<version>-<key> unless already complete.
 # The work happens in a temporary sibling that is renamed into place, so an interrupted build
 # leaves nothing that looks complete.

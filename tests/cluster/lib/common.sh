@@ -14,7 +14,7 @@ as_root() {
 source "$CLUSTER_DIR/versions.env"
 
 # The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa, kubenode, containerd,
-# cosign, registry)
+# cosign, registry, kuberouter)
 # with the pinned versions filled in.
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
@@ -22,6 +22,7 @@ rendered_module() {
       -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
       -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" -e "s/@CONTAINERD_VERSION@/$CONTAINERD_VERSION/g" \
       -e "s/@COSIGN_VERSION@/$COSIGN_VERSION/g" -e "s/@REGISTRY_VERSION@/$REGISTRY_VERSION/g" \
+      -e "s/@KUBEROUTER_VERSION@/$KUBEROUTER_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
 }
 
@@ -56,7 +57,7 @@ tool_sources() {
 }
 
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign registry; do
+for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign registry kuberouter; do
   TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n%s' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
     "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done

@@ -526,6 +526,7 @@ remove_node_cgroups() {
 # deletion; netns-stays (the node alone stops): it is removed here.
 #   stop_node netns-goes|netns-stays
 stop_node() {
+  stop_netpol "$1"     # the node's policy controller (lib/netpol.sh), if it ran
   [[ -e $NODE_DIR || -f $NODE_MARKER ]] || return 0
   # The kubelet first, so that it does not restart the containers killed next.
   stop_components "$NODE_STOP_GRACE_SECONDS" kube-proxy kubelet

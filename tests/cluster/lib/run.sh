@@ -415,6 +415,7 @@ lock_cluster() {
 cmd_up() {
   build_all >/dev/null
   want_real_node && build_node >/dev/null
+  want_network_policy && build_netpol >/dev/null
   lock_cluster
   if cluster_healthy; then
     # Asked for the real node on a cluster that runs without it (or whose node died): start it
@@ -423,6 +424,12 @@ cmd_up() {
       stop_node netns-stays
       trap on_node_up_exit EXIT
       start_node
+      trap - EXIT
+    fi
+    # Likewise the policy controller (lib/netpol.sh), asked for on a node that runs without it.
+    if want_network_policy && ! netpol_running; then
+      trap 'stop_netpol netns-stays' EXIT
+      start_netpol
       trap - EXIT
     fi
     log "cluster '$CLUSTER_NAME' is already up"
@@ -458,6 +465,7 @@ cmd_up() {
   wait_for "ServiceAccount default/default present" "kube-controller-manager" default_sa_exists
   wait_for "Nodes Ready" "kwok kube-controller-manager" nodes_ready
   want_real_node && start_node
+  want_network_policy && start_netpol
   UP_DONE=1
   trap - EXIT
   log "cluster '$CLUSTER_NAME' is up in $((SECONDS - start))s"
