@@ -4,7 +4,7 @@
 #   - every file of the work tree (tracked, or new and not ignored) named *.sh or whose first line is
 #     a sh or bash shebang (.ci/run has no extension), following the files they source (-x);
 #   - the inline scripts of the kuttl TestSteps (`script:` in kuttl/tests/*/*.yaml and
-#     kuttl/node-tests/*/*.yaml, kuttl/release-tests/*/*.yaml), which kuttl
+#     kuttl/node-tests/*/*.yaml, kuttl/netpol-tests/*/*.yaml, kuttl/release-tests/*/*.yaml), which kuttl
 #     runs with `sh -c`: checked as POSIX sh, reported as YAML-FILE (script N) at the YAML's own
 #     line numbers;
 #   - one rule of our own in the bash scripts: no `cmd | grep -q` (it fails at random under
@@ -30,7 +30,7 @@ done < <(git ls-files -z --cached --others --exclude-standard)
 # each script's lines at the YAML's line numbers.
 work=$(mktemp -d "${TMPDIR:-/tmp}/check-shell.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 - "$work" kuttl/tests/*/*.yaml kuttl/node-tests/*/*.yaml kuttl/release-tests/*/*.yaml <<'PY' || exit 2
+/usr/bin/python3 - "$work" kuttl/tests/*/*.yaml kuttl/node-tests/*/*.yaml kuttl/netpol-tests/*/*.yaml kuttl/release-tests/*/*.yaml <<'PY' || exit 2
 import os, sys
 try:
     import yaml

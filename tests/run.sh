@@ -27,7 +27,8 @@
 #      with the TSan build (any sanitizer report fails) and the Krew plugin test
 #      (krew/test-install.sh) inside its network namespace, loads the image into the real node
 #      and runs the suites of kuttl/kuttl-node.yaml (restarter installed with kubectl apply -k and
-#      helm install, in real containers), publishes the release into the node's registry (signed;
+#      helm install, in real containers) and of kuttl/kuttl-netpol.yaml (the same with kube-router
+#      enforcing NetworkPolicy on the node), publishes the release into the node's registry (signed;
 #      tests/release/stage.sh publish) and runs the suites of kuttl/kuttl-release.yaml (verify,
 #      upgrade from the previous release, kustomize by digest, Krew), and brings it down, also when
 #      a test fails; the Helm
@@ -180,7 +181,10 @@ start_cluster_in_background() {
   mkdir -p "$(dirname "$cluster_log")"
   # With the real node (containerd, runc, CNI, kubelet, kube-proxy; tainted, so only the suites
   # that ask for it put pods there) for the suites that run restarter's image.
-  RESTARTER_CLUSTER_REAL_NODE=1 tests/cluster/cluster.sh up >"$cluster_log" 2>&1 &
+  # Then kube-router's policy controller is built (cached; about 2 minutes on a new machine), for
+  # the netpol stage, which starts it.
+  { RESTARTER_CLUSTER_REAL_NODE=1 tests/cluster/cluster.sh up && tests/cluster/cluster.sh build-tools kuberouter >/dev/null; } \
+    >"$cluster_log" 2>&1 &
   cluster_pid=$!
   cluster_started=1
 }
@@ -328,13 +332,29 @@ load_image() {
   "$cluster" load-image "$image_archive"
 }
 
-# The suites that run restarter as users install it, in real containers on the real node; then the
-# install they share is removed (also when one failed).
+# The suites that run restarter as users install it, in real containers on the real node. The
+# install they share stays for the netpol stage, which removes it.
 node_suites() {
   need_cluster || return 1
+  kuttl_config_suites kuttl/kuttl-node.yaml
+}
+
+# The same install with NetworkPolicy enforced on the real node: kube-router's policy controller
+# started on the running node (tests/cluster/lib/netpol.sh; after the node suites, which must see
+# the node without it), the suites of kuttl/kuttl-netpol.yaml; then the install is removed (also
+# when one failed), and the controller stopped (its rules with it), so that the release's suites
+# see the node as before.
+netpol_suites() {
+  need_cluster || return 1
   local rc=0
-  kuttl_config_suites kuttl/kuttl-node.yaml || rc=1
+  if RESTARTER_CLUSTER_REAL_NODE=1 RESTARTER_CLUSTER_NETWORK_POLICY=1 "$cluster" up >/dev/null; then
+    kuttl_config_suites kuttl/kuttl-netpol.yaml || rc=1
+  else
+    echo "cannot start NetworkPolicy enforcement on the real node (kube-router)"
+    rc=1
+  fi
   "$cluster" exec -- kuttl/lib/node.sh uninstall || rc=1
+  "$cluster" stop-network-policy || rc=1
   return $rc
 }
 
@@ -415,6 +435,7 @@ if [ "$with_cluster" -eq 1 ]; then
   stage "Krew plugin install" krew_test
   stage "real node: the image loaded (cluster.sh load-image)" load_image
   stage "kuttl suites on the real node (restarter's image, kuttl/kuttl-node.yaml)" node_suites
+  stage "kuttl suites with NetworkPolicy enforced on the real node (kube-router, kuttl/kuttl-netpol.yaml)" netpol_suites
   stage "release: published to the real node's registry, signed (tests/release/stage.sh publish)" release_publish
   stage "kuttl suites of the release: verify, upgrade, kustomize, Krew (kuttl/kuttl-release.yaml)" release_suites
   stage "$fuzz_stage (background)" wait_for_fuzz
