@@ -518,6 +518,10 @@ class Connection final : public ConnectionBase {
 
   void writeResponse(Response response) {
     if (closed_) return release();
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      writing = true;  // evictable at the total cap, last (server.cpp)
+    }
     const bool closeAfter = response.close || !keepAlive_ || shared_->stopping.load();
     if (closeAfter && closeAfterWrite_ != CloseReason::Rejected) closeAfterWrite_ = CloseReason::Peer;
     out_.clear();
@@ -546,6 +550,10 @@ class Connection final : public ConnectionBase {
   }
 
   void onWritten(const beast::error_code& ec, bool closeAfter) {
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      writing = false;
+    }
     release();
     request_.body = std::string();
     out_ = std::string();

@@ -133,8 +133,8 @@ struct Server::Impl {
   }
 
   // The least-deserving open connection (under shared->mutex), or null when none may be evicted,
-  // and in `reason` why it goes. Never one being answered, but at the total cap, last, one whose
-  // request no worker has taken yet. In this order:
+  // and in `reason` why it goes. Never one whose handler runs; at the total cap, last, one whose
+  // request no worker has taken yet or whose answer is being written. In this order:
   //   1. the oldest never served that has had its newcomer grace (whatever it is doing);
   //   2. a served one receiving a request past receiveGrace (the longest receiving);
   //   3. at an address's own share (`onlySource`): its idle served one, the least recently active;
@@ -143,7 +143,8 @@ struct Server::Impl {
   //      the slots for every address), a newcomer within its grace first, then an idle served one
   //      (the least recently active), then a served one receiving within its grace (a client
   //      pipelining requests is never idle), then one whose request still waits in the worker
-  //      queue (no worker will run its handler).
+  //      queue (no worker will run its handler), then one whose answer is being written (a client
+  //      pipelining cheap requests is nearly always there). Never one whose handler runs.
   // A client that sends its request at once (the apiserver, the kubelet) is served within its
   // grace, so no flood of newcomers can evict it first, from however many addresses.
   ConnectionBase* pickVictimLocked(const std::string* onlySource, std::size_t newcomerHolds,
@@ -158,7 +159,7 @@ struct Server::Impl {
       if (onlySource != nullptr && candidate->source != *onlySource) continue;
       // Never one being answered, unless at the total cap its request still waits in the queue.
       const bool answering = candidate->activity == ConnectionBase::Activity::Answering;
-      if (answering && (onlySource != nullptr || !candidate->inQueue)) continue;
+      if (answering && (onlySource != nullptr || !(candidate->inQueue || candidate->writing))) continue;
       const bool idle = candidate->activity == ConnectionBase::Activity::Idle;
       std::tuple<int, long long, int, Clock::time_point> key;
       if (!answering && !candidate->served &&
@@ -173,7 +174,7 @@ struct Server::Impl {
         const auto it = shared->sources.find(candidate->source);
         const std::size_t held = it == shared->sources.end() ? 0 : it->second.connections;
         if (held <= newcomerHolds) continue;
-        const int kind = answering ? 3 : !candidate->served ? 0 : idle ? 1 : 2;
+        const int kind = answering ? (candidate->inQueue ? 3 : 4) : !candidate->served ? 0 : idle ? 1 : 2;
         key = {3, -static_cast<long long>(held), kind,
                candidate->served ? candidate->since : candidate->acceptedAt};
       }

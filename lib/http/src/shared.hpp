@@ -147,6 +147,7 @@ class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
   std::chrono::steady_clock::time_point since{};  // when `activity` began
   bool served = false;                            // it has had a request answered
   bool inQueue = false;  // its request waits in the worker pool's queue, no worker has taken it yet
+  bool writing = false;  // its answer is being written (the handler has returned)
   bool inIdle = false;
   std::list<ConnectionBase*>::iterator idleAt;
 

@@ -1417,3 +1417,30 @@ TEST_CASE("at the cap a request still waiting in the worker queue of the address
   CHECK(kept->body == "echo:2");
   CHECK(handled == 3);
 }
+
+TEST_CASE("at the cap a connection of the address holding most whose answer is being written gives way",
+          "[http]") {
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 2;
+  options.routes.push_back(
+      Route{"GET", "/big",
+            [](const Request&) {
+              return Response{200, "text/plain", std::string(16 * 1024 * 1024, 'b'), false, 0};
+            },
+            Dispatch::Inline, 1});
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // 127.0.0.2 asks for two answers far larger than the socket buffers and reads neither: both are
+  // being written.
+  Client a(*port, "127.0.0.2");
+  Client b(*port, "127.0.0.2");
+  REQUIRE(a.send(get("/big")));
+  REQUIRE(b.send(get("/big")));
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 2 && server.stats().requests == 2; }));
+  Client fresh(*port, "127.0.0.1");
+  auto reply = fresh.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(closed(server, CloseReason::EvictedOverShare) == 1);
+}

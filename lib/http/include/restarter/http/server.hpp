@@ -18,7 +18,7 @@
 //     body held one byte short), is closed (TooSlow) long before the absolute deadlines.
 //   - at most `maxConnections` are open, every one counted, and at most `maxConnectionsPerSource`
 //     of them from one client address. A newcomer beyond either evicts the least-deserving
-//     connection, never one being answered: first the oldest one never served (no request of it
+//     connection, never one whose handler runs: first the oldest one never served (no request of it
 //     answered yet, whatever it is doing: waiting for its first byte, in its TLS handshake,
 //     sending its first head or body) once it is `newcomerGrace` old; then a served one still
 //     receiving a later request `receiveGrace` after its first byte (EvictedSlow); then, at the
@@ -26,7 +26,10 @@
 //     total bound a connection of the address holding most, if that is more than the
 //     newcomer's address would hold (a fair share of the slots for every address;
 //     EvictedOverShare): a newcomer within its grace first, then an idle served one, then a busy
-//     served one (a client pipelining requests is never idle). At the address bound the victim
+//     served one (a client pipelining requests is never idle), then one whose request waits in
+//     the worker queue, then one whose answer is being written (so an address over its share
+//     may lose an answer under way: a pipelining client is nearly always there). At the address
+//     bound the victim
 //     comes from the newcomer's own address (a source replaces its own connections, never
 //     another's). Only when nothing can be evicted is a newcomer closed at once (RefusedAtCap,
 //     RefusedSourceShare). A client that sends a whole request at once (the apiserver, the

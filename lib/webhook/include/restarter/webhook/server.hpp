@@ -17,9 +17,10 @@
 // template annotations) and tops that up to its body plus
 // parseCostBound(body) before parsing, against the budget of bytes in flight: a review that does
 // not fit gets 503 (without Retry-After, so the apiserver fails open at once instead of retrying
-// until its timeout), so memory stays bounded whatever arrives. Fair admission (per-address shares
-// of the connections and the budget, a minimum receive rate, a reserve for prompt newcomers) is
-// http::Limits'. HTTP/1.1 only:
+// until its timeout), so memory stays bounded whatever arrives. Fair admission (a hard connection
+// cap, a first-request deadline, fair shares of the connections, the budget and the worker queue
+// whatever the number of addresses, a minimum receive rate) is http::Limits' (docs/architecture.md,
+// "Bounded servers"). HTTP/1.1 only:
 // Beast speaks no HTTP/2, and no ALPN protocol is selected, so the apiserver uses HTTP/1.1.
 
 #include <chrono>
