@@ -17,7 +17,7 @@
 #     would not have restarted the webhook;
 #   - the webhook's RSS (sampled every 0.5 s) stayed under the manifests' memory limit, its open
 #     connections never passed its cap, and within 30 s of the attack's end RSS was back within
-#     RSS_SETTLED_KIB of where it started.
+#     RSS_SETTLED_KIB of where it started (RSS printed, not asserted, under AddressSanitizer).
 # Each suite asserts the apiserver's fail-open count once after all its attacks. Every process it
 # starts is stopped on exit (and stops by itself once this script is gone).
 set -euo pipefail
@@ -137,16 +137,20 @@ jq -r '.groups[] | "\(.hold): in the \(.window.seconds) s window \(.window.mean_
 stop_tool "$sampler"
 read -r rss_max open_max < <(awk '$1 > r { r = $1 } $2 > o { o = $2 } END { print r + 0, o + 0 }' "$work/samples")
 echo "webhook RSS: $rss_start KiB at the start, $rss_max KiB at most; $open_max connections open at most"
-((rss_max < MEMORY_LIMIT_KIB)) || fail "RSS reached $rss_max KiB, the limit is $MEMORY_LIMIT_KIB KiB"
+# Under AddressSanitizer (libasan mapped into the process) RSS is printed, not asserted: shadow
+# memory and the allocator's quarantine make it meaningless (as kuttl webhook-hostile-bodies).
+sanitized=0
+if grep -q libasan "/proc/$pid/maps" 2>/dev/null; then sanitized=1; fi
+((sanitized == 1 || rss_max < MEMORY_LIMIT_KIB)) || fail "RSS reached $rss_max KiB, the limit is $MEMORY_LIMIT_KIB KiB"
 # (An evicted connection is closed on its own strand just after its successor is admitted: the
 # gauge may pass the cap by the closes under way, a few at most.)
 ((open_max <= MAX_CONNECTIONS + CLOSES_UNDER_WAY)) ||
   fail "$open_max connections were open at once, the cap is $MAX_CONNECTIONS"
 settle_deadline=$((SECONDS + 30))
-while (( $(rss_kib) > rss_start + RSS_SETTLED_KIB && SECONDS < settle_deadline )); do sleep 0.5; done
+while ((sanitized == 0 && $(rss_kib) > rss_start + RSS_SETTLED_KIB && SECONDS < settle_deadline)); do sleep 0.5; done
 rss_end=$(rss_kib)
 echo "webhook RSS after the attack: $rss_end KiB"
-((rss_end <= rss_start + RSS_SETTLED_KIB)) ||
+((sanitized == 1 || rss_end <= rss_start + RSS_SETTLED_KIB)) ||
   fail "RSS stayed at $rss_end KiB after the attack, more than $RSS_SETTLED_KIB KiB above its start ($rss_start KiB)"
 
 # Every StatefulSet annotated at creation.
