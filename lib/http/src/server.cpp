@@ -86,6 +86,12 @@ namespace {
 // After a failed accept (e.g. no file descriptor left) wait this long before the next, rather
 // than spinning on the error.
 constexpr std::chrono::milliseconds kAcceptBackoff{50};
+// How many connections one accept completion takes from the listen queue at most (the first by
+// the asynchronous accept, the rest without waiting). One per completion would admit one
+// connection per round of the I/O loop: with 64 connections pipelining requests that is one
+// admission per 64 handlers run, and a probe queued behind a few hundred attacking connects would
+// wait seconds before it is even accepted (docs/architecture.md "Bounded servers").
+constexpr std::size_t kAcceptBatch = 64;
 // How often the server looks whether a flood has passed, and the least peak of connections (or of
 // in-flight bytes) that counts as one: below it there is too little to give back to bother.
 constexpr std::chrono::seconds kTrimCheckInterval{5};
@@ -194,6 +200,8 @@ struct Server::Impl {
     return best;
   }
 
+  // On the acceptor's strand: admits the accepted connection and then, without waiting, up to
+  // kAcceptBatch - 1 more already in the listen queue, and accepts again.
   void onAccept(const boost::system::error_code& ec, tcp::socket socket) {
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
@@ -201,13 +209,34 @@ struct Server::Impl {
     }
     if (ec) {
       if (ec == asio::error::operation_aborted) return;
-      // Out of descriptors or memory: back off instead of spinning on the error.
-      backoff->expires_after(kAcceptBackoff);
-      backoff->async_wait([this](const boost::system::error_code& error) {
-        if (!error) accept();
-      });
+      backOffThenAccept();
       return;
     }
+    admit(std::move(socket));
+    for (std::size_t taken = 1; taken < kAcceptBatch; ++taken) {
+      tcp::socket next(asio::make_strand(io));
+      boost::system::error_code error;
+      acceptor->accept(next, error);
+      if (error == asio::error::would_block || error == asio::error::try_again) break;
+      if (error) {
+        backOffThenAccept();
+        return;
+      }
+      admit(std::move(next));
+    }
+    accept();
+  }
+
+  // Out of descriptors or memory: back off instead of spinning on the error.
+  void backOffThenAccept() {
+    backoff->expires_after(kAcceptBackoff);
+    backoff->async_wait([this](const boost::system::error_code& error) {
+      if (!error) accept();
+    });
+  }
+
+  // Admits one accepted connection under the caps (evicting or refusing, see pickVictimLocked).
+  void admit(tcp::socket socket) {
     boost::system::error_code ignored;
     // No Nagle: an answer is one write; with Nagle and the peer's delayed ACK a TLS record split
     // over two segments could wait ~40 ms.
@@ -218,7 +247,6 @@ struct Server::Impl {
       connection = detail::makeConnection(shared, std::move(socket));
     } catch (...) {
       socket.close(ignored);  // no memory, or no SSL object: this connection cannot be served
-      accept();
       return;
     }
     connection->source = source;
@@ -260,7 +288,6 @@ struct Server::Impl {
       shared->countClose(*refused);
       connection.reset();  // closes the socket; it never counted as open
     }
-    accept();
   }
 
   // Every kTrimCheckInterval: once the open connections (or the in-flight bytes) have fallen to
@@ -330,6 +357,8 @@ struct Server::Impl {
     acceptor->bind(endpoint, ec);
     if (ec) return cannotListen(ec.message());
     acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return cannotListen(ec.message());
+    acceptor->non_blocking(true, ec);  // onAccept's batch takes what is queued, never waits
     if (ec) return cannotListen(ec.message());
     const int port = acceptor->local_endpoint(ec).port();
     if (ec) return cannotListen(ec.message());

@@ -1444,3 +1444,46 @@ TEST_CASE("at the cap a connection of the address holding most whose answer is b
   CHECK(reply->status == 200);
   CHECK(closed(server, CloseReason::EvictedOverShare) == 1);
 }
+
+TEST_CASE("connections waiting in the listen queue are admitted together before any of them is read",
+          "[http]") {
+  // One I/O thread held by a handler while 20 clients connect and send a request: once it is free,
+  // every waiting connection is admitted before the first of their requests is handled. Admitting
+  // one per round of the I/O loop instead would leave a probe behind a flood of connects for
+  // seconds before it is even accepted.
+  Gate gate;
+  Server* self = nullptr;
+  ServerOptions options = plainOptions({hello()});
+  options.routes.push_back(Route{"GET", "/block",
+                                 [&gate](const Request&) {
+                                   gate.pass();
+                                   return Response{200, "text/plain", "done", false, 0};
+                                 },
+                                 Dispatch::Inline, 1});
+  options.routes.push_back(
+      Route{"GET", "/open",
+            [&self](const Request&) {
+              return Response{200, "text/plain", std::to_string(self->stats().openConnections), false, 0};
+            },
+            Dispatch::Inline, 1});
+  Server server(options);
+  self = &server;
+  auto port = server.start();
+  REQUIRE(port.ok());
+  Client blocker(*port);
+  REQUIRE(blocker.send(get("/block")));
+  REQUIRE(gate.waiting(1));
+  std::vector<std::unique_ptr<Client>> waiting;
+  for (int i = 0; i < 20; ++i) {
+    waiting.push_back(std::make_unique<Client>(*port, "127.0.0.3"));
+    REQUIRE(waiting.back()->connected());
+    REQUIRE(waiting.back()->send(get("/open")));
+  }
+  gate.open();
+  for (auto& client : waiting) {
+    auto reply = client->read();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->body == "21");
+  }
+}
