@@ -135,7 +135,7 @@ void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
   addContentAwareFlag(table, out.contentAware,
                       "read the content of these referenced kinds, as serve-controller "
                       "--content-aware does, to tell a metadata-only change (no restart) from a "
-                      "real one: configmaps, all (also Secrets) or off");
+                      "real one: all (ConfigMaps and Secrets), configmaps or off");
   table
       .duration({"ondelete-ready-timeout",
                  "judge an OnDelete roll paused when a replacement pod is not Ready this long (give "

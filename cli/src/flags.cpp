@@ -79,7 +79,7 @@ void addLogFlags(FlagTable& table, obs::LogFormat& format, obs::LogLevel& level)
 }
 
 void addContentAwareFlag(FlagTable& table, core::ContentAwareness& target, std::string help) {
-  table.parsed<core::ContentAwareness>({"content-aware", std::move(help), "configmaps|all|off"}, target,
+  table.parsed<core::ContentAwareness>({"content-aware", std::move(help), "all|configmaps|off"}, target,
                                        core::parseContentAwareness, core::contentAwarenessName);
 }
 

@@ -65,8 +65,9 @@ FlagTable flagTable(ServeControllerOptions& out) {
   addContentAwareFlag(
       table, out.contentAware,
       "whose content is read so that a change of metadata alone (a label, an annotation, kubectl "
-      "apply's last-applied) restarts nothing: configmaps, all (also Secrets: their data then "
-      "reaches the controller, hashed and dropped as it arrives) or off (metadata only; every new "
+      "apply's last-applied, a Secret rewritten with the same data) restarts nothing: all (ConfigMaps "
+      "and Secrets: their data reaches the controller, hashed and dropped as it arrives), configmaps "
+      "(Secret data never reaches restarter; every new Secret resourceVersion restarts) or off (metadata only; every new "
       "resourceVersion restarts, as commons-operator)");
   addRollOnOptInFlag(table, out.rollOnOptIn);
   table

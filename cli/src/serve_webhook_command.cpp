@@ -109,8 +109,8 @@ FlagTable flagTable(ServeWebhookOptions& out) {
   addContentAwareFlag(
       table, out.contentAware,
       "whose content the lookups read, to write at admission the content record serve-controller "
-      "--content-aware keeps (set both alike): configmaps, all (also Secrets: their data reaches the "
-      "webhook, hashed and dropped at once) or off (metadata only)");
+      "--content-aware keeps (set both alike): all (ConfigMaps and Secrets: their data reaches the "
+      "webhook, hashed and dropped at once), configmaps or off (metadata only)");
   addRollOnOptInFlag(table, out.rollOnOptIn);
   table
       .integer({"threads",

@@ -125,7 +125,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
   announced_.forget(key, kTooLargeTopic);
-  if (plan->kind == core::WriteKind::RecordOnly || plan->kind == core::WriteKind::Rekey)
+  if (plan->kind == core::WriteKind::RecordOnly || plan->kind == core::WriteKind::ContentRecord)
     return applyRecords(workload, key, *desired, plan->kind, stop);
 
   if (context_.dryRun) {
@@ -257,7 +257,10 @@ core::Status WorkloadReconciler::recordEvent(const json& workload, const std::st
 core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, const std::string& key,
                                                       const core::DesiredAnnotations& desired,
                                                       core::WriteKind write, std::stop_token stop) {
-  const bool rekey = write == core::WriteKind::Rekey;
+  const bool rekey = write == core::WriteKind::ContentRecord;
+  // "rewritten keyed" (a key rotation, h1 entries) or "completed" (entries missing).
+  const char* rewritten =
+      desired.recordRewrite == core::RecordRewrite::Complete ? "completed" : "rewritten keyed";
   const std::string ns = core::metadataString(workload, "namespace");
   std::string why;
   for (const core::ReferenceStatus& status : desired.references) {
@@ -271,7 +274,7 @@ core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, cons
     if (!announced_.once(key, kDryRunTopic, rekey ? "rekey " + desired.contentDigests : "baseline " + recorded))
       return Action::awaitChange();
     if (rekey) {
-      context_.logger.info("content record would be rewritten keyed (dry run, nothing written)",
+      context_.logger.info(std::string("content record would be ") + rewritten + " (dry run, nothing written)",
                            {{"kind", kind_.name}, {"workload", key}});
     } else {
       context_.logger.info("baseline would be recorded (dry run, nothing written)",
@@ -306,7 +309,7 @@ core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, cons
   }
   if (rekey) {
     context_.logger.info(
-        "content record rewritten keyed, no restart",
+        std::string("content record ") + rewritten + ", no restart",
         {{"kind", kind_.name}, {"workload", key}, {"namespace", ns}, {"keyId", context_.digestKeyId}});
     return Action::awaitChange();
   }
@@ -360,13 +363,13 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
   const bool rollout = plan.kind == core::WriteKind::Template;
   const std::string described =
       rollout ? describeChanges(plan.changes)
-      : plan.kind == core::WriteKind::Rekey
-          ? "the content record rewritten keyed"
+      : plan.kind == core::WriteKind::ContentRecord
+          ? "the content record rewritten alone"
           : "baseline " + (plan.records.front().value.empty() ? "none" : plan.records.front().value);
   const std::string note =
-      std::string(rollout                               ? "Not restarting pods: "
-                  : plan.kind == core::WriteKind::Rekey ? "Not rewriting the content record: "
-                                                        : "Not recording the baseline: ") +
+      std::string(rollout                                       ? "Not restarting pods: "
+                  : plan.kind == core::WriteKind::ContentRecord ? "Not rewriting the content record: "
+                                                                : "Not recording the baseline: ") +
       plan.refusal() + "; not applied: " + described;
   // The state warned about: the same note for the same workload is the same refusal.
   const std::string state = core::metadataString(workload, "uid") + "\n" + note;

@@ -1,5 +1,6 @@
 #include "restarter/core/annotations.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -403,7 +404,14 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   for (const ReferenceStatus& status : out.references) {
     if (status.state.contentDigest && !status.state.digestKeyId.empty()) keyId = status.state.digestKeyId;
   }
-  out.rekeyRecord = recordNeedsRekey(recorded, keyId);
+  if (recordNeedsRekey(recorded, keyId)) {
+    out.recordRewrite = RecordRewrite::Rekey;
+  } else if (std::any_of(records.begin(), records.end(), [&recorded](const auto& entry) {
+               const auto it = recorded.find(entry.first);
+               return it == recorded.end() || !(it->second == entry.second);
+             })) {
+    out.recordRewrite = RecordRewrite::Complete;
+  }
   out.baseline = formatBaseline(newBaseline);
   return out;
 }

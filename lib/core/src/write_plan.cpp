@@ -89,8 +89,8 @@ Result<WritePlan> planWrite(const json& workload, const DesiredAnnotations& desi
     plan.kind = WriteKind::RecordOnly;
     plan.records = {{std::string(kBaselineAnnotation), desired.baseline},
                     {std::string(kContentDigestsAnnotation), desired.contentDigests}};
-  } else if (desired.rekeyRecord) {
-    plan.kind = WriteKind::Rekey;
+  } else if (desired.recordRewrite != RecordRewrite::None) {
+    plan.kind = WriteKind::ContentRecord;
     plan.records = {{std::string(kContentDigestsAnnotation), desired.contentDigests}};
   }
   std::vector<MetadataAnnotation> written = plan.records;

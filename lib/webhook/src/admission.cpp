@@ -248,7 +248,7 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
   if (!plan) return failed(std::move(result), out, plan.error().describe());
   // A content record under an old key is the controller's to rewrite (it holds the key's
   // migration, docs/architecture.md "Keyed digests"); alone it is no reason to patch a request.
-  if (plan->kind == core::WriteKind::None || plan->kind == core::WriteKind::Rekey) {
+  if (plan->kind == core::WriteKind::None || plan->kind == core::WriteKind::ContentRecord) {
     result.outcome = Outcome::Unchanged;
     return answer(std::move(result), out);
   }

@@ -208,7 +208,7 @@ EOF
 
 # The audit policy: only lists and watches of ConfigMaps and Secrets, at RequestResponse, so a
 # test can read what a client was answered (a LIST's responseObject kind says whether it asked
-# for PartialObjectMetadataList; kuttl controller-content-default). Nothing else is audited. The
+# for PartialObjectMetadataList; kuttl controller-content-configmaps). Nothing else is audited. The
 # log is logs/audit.log, capped at 20 MB (one backup). RESTARTER_CLUSTER_AUDIT=off at `up` runs
 # the apiserver without it (benchmarks: every LIST page of ConfigMaps and Secrets is written out
 # whole, which a 210,000-object sync pays for); any other value but on is refused.

@@ -192,27 +192,35 @@ TEST_CASE("a content change applies the new version and records its digest", "[c
   CHECK(events[0]["note"].get<std::string>().find("cm-uid/1 -> cm-uid/3 (updated)") != std::string::npos);
 }
 
-TEST_CASE("a migrated workload is not written and its first metadata-only change rolls and records",
-          "[controller][content]") {
+TEST_CASE(
+    "a migrated workload gets its content record alone and its first metadata-only change restarts nothing",
+    "[controller][content]") {
   Fixture f;
-  // As commons-operator leaves it: the current version, no record.
+  // As commons-operator leaves it (or a release that did not read this kind's content): the
+  // current version, no record.
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}}));
   f.configMaps.replace({cachedConfigMap("1", "v1")}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.harness.api->requests().empty());
+  // One metadata-only write: the record of the version the template holds, the template untouched.
+  CHECK(f.workloadWrites() == 1);
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/1"}});
+  CHECK(f.stored()["metadata"]["generation"] == 1);
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/1/" + digestOf("v1"));
+  CHECK(f.harness.logs.str().find("content record completed, no restart") != std::string::npos);
+  CHECK(f.harness.api->events().empty());
 
-  // Nothing recorded yet: a new version rolls, as commons-operator, and the write records it.
+  // A new version with the same content: no restart, no write.
   f.configMaps.replace({cachedConfigMap("2", "v1", {{"team", "x"}})}, "21");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.workloadWrites() == 1);
-  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/2"}});
-  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/2/" + digestOf("v1"));
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/1"}});
 
-  // Before the cache shows that write: a further metadata-only change is judged against what we
-  // wrote (template and record) and writes nothing.
-  f.configMaps.replace({cachedConfigMap("3", "v1", {{"team", "y"}})}, "22");
+  // Its content changes: one rollout.
+  f.configMaps.replace({cachedConfigMap("3", "v2")}, "22");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  CHECK(f.workloadWrites() == 1);
+  CHECK(f.workloadWrites() == 2);
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/3"}});
+  CHECK(f.storedRecord() == "configmap/app-config=cm-uid/3/" + digestOf("v2"));
 }
 
 TEST_CASE("a re-created object rolls even with the same content", "[controller][content]") {

@@ -52,7 +52,7 @@ std::string joinProblems(const std::vector<std::string>& problems);
 // Adds --log-format and --log-level (the serve commands'), bound to `format` and `level`.
 void addLogFlags(FlagTable& table, obs::LogFormat& format, obs::LogLevel& level);
 
-// Adds --content-aware (core::ContentAwareness: configmaps, all or off) bound to `target`, with
+// Adds --content-aware (core::ContentAwareness: all, configmaps or off) bound to `target`, with
 // the subcommand's own `help` (what it reads the content for).
 void addContentAwareFlag(FlagTable& table, core::ContentAwareness& target, std::string help);
 

@@ -27,7 +27,7 @@ struct ServeControllerOptions {
   std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
   std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
   bool dryRun = false;
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
+  core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
   core::SelectionOptions selection{};   // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;             // --roll-on-opt-in
   std::optional<bool> leaderElect;      // nullopt: on when running in a cluster

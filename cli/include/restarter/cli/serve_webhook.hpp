@@ -59,7 +59,7 @@ struct ServeWebhookOptions {
   std::chrono::seconds certCheckInterval{std::chrono::seconds(10)};
 
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;  // --content-aware
+  core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;            // --roll-on-opt-in
   DigestKeySecret digestKey;           // --digest-key-*

@@ -25,8 +25,8 @@
 //     references;
 //   - ConfigMaps and Secrets, metadata-only (docs/architecture.md, "Metadata only"), kept as compact
 //     cache::ObjectMeta entries (uid, resourceVersion, the ignore label): the bulk of the objects
-//     and so of the memory. The kinds ControllerOptions::contentAware reads (ConfigMaps by
-//     default) are listed and watched whole instead; each object's content is hashed as it
+//     and so of the memory. The kinds ControllerOptions::contentAware reads (ConfigMaps and
+//     Secrets by default) are listed and watched whole instead; each object's content is hashed as it
 //     arrives and dropped, and the entry keeps the 16-byte digest (docs/architecture.md,
 //     "Content-aware restarts");
 //   - Pods labeled restarter.stackable.tech/enabled=true, metadata-only.
@@ -71,7 +71,7 @@ struct ControllerOptions {
   milliseconds minRolloutInterval = kDefaultMinRolloutInterval;
   bool dryRun = false;
   // Whose content is read to tell a metadata-only change from a real one (core/content.hpp).
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  core::ContentAwareness contentAware = core::ContentAwareness::All;
   // Roll a workload at opt-in instead of recording its baseline (ReconcileContext::rollOnOptIn).
   bool rollOnOptIn = false;
   double writesPerSecond = 10.0;  // global write limit (token bucket)

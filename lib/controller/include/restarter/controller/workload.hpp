@@ -140,11 +140,12 @@ class WorkloadReconciler final : public Reconciler {
   core::Status recordEvent(const nlohmann::json& workload, const std::string& type, const std::string& reason,
                            const std::string& action, const std::string& note);
   // Steps 3b and 3c, one step: no template change, but the records change (`write` is
-  // core::WriteKind::RecordOnly or Rekey); one metadata-only apply, which restarts nothing.
+  // core::WriteKind::RecordOnly or ContentRecord); one metadata-only apply, which restarts nothing.
   //   RecordOnly (3b): the baseline record changes; a log line and a BaselineRecorded Event.
-  //   Rekey (3c): no baseline change, but the content record holds entries not keyed with the
-  //     controller's key (desired.rekeyRecord): the record as desired, all keyed
-  //     (docs/architecture.md, "Keyed digests"); a log line, no Event.
+  //   ContentRecord (3c): no baseline change, but the content record holds entries not keyed with
+  //     the controller's key, or lacks entries it can record now (desired.recordRewrite): the
+  //     record as desired, all keyed (docs/architecture.md, "Keyed digests", "Content-aware
+  //     restarts"); a log line, no Event.
   // Dry-run: the log line only, once per state.
   core::Result<Action> applyRecords(const nlohmann::json& workload, const std::string& key,
                                     const core::DesiredAnnotations& desired, core::WriteKind write,

@@ -125,6 +125,21 @@ struct DesiredOptions {
   SelectionOptions selection{};
 };
 
+// Why the content record is rewritten alone (DesiredAnnotations::recordRewrite).
+enum class RecordRewrite {
+  None,
+  // The record holds an entry that is unkeyed, h1, or keyed with another key than the one the
+  // lookups' digests are keyed with (ObjectState::digestKeyId; a rotated key) (docs/architecture.md,
+  // "Keyed digests").
+  Rekey,
+  // The record lacks the entry of a tracked reference whose content is known and whose template
+  // (or baseline) value stands, or holds another one: a workload written while its kind's content
+  // was not read (--content-aware=configmaps before Secrets were read by default, or off), or
+  // migrated from commons-operator. Recorded now, so that its next metadata-only change restarts
+  // nothing (docs/architecture.md, "Content-aware restarts").
+  Complete,
+};
+
 struct ReferenceStatus {
   Reference ref;
   std::string key;
@@ -154,10 +169,9 @@ struct DesiredAnnotations {
   std::string baseline;
   // The workload carried no restarter record: this computation opts it in.
   bool optingIn = false;
-  // The workload's record holds an entry that is unkeyed, h1, or keyed with another key than the
-  // one the lookups' digests are keyed with (ObjectState::digestKeyId; a rotated key): the controller
-  // writes contentDigests alone, a metadata-only write (docs/architecture.md, "Keyed digests").
-  bool rekeyRecord = false;
+  // Why the controller writes contentDigests alone, a metadata-only write that restarts nothing
+  // (None: it need not).
+  RecordRewrite recordRewrite = RecordRewrite::None;
 };
 
 // The workload's recorded content digests (metadata annotation kContentDigestsAnnotation), parsed;

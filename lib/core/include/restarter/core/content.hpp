@@ -48,9 +48,11 @@
 
 namespace restarter::core {
 
-// Which kinds' content is read (serve-controller and serve-webhook --content-aware): ConfigMaps by
-// default; Secrets only when asked (All), because reading them brings Secret data to the process;
-// Off reads nothing but metadata (every new resourceVersion rolls, as commons-operator).
+// Which kinds' content is read (serve-controller and serve-webhook --content-aware): both by
+// default (All: a Secret rewritten with the same data, as External Secrets Operator does at every
+// refresh, restarts nothing; the digests are keyed, so a record tells nothing of a Secret's data);
+// ConfigMaps only, for clusters that keep Secret data away from restarter; Off reads nothing but
+// metadata (every new resourceVersion rolls, as commons-operator).
 enum class ContentAwareness { Off, ConfigMaps, All };
 // "off", "configmaps", "all"; InvalidInput otherwise (the message lists the choices).
 Result<ContentAwareness> parseContentAwareness(std::string_view text);

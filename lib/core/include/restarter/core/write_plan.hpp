@@ -10,9 +10,10 @@
 //               controller, the last-rollout time;
 //   RecordOnly  no template change, but the baseline record changes (core/baseline.hpp): the
 //               baseline and the content record alone, which restarts nothing;
-//   Rekey       no template or baseline change, but the content record holds digests not keyed
-//               with the current key (DesiredAnnotations::rekeyRecord): the content record alone,
-//               rewritten keyed, which restarts nothing;
+//   ContentRecord  no template or baseline change, but the content record must be rewritten
+//               (DesiredAnnotations::recordRewrite: it holds digests not keyed with the current
+//               key, or lacks the entry of a reference whose content is read): the content record
+//               alone, which restarts nothing;
 //   None        nothing to write.
 // The apiserver limits the workload's `metadata.annotations` and its pod template's annotations
 // separately (annotation_size.hpp); a write that would cross either limit is refused whole, so
@@ -45,7 +46,7 @@ std::size_t metadataAnnotationsBytes(const nlohmann::json& workload);
 // (and the webhook's outcome for the same), which explain-restart and status report.
 inline constexpr std::string_view kAnnotationsTooLargeReason = "AnnotationsTooLarge";
 
-enum class WriteKind { None, RecordOnly, Rekey, Template };
+enum class WriteKind { None, RecordOnly, ContentRecord, Template };
 
 struct WriteOptions {
   // The controller stamps kLastRolloutAnnotation with every rollout; the webhook does not (a

@@ -88,17 +88,18 @@ nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 // record is rolled, not given a baseline). `digestKey`: the key of content digests
 // (readJudgementDigestKey), so contents are compared with the controller's keyed records; null:
 // compared unkeyed, which matches only records written before keys.
-core::Result<ExplainInput> readExplainInput(
-    kube::Client& client, core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
-    core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps,
-    const core::SelectionOptions& selection = {}, bool rollOnOptIn = false,
-    const core::DigestKey* digestKey = nullptr);
+core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
+                                            const std::string& namespace_, const std::string& name,
+                                            core::ContentAwareness contentAware = core::ContentAwareness::All,
+                                            const core::SelectionOptions& selection = {},
+                                            bool rollOnOptIn = false,
+                                            const core::DigestKey* digestKey = nullptr);
 
 // What explain-restart and status judge by, as serve-controller was started: --content-aware
 // (which referenced kinds' content tells a metadata-only change from a real one) and
 // --ondelete-ready-timeout (when an OnDelete roll counts as paused). One declaration for both.
 struct JudgementOptions {
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  core::ContentAwareness contentAware = core::ContentAwareness::All;
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
   std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;  // --ondelete-ready-timeout
   bool rollOnOptIn = false;                                        // --roll-on-opt-in

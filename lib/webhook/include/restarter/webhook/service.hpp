@@ -41,7 +41,7 @@ struct ServiceOptions {
   std::string clientCaPem{};
   std::vector<std::string> clientAllowedNames{};
   // The kinds whose content the lookups read (content-aware restarts; fetch.hpp apiGetter).
-  core::ContentAwareness contentAware = core::ContentAwareness::ConfigMaps;
+  core::ContentAwareness contentAware = core::ContentAwareness::All;
   // The Secret holding the key of content digests (kube/digest_key.hpp), which the webhook only
   // reads: at start and at every certificate check, so a re-created key is picked up
   // (docs/architecture.md, "Keyed digests").
