@@ -90,7 +90,9 @@ constexpr std::chrono::milliseconds kAcceptBackoff{50};
 // the asynchronous accept, the rest without waiting). One per completion would admit one
 // connection per round of the I/O loop: with 64 connections pipelining requests that is one
 // admission per 64 handlers run, and a probe queued behind a few hundred attacking connects would
-// wait seconds before it is even accepted (docs/architecture.md "Bounded servers").
+// wait seconds before it is even accepted (docs/architecture.md "Bounded servers"). A batch ends
+// early at an admission that evicts: the victim's close is posted to its strand, and it must run
+// before the next admission, or the sockets open would exceed the cap by the evictions pending.
 constexpr std::size_t kAcceptBatch = 64;
 // How often the server looks whether a flood has passed, and the least peak of connections (or of
 // in-flight bytes) that counts as one: below it there is too little to give back to bother.
@@ -201,7 +203,7 @@ struct Server::Impl {
   }
 
   // On the acceptor's strand: admits the accepted connection and then, without waiting, up to
-  // kAcceptBatch - 1 more already in the listen queue, and accepts again.
+  // kAcceptBatch - 1 more already in the listen queue (until one evicts), and accepts again.
   void onAccept(const boost::system::error_code& ec, tcp::socket socket) {
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
@@ -212,8 +214,8 @@ struct Server::Impl {
       backOffThenAccept();
       return;
     }
-    admit(std::move(socket));
-    for (std::size_t taken = 1; taken < kAcceptBatch; ++taken) {
+    bool evicted = admit(std::move(socket));
+    for (std::size_t taken = 1; taken < kAcceptBatch && !evicted; ++taken) {
       tcp::socket next(asio::make_strand(io));
       boost::system::error_code error;
       acceptor->accept(next, error);
@@ -222,7 +224,7 @@ struct Server::Impl {
         backOffThenAccept();
         return;
       }
-      admit(std::move(next));
+      evicted = admit(std::move(next));
     }
     accept();
   }
@@ -235,8 +237,9 @@ struct Server::Impl {
     });
   }
 
-  // Admits one accepted connection under the caps (evicting or refusing, see pickVictimLocked).
-  void admit(tcp::socket socket) {
+  // Admits one accepted connection under the caps (evicting or refusing, see pickVictimLocked);
+  // true when it evicted a connection (whose close is posted, not done).
+  bool admit(tcp::socket socket) {
     boost::system::error_code ignored;
     // No Nagle: an answer is one write; with Nagle and the peer's delayed ACK a TLS record split
     // over two segments could wait ~40 ms.
@@ -247,7 +250,7 @@ struct Server::Impl {
       connection = detail::makeConnection(shared, std::move(socket));
     } catch (...) {
       socket.close(ignored);  // no memory, or no SSL object: this connection cannot be served
-      return;
+      return false;
     }
     connection->source = source;
     connection->acceptedAt = std::chrono::steady_clock::now();
@@ -288,6 +291,7 @@ struct Server::Impl {
       shared->countClose(*refused);
       connection.reset();  // closes the socket; it never counted as open
     }
+    return victim != nullptr;
   }
 
   // Every kTrimCheckInterval: once the open connections (or the in-flight bytes) have fallen to

@@ -1487,3 +1487,71 @@ TEST_CASE("connections waiting in the listen queue are admitted together before 
     CHECK(reply->body == "21");
   }
 }
+
+namespace {
+
+// Counts the connections open as the observer sees them (opened, not yet closed) and their peak.
+class CountingObserver : public Observer {
+ public:
+  void connectionOpened() override {
+    const int now = ++open_;
+    int peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+  }
+  void connectionClosed(CloseReason reason) override {
+    if (reason != CloseReason::RefusedAtCap && reason != CloseReason::RefusedSourceShare) --open_;
+  }
+  void requestRejected(RejectReason) override {}
+  void inFlightBytesChanged(std::int64_t) override {}
+  int peak() const { return peak_.load(); }
+
+ private:
+  std::atomic<int> open_{0};
+  std::atomic<int> peak_{0};
+};
+
+}  // namespace
+
+TEST_CASE("admissions that evict wait for each eviction's close before the next", "[http]") {
+  // At the cap, each of two newcomers from 127.0.0.3 evicts an idle connection of 127.0.0.2 (the
+  // address holding most). An evicted connection's close is posted to its own strand and runs
+  // after its successor is admitted (the cap + 1th socket, for that moment); admitting the next
+  // newcomer before it ran would leave cap + 2 sockets open, and a batch of 64 cap + 64.
+  Gate gate;
+  CountingObserver observer;
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 6;
+  options.limits.newcomerGrace = 10s;  // the newcomers are admitted at once, unserved: never victims
+  options.observer = &observer;
+  options.routes.push_back(Route{"GET", "/block",
+                                 [&gate](const Request&) {
+                                   gate.pass();
+                                   return Response{200, "text/plain", "done", false, 0};
+                                 },
+                                 Dispatch::Inline, 1});
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  std::vector<std::unique_ptr<Client>> idle;
+  for (int i = 0; i < 5; ++i) {
+    idle.push_back(std::make_unique<Client>(*port, "127.0.0.2"));
+    REQUIRE(idle.back()->request(get("/hello")));
+  }
+  Client blocker(*port, "127.0.0.4");
+  REQUIRE(blocker.send(get("/block")));
+  REQUIRE(gate.waiting(1));
+  std::vector<std::unique_ptr<Client>> newcomers;
+  for (int i = 0; i < 2; ++i) {
+    newcomers.push_back(std::make_unique<Client>(*port, "127.0.0.3"));
+    REQUIRE(newcomers.back()->send(get("/hello")));
+  }
+  gate.open();
+  for (auto& client : newcomers) {
+    auto reply = client->read();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+  }
+  CHECK(closed(server, CloseReason::EvictedOverShare) == 2);
+  CHECK(observer.peak() <= 7);
+}
