@@ -14,7 +14,7 @@
 #                               are gone
 #   node.sh placement-values    Helm values placing both Deployments on the real node (YAML)
 #   node.sh placement-patch     the toleration and nodeSelector of a pod spec, as JSON
-#   node.sh pods NS SELECTOR    the pods of SELECTOR in NS, one name a line; fails unless every
+#   node.sh pods NS SELECTOR    the pods of SELECTOR in NS not being deleted, one name a line; fails unless every
 #                               one runs on the real node
 #   node.sh logged NS SELECTOR|pod/NAME TEXT   waits (bounded) until every pod of SELECTOR in NS
 #                               (or the one pod NAME) has logged TEXT (grep -F); fails with the
@@ -121,7 +121,9 @@ uninstall() {
 
 pods() {
   local ns=$1 selector=$2 out
-  out=$(kubectl -n "$ns" get pods -l "$selector" -o json)
+  # Pods being deleted (an old ReplicaSet's, just after a rollout) are going away: not listed, or
+  # a caller's `kubectl exec` into one would find it gone.
+  out=$(kubectl -n "$ns" get pods -l "$selector" -o json | jq '.items |= map(select(.metadata.deletionTimestamp == null))')
   jq -e '.items | length > 0' <<<"$out" >/dev/null || die "no pods $selector in $ns"
   local nodes elsewhere
   nodes=$(kubectl get nodes -l "$NODE_LABEL_KEY=$NODE_LABEL_VALUE" -o jsonpath='{.items[*].metadata.name}')
