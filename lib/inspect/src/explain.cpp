@@ -16,6 +16,7 @@
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_source.hpp"
 #include "restarter/core/write_plan.hpp"
 #include "restarter/kube/digest_key.hpp"
 
@@ -211,6 +212,38 @@ const char* managedByName(core::ManagedBy by) {
   return "none";
 }
 
+// The desired annotations of `workload` as serve-controller decides them for a running workload,
+// its references read fresh (metadata only but for the kinds whose content is read: hashed, then
+// dropped).
+core::Result<core::DesiredAnnotations> desiredFromCluster(kube::Client& client, const json& workload,
+                                                          const std::string& namespace_,
+                                                          core::ContentAwareness contentAware,
+                                                          const core::SelectionOptions& selection,
+                                                          bool rollOnOptIn, const core::DigestKey* digestKey) {
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = true;
+  desiredOptions.rollOnOptIn = rollOnOptIn;
+  desiredOptions.selection = selection;
+  return core::desiredAnnotations(
+      workload,
+      [&](core::RefKind refKind, const std::string& refName) {
+        const bool readContent = core::readsContent(contentAware, refKind);
+        kube::GetOptions options;
+        options.metadataOnly = !readContent;
+        const auto ref =
+            refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
+        auto object = client.get(ref, namespace_, refName, options);
+        if (!object) {
+          return object.error().kind == core::ErrorKind::NotFound
+                     ? core::ObjectState::absent()
+                     : core::ObjectState::unknown(object.error().describe());
+        }
+        auto state = core::objectStateFromObject(*object, refKind, readContent, digestKey);
+        return state ? *state : core::ObjectState::unknown(state.error().describe());
+      },
+      desiredOptions);
+}
+
 }  // namespace
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
@@ -276,31 +309,20 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     input.currentRevision = input.revisions.back().name;
   }
 
-  // Pending: the live template against the live objects, read fresh (metadata only but for the
-  // kinds whose content is read: hashed, then dropped).
-  // As serve-controller decides for a running workload.
-  core::DesiredOptions desiredOptions;
-  desiredOptions.podsRunning = true;
-  desiredOptions.rollOnOptIn = rollOnOptIn;
-  desiredOptions.selection = selection;
-  input.desired = core::desiredAnnotations(
-      input.workload,
-      [&](core::RefKind refKind, const std::string& refName) {
-        const bool readContent = core::readsContent(contentAware, refKind);
-        kube::GetOptions options;
-        options.metadataOnly = !readContent;
-        const auto ref =
-            refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
-        auto object = client.get(ref, namespace_, refName, options);
-        if (!object) {
-          return object.error().kind == core::ErrorKind::NotFound
-                     ? core::ObjectState::absent()
-                     : core::ObjectState::unknown(object.error().describe());
-        }
-        auto state = core::objectStateFromObject(*object, refKind, readContent, digestKey);
-        return state ? *state : core::ObjectState::unknown(state.error().describe());
-      },
-      desiredOptions);
+  // Pending: the live template against the live objects (desiredFromCluster). An Argo Rollout
+  // whose pod template is not its own has nothing pending here: say where to look instead.
+  if (const core::PodTemplateSource source = core::podTemplateSourceOf(input.workload, kind);
+      source.source != core::TemplateSource::Own) {
+    input.desired =
+        core::makeError(core::ErrorKind::InvalidInput,
+                        source.source == core::TemplateSource::WorkloadRef
+                            ? "the pod template is the workloadRef Deployment's (explain-restart deployment/" +
+                                  source.name + ")"
+                            : source.problem);
+  } else {
+    input.desired =
+        desiredFromCluster(client, input.workload, namespace_, contentAware, selection, rollOnOptIn, digestKey);
+  }
 
   // When the baseline was recorded and why: the newest BaselineRecorded Event, if any is kept
   // (Events expire; the baseline annotation itself stays). A failed list only leaves it out.
