@@ -79,6 +79,7 @@ compare() {  # compare NAME KUSTOMIZE-DIR [helm flags]
 }
 compare defaults manifests
 compare controller-only manifests/overlays/controller-only --set webhook.enabled=false
+compare argo-rollouts tests/helm/argo-rollouts --set argoRollouts.enabled=true
 
 # --- 3. the schema refuses wrong values -------------------------------------------------------
 refuse() {  # refuse EXPECTED-MESSAGE-PART helm-flags...: helm template fails naming it
@@ -212,9 +213,14 @@ check "all-values.yaml: the scheduling values and flags reach both Deployments" 
   dep("restarter-controller").spec.replicas == 3 and dep("restarter-webhook").spec.replicas == 3 and
   (spec("restarter-controller").containers[0].args | contains(["--debounce=250ms", "--min-rollout-interval=10m",
      "--max-writes-per-second=20", "--write-burst=100", "--dry-run", "--content-aware=all", "--log-level=debug",
-     "--ondelete-ready-timeout=20m"])) and
+     "--ondelete-ready-timeout=20m", "--argo-rollouts"])) and
   (spec("restarter-webhook").containers[0].args | contains(["--timeout-seconds=10", "--exclude-namespace=kube-system",
-     "--content-aware=all", "--threads=8"])) and
+     "--content-aware=all", "--threads=8", "--argo-rollouts"])) and
+  any(.[] | select(.kind == "ClusterRole" and .metadata.name == "restarter-controller") | .rules[];
+      .apiGroups == ["argoproj.io"] and .resources == ["rollouts"]) and
+  any(.[] | select(.kind == "ValidatingAdmissionPolicy" and .metadata.name == "restarter-controller-writes")
+      | .spec.matchConstraints.resourceRules[]; .apiGroups == ["argoproj.io"]) and
+  first(.[] | select(.kind == "ConfigMap" and .metadata.name == "restarter-webhook-configuration")).data.argoRollouts == "true" and
   spec("restarter-webhook").containers[0].resources.limits.memory == "256Mi" and
   first(.[] | select(.kind == "PodDisruptionBudget")).spec.minAvailable == 2 and
   all(.[] | select(.kind == "NetworkPolicy"); .spec.ingress[0].from[0].namespaceSelector == {"matchLabels": {"example.com/scrape": "true"}}) and

@@ -37,6 +37,7 @@ FlagTable flagTable(InstallMwcOptions& out) {
   addServiceNamespaceFlag(table, out.mwc.serviceNamespace, "webhook Service namespace");
   addMwcShapeFlags(table, out.mwc, "");
   addReloaderAnnotationsFlag(table, out.mwc.reloaderAnnotations);
+  addArgoRolloutsFlag(table, out.mwc.argoRollouts);
   table.toggle({"dry-run", "print the configuration as YAML instead of applying it", ""}, out.dryRun)
       .toggle({"delete", "delete the configuration", ""}, out.remove);
   addConnectionFlags(table, out.kubeconfig, out.context);

@@ -13,6 +13,14 @@ void addReloaderAnnotationsFlag(FlagTable& table, bool& target) {
                target);
 }
 
+void addArgoRolloutsFlag(FlagTable& table, bool& target) {
+  table.toggle({"argo-rollouts",
+                "also manage Argo Rollouts' Rollouts (argoproj.io/v1alpha1) like Deployments, as Reloader's "
+                "--is-Argo-Rollouts; watched only while their CRD is installed (docs/behaviour.md)",
+                ""},
+               target);
+}
+
 void addSelectionFlags(FlagTable& table, core::SelectionOptions& out) {
   addReloaderAnnotationsFlag(table, out.reloaderAnnotations);
   table

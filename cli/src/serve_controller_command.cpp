@@ -95,6 +95,12 @@ FlagTable flagTable(ServeControllerOptions& out) {
                out.writeBurst, {.min = 1});
   addLogFlags(table, out.logFormat, out.logLevel);
   addSelectionFlags(table, out.selection);
+  addArgoRolloutsFlag(table, out.argoRollouts);
+  table.duration({"crd-check-interval",
+                  "with --argo-rollouts: while the Rollout CRD is not installed, look for it this often "
+                  "(one discovery request each time; nothing is logged until it is found)",
+                  "DURATION"},
+                 kCrdCheckIntervalBounds, out.crdCheckInterval);
   addDigestKeyFlags(table, out.digestKey, "created with 32 random bytes when missing");
   addConnectionFlags(table, out.kubeconfig, out.context);
   return table;
@@ -165,6 +171,8 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;
   controllerOptions.selection = options.selection;
+  controllerOptions.argoRollouts = options.argoRollouts;
+  controllerOptions.crdCheckInterval = options.crdCheckInterval;
   controllerOptions.digestKeyNamespace = options.digestKey.namespace_;
   controllerOptions.digestKeySecret = options.digestKey.name;
   controllerOptions.rollOnOptIn = options.rollOnOptIn;

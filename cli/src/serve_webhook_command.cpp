@@ -162,6 +162,7 @@ FlagTable flagTable(ServeWebhookOptions& out) {
             out.clientAllowedNames);
   addLogFlags(table, out.logFormat, out.logLevel);
   addSelectionFlags(table, out.selection);
+  addArgoRolloutsFlag(table, out.configuration.argoRollouts);
   addDigestKeyFlags(table, out.digestKey,
                     "only read (serve-controller creates it); until it is read, reviews that reference what "
                     "--content-aware reads are not patched");

@@ -115,15 +115,18 @@ policy_params() {
       die "no policy parameters $WEBHOOK_POLICY_PARAMS"
   fi
   object_selector='restarter.stackable.tech/enabled=true;'
+  local argo=false
   for arg in "$@"; do
     [[ $arg == --reloader-annotations ]] && object_selector=';restarter.stackable.tech/enabled NotIn false'
+    [[ $arg == --argo-rollouts ]] && argo=true
   done
   kubectl -n "$params_ns" create configmap "$params_name" --dry-run=client -o yaml \
     --from-literal=serviceAccount="$account" \
     --from-literal=clientConfig="url https://127.0.0.1:$port/mutate" \
     --from-literal=namespaceSelector=";kubernetes.io/metadata.name In $(routed_namespaces | paste -sd,)" \
     --from-literal=objectSelector="$object_selector" \
-    --from-literal=timeoutSeconds="${WEBHOOK_TIMEOUT_SECONDS:-5}" | kubectl apply -f - >/dev/null
+    --from-literal=timeoutSeconds="${WEBHOOK_TIMEOUT_SECONDS:-5}" \
+    --from-literal=argoRollouts="$argo" | kubectl apply -f - >/dev/null
   [[ ${WEBHOOK_GRANT:-1} == 0 ]] && return 0
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1

@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "controller_impl.hpp"
+
 #include "restarter/controller/events.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/kube/discovery.hpp"
 #include "restarter/kube/resource.hpp"
 
 // The running half of the controller (controller_impl.hpp): run() and the dispatch of each key.
@@ -148,6 +150,45 @@ bool Controller::Impl::acquireDigestKey(std::stop_token stop) {
   return true;
 }
 
+bool Controller::Impl::crdServed(const kube::ResourceRef& resource) {
+  auto served = kube::resourceServed(client, resource);
+  if (served) return *served;
+  // An apiserver that cannot answer discovery now: said once per distinct error, looked for again.
+  std::string error = served.error().describe();
+  if (error != lastDiscoveryError) {
+    logger.warn("discovery failed; looking again later",
+                {{"resource", resource.plural + "." + resource.group},
+                 {"error", error},
+                 {"retryIn", std::to_string(options.crdCheckInterval.count()) + "ms"}});
+    lastDiscoveryError = std::move(error);
+  }
+  return false;
+}
+
+std::vector<std::size_t> Controller::Impl::startServedCrdReflectors(const std::vector<std::size_t>& candidates,
+                                                                    std::vector<std::jthread>& threads) {
+  std::vector<std::size_t> notServed;
+  for (std::size_t i : candidates) {
+    ReflectorEntry& entry = reflectors[i];
+    if (!crdServed(*entry.crd)) {
+      notServed.push_back(i);
+      continue;
+    }
+    logger.info("custom resource served; watching it",
+                {{"resource", entry.crd->plural + "." + entry.crd->group}});
+    cache::Reflector* reflector = entry.reflector.get();
+    threads.emplace_back([reflector](std::stop_token token) { reflector->run(token); });
+  }
+  return notServed;
+}
+
+void Controller::Impl::watchForCrds(std::vector<std::size_t> pending, std::vector<std::jthread>& threads,
+                                    std::stop_token stop) {
+  while (!pending.empty() && clock.waitFor(options.crdCheckInterval, stop)) {
+    pending = startServedCrdReflectors(pending, threads);
+  }
+}
+
 std::uint64_t Controller::reconciled() const { return impl_->reconciled.load(std::memory_order_relaxed); }
 
 core::Status Controller::run(std::stop_token stop) {
@@ -157,10 +198,27 @@ core::Status Controller::run(std::stop_token stop) {
     s.logger.info("stopped");
     return core::okStatus();
   }
+  // Reserved up front: the thread watching for custom resources adds to it while run() waits.
   std::vector<std::jthread> reflectorThreads;
-  for (auto& entry : s.reflectors) {
-    cache::Reflector* reflector = entry.reflector.get();
+  reflectorThreads.reserve(s.reflectors.size());
+  std::vector<std::size_t> crdCandidates;
+  for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
+    if (s.reflectors[i].crd) {
+      crdCandidates.push_back(i);
+      continue;
+    }
+    cache::Reflector* reflector = s.reflectors[i].reflector.get();
     reflectorThreads.emplace_back([reflector](std::stop_token token) { reflector->run(token); });
+  }
+  // A custom resource not served now is neither listed nor waited for: the caches sync without
+  // it, and it is looked for again every crdCheckInterval (docs/architecture.md, "Custom
+  // resource kinds").
+  const std::vector<std::size_t> pending = s.startServedCrdReflectors(crdCandidates, reflectorThreads);
+  std::jthread crdWatcher;
+  if (!pending.empty()) {
+    crdWatcher = std::jthread([&s, &reflectorThreads, pending](std::stop_token token) {
+      s.watchForCrds(pending, reflectorThreads, token);
+    });
   }
   std::jthread ticker([&s](std::stop_token token) {
     do {
@@ -169,13 +227,20 @@ core::Status Controller::run(std::stop_token stop) {
   });
   auto stopCaches = [&] {
     ticker.request_stop();
+    // First the watcher, so that no reflector starts while they stop.
+    if (crdWatcher.joinable()) {
+      crdWatcher.request_stop();
+      crdWatcher.join();
+    }
     for (auto& thread : reflectorThreads) thread.request_stop();
     for (auto& thread : reflectorThreads) thread.join();
   };
 
-  s.logger.info("waiting for caches to sync", {{"caches", std::to_string(s.reflectors.size())}});
-  for (const auto& entry : s.reflectors) {
-    while (!stop.stop_requested() && !entry.store->waitForSync(milliseconds(1000), stop)) {
+  s.logger.info("waiting for caches to sync",
+                {{"caches", std::to_string(s.reflectors.size() - pending.size())}});
+  for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
+    if (std::find(pending.begin(), pending.end(), i) != pending.end()) continue;
+    while (!stop.stop_requested() && !s.reflectors[i].store->waitForSync(milliseconds(1000), stop)) {
     }
   }
   if (stop.stop_requested()) {
@@ -185,8 +250,10 @@ core::Status Controller::run(std::stop_token stop) {
   s.synced = true;
   {
     obs::Fields fields;
-    for (const auto& entry : s.reflectors)
-      fields.push_back({entry.resource, std::to_string(entry.store->size())});
+    for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
+      if (std::find(pending.begin(), pending.end(), i) != pending.end()) continue;
+      fields.push_back({s.reflectors[i].resource, std::to_string(s.reflectors[i].store->size())});
+    }
     s.logger.info("caches synced", fields);
   }
 

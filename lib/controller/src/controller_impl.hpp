@@ -20,6 +20,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "restarter/cache/reflector.hpp"
@@ -62,6 +63,8 @@ struct Controller::Impl {
   WorkQueue queue;
   ReconcileContext context;
 
+  // The kinds managed (enabledWorkloadResources: Rollouts only with --argo-rollouts).
+  std::vector<WorkloadResource> kinds;
   std::vector<std::unique_ptr<NamespaceCaches>> caches;
   // The reconcilers, by WorkloadResource::name (rollers: only the kinds with an OnDelete strategy).
   std::map<std::string, std::unique_ptr<WorkloadReconciler>> workloadReconcilers;
@@ -72,6 +75,9 @@ struct Controller::Impl {
     std::unique_ptr<cache::Reflector> reflector;
     const cache::StoreBase* store;
     std::string resource;
+    // A custom resource's reflector (WorkloadResource::crd): started only once discovery finds
+    // the resource served (runCrdReflectors).
+    std::optional<kube::ResourceRef> crd;
   };
   std::vector<ReflectorEntry> reflectors;
   std::atomic<bool> synced{false};
@@ -101,6 +107,17 @@ struct Controller::Impl {
                     std::int64_t pageSize);
 
   // controller.cpp
+  // Starts each custom resource reflector whose resource is served now on a thread of `threads`
+  // and returns the indexes in `reflectors` of those not served; logs nothing while a resource is
+  // simply not served (a discovery error is warned once per distinct message).
+  std::vector<std::size_t> startServedCrdReflectors(const std::vector<std::size_t>& candidates,
+                                                    std::vector<std::jthread>& threads);
+  // Until `stop`: every crdCheckInterval, starts those of `pending` (indexes in `reflectors`)
+  // that discovery now finds served; returns when none is left. One discovery request per
+  // resource per interval, none once all are found.
+  void watchForCrds(std::vector<std::size_t> pending, std::vector<std::jthread>& threads, std::stop_token stop);
+  bool crdServed(const kube::ResourceRef& resource);
+  std::string lastDiscoveryError;  // watchForCrds' thread only (and run() before it starts)
   void process(const QueueKey& queued, std::stop_token stop);
   void updateGauges();
 };

@@ -37,7 +37,7 @@ WatchTable Controller::Impl::watchTable(NamespaceCaches& ns) {
   const milliseconds debounce = options.debounce;
   const milliseconds now{0};
   WatchTable table;
-  for (const WorkloadResource& kind : workloadResources()) {
+  for (const WorkloadResource& kind : kinds) {
     auto& rows = table.workloads[kind.name];
     // The workload restarter: its template, ignore annotations, identity, or the end of a rollout
     // that held a change.
@@ -106,7 +106,7 @@ void Controller::Impl::noteContentUnchanged(const char* index, const cache::Obje
 
 // The reconcilers, each over the caches of the namespace it is asked about.
 void Controller::Impl::makeReconcilers() {
-  for (const WorkloadResource& kind : workloadResources()) {
+  for (const WorkloadResource& kind : kinds) {
     const std::string name = kind.name;
     workloadReconcilers.emplace(
         kind.name, std::make_unique<WorkloadReconciler>(
@@ -114,12 +114,15 @@ void Controller::Impl::makeReconcilers() {
                        [this, name](std::string_view ns) -> std::optional<WorkloadCaches> {
                          NamespaceCaches* c = cachesFor(ns);
                          if (c == nullptr) return std::nullopt;
-                         return WorkloadCaches{c->workloads.at(name).get(), &c->configMaps, &c->secrets};
+                         const auto deployments = c->workloads.find("deployment");
+                         return WorkloadCaches{
+                             c->workloads.at(name).get(), &c->configMaps, &c->secrets,
+                             deployments == c->workloads.end() ? nullptr : deployments->second.get()};
                        },
                        context));
   }
   rollEvictor = std::make_unique<Evictor>(context);
-  for (const WorkloadResource& kind : workloadResources()) {
+  for (const WorkloadResource& kind : kinds) {
     if (!kind.hasOnDelete) continue;
     const std::string name = kind.name;
     rollers.emplace(kind.name, std::make_unique<OnDeleteRoller>(
@@ -139,12 +142,13 @@ void Controller::Impl::makeReconcilers() {
 }
 
 void Controller::Impl::setUp() {
+  kinds = enabledWorkloadResources(options.argoRollouts);
   std::vector<std::string> namespaces = options.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {
     auto entry = std::make_unique<NamespaceCaches>();
     entry->namespace_ = ns;
-    for (const WorkloadResource& kind : workloadResources()) {
+    for (const WorkloadResource& kind : kinds) {
       auto store = std::make_unique<cache::PackedStore>();
       store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
       store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
@@ -180,11 +184,12 @@ void Controller::Impl::setUp() {
     // workload is listed, and those not opted in are kept as stubs (docs/architecture.md,
     // "Reloader annotations").
     const bool reloader = options.selection.reloaderAnnotations;
-    for (const WorkloadResource& kind : workloadResources()) {
+    for (const WorkloadResource& kind : kinds) {
       addReflector(
           kind.resource, c.namespace_, reloader ? std::string() : std::string(core::kEnabledSelector), false,
           *c.workloads.at(kind.name),
           [selection = options.selection](json& object) { slimWorkload(object, selection); }, kListPageSize);
+      if (kind.crd) reflectors.back().crd = kind.resource;
     }
     addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_, c.configMaps);
     addReferencedReflector(kube::resources::secrets(), core::RefKind::Secret, c.namespace_, c.secrets);
@@ -228,8 +233,8 @@ void Controller::Impl::addReflector(const kube::ResourceRef& resource, const std
     logger.log(level, "list/watch failed; retrying",
                {{"resource", plural}, {"namespace", ns.empty() ? "*" : ns}, {"error", error.describe()}});
   };
-  reflectors.push_back(
-      ReflectorEntry{std::make_unique<cache::Reflector>(client, store, std::move(ro), clock), &store, plural});
+  reflectors.push_back(ReflectorEntry{std::make_unique<cache::Reflector>(client, store, std::move(ro), clock),
+                                      &store, plural, std::nullopt});
 }
 
 }  // namespace restarter::controller

@@ -94,11 +94,11 @@ void slimWorkload(json& object) {
   if (auto status = object.find("status"); status != object.end()) {
     // The OnDelete roll's inputs and triggers (ondelete.hpp): pods becoming Ready change these.
     // The rollout hold reads them too (core::rolloutProgressOf, with metadata.generation and
-    // spec.replicas and spec.updateStrategy).
+    // spec.replicas and spec.updateStrategy; an Argo Rollout's phase too).
     keepFields(*status, {"observedGeneration", "updateRevision", "currentRevision", "replicas", "readyReplicas",
                          "availableReplicas", "updatedReplicas", "currentReplicas", "desiredNumberScheduled",
                          "currentNumberScheduled", "numberReady", "numberAvailable", "numberUnavailable",
-                         "updatedNumberScheduled"});
+                         "updatedNumberScheduled", "phase"});
   }
   if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
     if (auto annotations = metadata->find("annotations"); annotations != metadata->end()) {
@@ -118,7 +118,8 @@ void slimWorkload(json& object) {
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
-    keepFields(*spec, {"template", "replicas", "selector", "updateStrategy", "minReadySeconds"});
+    // workloadRef: an Argo Rollout's other source of its pod template (core/rollout_source.hpp).
+    keepFields(*spec, {"template", "replicas", "selector", "updateStrategy", "minReadySeconds", "workloadRef"});
   }
 }
 

@@ -14,6 +14,7 @@
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_source.hpp"
 
 namespace restarter::controller {
 
@@ -65,6 +66,7 @@ constexpr const char* kDryRunTopic = "dry-run";
 constexpr const char* kHeldTopic = "held";
 constexpr const char* kTooLargeTopic = "too-large";
 constexpr const char* kMetadataOnlyTopic = "metadata-only";
+constexpr const char* kTemplateSourceTopic = "template-source";
 
 }  // namespace
 
@@ -102,6 +104,12 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     return Action::awaitChange();
   }
   json& workload = **cached;
+  // An Argo Rollout whose pod template is its workloadRef's, or that has none: nothing of it is
+  // written (its template must stay empty), said once per generation.
+  if (const core::PodTemplateSource source = core::podTemplateSourceOf(workload, kind_.coreKind);
+      source.source != core::TemplateSource::Own) {
+    return noteTemplateSource(workload, key, source, caches->deployments);
+  }
   overlayLastWrite(key, workload);
 
   // After the overlay: which version a reference keeps depends on the template and content record
@@ -324,6 +332,46 @@ core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, cons
                          {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
   }
   return Action::awaitChange();
+}
+
+Action WorkloadReconciler::noteTemplateSource(const json& workload, const std::string& key,
+                                              const core::PodTemplateSource& source,
+                                              const cache::PackedStore* deployments) {
+  const std::string ns = core::metadataString(workload, "namespace");
+  const json* generation = core::valueAt(workload, {"metadata", "generation"});
+  const std::string version = generation != nullptr ? generation->dump() : "";
+  if (source.source != core::TemplateSource::WorkloadRef) {
+    if (announced_.once(key, kTemplateSourceTopic, version + " " + source.problem)) {
+      context_.logger.warn(
+          "nothing to manage",
+          {{"kind", kind_.name}, {"workload", key}, {"generation", version}, {"why", source.problem}});
+    }
+    return Action::awaitChange();
+  }
+  // The Deployment is managed by its own label (docs/behaviour.md, "Argo Rollouts"): restarter
+  // writes its template, which Argo Rollouts copies into a new ReplicaSet of the Rollout.
+  const std::string deploymentKey = ns + "/" + source.name;
+  bool managed = false;
+  if (deployments != nullptr) {
+    auto cached = deployments->get(deploymentKey);
+    if (cached && *cached != nullptr) managed = !(*cached)->unpack().contains(kUnmanagedField);
+  }
+  // A Deployment created with its Rollout may reach its cache later: looked for again.
+  const Action recheck = managed ? Action::awaitChange() : Action::requeue(kWorkloadRefRecheck);
+  if (!announced_.once(key, kTemplateSourceTopic, version + " " + deploymentKey + (managed ? " managed" : "")))
+    return recheck;
+  if (managed) {
+    context_.logger.info("pod template is the workloadRef Deployment's, which restarter manages",
+                         {{"kind", kind_.name}, {"workload", key}, {"deployment", deploymentKey}});
+    return recheck;
+  }
+  context_.logger.warn("the workloadRef Deployment is missing or not labeled: its references restart nothing",
+                       {{"kind", kind_.name},
+                        {"workload", key},
+                        {"deployment", deploymentKey},
+                        {"generation", version},
+                        {"fix", "label the Deployment " + std::string(core::kEnabledSelector)}});
+  return recheck;
 }
 
 void WorkloadReconciler::logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired) {

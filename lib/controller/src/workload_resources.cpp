@@ -14,11 +14,19 @@ const std::vector<WorkloadResource>& workloadResources() {
       rows.push_back({std::string(kind.id),
                       kube::ResourceRef{std::string(kind.group), std::string(kind.version),
                                         std::string(kind.plural), std::string(kind.name), true},
-                      std::string(kind.fieldManager), kind.kind, kind.hasOnDelete});
+                      std::string(kind.fieldManager), kind.kind, kind.hasOnDelete, kind.crd});
     }
     return rows;
   }();
   return kinds;
+}
+
+std::vector<WorkloadResource> enabledWorkloadResources(bool argoRollouts) {
+  std::vector<WorkloadResource> rows;
+  for (const WorkloadResource& kind : workloadResources()) {
+    if (!kind.crd || argoRollouts) rows.push_back(kind);
+  }
+  return rows;
 }
 
 cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions& selection) {

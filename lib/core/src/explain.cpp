@@ -24,8 +24,13 @@ Result<WorkloadKind> parseWorkloadKind(std::string_view text) {
   if (lower == "daemonset" || lower == "daemonsets" || lower == "ds" || lower == "daemonset.apps") {
     return WorkloadKind::DaemonSet;
   }
-  return makeError(ErrorKind::InvalidInput, "unknown workload kind \"" + std::string(text) +
-                                                "\" (use statefulset/sts, deployment/deploy or daemonset/ds)");
+  // kubectl's spellings of Argo Rollouts' kind (its short name is "ro").
+  if (lower == "rollout" || lower == "rollouts" || lower == "ro" || lower == "rollout.argoproj.io") {
+    return WorkloadKind::Rollout;
+  }
+  return makeError(ErrorKind::InvalidInput,
+                   "unknown workload kind \"" + std::string(text) +
+                       "\" (use statefulset/sts, deployment/deploy, daemonset/ds or rollout/ro)");
 }
 
 const char* workloadKindName(WorkloadKind kind) noexcept {

@@ -28,10 +28,54 @@ std::string pods(std::int64_t n) { return std::to_string(n) + (n == 1 ? " pod" :
 
 RolloutProgress notFinished(std::string missing) { return {false, std::move(missing)}; }
 
+// An Argo Rollout's status.observedGeneration: a decimal string (RolloutStatus.ObservedGeneration
+// is a Go string); an integer is taken too. -1 when absent or not a generation (an old hash).
+std::int64_t observedGenerationOf(const nlohmann::json& workload) {
+  const nlohmann::json* value = valueAt(workload, {"status", "observedGeneration"});
+  if (value == nullptr) return -1;
+  if (value->is_number_integer()) return value->get<std::int64_t>();
+  if (!value->is_string()) return -1;
+  const std::string& text = value->get_ref<const std::string&>();
+  if (text.empty() || text.size() > 18) return -1;  // 18 digits: no overflow
+  std::int64_t out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    out = out * 10 + (c - '0');
+  }
+  return out;
+}
+
+// An Argo Rollout's progress, as `kubectl argo rollouts status` reads it: the generation
+// observed, every replica updated and available, no old one left, and the phase Healthy (the
+// phase is valid only for the observed generation; Paused: a canary step or blue-green promotion
+// waits, Degraded: aborted or failing; both unfinished, so the hold's upper bound applies).
+RolloutProgress argoRolloutProgressOf(const nlohmann::json& workload) {
+  const std::int64_t generation = intAt(workload, {"metadata", "generation"});
+  if (observedGenerationOf(workload) < generation) {
+    return notFinished("generation " + std::to_string(generation) +
+                       " not yet observed by the Argo Rollouts controller");
+  }
+  const std::int64_t replicas = intAt(workload, {"spec", "replicas"}, 1);
+  const std::int64_t updated = intAt(workload, {"status", "updatedReplicas"});
+  const std::int64_t existing = intAt(workload, {"status", "replicas"});
+  const std::int64_t available = intAt(workload, {"status", "availableReplicas"});
+  if (updated < replicas) return notFinished(std::to_string(updated) + " of " + pods(replicas) + " updated");
+  if (existing > updated) {
+    const std::int64_t old = existing - updated;
+    return notFinished(std::to_string(old) + (old == 1 ? " old pod" : " old pods") + " left");
+  }
+  if (available < replicas)
+    return notFinished(std::to_string(available) + " of " + pods(replicas) + " available");
+  const std::string phase = stringAt(workload, {"status", "phase"});
+  if (!phase.empty() && phase != "Healthy") return notFinished("phase " + phase);
+  return {};
+}
+
 }  // namespace
 
 RolloutProgress rolloutProgressOf(const nlohmann::json& workload, WorkloadKind kind) {
   if (!workload.is_object()) return {};
+  if (kind == WorkloadKind::Rollout) return argoRolloutProgressOf(workload);
   const std::int64_t generation = intAt(workload, {"metadata", "generation"});
   const std::int64_t observed = intAt(workload, {"status", "observedGeneration"});
   if (observed < generation) {

@@ -16,6 +16,7 @@
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_source.hpp"
 #include "restarter/core/write_plan.hpp"
 #include "restarter/kube/digest_key.hpp"
 
@@ -31,6 +32,7 @@ kube::ResourceRef workloadResource(core::WorkloadKind kind) {
     case core::WorkloadKind::StatefulSet: return kube::resources::statefulSets();
     case core::WorkloadKind::Deployment: return kube::resources::deployments();
     case core::WorkloadKind::DaemonSet: return kube::resources::daemonSets();
+    case core::WorkloadKind::Rollout: return kube::resources::rollouts();
   }
   return kube::resources::statefulSets();
 }
@@ -82,20 +84,25 @@ RevisionShape fromControllerRevision(const json& cr, core::WorkloadKind kind) {
   return out;
 }
 
-RevisionShape fromReplicaSet(const json& rs) {
+// A Deployment's or an Argo Rollout's ReplicaSet. Argo Rollouts numbers them in
+// rollout.argoproj.io/revision and marks their pods with rollouts-pod-template-hash.
+RevisionShape fromReplicaSet(const json& rs, core::WorkloadKind kind) {
+  const bool argo = kind == core::WorkloadKind::Rollout;
+  const std::string_view hashLabel = argo ? "rollouts-pod-template-hash" : "pod-template-hash";
   RevisionShape out;
   out.revision.name = core::metadataString(rs, "name");
   out.revision.created = core::metadataString(rs, "creationTimestamp");
   out.revision.number =
-      toInt(core::stringAt(rs, {"metadata", "annotations", "deployment.kubernetes.io/revision"}));
+      toInt(core::stringAt(rs, {"metadata", "annotations",
+                                argo ? "rollout.argoproj.io/revision" : "deployment.kubernetes.io/revision"}));
   json podTemplate = valueOrNull(rs, {"spec", "template"});
-  // The controller adds pod-template-hash to every ReplicaSet's template; it is not a change.
+  // The controller adds the hash label to every ReplicaSet's template; it is not a change.
   if (podTemplate.is_object() && podTemplate.contains("metadata") && podTemplate["metadata"].is_object() &&
       podTemplate["metadata"].contains("labels") && podTemplate["metadata"]["labels"].is_object()) {
-    podTemplate["metadata"]["labels"].erase("pod-template-hash");
+    podTemplate["metadata"]["labels"].erase(std::string(hashLabel));
   }
   out.revision.podTemplate = std::move(podTemplate);
-  out.podHash = label(rs, "pod-template-hash");
+  out.podHash = label(rs, hashLabel);
   return out;
 }
 
@@ -104,8 +111,8 @@ RevisionShape fromReplicaSet(const json& rs) {
 std::optional<core::Revision> revisionFromObject(const json& object, core::WorkloadKind kind,
                                                  const std::string& workloadUid) {
   if (!ownedBy(object, workloadUid)) return std::nullopt;
-  return kind == core::WorkloadKind::Deployment ? fromReplicaSet(object).revision
-                                                : fromControllerRevision(object, kind).revision;
+  return core::revisionsInReplicaSets(kind) ? fromReplicaSet(object, kind).revision
+                                            : fromControllerRevision(object, kind).revision;
 }
 
 std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
@@ -205,6 +212,38 @@ const char* managedByName(core::ManagedBy by) {
   return "none";
 }
 
+// The desired annotations of `workload` as serve-controller decides them for a running workload,
+// its references read fresh (metadata only but for the kinds whose content is read: hashed, then
+// dropped).
+core::Result<core::DesiredAnnotations> desiredFromCluster(kube::Client& client, const json& workload,
+                                                          const std::string& namespace_,
+                                                          core::ContentAwareness contentAware,
+                                                          const core::SelectionOptions& selection,
+                                                          bool rollOnOptIn, const core::DigestKey* digestKey) {
+  core::DesiredOptions desiredOptions;
+  desiredOptions.podsRunning = true;
+  desiredOptions.rollOnOptIn = rollOnOptIn;
+  desiredOptions.selection = selection;
+  return core::desiredAnnotations(
+      workload,
+      [&](core::RefKind refKind, const std::string& refName) {
+        const bool readContent = core::readsContent(contentAware, refKind);
+        kube::GetOptions options;
+        options.metadataOnly = !readContent;
+        const auto ref =
+            refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
+        auto object = client.get(ref, namespace_, refName, options);
+        if (!object) {
+          return object.error().kind == core::ErrorKind::NotFound
+                     ? core::ObjectState::absent()
+                     : core::ObjectState::unknown(object.error().describe());
+        }
+        auto state = core::objectStateFromObject(*object, refKind, readContent, digestKey);
+        return state ? *state : core::ObjectState::unknown(state.error().describe());
+      },
+      desiredOptions);
+}
+
 }  // namespace
 
 core::Result<ExplainInput> readExplainInput(kube::Client& client, core::WorkloadKind kind,
@@ -222,7 +261,8 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
 
   kube::ListOptions byLabels;
   byLabels.labelSelector = core::podSelector(input.workload);
-  const bool deployment = kind == core::WorkloadKind::Deployment;
+  // Deployments and Argo Rollouts: ReplicaSets and pods they own (metadata only).
+  const bool deployment = core::revisionsInReplicaSets(kind);
   auto owned = client.list(deployment ? kube::resources::replicaSets() : kube::resources::controllerRevisions(),
                            namespace_, byLabels);
   if (!owned) return std::move(owned).error();
@@ -230,7 +270,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   std::vector<RevisionShape> shapes;
   for (const json& item : owned->items) {
     if (!ownedBy(item, uid)) continue;
-    shapes.push_back(deployment ? fromReplicaSet(item) : fromControllerRevision(item, kind));
+    shapes.push_back(deployment ? fromReplicaSet(item, kind) : fromControllerRevision(item, kind));
   }
   for (RevisionShape& shape : shapes) byHash[shape.podHash] = &shape;
 
@@ -240,7 +280,9 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   pods.metadataOnly = deployment;
   auto podList = client.list(kube::resources::pods(), namespace_, pods);
   if (!podList) return std::move(podList).error();
-  const char* hashLabel = deployment ? "pod-template-hash" : "controller-revision-hash";
+  const char* hashLabel = kind == core::WorkloadKind::Rollout ? "rollouts-pod-template-hash"
+                          : deployment                        ? "pod-template-hash"
+                                                              : "controller-revision-hash";
   for (const json& pod : podList->items) {
     if (!ownedBy(pod, uid) && !deployment) continue;  // Deployment pods are owned by ReplicaSets
     if (!deployment && core::controlledBy(pod, uid)) input.pods.push_back(pod);
@@ -267,31 +309,20 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     input.currentRevision = input.revisions.back().name;
   }
 
-  // Pending: the live template against the live objects, read fresh (metadata only but for the
-  // kinds whose content is read: hashed, then dropped).
-  // As serve-controller decides for a running workload.
-  core::DesiredOptions desiredOptions;
-  desiredOptions.podsRunning = true;
-  desiredOptions.rollOnOptIn = rollOnOptIn;
-  desiredOptions.selection = selection;
-  input.desired = core::desiredAnnotations(
-      input.workload,
-      [&](core::RefKind refKind, const std::string& refName) {
-        const bool readContent = core::readsContent(contentAware, refKind);
-        kube::GetOptions options;
-        options.metadataOnly = !readContent;
-        const auto ref =
-            refKind == core::RefKind::ConfigMap ? kube::resources::configMaps() : kube::resources::secrets();
-        auto object = client.get(ref, namespace_, refName, options);
-        if (!object) {
-          return object.error().kind == core::ErrorKind::NotFound
-                     ? core::ObjectState::absent()
-                     : core::ObjectState::unknown(object.error().describe());
-        }
-        auto state = core::objectStateFromObject(*object, refKind, readContent, digestKey);
-        return state ? *state : core::ObjectState::unknown(state.error().describe());
-      },
-      desiredOptions);
+  // Pending: the live template against the live objects (desiredFromCluster). An Argo Rollout
+  // whose pod template is not its own has nothing pending here: say where to look instead.
+  if (const core::PodTemplateSource source = core::podTemplateSourceOf(input.workload, kind);
+      source.source != core::TemplateSource::Own) {
+    input.desired =
+        core::makeError(core::ErrorKind::InvalidInput,
+                        source.source == core::TemplateSource::WorkloadRef
+                            ? "the pod template is the workloadRef Deployment's (explain-restart deployment/" +
+                                  source.name + ")"
+                            : source.problem);
+  } else {
+    input.desired =
+        desiredFromCluster(client, input.workload, namespace_, contentAware, selection, rollOnOptIn, digestKey);
+  }
 
   // When the baseline was recorded and why: the newest BaselineRecorded Event, if any is kept
   // (Events expire; the baseline annotation itself stays). A failed list only leaves it out.
@@ -449,7 +480,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
                                    {"note", input.baselineRecorded->second}};
   }
   doc["pending"] = std::move(pending);
-  if (input.kind != core::WorkloadKind::Deployment) doc["roll"] = rollDocument(input);
+  if (!core::revisionsInReplicaSets(input.kind)) doc["roll"] = rollDocument(input);
   return doc;
 }
 

@@ -11,8 +11,8 @@ namespace restarter::inspect {
 RevisionFeed::RevisionFeed(const ExplainInput& start)
     : kind_(start.kind),
       uid_(core::metadataString(start.workload, "uid")),
-      resource_(start.kind == core::WorkloadKind::Deployment ? kube::resources::replicaSets()
-                                                             : kube::resources::controllerRevisions()),
+      resource_(core::revisionsInReplicaSets(start.kind) ? kube::resources::replicaSets()
+                                                         : kube::resources::controllerRevisions()),
       selector_(core::podSelector(start.workload)) {
   for (const core::Revision& revision : start.revisions) known_[revision.name] = revision;
 }

@@ -1,6 +1,8 @@
 // Condensing explanation documents into status rows, sorting and rendering them (see status.hpp).
 #include "restarter/inspect/status.hpp"
 
+#include "restarter/kube/discovery.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -255,12 +257,24 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
   const std::pair<core::WorkloadKind, kube::ResourceRef> kinds[] = {
       {core::WorkloadKind::StatefulSet, kube::resources::statefulSets()},
       {core::WorkloadKind::Deployment, kube::resources::deployments()},
-      {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()}};
+      {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()},
+      {core::WorkloadKind::Rollout, kube::resources::rollouts()}};
   std::vector<WorkloadStatus> rows;
   for (const auto& [kind, resource] : kinds) {
+    // Argo Rollouts' Rollouts where their CRD is installed; nothing, and nothing said, elsewhere.
+    if (core::managedKind(kind).crd) {
+      auto served = kube::resourceServed(client, resource);
+      if (!served) return std::move(served).error();
+      if (!*served) continue;
+    }
     kube::ListOptions list;
     list.labelSelector = labelSelector;
     auto workloads = client.list(resource, namespace_, list);
+    // A CRD deleted since discovery, or Rollouts the caller may not list: the fleet without them.
+    if (!workloads && core::managedKind(kind).crd &&
+        (workloads.error().kind == core::ErrorKind::NotFound ||
+         workloads.error().kind == core::ErrorKind::Forbidden))
+      continue;
     if (!workloads) {
       return core::makeError(workloads.error().kind,
                              "listing " + resource.plural + ": " + workloads.error().describe());

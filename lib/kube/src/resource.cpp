@@ -15,6 +15,7 @@ ResourceRef deployments() { return {"apps", "v1", "deployments", "Deployment", t
 ResourceRef daemonSets() { return {"apps", "v1", "daemonsets", "DaemonSet", true}; }
 ResourceRef controllerRevisions() { return {"apps", "v1", "controllerrevisions", "ControllerRevision", true}; }
 ResourceRef replicaSets() { return {"apps", "v1", "replicasets", "ReplicaSet", true}; }
+ResourceRef rollouts() { return {"argoproj.io", "v1alpha1", "rollouts", "Rollout", true}; }
 ResourceRef coreEvents() { return {"", "v1", "events", "Event", true}; }
 ResourceRef events() { return {"events.k8s.io", "v1", "events", "Event", true}; }
 ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", "Lease", true}; }

@@ -13,6 +13,7 @@
 #include "restarter/core/json_parse.hpp"
 #include "restarter/core/json_patch.hpp"
 #include "restarter/core/reloader.hpp"
+#include "restarter/core/rollout_source.hpp"
 #include "restarter/core/text.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/core/write_plan.hpp"
@@ -43,6 +44,7 @@ namespace {
 //   apiVersion, kind, request.{uid, kind, operation, namespace, name}
 //   request.object.metadata.{name, namespace, labels, annotations} (annotations: the ignore rules)
 //   request.object.spec.template (references and the current template annotations)
+//   request.object.spec.workloadRef (an Argo Rollout's other template source, rollout_source.hpp)
 bool reviewMemberWanted(const std::vector<std::string>& path) {
   const std::string& key = path.back();
   switch (path.size()) {
@@ -56,7 +58,8 @@ bool reviewMemberWanted(const std::vector<std::string>& path) {
       if (path[2] == "metadata") {
         return key == "name" || key == "namespace" || key == "labels" || key == "annotations";
       }
-      return key == "template";  // path[2] is "spec", the only other member kept at depth 3
+      // path[2] is "spec", the only other member kept at depth 3.
+      return key == "template" || key == "workloadRef";
     default: return true;
   }
 }
@@ -220,6 +223,19 @@ AdmissionResult handle(std::string_view body, const ReferenceFetcher& fetch, con
     return failed(std::move(result), out, "the request's namespace is not a valid namespace name");
   }
 
+  // An Argo Rollout whose pod template is its workloadRef's (Argo refuses one whose own template
+  // has annotations), or that has none: allowed as it is; the referenced Deployment is admitted
+  // on its own (docs/behaviour.md, "Argo Rollouts").
+  if (const core::ManagedKind* row = core::findManagedKind(result.kind); row != nullptr) {
+    const core::PodTemplateSource source = core::podTemplateSourceOf(*object, row->kind);
+    if (source.source != core::TemplateSource::Own) {
+      result.outcome = Outcome::Skipped;
+      result.detail = source.source == core::TemplateSource::WorkloadRef
+                          ? "the pod template is the workloadRef Deployment " + source.name + "'s"
+                          : source.problem;
+      return answer(std::move(result), out);
+    }
+  }
   const auto spec = object->find("spec");
   if (spec == object->end() || !spec->is_object() || !spec->contains("template")) {
     return failed(std::move(result), out, "the object has no spec.template");

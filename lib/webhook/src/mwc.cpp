@@ -16,6 +16,37 @@ std::string webhookName(const std::string& configurationName) {
   return dots >= 2 ? configurationName : configurationName + ".restarter.stackable.tech";
 }
 
+namespace {
+
+// One rule per group version of the workload kinds the controller manages (core::kManagedKinds;
+// the custom resource rows only with `argoRollouts`), in the table's order: a rule matches the
+// cross product of its groups, versions and resources, so kinds of different group versions never
+// share one. The main resource only (no status/scale, whose writes never change the pod template).
+json workloadRules(bool argoRollouts) {
+  json rules = json::array();
+  for (const core::ManagedKind& kind : core::kManagedKinds) {
+    if (!core::kindEnabled(kind, argoRollouts)) continue;
+    auto same = std::find_if(rules.begin(), rules.end(), [&kind](const json& rule) {
+      return rule["apiGroups"][0] == kind.group && rule["apiVersions"][0] == kind.version;
+    });
+    if (same != rules.end()) {
+      (*same)["resources"].push_back(kind.plural);
+      continue;
+    }
+    rules.push_back({// CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config
+                     // change applied together become one rollout instead of two.
+                     {"operations", json::array({"CREATE", "UPDATE"})},
+                     {"apiGroups", json::array({kind.group})},
+                     {"apiVersions", json::array({kind.version})},
+                     {"resources", json::array({kind.plural})},
+                     // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
+                     {"scope", "Namespaced"}});
+  }
+  return rules;
+}
+
+}  // namespace
+
 core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
   auto invalid = [](std::string what) {
     return core::makeError(core::ErrorKind::InvalidInput, std::move(what));
@@ -59,31 +90,13 @@ core::Result<json> buildMutatingWebhookConfiguration(const MwcOptions& o) {
         {{{"key", "kubernetes.io/metadata.name"}, {"operator", "In"}, {"values", o.onlyNamespaces}}});
   }
 
-  // The workload kinds the controller manages (core::kManagedKinds); the main resource only (no
-  // status/scale, whose writes never change the pod template).
-  json groups = json::array();
-  json versions = json::array();
-  json resources = json::array();
-  for (const core::ManagedKind& kind : core::kManagedKinds) {
-    if (std::find(groups.begin(), groups.end(), kind.group) == groups.end()) groups.push_back(kind.group);
-    if (std::find(versions.begin(), versions.end(), kind.version) == versions.end())
-      versions.push_back(kind.version);
-    resources.push_back(kind.plural);
-  }
-  json rule = {// CREATE: the fix itself (generation stays 1). UPDATE: a spec change and a config change
-               // applied together become one rollout instead of two.
-               {"operations", json::array({"CREATE", "UPDATE"})},
-               {"apiGroups", groups},
-               {"apiVersions", versions},
-               {"resources", resources},
-               // The kinds are namespaced; "Namespaced" keeps cluster-scoped objects out explicitly.
-               {"scope", "Namespaced"}};
+  json rules = workloadRules(o.argoRollouts);
 
   json webhook = {// The apiserver wants a webhook name with at least three DNS labels; one webhook per
                   // configuration, named like it (suffixed when the configuration name is shorter).
                   {"name", webhookName(o.name)},
                   {"clientConfig", clientConfig},
-                  {"rules", json::array({rule})},
+                  {"rules", rules},
                   // Ignore: a down, slow or misconfigured webhook must never block a create or update; the
                   // controller adds the annotations later (the only cost is the old extra restart).
                   {"failurePolicy", "Ignore"},

@@ -14,7 +14,7 @@ as_root() {
 source "$CLUSTER_DIR/versions.env"
 
 # The tools module of tool $1 (k8s, etcd, kwok, kuttl, krew, helm, fluxssa, kubenode, containerd,
-# cosign, registry, kuberouter)
+# cosign, registry, kuberouter, argorollouts)
 # with the pinned versions filled in.
 rendered_module() {
   sed -e "s/@K8S_VERSION@/$K8S_VERSION/g" -e "s/@ETCD_VERSION@/$ETCD_VERSION/g" \
@@ -22,7 +22,7 @@ rendered_module() {
       -e "s/@KREW_VERSION@/$KREW_VERSION/g" -e "s/@HELM_VERSION@/$HELM_VERSION/g" \
       -e "s/@FLUXSSA_VERSION@/$FLUXSSA_VERSION/g" -e "s/@CONTAINERD_VERSION@/$CONTAINERD_VERSION/g" \
       -e "s/@COSIGN_VERSION@/$COSIGN_VERSION/g" -e "s/@REGISTRY_VERSION@/$REGISTRY_VERSION/g" \
-      -e "s/@KUBEROUTER_VERSION@/$KUBEROUTER_VERSION/g" \
+      -e "s/@KUBEROUTER_VERSION@/$KUBEROUTER_VERSION/g" -e "s/@ARGOROLLOUTS_VERSION@/$ARGOROLLOUTS_VERSION/g" \
       "$CLUSTER_DIR/tools/$1/go.mod.in"
 }
 
@@ -57,7 +57,7 @@ tool_sources() {
 }
 
 declare -A TOOL_KEY=()
-for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign registry kuberouter; do
+for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign registry kuberouter argorollouts; do
   TOOL_KEY[$_tool]=$(printf '%s\nrecipe %s\n%s' "$(rendered_module "$_tool")" "$RECIPE_REVISION" \
     "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done
@@ -68,7 +68,7 @@ VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
 # Tools outside the control plane's version set (not in VERSIONS_KEY, so adding one rebuilds
 # nothing else): each is built into its own cache entry and linked into $BIN_DIR by `build`.
-EXTRA_TOOLS=(krew helm fluxssa)
+EXTRA_TOOLS=(krew helm fluxssa argorollouts)
 # The real node's tools (lib/node.sh), outside VERSIONS_KEY too: built and linked into $BIN_DIR only
 # when the node is asked for (RESTARTER_CLUSTER_REAL_NODE=1 at build or up), so a cluster without it
 # never waits for them.

@@ -83,6 +83,8 @@ const std::map<std::string, std::string> kMeanings = {
     {"digest-key-namespace", "namespace of --digest-key-secret"},
     {"reloader-annotations", "also manage workloads opted in with Reloader's annotations (a bool)"},
     {"auto-reload-all", "with --reloader-annotations: Reloader's --auto-reload-all (a bool)"},
+    {"argo-rollouts", "also manage Argo Rollouts' Rollouts, watched while their CRD is installed (a bool)"},
+    {"crd-check-interval", "how often a missing CRD of a managed kind is looked for (a duration)"},
     {"roll-on-opt-in", "roll a workload at opt-in instead of recording the baseline its pods run with"},
     {"ondelete-ready-timeout", "when a replacement pod of an OnDelete roll counts as stuck"},
     {"all-namespaces", "kubectl's -A: every namespace"},

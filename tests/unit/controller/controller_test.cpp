@@ -41,6 +41,16 @@ class FakeApi final : public kube::Transport {
                {"data", {{"key", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U="}}}}
               .dump()};
     }
+    // Argo Rollouts' group version: served once serveRollouts() installed its "CRD".
+    if (request.method == "GET" && path == "/apis/argoproj.io/v1alpha1") {
+      if (!rolloutsServed_) return status(404, "NotFound");
+      return kube::Response{200,
+                            {},
+                            json{{"kind", "APIResourceList"},
+                                 {"groupVersion", "argoproj.io/v1alpha1"},
+                                 {"resources", {{{"name", "rollouts"}, {"kind", "Rollout"}}}}}
+                                .dump()};
+    }
     if (request.method == "GET") return list(request, path);
     if (request.method == "POST" && path.find("/events") != std::string::npos) {
       return kube::Response{201, {}, json{{"kind", "Event"}, {"metadata", {{"name", "e"}}}}.dump()};
@@ -91,6 +101,18 @@ class FakeApi final : public kube::Transport {
     return kube::Response{200, {}, {}};
   }
 
+  // From now on discovery finds Argo Rollouts' rollouts served (its CRD installed).
+  void serveRollouts() {
+    std::lock_guard lock(mutex_);
+    rolloutsServed_ = true;
+  }
+  // How many requests went to a path containing `part`.
+  std::size_t requestsTo(const std::string& part) const {
+    std::lock_guard lock(mutex_);
+    return static_cast<std::size_t>(std::count_if(log_.begin(), log_.end(), [&](const std::string& line) {
+      return line.find(part) != std::string::npos;
+    }));
+  }
   // From now on answer streaming lists as an apiserver without WatchList does (422).
   void refuseStreaming() {
     std::lock_guard lock(mutex_);
@@ -225,6 +247,7 @@ class FakeApi final : public kube::Transport {
   bool applying_ = false;
   bool released_ = false;
   bool refuseStreaming_ = false;
+  bool rolloutsServed_ = false;
 };
 
 struct Fixture {
@@ -381,5 +404,61 @@ TEST_CASE("lists and watches ask for what --content-aware reads", "[controller][
         CHECK(has(std::string("META ") + verb + " /api/v1/namespaces/ns/pods"));
       }
     }
+  }
+}
+
+TEST_CASE("Argo Rollouts without their CRD are looked for quietly and watched once it is installed",
+          "[controller][argo]") {
+  auto argoOptions = [](Fixture& f) {
+    ControllerOptions options = f.options(false);
+    options.argoRollouts = true;
+    options.crdCheckInterval = 10ms;
+    return options;
+  };
+  {
+    // Not served: the caches sync (the controller is ready), discovery is asked again each
+    // interval, Rollouts are never listed and nothing is logged about them.
+    Fixture f;
+    f.api->release();
+    Controller controller(*f.client, argoOptions(f), f.logger, f.registry, base::systemClock());
+    std::stop_source stop;
+    std::thread runner([&] { (void)controller.run(stop.get_token()); });
+    while (!controller.synced() || f.api->requestsTo("GET /apis/argoproj.io/v1alpha1") < 3)
+      std::this_thread::sleep_for(5ms);
+    stop.request_stop();
+    runner.join();
+    CHECK(f.api->requestsTo("/rollouts") == 0);
+    CHECK(f.logs.str().find("rollouts") == std::string::npos);
+    CHECK(f.logs.str().find("argoproj") == std::string::npos);
+  }
+  {
+    // Installed while running: watched, and discovery is not asked again.
+    Fixture f;
+    f.api->release();
+    Controller controller(*f.client, argoOptions(f), f.logger, f.registry, base::systemClock());
+    std::stop_source stop;
+    std::thread runner([&] { (void)controller.run(stop.get_token()); });
+    while (!controller.synced()) std::this_thread::sleep_for(5ms);
+    f.api->serveRollouts();
+    f.api->waitFor("WATCH /apis/argoproj.io/v1alpha1/namespaces/ns/rollouts");
+    const std::size_t asked = f.api->requestsTo("GET /apis/argoproj.io/v1alpha1");
+    std::this_thread::sleep_for(50ms);
+    CHECK(f.api->requestsTo("GET /apis/argoproj.io/v1alpha1") == asked);
+    stop.request_stop();
+    runner.join();
+    CHECK(f.logs.str().find("custom resource served; watching it resource=rollouts.argoproj.io") !=
+          std::string::npos);
+  }
+  {
+    // Without --argo-rollouts nothing of Argo Rollouts is ever asked for.
+    Fixture f;
+    f.api->release();
+    Controller controller(*f.client, f.options(false), f.logger, f.registry, base::systemClock());
+    std::stop_source stop;
+    std::thread runner([&] { (void)controller.run(stop.get_token()); });
+    while (!controller.synced()) std::this_thread::sleep_for(5ms);
+    stop.request_stop();
+    runner.join();
+    CHECK(f.api->requestsTo("argoproj.io") == 0);
   }
 }

@@ -215,3 +215,49 @@ TEST_CASE("rollout: the held note names its end and what it waits for and reads 
   CHECK_FALSE(heldUntilFromNote("Rollout held until later; at most one rollout per 20s"));
   CHECK_FALSE(heldUntilFromNote(""));
 }
+
+TEST_CASE("rollout: an Argo Rollout has finished when its string generation is observed and it is Healthy",
+          "[rollout]") {
+  const json spec = {{"replicas", 2}};
+  auto progress = [&spec](json status, std::int64_t generation = 2) {
+    return rolloutProgressOf(workload(spec, std::move(status), generation), WorkloadKind::Rollout);
+  };
+  const json done = {{"observedGeneration", "2"},
+                     {"replicas", 2},
+                     {"updatedReplicas", 2},
+                     {"availableReplicas", 2},
+                     {"phase", "Healthy"}};
+  CHECK(progress(done).finished);
+  // Argo writes the generation as a decimal string; an integer is read too.
+  json integer = done;
+  integer["observedGeneration"] = 2;
+  CHECK(progress(integer).finished);
+  CHECK(progress(done, 3).missing == "generation 3 not yet observed by the Argo Rollouts controller");
+  // An old controller's hash, an absent field or a number out of range is no observed generation.
+  for (const json& bad : {json("5d8f7c"), json(""), json("-1"), json("1234567890123456789012"), json(true)}) {
+    json odd = done;
+    odd["observedGeneration"] = bad;
+    CHECK_FALSE(progress(odd).finished);
+  }
+  json unobserved = done;
+  unobserved.erase("observedGeneration");
+  CHECK_FALSE(progress(unobserved).finished);
+  json updating = done;
+  updating["updatedReplicas"] = 1;
+  CHECK(progress(updating).missing == "1 of 2 pods updated");
+  json oldLeft = done;
+  oldLeft["replicas"] = 3;
+  CHECK(progress(oldLeft).missing == "1 old pod left");
+  json unavailable = done;
+  unavailable["availableReplicas"] = 0;
+  CHECK(progress(unavailable).missing == "0 of 2 pods available");
+  // A canary step or a blue-green promotion waiting, an aborted rollout: unfinished.
+  json paused = done;
+  paused["phase"] = "Paused";
+  CHECK(progress(paused).missing == "phase Paused");
+  json degraded = done;
+  degraded["phase"] = "Degraded";
+  CHECK_FALSE(progress(degraded).finished);
+  // No status at all: the Argo Rollouts controller has not seen the Rollout.
+  CHECK_FALSE(rolloutProgressOf(json{{"metadata", {{"generation", 1}}}}, WorkloadKind::Rollout).finished);
+}

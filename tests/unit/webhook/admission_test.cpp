@@ -121,6 +121,51 @@ TEST_CASE("admission: Deployments and DaemonSets are handled like StatefulSets",
   }
 }
 
+// An AdmissionReview of Argo Rollouts' Rollout `object` (argoproj.io/v1alpha1).
+json rolloutReview(json object) {
+  object["apiVersion"] = "argoproj.io/v1alpha1";
+  object["kind"] = "Rollout";
+  json out = review(object, "CREATE", "Rollout");
+  out["request"]["kind"] = {{"group", "argoproj.io"}, {"version", "v1alpha1"}, {"kind", "Rollout"}};
+  out["request"]["resource"] = {{"group", "argoproj.io"}, {"version", "v1alpha1"}, {"resource", "rollouts"}};
+  return out;
+}
+
+TEST_CASE("admission: an Argo Rollout with its own template is handled like a Deployment", "[admission]") {
+  const auto result = handleAdmissionReview(rolloutReview(workload()).dump(), bothPresent().fetcher());
+  CHECK(result.outcome == Outcome::Patched);
+  CHECK(result.kind == "Rollout");
+  const json patch = patchOf(responseOf(result));
+  REQUIRE(patch.size() == 1);
+  CHECK(patch[0]["path"] == "/spec/template/metadata/annotations");
+  CHECK(patch[0]["value"][kCmKey] == "uid-cm/11");
+  // The kind's group and version must match: a "Rollout" of apps/v1 is not ours.
+  json wrongGroup = rolloutReview(workload());
+  wrongGroup["request"]["kind"]["group"] = "apps";
+  CHECK(handleAdmissionReview(wrongGroup.dump(), bothPresent().fetcher()).outcome == Outcome::Skipped);
+}
+
+TEST_CASE("admission: a workloadRef Rollout or one without a template is allowed unchanged", "[admission]") {
+  json ref = workload();
+  ref["spec"] = {{"workloadRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "base"}}}};
+  json empty = workload();
+  empty["spec"] = {{"replicas", 1}};
+  json otherKind = workload();
+  otherKind["spec"] = {{"workloadRef", {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "base"}}}};
+  for (const auto& [object, detail] :
+       {std::pair{ref, std::string("the pod template is the workloadRef Deployment base's")},
+        std::pair{empty, std::string("the Rollout has neither spec.template nor spec.workloadRef")},
+        std::pair{otherKind, std::string("restarter follows only an apps Deployment")}}) {
+    const auto fetcher = bothPresent();
+    const auto result = handleAdmissionReview(rolloutReview(object).dump(), fetcher.fetcher());
+    CHECK(result.outcome == Outcome::Skipped);
+    CHECK_THAT(result.detail, Catch::Contains(detail));
+    CHECK_FALSE(responseOf(result).contains("patch"));
+    CHECK(responseOf(result)["allowed"] == true);
+    CHECK(*fetcher.calls == 0);
+  }
+}
+
 TEST_CASE("admission: UPDATE patches only what differs", "[admission]") {
   const json current =
       workload("StatefulSet", true, {{kCmKey, "uid-cm/10"}, {kSecretKey, "uid-s/12"}, {"other", "x"}});

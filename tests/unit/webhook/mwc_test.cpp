@@ -31,6 +31,8 @@ TEST_CASE("mwc: registered by URL with every safety setting", "[mwc]") {
   CHECK(w["rules"][0]["operations"] == json::array({"CREATE", "UPDATE"}));
   CHECK(w["rules"][0]["apiGroups"] == json::array({"apps"}));
   CHECK(w["rules"][0]["resources"] == json::array({"statefulsets", "deployments", "daemonsets"}));
+  // Argo Rollouts only with --argo-rollouts.
+  CHECK(w["rules"].size() == 1);
   const json& expr = w["namespaceSelector"]["matchExpressions"][0];
   CHECK(expr["key"] == "kubernetes.io/metadata.name");
   CHECK(expr["operator"] == "In");
@@ -129,4 +131,24 @@ TEST_CASE("mwc: with Reloader's annotations every workload but those labeled ena
   CHECK(selector["matchExpressions"] ==
         json::array(
             {{{"key", "restarter.stackable.tech/enabled"}, {"operator", "NotIn"}, {"values", {"false"}}}}));
+}
+
+TEST_CASE("mwc: --argo-rollouts adds a rule of its own for Argo Rollouts' Rollouts", "[mwc]") {
+  MwcOptions o;
+  o.url = "https://127.0.0.1:9443/mutate";
+  o.argoRollouts = true;
+  auto built = buildMutatingWebhookConfiguration(o);
+  REQUIRE(built.ok());
+  const json& rules = (*built)["webhooks"][0]["rules"];
+  REQUIRE(rules.size() == 2);
+  // The apps rule unchanged: a rule matches its groups x versions x resources, so the custom
+  // resource never shares it (no apps/v1alpha1 rollouts, no argoproj.io/v1 deployments).
+  CHECK(rules[0]["apiGroups"] == json::array({"apps"}));
+  CHECK(rules[0]["apiVersions"] == json::array({"v1"}));
+  CHECK(rules[0]["resources"] == json::array({"statefulsets", "deployments", "daemonsets"}));
+  CHECK(rules[1]["operations"] == json::array({"CREATE", "UPDATE"}));
+  CHECK(rules[1]["apiGroups"] == json::array({"argoproj.io"}));
+  CHECK(rules[1]["apiVersions"] == json::array({"v1alpha1"}));
+  CHECK(rules[1]["resources"] == json::array({"rollouts"}));
+  CHECK(rules[1]["scope"] == "Namespaced");
 }

@@ -18,4 +18,8 @@ void addSelectionFlags(FlagTable& table, core::SelectionOptions& out);
 // whatever --auto-reload-all says, so it does not take that one.
 void addReloaderAnnotationsFlag(FlagTable& table, bool& target);
 
+// Adds --argo-rollouts bound to `target`: also manage Argo Rollouts' Rollouts (serve-controller
+// watches them while their CRD is installed; serve-webhook and install-mwc add their webhook rule).
+void addArgoRolloutsFlag(FlagTable& table, bool& target);
+
 }  // namespace restarter::cli

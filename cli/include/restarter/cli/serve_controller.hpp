@@ -28,9 +28,11 @@ struct ServeControllerOptions {
   std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
   bool dryRun = false;
   core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
-  core::SelectionOptions selection{};   // --reloader-annotations, --auto-reload-all
-  bool rollOnOptIn = false;             // --roll-on-opt-in
-  std::optional<bool> leaderElect;      // nullopt: on when running in a cluster
+  core::SelectionOptions selection{};                  // --reloader-annotations, --auto-reload-all
+  bool rollOnOptIn = false;                            // --roll-on-opt-in
+  bool argoRollouts = false;                           // --argo-rollouts
+  std::chrono::milliseconds crdCheckInterval{30'000};  // --crd-check-interval
+  std::optional<bool> leaderElect;                     // nullopt: on when running in a cluster
   std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
   std::string leaderElectionId = "restarter-controller";
   std::optional<obs::BindAddress> metricsBind = obs::BindAddress{"", 8080};
@@ -50,6 +52,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
 // --debounce: up to 1h; --min-rollout-interval: up to 24h (a held change waits at most this long).
 inline constexpr core::DurationBounds kDebounceBounds{.max = std::chrono::hours(1)};
 inline constexpr core::DurationBounds kMinRolloutIntervalBounds{.max = std::chrono::hours(24)};
+// --crd-check-interval: 1s to 1h (one discovery request per interval while a CRD is missing).
+inline constexpr core::DurationBounds kCrdCheckIntervalBounds{.min = std::chrono::seconds(1),
+                                                              .max = std::chrono::hours(1)};
 
 // Runs until SIGTERM/SIGINT. Logs go to io.err.
 int runServeController(const ServeControllerOptions& options, Io& io);

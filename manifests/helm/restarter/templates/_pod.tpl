@@ -77,6 +77,9 @@ securityContext:
 {{- with .root.Values.contentAware }}
 - --content-aware={{ . }}
 {{- end }}
+{{- if .root.Values.argoRollouts.enabled }}
+- --argo-rollouts
+{{- end }}
 {{- with .values.logLevel }}
 - --log-level={{ . }}
 {{- end }}

@@ -90,6 +90,11 @@ struct ControllerOptions {
   // listed without the label selector and those Reloader's annotations do not opt in are kept as
   // stubs (slimWorkload).
   core::SelectionOptions selection{};
+  // --argo-rollouts: also manage Argo Rollouts' Rollouts (core::kManagedKinds' custom resource
+  // rows). Watched only while discovery finds the kind served: looked for at start and then every
+  // crdCheckInterval until found (docs/architecture.md, "Custom resource kinds").
+  bool argoRollouts = false;
+  milliseconds crdCheckInterval{30'000};
   // The Secret holding the key of content digests (kube/digest_key.hpp): run() gets it, or creates
   // it when missing, before it reads any content (docs/architecture.md, "Keyed digests").
   std::string digestKeyNamespace = "restarter-system";

@@ -70,6 +70,7 @@
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_source.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/core/write_plan.hpp"
@@ -91,6 +92,10 @@ nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& wor
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); secret/b: none -> <uid>/7 (added)".
 std::string describeChanges(const std::vector<core::AnnotationChange>& changes);
+
+// How often a Rollout whose workloadRef Deployment is not managed (missing, not labeled, or not yet
+// in the cache) is looked at again: one cache lookup, logged only when the outcome changes.
+inline constexpr milliseconds kWorkloadRefRecheck{30'000};
 
 class WorkloadReconciler final : public Reconciler {
  public:
@@ -158,6 +163,13 @@ class WorkloadReconciler final : public Reconciler {
   Action refuseTooLarge(const nlohmann::json& workload, const std::string& key, const core::WritePlan& plan);
   // Step 3's debug line for references kept at an older version, once per state.
   void logMetadataOnly(const std::string& key, const core::DesiredAnnotations& desired);
+  // Step 1b: the log line of an Argo Rollout whose pod template is not its own (`source`: its
+  // workloadRef, looked up in `deployments`, the labeled Deployments; or none), once per
+  // generation and outcome. Nothing is written to such a Rollout. A workloadRef Deployment not
+  // (yet) among the managed ones is looked for again after kWorkloadRefRecheck; else the next
+  // change decides.
+  Action noteTemplateSource(const nlohmann::json& workload, const std::string& key,
+                            const core::PodTemplateSource& source, const cache::PackedStore* deployments);
   // Drops what is remembered of a workload that is gone or no longer managed.
   void forget(const std::string& key);
   core::Status removeForeignLeftovers(const nlohmann::json& applied, const core::DesiredAnnotations& desired);

@@ -30,10 +30,13 @@ struct WorkloadResource {
   std::string fieldManager;
   core::WorkloadKind coreKind = core::WorkloadKind::StatefulSet;  // its row in core::kManagedKinds
   bool hasOnDelete = false;  // the row's hasOnDelete: the OnDelete roll (ondelete.hpp) runs for it
+  bool crd = false;          // the row's crd: watched only while discovery finds it served
 };
 
-// StatefulSet, Deployment, DaemonSet: core::kManagedKinds, in its order.
+// Every row of core::kManagedKinds, in its order: StatefulSet, Deployment, DaemonSet, Rollout.
 const std::vector<WorkloadResource>& workloadResources();
+// The rows the controller manages: every kind but the custom resources unless `argoRollouts`.
+std::vector<WorkloadResource> enabledWorkloadResources(bool argoRollouts);
 
 // Index names on a workload store: the "<namespace>/<name>" of each ConfigMap (Secret) its pod
 // template references, and with Reloader's annotations the reload lists' names
@@ -57,6 +60,9 @@ struct WorkloadCaches {
   const cache::PackedStore* workloads = nullptr;  // of the reconciler's kind
   const cache::MetaStore* configMaps = nullptr;
   const cache::MetaStore* secrets = nullptr;
+  // The labeled Deployments (a Rollout's workloadRef names one; core/rollout_source.hpp);
+  // nullptr where the reconciler needs none.
+  const cache::PackedStore* deployments = nullptr;
 };
 using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
 

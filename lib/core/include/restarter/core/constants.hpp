@@ -63,6 +63,7 @@ inline constexpr std::string_view kOnDeleteManualValue = "manual";
 inline constexpr std::string_view kStatefulSetFieldManager = "restarter.stackable.tech/statefulset";
 inline constexpr std::string_view kDeploymentFieldManager = "restarter.stackable.tech/deployment";
 inline constexpr std::string_view kDaemonSetFieldManager = "restarter.stackable.tech/daemonset";
+inline constexpr std::string_view kRolloutFieldManager = "restarter.stackable.tech/rollout";
 
 // Reloader's annotations (stakater/Reloader, internal/pkg/options/flags.go defaults), read with
 // --reloader-annotations (reloader.hpp; docs/architecture.md, "Reloader annotations"). Restarter

@@ -69,7 +69,10 @@ inline constexpr std::chrono::seconds kRolloutProgressRecheck{30};
 //     partition keeps the pods below it on the old revision; OnDelete counts every pod, the roll
 //     restarter makes or the user's deletions), readyReplicas == replicas;
 //   - DaemonSet: observedGeneration, updatedNumberScheduled and numberAvailable ==
-//     desiredNumberScheduled.
+//     desiredNumberScheduled;
+//   - Rollout (Argo Rollouts): observedGeneration (a decimal string there) >= generation, as a
+//     Deployment's counters, and status.phase Healthy when set (Paused and Degraded are
+//     unfinished: the hold's upper bound applies).
 // Absent counters are 0 (the apiserver omits zeros); an absent status is a rollout not yet
 // observed. Never throws; a counter of the wrong type counts as absent, and a workload that is no
 // JSON object is "finished" (then only the floor holds it).

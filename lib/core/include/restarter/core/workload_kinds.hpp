@@ -3,6 +3,9 @@
 // field managers (lib/controller/src/workload.cpp), the webhook's accepted kinds and metric
 // labels (lib/webhook/src/admission.cpp), its rule's resources (lib/webhook/src/mwc.cpp), and
 // explain-restart's kinds (explain.hpp) all read it. A new kind is one row here.
+// A row with `crd` set is a custom resource (Argo Rollouts' Rollout): restarter manages it only
+// when asked to (--argo-rollouts) and watches it only while discovery finds it served
+// (docs/architecture.md, "Custom resource kinds").
 
 #include <array>
 #include <string_view>
@@ -11,7 +14,7 @@
 
 namespace restarter::core {
 
-enum class WorkloadKind { StatefulSet, Deployment, DaemonSet };
+enum class WorkloadKind { StatefulSet, Deployment, DaemonSet, Rollout };
 
 struct ManagedKind {
   WorkloadKind kind;
@@ -24,15 +27,22 @@ struct ManagedKind {
   // Whether the kind has an OnDelete update strategy: the controller then also runs its pod-by-pod
   // roll (lib/controller/include/restarter/controller/ondelete.hpp) for workloads that choose it.
   bool hasOnDelete;
+  // Whether the kind is a custom resource: served only while its CustomResourceDefinition is
+  // installed, and managed only with --argo-rollouts (its RBAC and webhook rule are optional too).
+  bool crd = false;
 };
 
-inline constexpr std::array<ManagedKind, 3> kManagedKinds = {{
+inline constexpr std::array<ManagedKind, 4> kManagedKinds = {{
     {WorkloadKind::StatefulSet, "StatefulSet", "statefulset", "apps", "v1", "statefulsets",
      kStatefulSetFieldManager, true},
     {WorkloadKind::Deployment, "Deployment", "deployment", "apps", "v1", "deployments", kDeploymentFieldManager,
      false},
     {WorkloadKind::DaemonSet, "DaemonSet", "daemonset", "apps", "v1", "daemonsets", kDaemonSetFieldManager,
      true},
+    // Argo Rollouts' Rollout: a Deployment's pod template (or, with spec.workloadRef, the
+    // referenced Deployment's; rollout_source.hpp) and its own progress (rollout.hpp).
+    {WorkloadKind::Rollout, "Rollout", "rollout", "argoproj.io", "v1alpha1", "rollouts", kRolloutFieldManager,
+     false, true},
 }};
 
 // The row of `kind`.
@@ -41,6 +51,17 @@ constexpr const ManagedKind& managedKind(WorkloadKind kind) noexcept {
     if (row.kind == kind) return row;
   }
   return kManagedKinds.front();
+}
+
+// Whether restarter manages `row` with Argo Rollouts support on (`argoRollouts`) or off.
+constexpr bool kindEnabled(const ManagedKind& row, bool argoRollouts) noexcept {
+  return !row.crd || argoRollouts;
+}
+
+// Whether the kind's revisions are ReplicaSets it owns (Deployment, Rollout), not
+// ControllerRevisions (StatefulSet, DaemonSet): explain-restart's history reads them.
+constexpr bool revisionsInReplicaSets(WorkloadKind kind) noexcept {
+  return kind == WorkloadKind::Deployment || kind == WorkloadKind::Rollout;
 }
 
 // The row whose API kind is `name` ("StatefulSet"); nullptr when restarter does not manage it.

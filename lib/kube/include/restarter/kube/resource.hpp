@@ -28,6 +28,7 @@ ResourceRef deployments();
 ResourceRef daemonSets();
 ResourceRef controllerRevisions();   // apps/v1
 ResourceRef replicaSets();           // apps/v1
+ResourceRef rollouts();              // argoproj.io/v1alpha1 (Argo Rollouts; served with its CRD only)
 ResourceRef events();                // events.k8s.io/v1
 ResourceRef coreEvents();            // v1: selects by involvedObject.uid and reason on the server
 ResourceRef leases();                // coordination.k8s.io/v1

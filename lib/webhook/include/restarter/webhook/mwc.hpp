@@ -35,6 +35,9 @@ struct MwcOptions {
   // --reloader-annotations: workloads are opted in by annotations too, which no objectSelector
   // can see, so every workload not labeled restarter.stackable.tech/enabled=false is sent.
   bool reloaderAnnotations = false;
+  // --argo-rollouts: a second rule sends Argo Rollouts' Rollouts (core::kManagedKinds' custom
+  // resource rows) too. A rule for a resource not served (no CRD) is accepted and matches nothing.
+  bool argoRollouts = false;
 };
 
 // The name of the configuration's one webhook: the configuration name when it has at least three
