@@ -756,3 +756,22 @@ TEST_CASE("a whole content entry written before key level tracking still compare
   REQUIRE(changed);
   CHECK(changed->annotations.at("configmap.restarter.stackable.tech/shared") == "su/2");
 }
+
+TEST_CASE("an object with more keys than the key digests hold is compared whole for a reference reading one key") {
+  json many = json::object();
+  for (int i = 0; i < 10000; ++i) many["k" + std::to_string(i)] = "v";
+  json changed = many;
+  changed["k9999"] = "w";
+  auto created = desiredFor(keyReader("k1", "su/1", ""), keyedConfigMap("1", many));
+  REQUIRE(created);
+  CHECK(created->contentDigests.find("configmap/shared=su/1/h2.") == 0);
+  // Another key changes: compared whole, so it rolls (bounded memory over precision).
+  auto rolled = desiredFor(keyReader("k1", "su/1", created->contentDigests), keyedConfigMap("2", changed));
+  REQUIRE(rolled);
+  CHECK(rolled->annotations.at("configmap.restarter.stackable.tech/shared") == "su/2");
+  // A key name of 1 MiB can never exist: the reference reads nothing that can change.
+  auto huge = desiredFor(keyReader(std::string(1 << 20, 'k'), "su/1", ""), keyedConfigMap("1", {{"a", "1"}}));
+  REQUIRE(huge);
+  CHECK(huge->references[0].ref.keys.empty());
+  CHECK_FALSE(huge->references[0].ref.allKeys);
+}
