@@ -86,6 +86,14 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
   if (const std::string digest = core::stringAt(object, {kOtherDigestField}); !digest.empty()) {
     meta.otherDigest = core::parseDigest(digest);
   }
+  if (const nlohmann::json* keys = core::valueAt(object, {kKeyDigestsField});
+      keys != nullptr && keys->is_string()) {
+    if (auto parsed = core::parseKeyDigests(keys->get_ref<const std::string&>())) {
+      meta.keyDigests = std::move(*parsed);
+      meta.keyDigests.shrink_to_fit();
+      meta.keyDigestsKnown = true;
+    }
+  }
   return meta;
 }
 

@@ -57,13 +57,16 @@ void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core
   auto hashed = core::objectContentDigest(object, kind, key);
   auto second = key.previous() != nullptr ? core::objectContentDigest(object, kind, *key.previous())
                                           : core::keyedContentDigest(object, kind, key);
+  std::optional<std::string> keys;
   if (hashed && second) {
     digest = core::formatDigest(*hashed);
     other = core::formatDigest(*second);
+    if (auto perKey = core::objectKeyDigests(object, key)) keys = core::formatKeyDigests(*perKey);
   }
   slimReferencedObject(object);  // drops data, binaryData, type
   if (digest) object[cache::kContentDigestField] = std::move(*digest);
   if (other) object[cache::kOtherDigestField] = std::move(*other);
+  if (keys) object[cache::kKeyDigestsField] = std::move(*keys);
 }
 
 OtherDigestKind otherDigestKind(const core::DigestKey& key) {

@@ -67,6 +67,9 @@ core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::
                                    ignore != nullptr && *ignore == core::kIgnoreLabelValue, meta.contentDigest);
     if (state.contentDigest) {
       state.digestKeyId = keyId;
+      // Shares the entry: the digests live as long as this state does, whatever the store does.
+      if (meta.keyDigestsKnown)
+        state.keyDigests = std::shared_ptr<const core::KeyDigests>(*object, &meta.keyDigests);
       if (meta.otherDigest)
         state.otherDigests.push_back(core::OtherDigest{*meta.otherDigest, other.keyId, other.scheme});
     }

@@ -17,6 +17,28 @@ namespace restarter::core {
 using nlohmann::json;
 namespace d = detail;
 
+namespace {
+
+// A reference reading only some keys (Reference::keys) compares only them: the state's digest
+// becomes the K2 digest of those keys, and the whole content's h2 digest an other digest, so an
+// entry written as h2 (before key-level tracking, or while the reference read every key) still
+// compares: the same whole content keeps the template's version, as before. Without the object's
+// key digests (too many keys, or content not read) or a key, the whole content is compared.
+void narrowToReadKeys(ObjectState& state, const Reference& ref) {
+  if (ref.allKeys || state.presence != Presence::Present || !state.contentDigest || !state.keyDigests ||
+      state.digestKeyId.empty() || state.digestScheme != DigestScheme::H2) {
+    return;
+  }
+  const auto narrowed = readKeysDigest(*state.keyDigests, ref.keys);
+  if (!narrowed) return;
+  state.otherDigests.insert(state.otherDigests.begin(),
+                            OtherDigest{*state.contentDigest, state.digestKeyId, DigestScheme::H2});
+  state.contentDigest = *narrowed;
+  state.digestScheme = DigestScheme::K2;
+}
+
+}  // namespace
+
 ObjectState ObjectState::present(std::string uid, std::string resourceVersion, bool ignoreLabel,
                                  std::optional<ContentDigest> contentDigest) {
   ObjectState s;
@@ -75,6 +97,8 @@ Result<ObjectState> objectStateFromObject(const json& object, RefKind kind, bool
   if (!digest || !h1) return state;
   state->contentDigest = *digest;
   state->digestKeyId = key->id();
+  if (auto keys = objectKeyDigests(object, *key))
+    state->keyDigests = std::make_shared<const KeyDigests>(std::move(*keys));
   state->otherDigests.push_back(OtherDigest{*h1, key->id(), DigestScheme::H1});
   // During a rotation: the entries written under the previous key are compared under it.
   if (const DigestKey* previous = key->previous()) {
@@ -268,6 +292,7 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
       status.value = frozen;
     } else {
       status.state = lookup(ref.kind, ref.name);
+      narrowToReadKeys(status.state, ref);
       // Reloader's rules (reloader.hpp); under the restarter label everything is selected.
       const Selection selection =
           status.state.presence == Presence::Unknown ? Selection{} : selector.select(ref, status.state);
@@ -319,23 +344,25 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
           }
           status.disposition = Disposition::Tracked;
           if (frozen || !options.podsRunning) {
-            TrackedValue tracked = decideTrackedValue(frozen, entry, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.otherDigests);
+            TrackedValue tracked = decideTrackedValue(
+                frozen, entry, status.state.uid, status.state.resourceVersion, status.state.contentDigest,
+                status.state.digestKeyId, status.state.digestScheme, status.state.otherDigests);
             status.value = std::move(tracked.value);
             status.metadataOnly = tracked.metadataOnly;
             p.record = std::move(tracked.record);
           } else if (status.baseline == kBaselineAbsent && ref.optional) {
             // An optional object the pods started without: they need a restart to see it.
-            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.otherDigests);
+            TrackedValue tracked =
+                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
+                                   status.state.contentDigest, status.state.digestKeyId,
+                                   status.state.digestScheme, status.state.otherDigests);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           } else if (status.baseline && status.baseline != kBaselineAbsent) {
-            TrackedValue tracked = decideTrackedValue(status.baseline, entry, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.otherDigests);
+            TrackedValue tracked =
+                decideTrackedValue(status.baseline, entry, status.state.uid, status.state.resourceVersion,
+                                   status.state.contentDigest, status.state.digestKeyId,
+                                   status.state.digestScheme, status.state.otherDigests);
             if (tracked.value == *status.baseline) {
               status.noRestart = NoRestart::Baseline;
               status.metadataOnly = tracked.metadataOnly;
@@ -351,9 +378,10 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
           } else if (out.optingIn || (!ref.optional && (hasRecord || status.baseline))) {
             // Opted in while running, or an object the pods need that appeared after them: the
             // pods run (or start) with this version.
-            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.otherDigests);
+            TrackedValue tracked =
+                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
+                                   status.state.contentDigest, status.state.digestKeyId,
+                                   status.state.digestScheme, status.state.otherDigests);
             status.noRestart = out.optingIn ? NoRestart::OptedIn : NoRestart::CreatedAfterWorkload;
             p.heldBack = true;
             p.valueIfRolled = tracked.value;
@@ -362,9 +390,10 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
             p.recordIfRolled = std::move(tracked.record);
           } else {
             // An optional object that appeared: the pods started without it.
-            TrackedValue tracked = decideTrackedValue(std::nullopt, std::nullopt, status.state.uid,
-                                                      status.state.resourceVersion, status.state.contentDigest,
-                                                      status.state.digestKeyId, status.state.otherDigests);
+            TrackedValue tracked =
+                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
+                                   status.state.contentDigest, status.state.digestKeyId,
+                                   status.state.digestScheme, status.state.otherDigests);
             status.value = std::move(tracked.value);
             p.record = std::move(tracked.record);
           }

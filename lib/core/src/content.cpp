@@ -92,6 +92,7 @@ class Hasher {
 // "h2." (or "h1.") + key id + "." + 32 hex digits: a keyed digest's text in the record.
 constexpr std::string_view kObjectTag = "h2.";
 constexpr std::string_view kContentTag = "h1.";
+constexpr std::string_view kKeysTag = "k2.";
 constexpr std::size_t kKeyIdSize = 8;
 
 // Hashes the string map object[field] (absent or null: empty) as its name, its size and each entry.
@@ -269,8 +270,9 @@ ContentRecords parseContentRecords(std::string_view value) {
     DigestScheme scheme = DigestScheme::Unkeyed;
     if (digestText.substr(0, kObjectTag.size()) == kObjectTag) scheme = DigestScheme::H2;
     if (digestText.substr(0, kContentTag.size()) == kContentTag) scheme = DigestScheme::H1;
+    if (digestText.substr(0, kKeysTag.size()) == kKeysTag) scheme = DigestScheme::K2;
     if (scheme != DigestScheme::Unkeyed) {
-      digestText.remove_prefix(kObjectTag.size());  // both tags have the same size
+      digestText.remove_prefix(kObjectTag.size());  // every tag has the same size
       if (digestText.size() <= kKeyIdSize || digestText[kKeyIdSize] != '.') return;
       keyId = std::string(digestText.substr(0, kKeyIdSize));
       if (!std::all_of(keyId.begin(), keyId.end(), [](char c) { return hexValue(c) >= 0; })) return;
@@ -293,7 +295,9 @@ std::string formatContentRecords(const ContentRecords& records) {
     out += record.version;
     out += '/';
     if (record.scheme != DigestScheme::Unkeyed) {
-      out += record.scheme == DigestScheme::H2 ? kObjectTag : kContentTag;
+      out += record.scheme == DigestScheme::H2   ? kObjectTag
+             : record.scheme == DigestScheme::K2 ? kKeysTag
+                                                 : kContentTag;
       out += record.keyId;
       out += '.';
     }
@@ -307,7 +311,16 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
                                 const std::string& keyId, const std::vector<OtherDigest>& others) {
   // `digest` is h2 under `keyId`, or unkeyed when there is no key (explain-restart without it).
-  const DigestScheme scheme = keyId.empty() ? DigestScheme::Unkeyed : DigestScheme::H2;
+  return decideTrackedValue(templateValue, recorded, uid, resourceVersion, digest, keyId,
+                            keyId.empty() ? DigestScheme::Unkeyed : DigestScheme::H2, others);
+}
+
+TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
+                                const std::optional<ContentRecord>& recorded, const std::string& uid,
+                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
+                                const std::string& keyId, DigestScheme scheme,
+                                const std::vector<OtherDigest>& others) {
+  if (keyId.empty()) scheme = DigestScheme::Unkeyed;
   TrackedValue out;
   out.value = uid + "/" + resourceVersion;
   if (digest) out.record = ContentRecord{out.value, *digest, keyId, scheme};
@@ -340,9 +353,110 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
 bool recordNeedsRekey(const ContentRecords& records, const std::string& keyId) {
   return std::any_of(records.begin(), records.end(), [&keyId](const auto& entry) {
     const ContentRecord& record = entry.second;
-    return record.scheme == DigestScheme::Unkeyed ||
-           (!keyId.empty() && (record.scheme != DigestScheme::H2 || record.keyId != keyId));
+    const bool current = record.scheme == DigestScheme::H2 || record.scheme == DigestScheme::K2;
+    return record.scheme == DigestScheme::Unkeyed || (!keyId.empty() && (!current || record.keyId != keyId));
   });
+}
+
+std::uint64_t keyNameHash(std::string_view key) {
+  Hasher hasher;
+  hasher.field("restarter key name");
+  hasher.field(key);
+  const auto digest = hasher.finish();
+  std::uint64_t out = 0;
+  if (digest) {
+    for (std::size_t i = 0; i < 8; ++i) out = (out << 8) | (*digest)[i];
+  }
+  return out;
+}
+
+std::optional<KeyDigests> objectKeyDigests(const json& object, const DigestKey& key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return std::nullopt;
+  std::string identity[3];
+  std::size_t i = 0;
+  for (const char* field : {"namespace", "name", "uid"}) {
+    const auto it = metadata->find(field);
+    if (it == metadata->end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      return std::nullopt;
+    identity[i++] = it->get_ref<const std::string&>();
+  }
+  KeyDigests out;
+  for (const char* mapName : {"data", "binaryData"}) {
+    const auto map = object.find(mapName);
+    if (map == object.end() || map->is_null()) continue;
+    if (!map->is_object()) return std::nullopt;
+    if (out.size() + map->size() > kMaxKeyDigests) return std::nullopt;
+    for (const auto& [name, value] : map->items()) {
+      if (!value.is_string()) return std::nullopt;
+      Hasher hasher(key);
+      for (const std::string& part : identity) hasher.field(part);
+      hasher.field(mapName);
+      hasher.field(name);
+      hasher.field(value.get_ref<const std::string&>());
+      const auto digest = hasher.finish();
+      if (!digest) return std::nullopt;
+      KeyDigest entry{keyNameHash(name), 0};
+      for (std::size_t b = 0; b < 8; ++b) entry.value = (entry.value << 8) | (*digest)[b];
+      out.push_back(entry);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const KeyDigest& a, const KeyDigest& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<ContentDigest> readKeysDigest(const KeyDigests& digests, const std::vector<std::string>& keys) {
+  Hasher hasher;
+  hasher.field("restarter read keys");
+  hasher.field(std::to_string(keys.size()));
+  for (const std::string& name : keys) {
+    hasher.field(name);
+    const std::uint64_t hash = keyNameHash(name);
+    const auto it =
+        std::lower_bound(digests.begin(), digests.end(), hash,
+                         [](const KeyDigest& entry, std::uint64_t wanted) { return entry.name < wanted; });
+    if (it == digests.end() || it->name != hash) {
+      hasher.field("absent");
+      continue;
+    }
+    char value[8];
+    for (int b = 7; b >= 0; --b) value[7 - b] = static_cast<char>((it->value >> (8 * b)) & 0xff);
+    hasher.field("present");
+    hasher.field(std::string_view(value, sizeof value));
+  }
+  return hasher.finish();
+}
+
+std::string formatKeyDigests(const KeyDigests& digests) {
+  std::string out;
+  out.reserve(digests.size() * 32);
+  for (const KeyDigest& entry : digests) {
+    for (const std::uint64_t word : {entry.name, entry.value}) {
+      for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
+    }
+  }
+  return out;
+}
+
+std::optional<KeyDigests> parseKeyDigests(std::string_view text) {
+  if (text.size() % 32 != 0 || text.size() / 32 > kMaxKeyDigests) return std::nullopt;
+  KeyDigests out;
+  out.reserve(text.size() / 32);
+  for (std::size_t at = 0; at < text.size(); at += 32) {
+    KeyDigest entry;
+    for (std::size_t i = 0; i < 32; ++i) {
+      const int nibble = hexValue(text[at + i]);
+      if (nibble < 0) return std::nullopt;
+      std::uint64_t& word = i < 16 ? entry.name : entry.value;
+      word = (word << 4) | static_cast<std::uint64_t>(nibble);
+    }
+    out.push_back(entry);
+  }
+  if (!std::is_sorted(out.begin(), out.end(),
+                      [](const KeyDigest& a, const KeyDigest& b) { return a.name < b.name; }))
+    return std::nullopt;
+  return out;
 }
 
 }  // namespace restarter::core

@@ -1,7 +1,10 @@
 #include "restarter/core/references.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -53,13 +56,53 @@ std::string shownName(std::string_view name) {
   return truncateUtf8(name, kMaxObjectNameLength) + "...(" + std::to_string(name.size()) + " bytes)";
 }
 
+bool isValidConfigMapKey(std::string_view key) noexcept {
+  if (key.empty() || key.size() > kMaxObjectNameLength || key == "." || key == "..") return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
 namespace {
+
+// What one use reads of its object: every key, or `keys` (valid keys only).
+struct KeyUse {
+  bool all = true;
+  std::set<std::string> keys;
+
+  static KeyUse every() { return KeyUse{}; }
+  static KeyUse some(std::set<std::string> keys) {
+    std::erase_if(keys, [](const std::string& key) { return !isValidConfigMapKey(key); });
+    return KeyUse{false, std::move(keys)};
+  }
+  void merge(const KeyUse& other) {
+    all = all || other.all || keys.size() + other.keys.size() > kMaxReadKeys;
+    if (all) {
+      keys.clear();
+      return;
+    }
+    keys.insert(other.keys.begin(), other.keys.end());
+    if (keys.size() > kMaxReadKeys) {
+      all = true;
+      keys.clear();
+    }
+  }
+};
+
+// How the containers mount one volume: whole somewhere, or only through these subPaths' keys.
+struct VolumeMounts {
+  bool whole = false;
+  std::set<std::string> subPathKeys;
+};
 
 // Accumulates references; one entry per (kind, name), optional only while every use is.
 class ReferenceSet {
  public:
-  // Reads `nameField` and `optional` from a reference object (e.g. a configMapKeyRef) at `path`.
-  Status addFrom(RefKind kind, const json& ref, std::string_view nameField, std::string_view path) {
+  // Reads `nameField` and `optional` from a reference object (e.g. a configMapKeyRef) at `path`;
+  // the use reads `use` of the object.
+  Status addFrom(RefKind kind, const json& ref, std::string_view nameField, std::string_view path,
+                 const KeyUse& use) {
     auto name = d::optionalString(ref, nameField, path);
     if (!name) return std::move(name).error();
     if (!name->has_value() || name->value().empty()) {
@@ -77,8 +120,11 @@ class ReferenceSet {
       ++walk_.invalidUses;
       return okStatus();
     }
-    auto [it, inserted] = uses_.try_emplace({kind, std::move(name->value())}, *optional);
-    if (!inserted) it->second = it->second && *optional;
+    auto [it, inserted] = uses_.try_emplace({kind, std::move(name->value())}, Use{*optional, use});
+    if (!inserted) {
+      it->second.optional = it->second.optional && *optional;
+      it->second.reads.merge(use);
+    }
     return okStatus();
   }
 
@@ -86,22 +132,57 @@ class ReferenceSet {
   ReferenceWalk take() && {
     std::vector<Reference>& out = walk_.references;
     out.reserve(uses_.size());
-    for (auto& [key, optional] : uses_) out.push_back(Reference{key.first, key.second, optional});
+    for (auto& [key, use] : uses_) {
+      out.push_back(Reference{key.first, key.second, use.optional, use.reads.all,
+                              std::vector<std::string>(use.reads.keys.begin(), use.reads.keys.end())});
+    }
     return std::move(walk_);
   }
 
  private:
-  std::map<std::pair<RefKind, std::string>, bool> uses_;
+  struct Use {
+    bool optional = false;
+    KeyUse reads;
+  };
+  std::map<std::pair<RefKind, std::string>, Use> uses_;
   ReferenceWalk walk_;
 };
 
-// If parent[field] is an object, adds the reference it holds.
+// What a use names in `reads(ref)` reads, for a reference object `ref`.
+using ReadsOf = KeyUse (*)(const json& ref);
+
+KeyUse readsEveryKey(const json&) { return KeyUse::every(); }
+
+// An env valueFrom's configMapKeyRef/secretKeyRef: its `key` (a ref without a string key, which
+// the apiserver refuses, reads every key).
+KeyUse readsKeyField(const json& ref) {
+  const auto key = ref.find("key");
+  if (key == ref.end() || !key->is_string()) return KeyUse::every();
+  return KeyUse::some({key->get<std::string>()});
+}
+
+// A volume's or projected source's `items`: their keys; none listed, every key.
+KeyUse readsItems(const json& ref) {
+  const auto items = ref.find("items");
+  if (items == ref.end() || !items->is_array() || items->empty()) return KeyUse::every();
+  std::set<std::string> keys;
+  for (const json& item : *items) {
+    if (!item.is_object()) return KeyUse::every();
+    const auto key = item.find("key");
+    if (key == item.end() || !key->is_string()) return KeyUse::every();
+    keys.insert(key->get<std::string>());
+    if (keys.size() > kMaxReadKeys) return KeyUse::every();
+  }
+  return KeyUse::some(std::move(keys));
+}
+
+// If parent[field] is an object, adds the reference it holds, reading what `reads` says of it.
 Status addIfPresent(ReferenceSet& refs, RefKind kind, const json& parent, std::string_view field,
-                    std::string_view nameField, std::string_view path) {
+                    std::string_view nameField, std::string_view path, ReadsOf reads = readsEveryKey) {
   auto ref = d::optionalObject(parent, field, path);
   if (!ref) return std::move(ref).error();
   if (*ref == nullptr) return okStatus();
-  return refs.addFrom(kind, **ref, nameField, d::joinPath(path, field));
+  return refs.addFrom(kind, **ref, nameField, d::joinPath(path, field), reads(**ref));
 }
 
 // Applies `visit(element, elementPath)` to each element of parent[field] (an array of objects).
@@ -120,23 +201,75 @@ Status forEachObject(const json& parent, std::string_view field, std::string_vie
   return okStatus();
 }
 
-Status walkVolumes(ReferenceSet& refs, const json& podSpec, std::string_view path) {
-  return forEachObject(podSpec, "volumes", path, [&](const json& volume, const std::string& vp) {
-    if (Status s = addIfPresent(refs, RefKind::ConfigMap, volume, "configMap", "name", vp); !s) {
-      return s;
+// What a whole volume (no items) reads: every key if it is mounted whole (or through
+// subPathExpr) or not at all, else the key each of its subPaths starts with.
+KeyUse readsMountedVolume(const json& ref, const VolumeMounts* mounts) {
+  KeyUse listed = readsItems(ref);
+  if (!listed.all || mounts == nullptr || mounts->whole) return listed;
+  std::set<std::string> keys = mounts->subPathKeys;
+  if (keys.size() > kMaxReadKeys) return KeyUse::every();
+  return KeyUse::some(std::move(keys));
+}
+
+// volumeMounts of every container and init container, by volume name. A malformed mount (the
+// apiserver refuses those) counts as a whole one.
+std::map<std::string, VolumeMounts> collectMounts(const json& podSpec) {
+  std::map<std::string, VolumeMounts> out;
+  for (const char* field : {"containers", "initContainers"}) {
+    const auto containers = podSpec.find(field);
+    if (containers == podSpec.end() || !containers->is_array()) continue;
+    for (const json& container : *containers) {
+      if (!container.is_object()) continue;
+      const auto mounts = container.find("volumeMounts");
+      if (mounts == container.end() || !mounts->is_array()) continue;
+      for (const json& mount : *mounts) {
+        if (!mount.is_object()) continue;
+        const auto name = mount.find("name");
+        if (name == mount.end() || !name->is_string()) continue;
+        VolumeMounts& entry = out[name->get<std::string>()];
+        const auto subPath = mount.find("subPath");
+        const auto subPathExpr = mount.find("subPathExpr");
+        const bool hasExpr = subPathExpr != mount.end() && subPathExpr->is_string() && !subPathExpr->empty();
+        if (hasExpr || subPath == mount.end() || !subPath->is_string() || subPath->empty()) {
+          entry.whole = true;
+          continue;
+        }
+        const std::string& path = subPath->get_ref<const std::string&>();
+        entry.subPathKeys.insert(path.substr(0, path.find('/')));
+      }
     }
-    if (Status s = addIfPresent(refs, RefKind::Secret, volume, "secret", "secretName", vp); !s) {
-      return s;
+  }
+  return out;
+}
+
+Status walkVolumes(ReferenceSet& refs, const json& podSpec, std::string_view path) {
+  const std::map<std::string, VolumeMounts> mounts = collectMounts(podSpec);
+  return forEachObject(podSpec, "volumes", path, [&](const json& volume, const std::string& vp) {
+    const VolumeMounts* mounted = nullptr;
+    if (const auto name = volume.find("name"); name != volume.end() && name->is_string()) {
+      const auto it = mounts.find(name->get<std::string>());
+      if (it != mounts.end()) mounted = &it->second;
+    }
+    for (const auto& [kind, field, nameField] : {std::tuple{RefKind::ConfigMap, "configMap", "name"},
+                                                 std::tuple{RefKind::Secret, "secret", "secretName"}}) {
+      auto ref = d::optionalObject(volume, field, vp);
+      if (!ref) return Status(std::move(ref).error());
+      if (*ref == nullptr) continue;
+      if (Status s =
+              refs.addFrom(kind, **ref, nameField, d::joinPath(vp, field), readsMountedVolume(**ref, mounted));
+          !s) {
+        return s;
+      }
     }
     auto projected = d::optionalObject(volume, "projected", vp);
     if (!projected) return Status(std::move(projected).error());
     if (*projected == nullptr) return okStatus();
     const std::string pp = d::joinPath(vp, "projected");
     return forEachObject(**projected, "sources", pp, [&](const json& source, const std::string& sp) {
-      if (Status s = addIfPresent(refs, RefKind::ConfigMap, source, "configMap", "name", sp); !s) {
+      if (Status s = addIfPresent(refs, RefKind::ConfigMap, source, "configMap", "name", sp, readsItems); !s) {
         return s;
       }
-      return addIfPresent(refs, RefKind::Secret, source, "secret", "name", sp);
+      return addIfPresent(refs, RefKind::Secret, source, "secret", "name", sp, readsItems);
     });
   });
 }
@@ -147,10 +280,12 @@ Status walkContainer(ReferenceSet& refs, const json& container, std::string_view
     if (!valueFrom) return Status(std::move(valueFrom).error());
     if (*valueFrom == nullptr) return okStatus();
     const std::string vp = d::joinPath(ep, "valueFrom");
-    if (Status s = addIfPresent(refs, RefKind::ConfigMap, **valueFrom, "configMapKeyRef", "name", vp); !s) {
+    if (Status s =
+            addIfPresent(refs, RefKind::ConfigMap, **valueFrom, "configMapKeyRef", "name", vp, readsKeyField);
+        !s) {
       return s;
     }
-    return addIfPresent(refs, RefKind::Secret, **valueFrom, "secretKeyRef", "name", vp);
+    return addIfPresent(refs, RefKind::Secret, **valueFrom, "secretKeyRef", "name", vp, readsKeyField);
   });
   if (!envStatus) return envStatus;
   return forEachObject(container, "envFrom", path, [&](const json& source, const std::string& sp) {

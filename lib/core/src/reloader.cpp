@@ -144,7 +144,7 @@ void ReferenceSelector::addListed(std::vector<Reference>& refs) {
       if (present) continue;
       // Not optional: named on purpose, and an object created after its workload is then recorded
       // in the baseline rather than rolled (Reloader does not reload on create either).
-      refs.push_back(Reference{kind->kind, name, false});
+      refs.push_back(Reference{kind->kind, name, false, true, {}});
       listedOnly_.emplace(kind->kind, name);
       added = true;
     }

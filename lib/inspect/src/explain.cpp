@@ -426,6 +426,8 @@ ordered_json explanationDocument(const ExplainInput& input) {
            // Under Reloader's annotations: the rule that selects it, or why none does.
            {"selection", ref.selection.empty() ? ordered_json(nullptr) : ordered_json(ref.selection)},
            {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
+           // The keys the template reads of the object (core/references.hpp); null: every key.
+           {"keysRead", ref.ref.allKeys ? ordered_json(nullptr) : ordered_json(ref.ref.keys)},
            // The object has a newer version than `value` with the same content: its metadata alone
            // changed, or its content changed and changed back before the controller acted (A -> B
            // -> A within the debounce); the digests cannot tell which, so neither is claimed.

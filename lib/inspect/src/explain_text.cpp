@@ -24,6 +24,20 @@ std::string str(const ordered_json& value) {
   return value.dump();
 }
 
+// "a, b, c" for the first kShownKeys keys of an array, then "and N more": one line whatever the
+// object holds (a key is at most 253 characters; the list at most core::kMaxReadKeys).
+std::string keyList(const ordered_json& keys) {
+  constexpr std::size_t kShownKeys = 8;
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& key : keys) {
+    if (shown == kShownKeys) break;
+    out += (shown++ == 0 ? "" : ", ") + str(key);
+  }
+  if (keys.size() > shown) out += " and " + std::to_string(keys.size() - shown) + " more";
+  return shown == 0 ? std::string("none") : out;
+}
+
 }  // namespace
 
 std::string causeLine(const ordered_json& cause) {
@@ -165,9 +179,15 @@ std::string renderText(const ordered_json& doc, bool color) {
           << (ref["optional"].get<bool>() ? "  (optional)" : "")
           << (ref.contains("baseline") && !ref["baseline"].is_null() ? "  baseline " + str(ref["baseline"])
                                                                      : "")
+          << (ref.contains("keysRead") && ref["keysRead"].is_array()
+                  ? "  keys read: " + keyList(ref["keysRead"])
+                  : "")
           << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
-                  ? "  same content, no restart (now " + str(ref["metadataOnlyChange"]) +
-                        ": only metadata changed, or the content changed back before restarter acted)"
+                  ? (ref.contains("keysRead") && ref["keysRead"].is_array()
+                         ? "  keys read unchanged, no restart (now " + str(ref["metadataOnlyChange"]) +
+                               ": other keys or metadata changed, or a read key changed back before restarter acted)"
+                         : "  same content, no restart (now " + str(ref["metadataOnlyChange"]) +
+                               ": only metadata changed, or the content changed back before restarter acted)")
                   : "")
           << (ref.contains("selection") && !ref["selection"].is_null()
                   ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +

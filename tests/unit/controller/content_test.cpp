@@ -326,3 +326,44 @@ TEST_CASE("after a rotation without the previous key a record under the old key 
   CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/2"}});
   CHECK(f.harness.api->events().size() == 1);
 }
+
+TEST_CASE("through the cache a workload reading one key is not written when another key changes",
+          "[controller][content]") {
+  Fixture f;
+  auto sharedMap = [](const std::string& rv, const std::string& read, const std::string& other) {
+    json object = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", rv}}},
+        {"data", {{"read", read}, {"other", other}}}};
+    slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey());
+    return object;
+  };
+  json workload = restarter::testing::statefulSet();
+  workload["spec"] = {
+      {"template",
+       {{"metadata", {{"annotations", {{kCm, "cm-uid/1"}}}}},
+        {"spec",
+         {{"containers",
+           {{{"name", "app"},
+             {"image", "x"},
+             {"env",
+              {{{"name", "R"},
+                {"valueFrom", {{"configMapKeyRef", {{"name", "app-config"}, {"key", "read"}}}}}}}}}}}}}}}};
+  f.seed(workload);
+  // Annotated, no record yet: the record is completed with the digest of the key read.
+  f.configMaps.replace({sharedMap("1", "r1", "o1")}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/1"}});
+  CHECK(f.storedRecord().find("configmap/app-config=cm-uid/1/k2.") == 0);
+  const std::size_t writes = f.workloadWrites();
+
+  f.configMaps.replace({sharedMap("2", "r1", "o2")}, "21");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.workloadWrites() == writes);
+
+  f.configMaps.replace({sharedMap("3", "r2", "o2")}, "22");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.workloadWrites() == writes + 1);
+  CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/3"}});
+}

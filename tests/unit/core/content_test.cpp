@@ -636,3 +636,142 @@ TEST_CASE("during a rotation an object's digests under the previous key compare 
                            state->otherDigests)
             .value == "cu/2");
 }
+
+namespace {
+
+json keyedConfigMap(const std::string& rv, json data, json binaryData = json::object()) {
+  return json{{"metadata", {{"namespace", "ns"}, {"name", "shared"}, {"uid", "su"}, {"resourceVersion", rv}}},
+              {"data", std::move(data)},
+              {"binaryData", std::move(binaryData)}};
+}
+
+// A StatefulSet reading key `key` of ConfigMap `shared` through env, its template at `value`.
+json keyReader(const std::string& key, const std::string& value, const std::string& record) {
+  json workload = {
+      {"metadata", {{"annotations", json::object()}}},
+      {"spec",
+       {{"template",
+         {{"metadata", {{"annotations", {{"configmap.restarter.stackable.tech/shared", value}}}}},
+          {"spec",
+           {{"containers",
+             {{{"name", "a"},
+               {"image", "x"},
+               {"env",
+                {{{"name", "E"},
+                  {"valueFrom", {{"configMapKeyRef", {{"name", "shared"}, {"key", key}}}}}}}}}}}}}}}}}};
+  if (!record.empty()) workload["metadata"]["annotations"][std::string(kContentDigestsAnnotation)] = record;
+  return workload;
+}
+
+Result<DesiredAnnotations> desiredFor(const json& workload, const json& object) {
+  auto state = objectStateFromObject(object, RefKind::ConfigMap, true, &contentCoreKey());
+  REQUIRE(state);
+  DesiredOptions options;
+  options.podsRunning = true;
+  return desiredAnnotations(
+      workload, [&](RefKind, const std::string&) { return *state; }, options);
+}
+
+}  // namespace
+
+TEST_CASE("key digests name each key of data and binaryData and are bounded") {
+  const DigestKey& key = contentCoreKey();
+  const auto digests = objectKeyDigests(keyedConfigMap("1", {{"a", "1"}, {"b", "2"}}, {{"c", "Mw=="}}), key);
+  REQUIRE(digests);
+  CHECK(digests->size() == 3);
+  CHECK(std::is_sorted(digests->begin(), digests->end(),
+                       [](const KeyDigest& x, const KeyDigest& y) { return x.name < y.name; }));
+  CHECK(parseKeyDigests(formatKeyDigests(*digests)) == digests);
+  CHECK_FALSE(parseKeyDigests("xyz"));
+  // The same value under another key name, or in another object, is another digest.
+  const auto renamed = objectKeyDigests(keyedConfigMap("1", {{"a", "1"}, {"b", "1"}}), key);
+  REQUIRE(renamed);
+  CHECK((*renamed)[0].value != (*renamed)[1].value);
+  json many = json::object();
+  for (std::size_t i = 0; i <= kMaxKeyDigests; ++i) many["k" + std::to_string(i)] = "v";
+  CHECK_FALSE(objectKeyDigests(keyedConfigMap("1", many), key));
+  // The digest of the keys read: absent and present differ; an unread key does not count.
+  const KeyDigests& d = *digests;
+  CHECK(readKeysDigest(d, {"a"}) ==
+        readKeysDigest(*objectKeyDigests(keyedConfigMap("2", {{"a", "1"}, {"b", "9"}}), key), {"a"}));
+  CHECK(readKeysDigest(d, {"a"}) != readKeysDigest(d, {"b"}));
+  CHECK(readKeysDigest(d, {"zz"}) != readKeysDigest(d, {}));
+}
+
+TEST_CASE(
+    "a reference reading one key keeps its version when only other keys change and rolls when its key does") {
+  const std::string value1 = "su/1";
+  // Created: the record holds the K2 digest of key a at version 1.
+  auto created = desiredFor(keyReader("a", value1, ""), keyedConfigMap("1", {{"a", "1"}, {"b", "2"}}));
+  REQUIRE(created);
+  REQUIRE(created->references.size() == 1);
+  CHECK(created->references[0].ref.keys == std::vector<std::string>{"a"});
+  CHECK(created->contentDigests.find("configmap/shared=su/1/k2.") == 0);
+  const std::string record = created->contentDigests;
+
+  // Key b changes (version 2): the template keeps version 1, no restart, record unchanged.
+  auto unread = desiredFor(keyReader("a", value1, record), keyedConfigMap("2", {{"a", "1"}, {"b", "3"}}));
+  REQUIRE(unread);
+  CHECK(unread->annotations.at("configmap.restarter.stackable.tech/shared") == value1);
+  CHECK(unread->references[0].metadataOnly);
+  CHECK(unread->contentDigests == record);
+  CHECK(unread->recordRewrite == RecordRewrite::None);
+
+  // Key a changes (version 3): the template takes version 3.
+  auto read = desiredFor(keyReader("a", value1, record), keyedConfigMap("3", {{"a", "9"}, {"b", "3"}}));
+  REQUIRE(read);
+  CHECK(read->annotations.at("configmap.restarter.stackable.tech/shared") == "su/3");
+  CHECK(read->contentDigests.find("configmap/shared=su/3/k2.") == 0);
+
+  // A key read that appears rolls; one that stays absent does not.
+  auto absent = desiredFor(keyReader("z", value1, ""), keyedConfigMap("1", {{"a", "1"}}));
+  REQUIRE(absent);
+  auto stillAbsent =
+      desiredFor(keyReader("z", value1, absent->contentDigests), keyedConfigMap("2", {{"a", "2"}}));
+  REQUIRE(stillAbsent);
+  CHECK(stillAbsent->annotations.at("configmap.restarter.stackable.tech/shared") == value1);
+  auto appears = desiredFor(keyReader("z", value1, absent->contentDigests),
+                            keyedConfigMap("3", {{"a", "2"}, {"z", "new"}}));
+  REQUIRE(appears);
+  CHECK(appears->annotations.at("configmap.restarter.stackable.tech/shared") == "su/3");
+}
+
+TEST_CASE("a whole content entry written before key level tracking still compares and comes back as k2") {
+  const DigestKey& key = contentCoreKey();
+  const json v1 = keyedConfigMap("1", {{"a", "1"}, {"b", "2"}});
+  const std::string h2 = "configmap/shared=su/1/h2." + key.id() + "." +
+                         formatDigest(*objectContentDigest(v1, RefKind::ConfigMap, key));
+  // Nothing changed since: the entry is rewritten as k2 alone (one metadata-only write).
+  auto upgraded = desiredFor(keyReader("a", "su/1", h2), v1);
+  REQUIRE(upgraded);
+  CHECK(upgraded->recordRewrite == RecordRewrite::Complete);
+  CHECK(upgraded->contentDigests.find("configmap/shared=su/1/k2.") == 0);
+  // Metadata only since: kept, and the entry rewritten as k2.
+  auto same = desiredFor(keyReader("a", "su/1", h2), keyedConfigMap("2", {{"a", "1"}, {"b", "2"}}));
+  REQUIRE(same);
+  CHECK(same->annotations.at("configmap.restarter.stackable.tech/shared") == "su/1");
+  CHECK(same->contentDigests.find("configmap/shared=su/1/k2.") == 0);
+  // An unread key changed since: the whole content differs, so it cannot tell: it rolls, once.
+  auto changed = desiredFor(keyReader("a", "su/1", h2), keyedConfigMap("2", {{"a", "1"}, {"b", "3"}}));
+  REQUIRE(changed);
+  CHECK(changed->annotations.at("configmap.restarter.stackable.tech/shared") == "su/2");
+}
+
+TEST_CASE("an object with more keys than the key digests hold is compared whole for a reference reading one key") {
+  json many = json::object();
+  for (int i = 0; i < 10000; ++i) many["k" + std::to_string(i)] = "v";
+  json changed = many;
+  changed["k9999"] = "w";
+  auto created = desiredFor(keyReader("k1", "su/1", ""), keyedConfigMap("1", many));
+  REQUIRE(created);
+  CHECK(created->contentDigests.find("configmap/shared=su/1/h2.") == 0);
+  // Another key changes: compared whole, so it rolls (bounded memory over precision).
+  auto rolled = desiredFor(keyReader("k1", "su/1", created->contentDigests), keyedConfigMap("2", changed));
+  REQUIRE(rolled);
+  CHECK(rolled->annotations.at("configmap.restarter.stackable.tech/shared") == "su/2");
+  // A key name of 1 MiB can never exist: the reference reads nothing that can change.
+  auto huge = desiredFor(keyReader(std::string(1 << 20, 'k'), "su/1", ""), keyedConfigMap("1", {{"a", "1"}}));
+  REQUIRE(huge);
+  CHECK(huge->references[0].ref.keys.empty());
+  CHECK_FALSE(huge->references[0].ref.allKeys);
+}

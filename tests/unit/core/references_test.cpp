@@ -8,11 +8,18 @@ using nlohmann::json;
 
 namespace {
 
+// A reference reading every key of its object.
 Reference cm(std::string name, bool optional = false) {
-  return Reference{RefKind::ConfigMap, std::move(name), optional};
+  return Reference{RefKind::ConfigMap, std::move(name), optional, true, {}};
 }
 Reference secret(std::string name, bool optional = false) {
-  return Reference{RefKind::Secret, std::move(name), optional};
+  return Reference{RefKind::Secret, std::move(name), optional, true, {}};
+}
+// A reference reading only `keys`.
+Reference reading(Reference ref, std::vector<std::string> keys) {
+  ref.allKeys = false;
+  ref.keys = std::move(keys);
+  return ref;
 }
 
 std::vector<Reference> refsOf(const json& podTemplate) {
@@ -56,7 +63,7 @@ TEST_CASE("every supported place of a reference is followed", "[references]") {
                {{"name", "B"}, {"valueFrom", {{"secretKeyRef", {{"name", "es"}, {"key", "k"}}}}}},
                {{"name", "C"}, {"value", "plain"}},
                {{"name", "D"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}}}}}}}}}},
-       {cm("ea"), secret("es")}},
+       {reading(cm("ea"), {"k"}), reading(secret("es"), {"k"})}},
       {"envFrom in an init container",
        {{"spec",
          {{"initContainers",
@@ -215,7 +222,7 @@ TEST_CASE("uses of invalid names are not references and are reported", "[referen
          {{{"name", "app"},
            {"envFrom", {{{"secretRef", {{"name", "Upper_Case"}}}}, {{"configMapRef", {{"name", "good"}}}}}},
            {"env", {{{"name", "A"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}, {"key", "k"}}}}}}}}}}}}}};
-  CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("good"), secret("s")});
+  CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("good"), reading(secret("s"), {"k"})});
   const auto walk = walkReferences(podTemplate);
   REQUIRE(walk.ok());
   CHECK(walk->invalidUses == 4);
@@ -234,4 +241,113 @@ TEST_CASE("uses of invalid names are not references and are reported", "[referen
   CHECK(manyWalk->references.empty());
   CHECK(manyWalk->invalidUses == 100);
   CHECK(manyWalk->invalid.size() == kMaxInvalidShown);
+}
+
+TEST_CASE("each reference form reads the keys it names and a whole use reads every key", "[references]") {
+  auto container = [](json mounts, json env = json::array()) {
+    return json{{"name", "app"}, {"image", "x"}, {"volumeMounts", std::move(mounts)}, {"env", std::move(env)}};
+  };
+  auto podTemplate = [](json volumes, json containers) {
+    return json{{"spec", {{"volumes", std::move(volumes)}, {"containers", std::move(containers)}}}};
+  };
+  const json wholeVolume = {{{"name", "v"}, {"configMap", {{"name", "a"}}}}};
+  struct Row {
+    const char* form;
+    json podTemplate;
+    std::vector<Reference> expected;
+  };
+  const std::vector<Row> rows = {
+      {"env keys of two containers are one union",
+       {{"spec",
+         {{"containers",
+           {{{"name", "a"},
+             {"env", {{{"name", "A"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "y"}}}}}}}}},
+            {{"name", "b"},
+             {"env",
+              {{{"name", "B"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "x"}}}}}},
+               {{"name", "C"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "y"}}}}}}}}}}}}}},
+       {reading(cm("c"), {"x", "y"})}},
+      {"volume items",
+       podTemplate(
+           {{{"name", "v"},
+             {"secret",
+              {{"secretName", "s"},
+               {"items", {{{"key", "tls.crt"}, {"path", "a"}}, {{"key", "tls.key"}, {"path", "b"}}}}}}}},
+           {container({{{"name", "v"}, {"mountPath", "/etc/tls"}}})}),
+       {reading(secret("s"), {"tls.crt", "tls.key"})}},
+      {"projected source items",
+       podTemplate(
+           {{{"name", "v"},
+             {"projected",
+              {{"sources", {{{"configMap", {{"name", "a"}, {"items", {{{"key", "k"}, {"path", "k"}}}}}}}}}}}}},
+           {container({{{"name", "v"}, {"mountPath", "/p"}}})}),
+       {reading(cm("a"), {"k"})}},
+      {"a whole volume mounted whole",
+       podTemplate(wholeVolume, {container({{{"name", "v"}, {"mountPath", "/c"}}})}),
+       {cm("a")}},
+      {"a whole volume mounted only through subPaths",
+       podTemplate(wholeVolume,
+                   {container({{{"name", "v"}, {"mountPath", "/c/app.conf"}, {"subPath", "app.conf"}},
+                               {{"name", "v"}, {"mountPath", "/c/x"}, {"subPath", "log.conf/x"}}})}),
+       {reading(cm("a"), {"app.conf", "log.conf"})}},
+      {"a whole volume mounted through subPath and whole",
+       podTemplate(wholeVolume,
+                   {container({{{"name", "v"}, {"mountPath", "/c/app.conf"}, {"subPath", "app.conf"}},
+                               {{"name", "v"}, {"mountPath", "/all"}}})}),
+       {cm("a")}},
+      {"a subPathExpr reads every key",
+       podTemplate(wholeVolume, {container({{{"name", "v"}, {"mountPath", "/c"}, {"subPathExpr", "$(POD)"}}})}),
+       {cm("a")}},
+      {"a volume no container mounts reads every key",
+       podTemplate(wholeVolume, {container(json::array())}),
+       {cm("a")}},
+      {"envFrom beside a key ref reads every key",
+       {{"spec",
+         {{"containers",
+           {{{"name", "a"},
+             {"envFrom", {{{"configMapRef", {{"name", "c"}}}}}},
+             {"env",
+              {{{"name", "A"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "x"}}}}}}}}}}}}}},
+       {cm("c")}},
+      {"an invalid key reads nothing and duplicate items are one key",
+       podTemplate({{{"name", "v"},
+                     {"configMap",
+                      {{"name", "a"},
+                       {"items",
+                        {{{"key", "ok"}, {"path", "1"}},
+                         {{"key", "ok"}, {"path", "2"}},
+                         {{"key", "no/slash"}, {"path", "3"}}}}}}}},
+                   {container({{{"name", "v"}, {"mountPath", "/c"}}})}),
+       {reading(cm("a"), {"ok"})}},
+      {"a key ref without a key reads every key",
+       {{"spec",
+         {{"containers",
+           {{{"name", "a"},
+             {"env", {{{"name", "A"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}}}}}}}}}}}}}},
+       {secret("s")}},
+  };
+  for (const Row& row : rows) {
+    INFO(row.form);
+    CHECK(refsOf(row.podTemplate) == row.expected);
+  }
+}
+
+TEST_CASE("more keys read than the bound count as every key", "[references]") {
+  json items = json::array();
+  for (std::size_t i = 0; i <= kMaxReadKeys; ++i)
+    items.push_back({{"key", "k" + std::to_string(i)}, {"path", std::to_string(i)}});
+  const json podTemplate = {
+      {"spec",
+       {{"volumes", {{{"name", "v"}, {"configMap", {{"name", "a"}, {"items", items}}}}}},
+        {"containers", {{{"name", "c"}, {"volumeMounts", {{{"name", "v"}, {"mountPath", "/c"}}}}}}}}}};
+  CHECK(refsOf(podTemplate) == std::vector<Reference>{cm("a")});
+  items.erase(items.begin());
+  const json fewer = {
+      {"spec",
+       {{"volumes", {{{"name", "v"}, {"configMap", {{"name", "a"}, {"items", items}}}}}},
+        {"containers", {{{"name", "c"}, {"volumeMounts", {{{"name", "v"}, {"mountPath", "/c"}}}}}}}}}};
+  const auto refs = refsOf(fewer);
+  REQUIRE(refs.size() == 1);
+  CHECK_FALSE(refs[0].allKeys);
+  CHECK(refs[0].keys.size() == kMaxReadKeys);
 }

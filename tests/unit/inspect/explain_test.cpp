@@ -67,6 +67,7 @@ TEST_CASE("the explanation document follows its schema", "[inspect][explain]") {
                                                        {"disposition", "tracked"},
                                                        {"selection", nullptr},
                                                        {"value", "u/3"},
+                                                       {"keysRead", nullptr},
                                                        {"metadataOnlyChange", nullptr},
                                                        {"selection", nullptr},
                                                        {"baseline", nullptr},

@@ -75,11 +75,18 @@ struct ObjectMeta : ObjectIdentity {
   // previous key during a rotation; which one is the controller's to know: docs/architecture.md,
   // "Keyed digests"). Never written anywhere.
   std::optional<core::ContentDigest> otherDigest;
+  // The key digests a transform put in kKeyDigestsField (core::KeyDigests, 16 bytes a key), when
+  // keyDigestsKnown (not for a kind whose content is not read, or more than core::kMaxKeyDigests
+  // keys): what a reference reading some keys compares (docs/architecture.md, "Key-level
+  // tracking"). Inline (an empty vector costs no allocation); lookups share it through the entry's
+  // own shared_ptr.
+  core::KeyDigests keyDigests;
   // Reloader's annotations reloader.stakater.com/match and .../ignore with the value "true"
   // (core/reloader.hpp): booleans, which fit in the padding after contentDigest, not strings
   // (docs/architecture.md, "Compact cache entries").
   bool reloaderMatch = false;
   bool reloaderIgnore = false;
+  bool keyDigestsKnown = false;
 
   // The value of label `key`, or nullptr.
   const std::string* label(std::string_view key) const;
@@ -99,6 +106,8 @@ struct PackedObject : ObjectIdentity {
 inline constexpr const char* kContentDigestField = "restarterContentDigest";
 // The same for the other digest (ObjectMeta::otherDigest).
 inline constexpr const char* kOtherDigestField = "restarterOtherDigest";
+// The same for the key digests (ObjectMeta::keyDigests): core::formatKeyDigests.
+inline constexpr const char* kKeyDigestsField = "restarterKeyDigests";
 
 // `object` packed; nullopt when metadata.name is missing or not a non-empty string.
 std::optional<PackedObject> packObject(const nlohmann::json& object);

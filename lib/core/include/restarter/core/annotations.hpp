@@ -32,6 +32,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,11 @@ struct ObjectState {
   // schemes or keys, which compare record entries of those (content.hpp, decideTrackedValue).
   std::string digestKeyId;
   std::vector<OtherDigest> otherDigests;
+  // Present only, with contentDigest: its scheme (H2; K2 once desiredAnnotations narrowed it to
+  // the keys a reference reads), and the object's key digests (content.hpp; null when not known:
+  // a reference reading some keys then compares the whole content). Immutable, shared.
+  DigestScheme digestScheme = DigestScheme::H2;
+  std::shared_ptr<const KeyDigests> keyDigests;
   // Present only: Reloader's annotations on the object, "true" (reloader.hpp).
   bool reloaderMatch = false;
   bool reloaderIgnore = false;

@@ -20,6 +20,7 @@
 // The record: the workload metadata annotation `restarter.stackable.tech/content-digests` (not the
 // pod template, so writing it restarts nothing), value a comma-separated list, sorted, of
 //   <kind>/<name>=<uid>/<resourceVersion>/h2.<key id>.<digest>    per object (written)
+//   <kind>/<name>=<uid>/<resourceVersion>/k2.<key id>.<digest>    the keys read (written)
 //   <kind>/<name>=<uid>/<resourceVersion>/h1.<key id>.<digest>    content only (read, rewritten as h2)
 //   <kind>/<name>=<uid>/<resourceVersion>/<digest>                unkeyed (read, never compared)
 // e.g. `configmap/app=0b0e...-uid/41/h2.9f86d081.6c2f...`: "the object <kind>/<name> at
@@ -110,8 +111,38 @@ Result<ContentDigest> keyedContentDigest(const nlohmann::json& object, RefKind k
 // always has them).
 Result<ContentDigest> objectContentDigest(const nlohmann::json& object, RefKind kind, const DigestKey& key);
 
-// Which kind of digest a record entry or a computed digest is (the record's tag).
-enum class DigestScheme : std::uint8_t { Unkeyed, H1, H2 };
+// Which kind of digest a record entry or a computed digest is (the record's tag): K2 is the digest
+// of the keys a reference reads (readKeysDigest), the others of the whole content.
+enum class DigestScheme : std::uint8_t { Unkeyed, H1, H2, K2 };
+
+// Key-level digests (docs/architecture.md, "Key-level tracking"): per key of `data` and
+// `binaryData`, 8 bytes naming the key (keyNameHash) and 8 bytes of the HMAC-SHA256 under the
+// digest key of the object's namespace, name and uid, the map the key is in, the key and its
+// value. Sorted by name. 16 bytes a key whatever the value's size: the controller's cache keeps
+// them for objects of at most kMaxKeyDigests keys (an object with more is compared whole).
+struct KeyDigest {
+  std::uint64_t name = 0;
+  std::uint64_t value = 0;
+  bool operator==(const KeyDigest&) const = default;
+};
+using KeyDigests = std::vector<KeyDigest>;
+inline constexpr std::size_t kMaxKeyDigests = 1024;
+// The first 8 bytes of the SHA-256 of a fixed label and `key`.
+std::uint64_t keyNameHash(std::string_view key);
+// The key digests of a ConfigMap's or Secret's `data` and `binaryData` under `key`; nullopt when
+// it has more than kMaxKeyDigests keys, a field has the wrong type or an identity field is missing.
+std::optional<KeyDigests> objectKeyDigests(const nlohmann::json& object, const DigestKey& key);
+// The K2 digest of what a reference reading `keys` (sorted, unique) sees of an object whose key
+// digests are `digests`: the SHA-256 of a fixed label, the number of keys and, per key, its name
+// and its value digest or an absent marker. The same keys with the same values give the same
+// digest; a key read that appears or disappears changes it. Keyed through the value digests.
+// Key digests as text and back, for a reflector transform to hand them to the cache: 32 hex
+// digits a key (name, value), concatenated. parseKeyDigests: nullopt for any other text, or more
+// than kMaxKeyDigests keys.
+std::string formatKeyDigests(const KeyDigests& digests);
+std::optional<KeyDigests> parseKeyDigests(std::string_view text);
+// nullopt only when hashing fails (the caller then compares the whole content).
+std::optional<ContentDigest> readKeysDigest(const KeyDigests& digests, const std::vector<std::string>& keys);
 
 // One entry of the record: the content `digest` the object had at `version` (`<uid>/<rv>`), of
 // `scheme`, keyed with the key whose id is `keyId` (empty for Unkeyed).
@@ -152,6 +183,8 @@ struct TrackedValue {
   std::optional<ContentRecord> record;
 };
 
+// `scheme`: the scheme of `digest` (H2, or K2 for a reference reading some keys; Unkeyed when
+// `keyId` is empty); the overload without it takes H2 (Unkeyed for an empty `keyId`).
 // `templateValue`: what the pod template holds for the reference now (nullopt: nothing).
 // `recorded`: the record's entry for the reference, if any. `uid`, `resourceVersion`: the object
 // now. `digest`: its h2 digest now under the key `keyId` (empty `keyId`: its unkeyed digest, as
@@ -181,6 +214,11 @@ TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
                                 const std::optional<ContentRecord>& recorded, const std::string& uid,
                                 const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
                                 const std::string& keyId, const std::vector<OtherDigest>& others);
+TrackedValue decideTrackedValue(const std::optional<std::string>& templateValue,
+                                const std::optional<ContentRecord>& recorded, const std::string& uid,
+                                const std::string& resourceVersion, const std::optional<ContentDigest>& digest,
+                                const std::string& keyId, DigestScheme scheme,
+                                const std::vector<OtherDigest>& others);
 
 // Whether the record holds an unkeyed entry, or (for a non-empty `keyId`) one that is not h2 under
 // `keyId`: the controller then rewrites the record alone (docs/architecture.md, "Keyed digests").

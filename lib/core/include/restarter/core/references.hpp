@@ -8,7 +8,16 @@
 //   env[].valueFrom.configMapKeyRef.name | .secretKeyRef.name,
 //   envFrom[].configMapRef.name | .secretRef.name.
 // Duplicates collapse into one Reference; it is optional only if every use is optional (one
-// required use makes the pod depend on the object). A ConfigMap and a Secret of the same name are
+// required use makes the pod depend on the object).
+//
+// What each use reads of the object (docs/behaviour.md, "What a reference reads"): the key of an
+// env `valueFrom` ref; the `items` keys of a volume or a projected source that lists items; every
+// key for `envFrom`, a projected source without items, and a volume without items that a
+// container mounts whole (or through `subPathExpr`, or that no container mounts); a volume
+// without items mounted only through `subPath` reads the key each subPath starts with (the
+// volume's files are named by its keys). A reference reads every key if one of its uses does, else
+// the union. A key that is not a valid ConfigMap key (apimachinery's IsConfigMapKey) can never be
+// present, so it reads nothing; more than kMaxReadKeys keys read count as every key. A ConfigMap and a Secret of the same name are
 // two references. The result is sorted by (kind, name): same template, same output.
 //
 // Names are checked with Kubernetes' own rule before anything else sees them
@@ -40,6 +49,9 @@ struct Reference {
   RefKind kind = RefKind::ConfigMap;
   std::string name;
   bool optional = false;
+  // Whether the uses read every key of the object; if not, `keys` (sorted, unique) are all they read.
+  bool allKeys = true;
+  std::vector<std::string> keys{};
 
   friend bool operator==(const Reference&, const Reference&) = default;
 };
@@ -67,6 +79,10 @@ struct ReferenceWalk {
   std::size_t invalidUses = 0;            // all of them
 };
 inline constexpr std::size_t kMaxInvalidShown = 8;
+// More keys read than this by one reference count as every key (the record stays one digest).
+inline constexpr std::size_t kMaxReadKeys = 256;
+// A ConfigMap (or Secret) key: at most 253 characters of [-._a-zA-Z0-9], not "." or "..".
+bool isValidConfigMapKey(std::string_view key) noexcept;
 
 // Walks a PodTemplateSpec (the JSON of `spec.template` of a workload). A template without a spec,
 // volumes or containers simply has fewer references. Errors (InvalidInput, naming the JSON path)
