@@ -3,7 +3,8 @@
 //
 //   controller_bench populate <ns> <statefulsets> <configmaps> <secrets>
 //       creates the objects that do not exist yet (each StatefulSet references its own
-//       configmaps/statefulsets ConfigMaps and secrets/statefulsets Secrets through envFrom;
+//       configmaps/statefulsets ConfigMaps and secrets/statefulsets Secrets through envFrom, or with
+//       BENCH_READS=keys through env key refs to their one key (key-level records, k2);
 //       BENCH_REPLICAS replicas, default 1, pods faked by kwok), so a population grows by running it
 //       with larger counts; every ConfigMap and Secret holds one key of BENCH_OBJECT_BYTES bytes
 //       (default 1024)
@@ -89,6 +90,13 @@ int replicas() {
   return replicas != nullptr ? std::stoi(replicas) : 1;
 }
 
+// BENCH_READS=keys: the StatefulSets read their objects' one key through env key refs (each
+// reference then records the digest of the keys it reads, k2) instead of envFrom (every key, h2).
+bool readsKeys() {
+  const char* reads = std::getenv("BENCH_READS");
+  return reads != nullptr && std::string(reads) == "keys";
+}
+
 int populate(const std::string& ns, int statefulSets, int configMaps, int secrets) {
   auto client = bench::connectOrExit();
   (void)client->create(kube::resources::namespaces(), "",
@@ -126,12 +134,27 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
   });
   const int cmPer = configMaps / statefulSets;
   const int secretPer = secrets / statefulSets;
+  const bool keys = readsKeys();
   parallel(statefulSets, 4, [&](int i) {
     json envFrom = json::array();
-    for (int k = 0; k < cmPer; ++k)
-      envFrom.push_back({{"configMapRef", {{"name", numbered("cm-", i * cmPer + k)}}}});
-    for (int k = 0; k < secretPer; ++k)
-      envFrom.push_back({{"secretRef", {{"name", numbered("secret-", i * secretPer + k)}}}});
+    json env = json::array();
+    for (int k = 0; k < cmPer; ++k) {
+      const std::string object = numbered("cm-", i * cmPer + k);
+      if (keys) {
+        env.push_back({{"name", "CM" + std::to_string(k)},
+                       {"valueFrom", {{"configMapKeyRef", {{"name", object}, {"key", "v"}}}}}});
+      } else {
+        envFrom.push_back({{"configMapRef", {{"name", object}}}});
+      }
+    }
+    for (int k = 0; k < secretPer; ++k) {
+      const std::string object = numbered("secret-", i * secretPer + k);
+      if (keys) {
+        env.push_back({{"name", "S" + std::to_string(k)}, {"valueFrom", {{"secretKeyRef", {{"name", object}, {"key", "v"}}}}}});
+      } else {
+        envFrom.push_back({{"secretRef", {{"name", object}}}});
+      }
+    }
     const std::string name = numbered("sts-", i);
     if (haveStatefulSets.contains(name)) return;
     json sts = {{"apiVersion", "apps/v1"},
@@ -145,7 +168,7 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
                    {{"metadata", {{"labels", {{"app", name}}}}},
                     {"spec",
                      {{"containers",
-                       {{{"name", "app"}, {"image", "registry.invalid/app:1"}, {"envFrom", envFrom}}}}}}}}}}};
+                       {{{"name", "app"}, {"image", "registry.invalid/app:1"}, {"envFrom", envFrom}, {"env", env}}}}}}}}}}}};
     check(client->create(kube::resources::statefulSets(), ns, sts));
   });
   std::cout << "populated " << ns << ": " << statefulSets << " StatefulSets, " << configMaps << " ConfigMaps, "

@@ -23,7 +23,9 @@
 # fresh population quickly); RESTARTER_BIN runs that binary instead of building one.
 # RESTARTER_CLUSTER selects the cluster, BENCH_NAMESPACE the namespace (default
 # restarter-controller-bench). BENCH_OBJECT_BYTES sets the size of each ConfigMap's and
-# Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1).
+# Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1),
+# BENCH_READS=keys makes the StatefulSets read that key through env key refs (key-level records)
+# instead of envFrom (use another BENCH_NAMESPACE: a population keeps the StatefulSets it has).
 # BENCH_RESULTS=FILE also writes the figures and every latency as JSON (tests/bench/record.py),
 # the input of tests/bench/plot.py; tests/bench/scale.sh runs this at three sizes.
 set -euo pipefail
