@@ -150,7 +150,8 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
     for (int k = 0; k < secretPer; ++k) {
       const std::string object = numbered("secret-", i * secretPer + k);
       if (keys) {
-        env.push_back({{"name", "S" + std::to_string(k)}, {"valueFrom", {{"secretKeyRef", {{"name", object}, {"key", "v"}}}}}});
+        env.push_back({{"name", "S" + std::to_string(k)},
+                       {"valueFrom", {{"secretKeyRef", {{"name", object}, {"key", "v"}}}}}});
       } else {
         envFrom.push_back({{"secretRef", {{"name", object}}}});
       }
@@ -168,7 +169,10 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
                    {{"metadata", {{"labels", {{"app", name}}}}},
                     {"spec",
                      {{"containers",
-                       {{{"name", "app"}, {"image", "registry.invalid/app:1"}, {"envFrom", envFrom}, {"env", env}}}}}}}}}}}};
+                       {{{"name", "app"},
+                         {"image", "registry.invalid/app:1"},
+                         {"envFrom", envFrom},
+                         {"env", env}}}}}}}}}}};
     check(client->create(kube::resources::statefulSets(), ns, sts));
   });
   std::cout << "populated " << ns << ": " << statefulSets << " StatefulSets, " << configMaps << " ConfigMaps, "

@@ -757,7 +757,8 @@ TEST_CASE("a whole content entry written before key level tracking still compare
   CHECK(changed->annotations.at("configmap.restarter.stackable.tech/shared") == "su/2");
 }
 
-TEST_CASE("an object with more keys than the key digests hold is compared whole for a reference reading one key") {
+TEST_CASE(
+    "an object with more keys than the key digests hold is compared whole for a reference reading one key") {
   json many = json::object();
   for (int i = 0; i < 10000; ++i) many["k" + std::to_string(i)] = "v";
   json changed = many;
