@@ -14,7 +14,10 @@
 # window exists to merge a burst of changes into one rollout, so with it every latency is 1 s
 # plus the figure measured here), --min-rollout-interval 0 (every StatefulSet is annotated, so
 # rolled, at start: the default interval would hold each first change for up to 5 minutes) and
-# --leader-elect=false, endpoints on fixed ports. Updates are
+# --leader-elect=false, endpoints on fixed ports, the digest key in the benchmark's namespace
+# (--digest-key-namespace: the default restarter-system does not exist there) and --roll-on-opt-in
+# (the StatefulSets are created unannotated: the default would record a baseline for each instead
+# of annotating it, and the latency phase watches the template annotations). Updates are
 # paced at one every BENCH_UPDATE_INTERVAL_MS (default 200: 5 changes/s, below the default write
 # limit of 10/s; back-to-back updates would measure the limiter's spacing, not latency; 0 sends
 # the next one as soon as the previous one is seen). Scale with env BENCH_STATEFULSETS /
@@ -61,6 +64,7 @@ echo "== controller: start, initial sync and annotation of every StatefulSet"
 started_ns=$(date +%s%N)
 "$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 --min-rollout-interval 0 \
   --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
+  --digest-key-namespace '$ns' --roll-on-opt-in \
   ${BENCH_CONTROLLER_FLAGS:-} >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
 wrapper=$!
 trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
