@@ -28,6 +28,23 @@ std::string pods(std::int64_t n) { return std::to_string(n) + (n == 1 ? " pod" :
 
 RolloutProgress notFinished(std::string missing) { return {false, std::move(missing)}; }
 
+// The checks of a workload rolled through ReplicaSets (a Deployment, an Argo Rollout): every one of
+// spec.replicas updated, no old pod left, every one available.
+RolloutProgress replicaSetProgress(const nlohmann::json& workload) {
+  const std::int64_t replicas = intAt(workload, {"spec", "replicas"}, 1);
+  const std::int64_t updated = intAt(workload, {"status", "updatedReplicas"});
+  const std::int64_t existing = intAt(workload, {"status", "replicas"});
+  const std::int64_t available = intAt(workload, {"status", "availableReplicas"});
+  if (updated < replicas) return notFinished(std::to_string(updated) + " of " + pods(replicas) + " updated");
+  if (existing > updated) {
+    const std::int64_t old = existing - updated;
+    return notFinished(std::to_string(old) + (old == 1 ? " old pod" : " old pods") + " left");
+  }
+  if (available < replicas)
+    return notFinished(std::to_string(available) + " of " + pods(replicas) + " available");
+  return {};
+}
+
 // An Argo Rollout's status.observedGeneration: a decimal string (RolloutStatus.ObservedGeneration
 // is a Go string); an integer is taken too. -1 when absent or not a generation (an old hash).
 std::int64_t observedGenerationOf(const nlohmann::json& workload) {
@@ -55,17 +72,7 @@ RolloutProgress argoRolloutProgressOf(const nlohmann::json& workload) {
     return notFinished("generation " + std::to_string(generation) +
                        " not yet observed by the Argo Rollouts controller");
   }
-  const std::int64_t replicas = intAt(workload, {"spec", "replicas"}, 1);
-  const std::int64_t updated = intAt(workload, {"status", "updatedReplicas"});
-  const std::int64_t existing = intAt(workload, {"status", "replicas"});
-  const std::int64_t available = intAt(workload, {"status", "availableReplicas"});
-  if (updated < replicas) return notFinished(std::to_string(updated) + " of " + pods(replicas) + " updated");
-  if (existing > updated) {
-    const std::int64_t old = existing - updated;
-    return notFinished(std::to_string(old) + (old == 1 ? " old pod" : " old pods") + " left");
-  }
-  if (available < replicas)
-    return notFinished(std::to_string(available) + " of " + pods(replicas) + " available");
+  if (RolloutProgress replicas = replicaSetProgress(workload); !replicas.finished) return replicas;
   const std::string phase = stringAt(workload, {"status", "phase"});
   if (!phase.empty() && phase != "Healthy") return notFinished("phase " + phase);
   return {};
@@ -91,21 +98,9 @@ RolloutProgress rolloutProgressOf(const nlohmann::json& workload, WorkloadKind k
       return notFinished(std::to_string(available) + " of " + pods(desired) + " available");
     return {};
   }
+  if (kind == WorkloadKind::Deployment) return replicaSetProgress(workload);
   const std::int64_t replicas = intAt(workload, {"spec", "replicas"}, 1);
   const std::int64_t updated = intAt(workload, {"status", "updatedReplicas"});
-  if (kind == WorkloadKind::Deployment) {
-    const std::int64_t existing = intAt(workload, {"status", "replicas"});
-    const std::int64_t available = intAt(workload, {"status", "availableReplicas"});
-    if (updated < replicas) return notFinished(std::to_string(updated) + " of " + pods(replicas) + " updated");
-    if (existing > updated) {
-      const std::int64_t old = existing - updated;
-      return notFinished(std::to_string(old) + (old == 1 ? " old pod" : " old pods") + " left");
-    }
-    if (available < replicas) {
-      return notFinished(std::to_string(available) + " of " + pods(replicas) + " available");
-    }
-    return {};
-  }
   // StatefulSet. A RollingUpdate partition leaves the ordinals below it on the old revision.
   std::int64_t partition = 0;
   if (stringAt(workload, {"spec", "updateStrategy", "type"}) != "OnDelete") {
