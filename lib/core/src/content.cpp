@@ -26,6 +26,15 @@ int hexValue(char c) {
   return -1;
 }
 
+// OpenSSL's HMAC implementation, fetched once for the process: a fetch searches the providers under
+// a lock, and a digest is computed per key of every cached object, on the reflector threads and in
+// the webhook's lookups alike. Thread-safe (a function-local static); never freed, as it lives as
+// long as the process (reachable, so no leak report).
+EVP_MAC* hmacAlgorithm() {
+  static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  return mac;
+}
+
 // Feeds a SHA-256 context (unkeyed) or an HMAC-SHA256 context (keyed) with length-prefixed
 // fields, so that no two different contents give the same byte stream ("ab"+"c" and "a"+"bc"
 // differ by their prefixes).
@@ -35,9 +44,7 @@ class Hasher {
     ok_ = md_ != nullptr && EVP_DigestInit_ex(md_, EVP_sha256(), nullptr) == 1;
   }
   explicit Hasher(const DigestKey& key) {
-    EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    if (mac != nullptr) mac_ = EVP_MAC_CTX_new(mac);
-    EVP_MAC_free(mac);  // the context holds its own reference
+    if (EVP_MAC* mac = hmacAlgorithm(); mac != nullptr) mac_ = EVP_MAC_CTX_new(mac);
     char digestName[] = "SHA256";
     const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digestName, 0),
                                  OSSL_PARAM_construct_end()};
