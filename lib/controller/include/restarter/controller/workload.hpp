@@ -56,6 +56,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -71,6 +72,7 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/rollout_source.hpp"
+#include "restarter/core/rollout_write.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/core/write_plan.hpp"
@@ -78,15 +80,9 @@
 
 namespace restarter::controller {
 
-// What one server-side apply of the controller sends (see the file comment). Every field the
-// kind's manager owns must be sent again, or the apply removes it.
-struct AppliedAnnotations {
-  core::AnnotationMap templateAnnotations;  // the desired restarter-owned template keys
-  std::optional<std::string> lastRollout;   // RFC 3339; nullopt: not sent
-  std::string contentDigests;               // "": not sent
-  std::optional<std::string> baseline;      // nullopt: not sent; "" empties a record another
-                                            // manager wrote (the webhook's UPDATE patch)
-};
+// What one server-side apply of the controller sends (see the file comment and
+// core/rollout_write.hpp, which `restarter roll` shares).
+using AppliedAnnotations = core::AppliedAnnotations;
 nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& workload,
                          const AppliedAnnotations& sent);
 
@@ -155,6 +151,19 @@ class WorkloadReconciler final : public Reconciler {
   core::Result<Action> applyRecords(const nlohmann::json& workload, const std::string& key,
                                     const core::DesiredAnnotations& desired, core::WriteKind write,
                                     std::stop_token stop);
+  // Gate 1 of a template change (manual_rollout.cpp; docs/behaviour.md, "Manual mode and roll"):
+  // a workload annotated restarter.stackable.tech/rollout: manual is not rolled. The first
+  // reconcile of each pending set (core::pendingSetDigest, once per set on this replica) logs it
+  // and records a Normal Event RolloutPending naming the set, its changes and the `roll` command;
+  // restarter_controller_manual_pending counts it. nullopt: not manual, go on to the next gate.
+  std::optional<Action> manualGate(const nlohmann::json& workload, const std::string& key,
+                                   const core::DesiredAnnotations& desired,
+                                   const std::vector<core::AnnotationChange>& changes);
+  // A rollout annotation that is neither manual nor auto: one log line and one Warning Event
+  // InvalidRolloutMode per value (the workload is rolled as auto).
+  void noteRolloutMode(const nlohmann::json& workload, const std::string& key);
+  // Counts `key` among the manual workloads with a pending change, or no longer.
+  void setManualPending(const std::string& key, bool pending);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
@@ -179,9 +188,11 @@ class WorkloadReconciler final : public Reconciler {
   ReconcileContext& context_;
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;  // key -> the last write made
+  std::set<std::string> manualPending_;          // manual workloads with a pending change
   // By workload key, topics: "dry-run" (the last plan announced), "held" (the last rollout of the
   // hold announced), "too-large" (the refused state warned about), "metadata-only" (the kept
-  // references logged).
+  // references logged), "manual" (the pending set announced), "rollout-mode" (the invalid value
+  // warned about).
   Announcements announced_;
 };
 
