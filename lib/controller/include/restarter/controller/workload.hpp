@@ -22,6 +22,12 @@
 //      One server-side apply of the metadata alone (the baseline, its content record, and every
 //      field this manager owns sent again unchanged), which restarts nothing; a log line and a
 //      Normal Event BaselineRecorded naming why (dry-run: the log line only, once per state);
+//   3m. the gates of a template change, in order (docs/behaviour.md), the first being manual mode:
+//      a workload annotated restarter.stackable.tech/rollout: manual is never rolled; the first
+//      reconcile of each pending set logs it and records a Normal Event RolloutPending naming the
+//      set, its changes and the `restarter roll` command (manualGate, manual_rollout.cpp), and
+//      restarter_controller_manual_pending counts it. `restarter roll` makes step 4's write.
+//      Not in dry-run (the dry run announces what would be rolled, as for any workload);
 //   3a. core::decideRollout (docs/architecture.md, "Rollouts rate-limited per workload"): within
 //      the floor after the workload's last-rollout annotation, or while that rollout is still in
 //      progress by the workload's status (core::rolloutProgressOf; a write of ours the cache does
