@@ -47,8 +47,9 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
       "serve-controller makes (server-side apply of the restarter annotations with the kind's field\n"
       "manager, last-rollout stamped) and a Restarted Event naming roll. Meant for workloads annotated\n" +
           std::string(core::kRolloutModeAnnotation) +
-          ": manual, which the controller never rolls. A workload another\n"
-          "gate holds (the rollout hold, a rollout window, the rollout queue) is refused unless --now.\n"
+          ": manual, which the controller never rolls (rolled whatever\n"
+          "the other gates say). Another workload that a gate holds (the rollout hold, a rollout window,\n"
+          "the rollout queue) is refused unless --now.\n"
           "Give the judgement flags serve-controller runs with (--content-aware, ...), as for\n"
           "explain-restart. Runs as you: needs get/list on the workload, its revisions and pods, the\n"
           "referenced ConfigMaps/Secrets and Events, patch on the workload, create on events.k8s.io Events.\n\n"

@@ -80,7 +80,8 @@ RollPlan planRoll(const ExplainInput& input, bool now) {
     return plan;
   }
   plan.verdict = RollVerdict::Roll;
-  if (now) return plan;
+  // Running roll on a manual workload is the decision its gates would otherwise make.
+  if (now || plan.manual) return plan;
   const std::vector<std::string> gates = gatesHolding(explanationDocument(input));
   if (gates.empty()) return plan;
   plan.verdict = RollVerdict::Held;

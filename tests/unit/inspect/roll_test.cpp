@@ -104,8 +104,9 @@ TEST_CASE("roll says nothing is pending and refuses what it cannot or may not ro
   }
 }
 
-TEST_CASE("without --now roll refuses a workload another gate holds and with --now it consults none",
-          "[inspect][roll]") {
+TEST_CASE(
+    "without --now roll refuses an auto workload another gate holds and with --now or in manual mode it consults none",
+    "[inspect][roll]") {
   for (const std::string mode : {"", "auto", "bogus"}) {
     CAPTURE(mode);
     json workload = webStatefulSet(mode);
@@ -127,6 +128,15 @@ TEST_CASE("without --now roll refuses a workload another gate holds and with --n
     CHECK(planRoll(input, false).verdict == RollVerdict::Held);
     CHECK(planRoll(input, true).verdict == RollVerdict::Roll);
   }
+  // A manual workload: running roll is the decision, no gate is consulted.
+  json workload = webStatefulSet("manual");
+  workload["metadata"]["annotations"]["restarter.stackable.tech/last-rollout"] = "2027-01-15T08:00:00Z";
+  workload["status"] = {{"observedGeneration", 1}, {"updatedReplicas", 0}, {"readyReplicas", 1}};
+  ExplainInput input = inputFor(workload, "3");
+  const auto recorded = base::parseRfc3339("2027-01-15T08:00:05Z").value();
+  input.heldRollouts = std::vector<core::HeldRollout>{{recorded, recorded + 5min}};
+  REQUIRE_FALSE(gatesHolding(explanationDocument(input)).empty());
+  CHECK(planRoll(input, false).verdict == RollVerdict::Roll);
 }
 
 TEST_CASE("roll applies the controller's write once and records a Restarted Event naming roll",

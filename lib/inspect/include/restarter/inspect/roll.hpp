@@ -8,11 +8,13 @@
 // controller's judgement flags): the same core::desiredAnnotations and core::planWrite, so what it
 // rolls is what explain-restart lists under Pending. applyRoll makes the write.
 //
-// The gates (docs/behaviour.md): manual mode is what `roll` is for. Any other gate that holds the
-// pending rollout (gatesHolding: today's hold while the previous rollout runs or within the floor;
-// a rollout window or the rollout queue add their own words there) makes planRoll refuse unless
-// `now`: with it, roll consults no gate at all, so it overrides a window or the queue for this one
-// workload. The controller, seeing its template already as desired, then has nothing left to roll.
+// The gates (docs/behaviour.md): manual mode is what `roll` is for, and a manual workload is rolled
+// whatever the other gates say (running roll is the decision they would otherwise make). For a
+// workload that is not manual, any gate that holds the pending rollout (gatesHolding: today's hold
+// while the previous rollout runs or within the floor; a rollout window or the rollout queue add
+// their own words there) makes planRoll refuse unless `now`: with it, roll consults no gate at
+// all, so it overrides a window or the queue for this one workload. The controller, seeing its
+// template already as desired, then has nothing left to roll.
 
 #include <optional>
 #include <string>
@@ -51,7 +53,7 @@ struct RollPlan {
 // <time>"); empty when nothing does. A gate whose state cannot be read is named too.
 std::vector<std::string> gatesHolding(const nlohmann::ordered_json& explanation);
 
-// The plan for `input` (see the file comment). `now`: consult no gate.
+// The plan for `input` (see the file comment). `now`: consult no gate (as for a manual workload).
 RollPlan planRoll(const ExplainInput& input, bool now);
 
 // "configmap/a: <uid>/1 -> <uid>/2 (updated); ...": the changes in the controller's words.
