@@ -16,6 +16,8 @@ constexpr const char* kRolloutModeTopic = "rollout-mode";
 }  // namespace
 
 void WorkloadReconciler::setManualPending(const std::string& key, bool pending) {
+  // Nothing pending any more: the same set pending again later is announced again.
+  if (!pending) announced_.forget(key, kManualTopic);
   std::lock_guard lock(mutex_);
   const std::size_t before = manualPending_.size();
   if (pending) {
@@ -50,7 +52,6 @@ std::optional<Action> WorkloadReconciler::manualGate(const nlohmann::json& workl
                                                      const core::DesiredAnnotations& desired,
                                                      const std::vector<core::AnnotationChange>& changes) {
   if (core::rolloutModeOf(workload).mode != core::RolloutMode::Manual) {
-    announced_.forget(key, kManualTopic);
     setManualPending(key, false);
     return std::nullopt;
   }

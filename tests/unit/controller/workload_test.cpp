@@ -888,3 +888,25 @@ TEST_CASE("an invalid rollout mode is warned about once per value and rolled as 
   CHECK(eventReasons(f) == std::vector<std::string>{"InvalidRolloutMode", "Restarted"});
   CHECK(workloadWrites(f) == 1);
 }
+
+TEST_CASE("a pending set rolled and pending again is announced again", "[controller][workload][manual]") {
+  Fixture f(false, Backend::ApiServer);
+  json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
+  seedWorkload(f, workload);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  // Rolled (restarter roll): nothing pending.
+  workload["spec"]["template"]["metadata"]["annotations"][kCm] = "cm-uid/2";
+  f.workloads.replace({workload}, "11");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  // The template set back by hand: the same set is pending again, and said again.
+  f.harness.clock.advance(1s);
+  workload["spec"]["template"]["metadata"]["annotations"][kCm] = "cm-uid/1";
+  f.workloads.replace({workload}, "12");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(eventReasons(f) == std::vector<std::string>{"RolloutPending", "RolloutPending"});
+  CHECK(workloadWrites(f) == 0);
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 1);
+}

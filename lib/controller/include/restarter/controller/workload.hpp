@@ -168,7 +168,8 @@ class WorkloadReconciler final : public Reconciler {
   // A rollout annotation that is neither manual nor auto: one log line and one Warning Event
   // InvalidRolloutMode per value (the workload is rolled as auto).
   void noteRolloutMode(const nlohmann::json& workload, const std::string& key);
-  // Counts `key` among the manual workloads with a pending change, or no longer.
+  // Counts `key` among the manual workloads with a pending change, or no longer (and then forgets
+  // the pending set announced: the same set pending again later is announced again).
   void setManualPending(const std::string& key, bool pending);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
