@@ -128,8 +128,8 @@ Subcommand rollCommand() {
             io.err << prefix << what << ": not rolled: " << plan.reason << "\n";
             return kExitRefused;
           case inspect::RollVerdict::Held:
-            io.err << prefix << what << " is not in manual mode and held by " << plan.reason
-                   << "; the controller rolls it when the gate opens. --now rolls it anyway\n";
+            io.err << prefix << what << ": not rolled: it is not in manual mode, and " << plan.reason
+                   << "; the controller rolls it when the gate opens, --now rolls it anyway\n";
             return kExitRefused;
           case inspect::RollVerdict::Roll: break;
         }

@@ -37,7 +37,7 @@ std::vector<std::string> gatesHolding(const ordered_json& explanation) {
   const std::string holdStatus = textAt(hold, "status");
   if (holdStatus == "held") {
     const std::string description = textAt(hold, "description");
-    gates.push_back("the rollout hold: " +
+    gates.push_back("the rollout hold holds it: " +
                     (description.empty() ? "held until " + textAt(hold, "until") : description));
   } else if (holdStatus == "unknown") {
     gates.push_back("the rollout hold may hold it (unknown: " + textAt(hold, "reason") + ")");

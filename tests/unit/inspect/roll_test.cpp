@@ -118,7 +118,7 @@ TEST_CASE(
     const RollPlan held = planRoll(input, false);
     CHECK(held.verdict == RollVerdict::Held);
     CHECK_FALSE(held.manual);
-    CHECK_THAT(held.reason, Catch::StartsWith("the rollout hold: waiting for the previous rollout"));
+    CHECK_THAT(held.reason, Catch::StartsWith("the rollout hold holds it: waiting for the previous rollout"));
     CHECK(planRoll(input, true).verdict == RollVerdict::Roll);
     // Not held: an auto workload rolls at once (the controller would make the same write).
     input.heldRollouts = std::vector<core::HeldRollout>{};

@@ -49,8 +49,9 @@ struct RollPlan {
 };
 
 // What holds the pending rollout of an explanation document (explanationDocument) besides manual
-// mode, one sentence each ("the rollout hold: waiting for the previous rollout (...), at most until
-// <time>"); empty when nothing does. A gate whose state cannot be read is named too.
+// mode, one clause each ("the rollout hold holds it: waiting for the previous rollout (...), at
+// most until <time>"); empty when nothing does. A gate whose state cannot be read is named too
+// ("the rollout hold may hold it (unknown: ...)").
 std::vector<std::string> gatesHolding(const nlohmann::ordered_json& explanation);
 
 // The plan for `input` (see the file comment). `now`: consult no gate (as for a manual workload).
