@@ -41,6 +41,8 @@ grep -qF "$KREW_ROOT/bin/kubectl-restarter" <<<"$plugins" || fail "kubectl plugi
 help=$(kubectl restarter --help)
 grep -q 'kubectl restarter <subcommand>' <<<"$help" || fail "plugin help does not speak as kubectl restarter"
 grep -q 'explain-restart' <<<"$help" || fail "plugin help does not list explain-restart"
+grep -q '^  roll ' <<<"$help" || fail "plugin help does not list roll"
+grep -qF 'kubectl restarter roll KIND/NAME' <<<"$(kubectl restarter roll --help)" || fail "roll help does not speak as kubectl restarter"
 sub_help=$(kubectl restarter explain-restart --help)
 grep -q 'Usage:' <<<"$sub_help" || fail "no explain-restart help"
 version=$(kubectl restarter --version)

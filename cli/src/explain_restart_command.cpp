@@ -131,6 +131,21 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
 
 }  // namespace
 
+core::Result<WorkloadTarget> parseWorkloadTarget(std::vector<std::string> target) {
+  if (target.size() == 2 && target[0].find('/') == std::string::npos) {
+    target = {target[0] + "/" + target[1]};  // kubectl also accepts "KIND NAME"
+  }
+  if (target.size() != 1)
+    return core::makeError(core::ErrorKind::InvalidInput, "expected one KIND/NAME, e.g. statefulset/web");
+  const auto slash = target[0].find('/');
+  if (slash == std::string::npos || slash + 1 == target[0].size()) {
+    return core::makeError(core::ErrorKind::InvalidInput, "expected KIND/NAME, got \"" + target[0] + "\"");
+  }
+  auto kind = core::parseWorkloadKind(target[0].substr(0, slash));
+  if (!kind) return std::move(kind).error();
+  return WorkloadTarget{*kind, target[0].substr(slash + 1)};
+}
+
 void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
   addContentAwareFlag(table, out.contentAware,
                       "read the content of these referenced kinds, as serve-controller "
@@ -164,20 +179,12 @@ Subcommand explainRestartCommand() {
         if (parsed.exitNow) return *parsed.exitNow;
         const cxxopts::ParseResult& flags = *parsed.result;
 
-        std::vector<std::string> target;
-        if (flags.count("target") > 0) target = flags["target"].as<std::vector<std::string>>();
-        if (target.size() == 2 && target[0].find('/') == std::string::npos) {
-          target = {target[0] + "/" + target[1]};  // kubectl also accepts "KIND NAME"
-        }
-        if (target.size() != 1)
-          return reportUsageError(io, kName, "expected one KIND/NAME, e.g. statefulset/web");
-        const auto slash = target[0].find('/');
-        if (slash == std::string::npos || slash + 1 == target[0].size()) {
-          return reportUsageError(io, kName, "expected KIND/NAME, got \"" + target[0] + "\"");
-        }
-        auto kind = core::parseWorkloadKind(target[0].substr(0, slash));
-        if (!kind) return reportUsageError(io, kName, kind.error().message);
-        const std::string name = target[0].substr(slash + 1);
+        auto target =
+            parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
+                                                          : std::vector<std::string>{});
+        if (!target) return reportUsageError(io, kName, target.error().message);
+        const core::WorkloadKind* kind = &target->kind;
+        const std::string& name = target->name;
         const OutputFormat format = options.format;
         const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr && &io.out == &std::cout &&
                            isatty(STDOUT_FILENO) == 1;

@@ -63,7 +63,9 @@ FlagTable flagTable(StatusOptions& out) {
            "FORMAT"},
           out.format, parseOutputFormat, outputFormatName)
       .toggle({"fail-if-pending",
-               "exit 1 when some workload has a restart due or an unknown state (for CI pipelines)", ""},
+               "exit 1 when some workload has a restart due (held, queued, or waiting for `roll` in manual "
+               "mode) or an unknown state (for CI pipelines)",
+               ""},
               out.failIfPending);
   addJudgementFlags(table, out.judgement);
   addKubeFlags(table, out.connection);
@@ -78,7 +80,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
           "current revision, restarts restarter recorded (revisions caused by a ConfigMap or Secret\n"
           "change), whether a restart is pending (and held by the controller's minimum rollout\n"
           "interval), whether the first rollout was restart-free, and the state of restarter's\n"
-          "pod-by-pod roll of OnDelete workloads. What needs attention comes\n"
+          "pod-by-pod roll of OnDelete workloads. A workload in manual mode with a change due shows\n"
+          "\"manual: pending\" and the `roll` command. What needs attention comes\n"
           "first. Each line is condensed from the workload's explain-restart explanation (same reads,\n"
           "same verdicts): `explain-restart KIND/NAME` says why.\n\n"
           "Exit codes: 0 listed; 1 the API failed, or --fail-if-pending and a restart is due (or its\n"

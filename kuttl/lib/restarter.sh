@@ -8,9 +8,9 @@ if [ ! -x "$bin" ]; then
   echo "restarter.sh: no restarter binary at $bin (build it, or set RESTARTER_BIN)" >&2
   exit 127
 fi
-# explain-restart and status judge contents with the test's digest key, which controller.sh and
+# explain-restart, status and roll judge contents with the test's digest key, which controller.sh and
 # webhook.sh keep in the test's namespace (docs/architecture.md, "Keyed digests").
-if [ -n "${NAMESPACE:-}" ] && { [ "${1:-}" = explain-restart ] || [ "${1:-}" = status ]; }; then
+if [ -n "${NAMESPACE:-}" ] && { [ "${1:-}" = explain-restart ] || [ "${1:-}" = status ] || [ "${1:-}" = roll ]; }; then
   case " $* " in
     *" --digest-key-namespace"*) ;;
     *)

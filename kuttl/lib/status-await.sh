@@ -2,7 +2,8 @@
 # status-await.sh JQ_FILTER [STATUS_FLAG...]: waits (bounded, 100 s) until `restarter status -o
 # json` in this namespace (with the given extra flags) satisfies the jq filter (which must yield
 # true), validating the document against its schema each time; prints the table (-o wide, with the
-# same flags) on success, and the last document on failure. Used by status-fleet and status-roll.
+# same flags) on success, and the last document on failure. Used by status-fleet, status-roll and
+# controller-rollout-manual.
 set -eu
 filter=$1
 shift

@@ -19,6 +19,10 @@ Metrics::Metrics(obs::Registry& registry)
                                     "Workload rollouts held back by --min-rollout-interval (one per "
                                     "hold, however many changes it merges), by kind.",
                                     {"kind"})),
+      manualPending(registry.gauge("restarter_controller_manual_pending",
+                                   "Workloads in manual mode (restarter.stackable.tech/rollout: manual) with a "
+                                   "pending change, by kind.",
+                                   {"kind"})),
       contentUnchanged(registry.counter("restarter_controller_content_unchanged_total",
                                         "Updates of a ConfigMap or Secret whose content did not "
                                         "change (metadata-only), by resource; only for the kinds "

@@ -11,7 +11,6 @@
 #include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
-#include "restarter/core/json_patch.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/rollout_source.hpp"
@@ -21,45 +20,13 @@ namespace restarter::controller {
 using nlohmann::json;
 
 json applyBody(const WorkloadResource& kind, const json& workload, const AppliedAnnotations& sent) {
-  json annotations = json::object();
-  for (const auto& [key, value] : sent.templateAnnotations) annotations[key] = value;
-  json metadataAnnotations = json::object();
-  if (sent.lastRollout) metadataAnnotations[std::string(core::kLastRolloutAnnotation)] = *sent.lastRollout;
-  // Not sent when empty: the apply then removes a record this manager wrote before (nothing is
-  // tracked whose content is read).
-  if (!sent.contentDigests.empty())
-    metadataAnnotations[std::string(core::kContentDigestsAnnotation)] = sent.contentDigests;
-  if (sent.baseline) metadataAnnotations[std::string(core::kBaselineAnnotation)] = *sent.baseline;
-  return {{"apiVersion", kind.resource.apiVersion()},
-          {"kind", kind.resource.kind},
-          {"metadata",
-           {{"name", core::metadataString(workload, "name")},
-            {"namespace", core::metadataString(workload, "namespace")},
-            {"uid", core::metadataString(workload, "uid")},
-            {"annotations", std::move(metadataAnnotations)}}},
-          {"spec", {{"template", {{"metadata", {{"annotations", annotations}}}}}}}};
+  return core::applyBody(kind.resource.apiVersion(), kind.resource.kind, workload, sent);
 }
 
 namespace {
 
-// The workload's metadata annotation `key`, if it is a string.
-std::optional<std::string> metadataAnnotation(const json& workload, std::string_view key) {
-  const json::json_pointer pointer("/metadata/annotations");
-  if (!workload.is_object() || !workload.contains(pointer)) return std::nullopt;
-  const json& annotations = workload.at(pointer);
-  if (!annotations.is_object()) return std::nullopt;
-  const auto it = annotations.find(std::string(key));
-  if (it == annotations.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-// The baseline to send: the desired one, or "" to empty a record that is there; nothing when
-// there is none and none is wanted.
-std::optional<std::string> baselineToSend(const json& workload, const core::DesiredAnnotations& desired) {
-  if (!desired.baseline.empty() || metadataAnnotation(workload, core::kBaselineAnnotation))
-    return desired.baseline;
-  return std::nullopt;
-}
+using core::baselineToSend;
+using core::metadataAnnotation;
 
 // The topics of WorkloadReconciler's announcement memory (workload.hpp).
 constexpr const char* kDryRunTopic = "dry-run";
@@ -87,6 +54,7 @@ void WorkloadReconciler::forget(const std::string& key) {
     std::lock_guard lock(mutex_);
     lastWrites_.erase(key);
   }
+  setManualPending(key, false);
   announced_.forget(key);
 }
 
@@ -111,6 +79,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     return noteTemplateSource(workload, key, source, caches->deployments);
   }
   overlayLastWrite(key, workload);
+  noteRolloutMode(workload, key);
 
   // After the overlay: which version a reference keeps depends on the template and content record
   // as we wrote them (core::decideTrackedValue).
@@ -129,6 +98,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
   if (plan->kind == core::WriteKind::None) {
     for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic}) announced_.forget(key, topic);
+    setManualPending(key, false);
     return Action::awaitChange();
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
@@ -141,6 +111,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     if (core::Status s = announce(workload, key, plan->changes); !s) return std::move(s).error();
     return Action::awaitChange();
   }
+  // The gates, in order (docs/behaviour.md): manual mode, then the hold.
+  if (auto pending = manualGate(workload, key, *desired, plan->changes)) return *pending;
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
   const core::RolloutDecision gate = rolloutGate(workload, key, now);
   if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
@@ -224,8 +196,7 @@ core::Result<Action> WorkloadReconciler::rollOut(const json& workload, const std
   // Stamped when the write limiter let the write through, not when it was decided: the limiter
   // may have made it wait, and the next interval must count from the rollout itself.
   const core::TimePoint rolledAt = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
-  AppliedAnnotations sent{desired.annotations, base::formatRfc3339(rolledAt), desired.contentDigests,
-                          baselineToSend(workload, desired)};
+  const AppliedAnnotations sent = core::rolloutAnnotations(workload, desired, rolledAt);
   auto applied = context_.client.apply(kind_.resource, core::metadataString(workload, "namespace"),
                                        core::metadataString(workload, "name"), applyBody(kind_, workload, sent),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});
@@ -446,33 +417,17 @@ Action WorkloadReconciler::refuseTooLarge(const json& workload, const std::strin
 
 core::Status WorkloadReconciler::removeForeignLeftovers(const json& applied,
                                                         const core::DesiredAnnotations& desired) {
-  auto current = core::templateAnnotations(applied);
-  if (!current) return std::move(current).error();
-  std::vector<core::Reference> refs;
-  for (const core::ReferenceStatus& status : desired.references) refs.push_back(status.ref);
   std::vector<core::AnnotationChange> leftovers;
-  for (core::AnnotationChange& change : core::diffAnnotations(*current, desired.annotations, refs)) {
-    if (!change.after) leftovers.push_back(std::move(change));
-  }
-  if (leftovers.empty()) return core::okStatus();
-  auto patch = core::annotationPatch(applied, leftovers);
-  if (!patch) return std::move(patch).error();
-  // `test` first: if anyone changed the value meanwhile, the patch fails and the retry re-plans.
-  json guarded = json::array();
-  for (const core::AnnotationChange& change : leftovers) {
-    guarded.push_back(
-        {{"op", "test"},
-         {"path", "/spec/template/metadata/annotations/" + core::escapeJsonPointerToken(change.key)},
-         {"value", *change.before}});
-  }
-  for (const json& op : *patch) guarded.push_back(op);
+  auto guarded = core::foreignLeftoverPatch(applied, desired, &leftovers);
+  if (!guarded) return std::move(guarded).error();
+  if (!*guarded) return core::okStatus();
   context_.logger.info(
       "removing restarter annotations owned by another field manager",
       {{"kind", kind_.name},
        {"workload", core::metadataString(applied, "namespace") + "/" + core::metadataString(applied, "name")},
        {"changes", describeChanges(leftovers)}});
   auto patched = context_.client.jsonPatch(kind_.resource, core::metadataString(applied, "namespace"),
-                                           core::metadataString(applied, "name"), guarded,
+                                           core::metadataString(applied, "name"), **guarded,
                                            kube::WriteOptions{false, kind_.fieldManager});
   context_.metrics.writes.with({kind_.resource.plural, "patch"}).inc();
   if (!patched) return std::move(patched).error();

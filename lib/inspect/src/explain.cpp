@@ -16,6 +16,7 @@
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_mode.hpp"
 #include "restarter/core/rollout_source.hpp"
 #include "restarter/core/write_plan.hpp"
 #include "restarter/kube/digest_key.hpp"
@@ -25,9 +26,7 @@ namespace restarter::inspect {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-namespace {
-
-kube::ResourceRef workloadResource(core::WorkloadKind kind) {
+kube::ResourceRef workloadResourceOf(core::WorkloadKind kind) {
   switch (kind) {
     case core::WorkloadKind::StatefulSet: return kube::resources::statefulSets();
     case core::WorkloadKind::Deployment: return kube::resources::deployments();
@@ -36,6 +35,8 @@ kube::ResourceRef workloadResource(core::WorkloadKind kind) {
   }
   return kube::resources::statefulSets();
 }
+
+namespace {
 
 // The value at `path`, or null when there is none there (core::valueAt).
 const json& valueOrNull(const json& object, std::initializer_list<std::string_view> path) {
@@ -203,6 +204,21 @@ ordered_json rollDocument(const ExplainInput& input) {
   return roll;
 }
 
+// The "rolloutMode" of pending (core/rollout_mode.hpp): manual or auto, the invalid value warned
+// about, and for a manual workload with a change due the command that rolls it.
+ordered_json rolloutModeDocument(const ExplainInput& input, bool restartDue) {
+  const core::RolloutModeSetting setting = core::rolloutModeOf(input.workload);
+  const bool manual = setting.mode == core::RolloutMode::Manual;
+  ordered_json mode = {
+      {"mode", std::string(manual ? core::kRolloutModeManualValue : core::kRolloutModeAutoValue)}};
+  if (setting.invalid) mode["invalidValue"] = *setting.invalid;
+  if (manual && restartDue) {
+    mode["rollCommand"] = core::rollCommand(input.kind, core::metadataString(input.workload, "namespace"),
+                                            core::metadataString(input.workload, "name"));
+  }
+  return mode;
+}
+
 const char* managedByName(core::ManagedBy by) {
   switch (by) {
     case core::ManagedBy::Label: return "label";
@@ -253,7 +269,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
                                             const core::DigestKey* digestKey) {
   ExplainInput input;
   input.kind = kind;
-  auto workload = client.get(workloadResource(kind), namespace_, name);
+  auto workload = client.get(workloadResourceOf(kind), namespace_, name);
   if (!workload) return std::move(workload).error();
   input.workload = std::move(*workload);
   input.management = core::workloadManagement(input.workload, selection);
@@ -481,6 +497,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
     pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},
                                    {"note", input.baselineRecorded->second}};
   }
+  pending["rolloutMode"] = rolloutModeDocument(input, !pendingChanges.empty() && refusal.empty());
   doc["pending"] = std::move(pending);
   if (!core::revisionsInReplicaSets(input.kind)) doc["roll"] = rollDocument(input);
   return doc;

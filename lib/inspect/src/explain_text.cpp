@@ -138,6 +138,12 @@ std::string renderText(const ordered_json& doc, bool color) {
   out << "\n" << style.bold("Pending") << ": ";
   if (status == "up-to-date") {
     out << style.green("up to date") << "\n";
+  } else if (status == "restart-due" && pending.contains("rolloutMode") &&
+             pending["rolloutMode"].contains("rollCommand")) {
+    // Manual mode (gate 1): the controller records it and never rolls it; no other gate applies.
+    out << style.yellow("manual: pending") << "; run `" << str(pending["rolloutMode"]["rollCommand"])
+        << "` (restarter.stackable.tech/rollout: manual: the controller does not roll it)\n";
+    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
   } else if (status == "restart-due") {
     const ordered_json hold = pending.contains("rolloutHold") ? pending["rolloutHold"] : ordered_json::object();
     const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
@@ -161,6 +167,10 @@ std::string renderText(const ordered_json& doc, bool color) {
     for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
   } else {
     out << "unknown: " << str(pending["reason"]) << "\n";
+  }
+  if (pending.contains("rolloutMode") && pending["rolloutMode"].contains("invalidValue")) {
+    out << "  " << style.yellow("warning") << ": restarter.stackable.tech/rollout is \""
+        << str(pending["rolloutMode"]["invalidValue"]) << "\", neither manual nor auto: rolled as auto\n";
   }
   if (pending.contains("baselineRecorded")) {
     out << "  baseline recorded at " << str(pending["baselineRecorded"]["time"]) << ": "

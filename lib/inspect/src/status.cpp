@@ -61,6 +61,7 @@ int attentionGroup(const WorkloadStatus& row) {
 
 std::string pendingText(const WorkloadStatus& row) {
   if (row.pending == "restart-due") {
+    if (row.rollCommand) return "manual: pending; run `" + *row.rollCommand + "`";
     if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
@@ -122,6 +123,8 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
     row.noRestart.push_back(text(member(ref, "kind")) + "/" + text(member(ref, "name")) + ": " +
                             text(member(ref, "noRestart")));
   }
+  if (const auto& command = member(member(pending, "rolloutMode"), "rollCommand"); command.is_string())
+    row.rollCommand = text(command);
   const auto& hold = member(pending, "rolloutHold");
   if (text(member(hold, "status")) == "held") {
     row.heldUntil = text(member(hold, "until"));
@@ -169,6 +172,10 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     ordered_json pending = {{"status", row.pending}, {"changes", row.pendingChanges}};
     if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
     if (row.heldFor) pending["heldFor"] = *row.heldFor;
+    if (row.rollCommand) {
+      pending["manual"] = true;
+      pending["rollCommand"] = *row.rollCommand;
+    }
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
     if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;

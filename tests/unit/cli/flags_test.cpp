@@ -90,6 +90,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"all-namespaces", "kubectl's -A: every namespace"},
     {"selector", "kubectl's -l: a further label selector"},
     {"fail-if-pending", "exit 1 while a restart is due"},
+    {"now", "roll: consult no gate (the rollout hold, a window, the queue) for this one workload"},
     {"finish", "end a rotation of the digest key"},
 };
 

@@ -43,7 +43,8 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                  {{"restarter.stackable.tech/ignore-secret.x", "s"},
                   {"other", "y"},
                   {"restarter.stackable.tech/baseline", "configmap/a=u/1"},
-                  {"restarter.stackable.tech/ondelete", "manual"}}}}},
+                  {"restarter.stackable.tech/ondelete", "manual"},
+                  {"restarter.stackable.tech/rollout", "manual"}}}}},
               {"spec",
                {{"replicas", 3},
                 {"template", {{"spec", {{"containers", json::array()}}}}},
@@ -58,12 +59,13 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                             {"updateStrategy", {{"type", "OnDelete"}}}});
   CHECK(sts["metadata"]["annotations"] == json{{"restarter.stackable.tech/ignore-secret.x", "s"},
                                                {"restarter.stackable.tech/baseline", "configmap/a=u/1"},
-                                               {"restarter.stackable.tech/ondelete", "manual"}});
+                                               {"restarter.stackable.tech/ondelete", "manual"},
+                                               {"restarter.stackable.tech/rollout", "manual"}});
   CHECK(sts["metadata"]["generation"] == 3);
   CHECK(sts["metadata"]["labels"].size() == 1);
   // The dropped annotation ("other": "y") still counts for the size check of a write.
   CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);
-  CHECK(restarter::core::metadataAnnotationsBytes(sts) == 41 + 48 + 39 + 6);
+  CHECK(restarter::core::metadataAnnotationsBytes(sts) == 41 + 48 + 39 + 38 + 6);
   // Slimming again keeps the count.
   slimWorkload(sts);
   CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);

@@ -8,6 +8,7 @@
 
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_mode.hpp"
 #include "support.hpp"
 
 using namespace restarter::controller;
@@ -806,4 +807,106 @@ TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[contr
   const auto events = f.harness.api->events();
   REQUIRE(events.size() == 1);
   CHECK(events[0]["reason"] == "Restarted");
+}
+
+TEST_CASE("a manual workload is never rolled: one RolloutPending Event per pending set and the gauge counts it",
+          "[controller][workload][manual]") {
+  Fixture f(false, Backend::ApiServer);
+  json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
+  seedWorkload(f, workload);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  for (int i = 0; i < 3; ++i) {
+    auto action = f.reconciler->reconcile({"ns", "web"});
+    REQUIRE(action.ok());
+    CHECK_FALSE(action->requeueAfter);
+  }
+  CHECK(workloadWrites(f) == 0);
+  CHECK(eventReasons(f) == std::vector<std::string>{"RolloutPending"});
+  const std::string note = f.harness.api->events()[0]["note"];
+  CHECK_THAT(note,
+             Catch::Contains("cm-uid/1 -> cm-uid/2 (updated)") &&
+                 Catch::Contains("`kubectl restarter roll statefulset/web -n ns`") &&
+                 Catch::Contains("pending set " + restarter::core::pendingSetDigest({{kCm, "cm-uid/2"}})));
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 1);
+  CHECK(f.harness.metrics.restarts.with({"statefulset"}).value() == 0);
+  CHECK_THAT(f.harness.logs.str(), Catch::Contains("rollout pending (manual mode)"));
+
+  // Another change: another pending set, one more Event (a second later: Events are named by time).
+  f.harness.clock.advance(1s);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "3")}, "21");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(eventReasons(f) == std::vector<std::string>{"RolloutPending", "RolloutPending"});
+  CHECK(workloadWrites(f) == 0);
+
+  // Rolled by someone else (restarter roll): nothing pending, the gauge drops.
+  workload["spec"]["template"]["metadata"]["annotations"][kCm] = "cm-uid/3";
+  f.workloads.replace({workload}, "11");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 0);
+  CHECK(eventReasons(f).size() == 2);
+}
+
+TEST_CASE("a manual workload turned auto is rolled at once", "[controller][workload][manual]") {
+  Fixture f(false, Backend::ApiServer);
+  json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
+  seedWorkload(f, workload);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 1);
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "auto";
+  seedWorkload(f, workload, "11");
+  f.harness.clock.advance(1s);
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(workloadWrites(f) == 1);
+  CHECK(storedWorkload(f)["spec"]["template"]["metadata"]["annotations"][kCm] == "cm-uid/2");
+  CHECK(eventReasons(f) == std::vector<std::string>{"RolloutPending", "Restarted"});
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 0);
+}
+
+TEST_CASE("an invalid rollout mode is warned about once per value and rolled as auto",
+          "[controller][workload][manual]") {
+  Fixture f(false, Backend::ApiServer);
+  json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "Manual";
+  seedWorkload(f, workload);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "1")}, "20");
+  f.secrets.replace({}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(eventReasons(f) == std::vector<std::string>{"InvalidRolloutMode"});
+  CHECK(f.harness.api->events()[0]["type"] == "Warning");
+  CHECK_THAT(f.harness.api->events()[0]["note"].get<std::string>(), Catch::Contains("\"Manual\""));
+  // A change: rolled as auto, no second warning for the same value.
+  f.harness.clock.advance(1s);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "21");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(eventReasons(f) == std::vector<std::string>{"InvalidRolloutMode", "Restarted"});
+  CHECK(workloadWrites(f) == 1);
+}
+
+TEST_CASE("a pending set rolled and pending again is announced again", "[controller][workload][manual]") {
+  Fixture f(false, Backend::ApiServer);
+  json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
+  workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
+  seedWorkload(f, workload);
+  f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
+  f.secrets.replace({}, "20");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  // Rolled (restarter roll): nothing pending.
+  workload["spec"]["template"]["metadata"]["annotations"][kCm] = "cm-uid/2";
+  f.workloads.replace({workload}, "11");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  // The template set back by hand: the same set is pending again, and said again.
+  f.harness.clock.advance(1s);
+  workload["spec"]["template"]["metadata"]["annotations"][kCm] = "cm-uid/1";
+  f.workloads.replace({workload}, "12");
+  REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
+  CHECK(eventReasons(f) == std::vector<std::string>{"RolloutPending", "RolloutPending"});
+  CHECK(workloadWrites(f) == 0);
+  CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 1);
 }

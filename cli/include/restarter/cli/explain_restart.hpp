@@ -8,6 +8,9 @@
 // wrong (including an unknown kind); 3 the workload does not exist; 4 access denied; 5 the
 // workload has no revisions yet.
 
+#include <string>
+#include <vector>
+
 #include "restarter/cli/subcommand.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/inspect/explain.hpp"
@@ -22,6 +25,14 @@ class FlagTable;
 
 // The judgement flags explain-restart and status share, bound to `out`.
 void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out);
+
+// The workload named on the command line: "KIND/NAME" or "KIND NAME" (as kubectl accepts);
+// InvalidInput with the message to print otherwise. explain-restart and roll share it.
+struct WorkloadTarget {
+  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
+  std::string name;
+};
+core::Result<WorkloadTarget> parseWorkloadTarget(std::vector<std::string> target);
 
 Subcommand explainRestartCommand();
 

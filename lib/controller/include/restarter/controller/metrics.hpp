@@ -28,6 +28,10 @@ struct Metrics {
   // in progress (core::decideRollout, bounded by --min-rollout-interval), one per hold (however
   // many changes it merges and whatever it waits for), each announced by a RolloutHeld Event.
   obs::Family<obs::Counter>& rolloutsHeld;
+  // restarter_controller_manual_pending{kind}: workloads in manual mode
+  // (restarter.stackable.tech/rollout: manual) with a pending change the controller does not roll,
+  // as this replica last reconciled them (core/rollout_mode.hpp).
+  obs::Family<obs::Gauge>& manualPending;
   // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
   // (resource: configmaps, secrets) whose content digest did not change (same uid, new
   // resourceVersion): metadata-only changes. Counted only for the kinds whose content is read.

@@ -22,6 +22,12 @@
 //      One server-side apply of the metadata alone (the baseline, its content record, and every
 //      field this manager owns sent again unchanged), which restarts nothing; a log line and a
 //      Normal Event BaselineRecorded naming why (dry-run: the log line only, once per state);
+//   3m. the gates of a template change, in order (docs/behaviour.md), the first being manual mode:
+//      a workload annotated restarter.stackable.tech/rollout: manual is never rolled; the first
+//      reconcile of each pending set logs it and records a Normal Event RolloutPending naming the
+//      set, its changes and the `restarter roll` command (manualGate, manual_rollout.cpp), and
+//      restarter_controller_manual_pending counts it. `restarter roll` makes step 4's write.
+//      Not in dry-run (the dry run announces what would be rolled, as for any workload);
 //   3a. core::decideRollout (docs/architecture.md, "Rollouts rate-limited per workload"): within
 //      the floor after the workload's last-rollout annotation, or while that rollout is still in
 //      progress by the workload's status (core::rolloutProgressOf; a write of ours the cache does
@@ -56,6 +62,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -71,6 +78,7 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/rollout_source.hpp"
+#include "restarter/core/rollout_write.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/core/write_plan.hpp"
@@ -78,15 +86,9 @@
 
 namespace restarter::controller {
 
-// What one server-side apply of the controller sends (see the file comment). Every field the
-// kind's manager owns must be sent again, or the apply removes it.
-struct AppliedAnnotations {
-  core::AnnotationMap templateAnnotations;  // the desired restarter-owned template keys
-  std::optional<std::string> lastRollout;   // RFC 3339; nullopt: not sent
-  std::string contentDigests;               // "": not sent
-  std::optional<std::string> baseline;      // nullopt: not sent; "" empties a record another
-                                            // manager wrote (the webhook's UPDATE patch)
-};
+// What one server-side apply of the controller sends (see the file comment and
+// core/rollout_write.hpp, which `restarter roll` shares).
+using AppliedAnnotations = core::AppliedAnnotations;
 nlohmann::json applyBody(const WorkloadResource& kind, const nlohmann::json& workload,
                          const AppliedAnnotations& sent);
 
@@ -155,6 +157,20 @@ class WorkloadReconciler final : public Reconciler {
   core::Result<Action> applyRecords(const nlohmann::json& workload, const std::string& key,
                                     const core::DesiredAnnotations& desired, core::WriteKind write,
                                     std::stop_token stop);
+  // Gate 1 of a template change (manual_rollout.cpp; docs/behaviour.md, "Manual mode and roll"):
+  // a workload annotated restarter.stackable.tech/rollout: manual is not rolled. The first
+  // reconcile of each pending set (core::pendingSetDigest, once per set on this replica) logs it
+  // and records a Normal Event RolloutPending naming the set, its changes and the `roll` command;
+  // restarter_controller_manual_pending counts it. nullopt: not manual, go on to the next gate.
+  std::optional<Action> manualGate(const nlohmann::json& workload, const std::string& key,
+                                   const core::DesiredAnnotations& desired,
+                                   const std::vector<core::AnnotationChange>& changes);
+  // A rollout annotation that is neither manual nor auto: one log line and one Warning Event
+  // InvalidRolloutMode per value (the workload is rolled as auto).
+  void noteRolloutMode(const nlohmann::json& workload, const std::string& key);
+  // Counts `key` among the manual workloads with a pending change, or no longer (and then forgets
+  // the pending set announced: the same set pending again later is announced again).
+  void setManualPending(const std::string& key, bool pending);
   // Step 3a: announces the hold once, and says when to look again.
   Action hold(const nlohmann::json& workload, const std::string& key,
               const std::vector<core::AnnotationChange>& changes, core::TimePoint lastRollout,
@@ -179,9 +195,11 @@ class WorkloadReconciler final : public Reconciler {
   ReconcileContext& context_;
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;  // key -> the last write made
+  std::set<std::string> manualPending_;          // manual workloads with a pending change
   // By workload key, topics: "dry-run" (the last plan announced), "held" (the last rollout of the
   // hold announced), "too-large" (the refused state warned about), "metadata-only" (the kept
-  // references logged).
+  // references logged), "manual" (the pending set announced), "rollout-mode" (the invalid value
+  // warned about).
   Announcements announced_;
 };
 

@@ -39,6 +39,14 @@ inline constexpr std::string_view kExpiresAtAnnotationPrefix = "restarter.stacka
 // rollout, so a migrated cluster still sees no write, and commons-operator ignores it.
 inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.tech/last-rollout";
 
+// Workload metadata annotation: whether restarter rolls a pending change itself ("auto", the
+// default) or only records and explains it ("manual"): someone then rolls it with `restarter roll`
+// (rollout_mode.hpp; docs/behaviour.md, "Manual mode and roll"). Any other value counts as "auto"
+// and is warned about.
+inline constexpr std::string_view kRolloutModeAnnotation = "restarter.stackable.tech/rollout";
+inline constexpr std::string_view kRolloutModeManualValue = "manual";
+inline constexpr std::string_view kRolloutModeAutoValue = "auto";
+
 // Workload metadata annotation (not pod template: writing it restarts nothing): the content digest
 // of each tracked reference at the version its template annotation holds (content.hpp). restarter's
 // own: written only together with a template change, so a migrated cluster still sees no write.

@@ -56,6 +56,9 @@ struct ExplainInput {
   std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;
 };
 
+// The API resource of a workload kind (statefulsets, deployments, daemonsets, Argo rollouts).
+kube::ResourceRef workloadResourceOf(core::WorkloadKind kind);
+
 // The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
 // output"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
 nlohmann::ordered_json explanationDocument(const ExplainInput& input);

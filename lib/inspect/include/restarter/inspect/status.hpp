@@ -38,6 +38,9 @@ struct WorkloadStatus {
   std::string pending;
   std::optional<std::string> heldUntil;
   std::optional<std::string> heldFor;
+  // A restart due on a workload in manual mode (restarter.stackable.tech/rollout: manual): the
+  // command that rolls it (the explanation's pending.rolloutMode.rollCommand); the controller never does.
+  std::optional<std::string> rollCommand;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown or refused-too-large
   // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
@@ -68,8 +71,8 @@ WorkloadStatus unreadableStatus(const std::string& kind, const std::string& name
 // current revision; within each group by namespace, kind and name.
 void sortByAttention(std::vector<WorkloadStatus>& rows);
 
-// Whether --fail-if-pending fails on this row: a restart due (held or not), a write refused as too
-// large, or an unknown state.
+// Whether --fail-if-pending fails on this row: a restart due (held, manual or not), a write refused
+// as too large, or an unknown state.
 bool pendingOrUnknown(const WorkloadStatus& row);
 
 // The document of `-o json` / `-o yaml`: apiVersion restarter.stackable.tech/v1alpha1, kind
