@@ -87,6 +87,7 @@ void WorkloadReconciler::forget(const std::string& key) {
     std::lock_guard lock(mutex_);
     lastWrites_.erase(key);
   }
+  releaseWindowHold(key);
   announced_.forget(key);
 }
 
@@ -129,6 +130,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
   if (plan->kind == core::WriteKind::None) {
     for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic}) announced_.forget(key, topic);
+    releaseWindowHold(key);
     return Action::awaitChange();
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
@@ -142,6 +144,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     return Action::awaitChange();
   }
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
+  if (std::optional<Action> held = windowGate(workload, key, plan->changes, now)) return *held;
   const core::RolloutDecision gate = rolloutGate(workload, key, now);
   if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
   announced_.forget(key, kHeldTopic);

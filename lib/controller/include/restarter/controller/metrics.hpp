@@ -28,6 +28,9 @@ struct Metrics {
   // in progress (core::decideRollout, bounded by --min-rollout-interval), one per hold (however
   // many changes it merges and whatever it waits for), each announced by a RolloutHeld Event.
   obs::Family<obs::Counter>& rolloutsHeld;
+  // restarter_controller_rollouts_held_by_window{kind}: workloads whose pending rollout waits for
+  // its rollout window to open (core/rollout_window.hpp), as this replica last looked at them.
+  obs::Family<obs::Gauge>& rolloutsHeldByWindow;
   // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
   // (resource: configmaps, secrets) whose content digest did not change (same uid, new
   // resourceVersion): metadata-only changes. Counted only for the kinds whose content is read.

@@ -39,6 +39,12 @@ inline constexpr std::string_view kExpiresAtAnnotationPrefix = "restarter.stacka
 // rollout, so a migrated cluster still sees no write, and commons-operator ignores it.
 inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.tech/last-rollout";
 
+// Workload metadata annotation, set by its owner: when a rollout may start (rollout_window.hpp;
+// docs/behaviour.md, "Rollout windows"), e.g. "Mon-Fri 02:00-04:00 Europe/Berlin"; "always" opts
+// out of serve-controller's --rollout-window. A change outside every window is held until the next
+// opening; an invalid value holds nothing (a Warning Event says why).
+inline constexpr std::string_view kRolloutWindowAnnotation = "restarter.stackable.tech/rollout-window";
+
 // Workload metadata annotation (not pod template: writing it restarts nothing): the content digest
 // of each tracked reference at the version its template annotation holds (content.hpp). restarter's
 // own: written only together with a template change, so a migrated cluster still sees no write.

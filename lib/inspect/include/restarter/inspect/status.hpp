@@ -37,6 +37,8 @@ struct WorkloadStatus {
   // holds it).
   std::string pending;
   std::optional<std::string> heldUntil;
+  // When a pending restart waits for the rollout window: its next opening (RFC 3339).
+  std::optional<std::string> heldByWindowUntil;
   std::optional<std::string> heldFor;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown or refused-too-large
