@@ -79,8 +79,9 @@ const std::optional<std::chrono::milliseconds> kRecheck{restarter::core::kRollou
 
 }  // namespace
 
-TEST_CASE("a change outside its rollout window is held, merged with later ones and rolled once at the opening",
-          "[controller][workload][window]") {
+TEST_CASE(
+    "a change outside its rollout window is held and merged with later ones and rolled once at the opening",
+    "[controller][workload][window]") {
   Fixture f("09:00-10:00");  // opens an hour after the clock's start
   CHECK(f.reconcile() == kRecheck);
   CHECK(f.writes() == 0);

@@ -70,7 +70,7 @@ TEST_CASE("rollout window: a window across midnight belongs to the day it starts
   CHECK(schedule("00:00-24:00").isOpen(at("2026-12-05T00:00:00Z")));
 }
 
-TEST_CASE("rollout window: day ranges, lists and wrapping ranges", "[window]") {
+TEST_CASE("rollout window: day ranges and lists and wrapping ranges", "[window]") {
   // 2026-12-05 is a Saturday, 2026-12-07 a Monday.
   const RolloutSchedule weekdays = schedule("Mon-Fri 02:00-04:00");
   CHECK_FALSE(weekdays.isOpen(at("2026-12-05T03:00:00Z")));
