@@ -6,6 +6,7 @@
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout_window.hpp"
+#include "restarter/core/text.hpp"
 
 namespace restarter::controller {
 
@@ -22,7 +23,8 @@ constexpr const char* kWindowInvalidTopic = "window-invalid";
 constexpr std::size_t kQuotedSpecBytes = 200;
 
 std::string shown(const std::string& spec) {
-  return spec.size() <= kQuotedSpecBytes ? spec : spec.substr(0, kQuotedSpecBytes) + "...";
+  // Cut at a character boundary: an Event body must stay valid UTF-8.
+  return spec.size() <= kQuotedSpecBytes ? spec : core::truncateUtf8(spec, kQuotedSpecBytes) + "...";
 }
 
 }  // namespace

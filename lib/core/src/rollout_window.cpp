@@ -1,5 +1,7 @@
 #include "restarter/core/rollout_window.hpp"
 
+#include "restarter/core/text.hpp"
+
 #include <date/date.h>
 #include <date/tz.h>
 
@@ -50,7 +52,8 @@ std::vector<std::string_view> tokens(std::string_view text) {
 }
 
 std::string quoted(std::string_view text) {
-  if (text.size() > kQuotedWindowBytes) return "\"" + std::string(text.substr(0, kQuotedWindowBytes)) + "...\"";
+  // Cut at a character boundary: the message goes into Events and logs, which must stay UTF-8.
+  if (text.size() > kQuotedWindowBytes) return "\"" + truncateUtf8(text, kQuotedWindowBytes) + "...\"";
   return "\"" + std::string(text) + "\"";
 }
 

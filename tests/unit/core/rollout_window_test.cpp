@@ -199,6 +199,11 @@ TEST_CASE("rollout window: invalid specs are refused with a message naming the p
       {"02:00-04:00 UTC extra",
        "window 1 (\"02:00-04:00 UTC extra\"): unexpected \"extra\" after the time zone"},
       {"01:00-02:00;", "window 2 (\"\"): empty"},
+      // A quoted window is cut at a character boundary (79 ASCII bytes, then a 2-byte character).
+      {std::string(79, 'x') + "\xc3\xa4 01:00-02:00", "window 1 (\"" + std::string(79, 'x') + "...\"): \"" +
+                                                          std::string(79, 'x') +
+                                                          "\xc3\xa4\" is not a day (Mon, Tue, "
+                                                          "Wed, Thu, Fri, Sat, Sun)"},
   };
   for (const auto& [spec, message] : cases) {
     INFO(spec);
