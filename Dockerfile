@@ -56,10 +56,12 @@ RUN --mount=type=cache,id=restarter-ccache,target=/root/.cache/restarter/ccache 
 # --platform: the image's (the default; said because buildah 1.28 would otherwise look the base up
 # for the build stage's platform).
 FROM --platform=$TARGETPLATFORM debian:bookworm-slim
-# libc6, libstdc++6 and libgcc-s1 are part of bookworm-slim already.
+# libc6, libstdc++6 and libgcc-s1 are part of bookworm-slim already. tzdata is data, not a
+# library: the tz database (/usr/share/zoneinfo) that libdate-tz3 reads for rollout windows' time
+# zones (docs/behaviour.md, "Rollout windows"); bookworm-slim does not have it.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libssl3 libyaml-cpp0.7 \
+      libcurl4 libssl3 libyaml-cpp0.7 libdate-tz3 tzdata \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/restarter /usr/local/bin/restarter
 COPY LICENSE /usr/share/doc/restarter/LICENSE

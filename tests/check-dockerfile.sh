@@ -6,8 +6,9 @@
 #      understood), and the runtime stage copies its result from there;
 #   2. its runtime stage installs exactly the Debian packages that own the shared libraries the
 #      binary links directly (ELF NEEDED entries, resolved with ldd, owner from dpkg -S), minus
-#      those the slim base image already has; so a new library dependency, or a stale package,
-#      fails here instead of in a container that cannot start;
+#      those the slim base image already has, plus the data packages it reads (data_packages: the
+#      tz database); so a new library dependency, or a stale package, fails here instead of in a
+#      container that cannot start;
 #   3. its base images are the Debian release of this machine (else 2 would compare package names
 #      of another release).
 # Usage: tests/check-dockerfile.sh BINARY   (a non-sanitizer build, e.g. build/ci/cmd/restarter/restarter)
@@ -18,6 +19,9 @@ dockerfile=$repo/Dockerfile
 binary=${1:?usage: tests/check-dockerfile.sh BINARY}
 # In debian:bookworm-slim already (essential or required by apt); the Dockerfile says so too.
 base_packages=(libc6 libstdc++6 libgcc-s1)
+# Data the binary reads at run time, not linked: the runtime stage must install them too.
+# tzdata: the tz database date/tz (libdate-tz3) reads for rollout windows' time zones.
+data_packages=(tzdata)
 failed=0
 fail() { echo "check-dockerfile: $*" >&2; failed=1; }
 
@@ -70,6 +74,7 @@ while read -r library; do
 done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 
 for package in "${base_packages[@]}"; do unset "needed[$package]"; done
+for package in "${data_packages[@]}"; do needed[$package]=1; done
 for package in "${!needed[@]}"; do
   [[ -n ${listed[$package]:-} ]] || fail "the binary needs $package, which the runtime stage does not install"
 done

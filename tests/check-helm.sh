@@ -212,6 +212,7 @@ check "all-values.yaml: the scheduling values and flags reach both Deployments" 
   spec("restarter-controller").containers[0].imagePullPolicy == "Always" and
   dep("restarter-controller").spec.replicas == 3 and dep("restarter-webhook").spec.replicas == 3 and
   (spec("restarter-controller").containers[0].args | contains(["--debounce=250ms", "--min-rollout-interval=10m",
+     "--rollout-window=Mon-Fri 02:00-04:00 Europe/Berlin",
      "--max-writes-per-second=20", "--write-burst=100", "--dry-run", "--content-aware=all", "--log-level=debug",
      "--ondelete-ready-timeout=20m", "--argo-rollouts"])) and
   (spec("restarter-webhook").containers[0].args | contains(["--timeout-seconds=10", "--exclude-namespace=kube-system",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages restarter needs to build and test: compilers and CMake, libcurl
 # (OpenSSL flavour), OpenSSL 3, Boost 1.81 headers (Asio, Beast), cxxopts, nlohmann/json, yaml-cpp,
-# Catch2, and the tools the tests use; clang with libclang-rt-14-dev (which holds libFuzzer,
+# Howard Hinnant's date/tz (with tzdata, the tz database it reads), Catch2, and the tools the tests use; clang with libclang-rt-14-dev (which holds libFuzzer,
 # libclang_rt.fuzzer-x86_64.a, on Debian 12) builds the fuzz targets; shellcheck and python3-yaml
 # (for the kuttl steps' scripts) run tests/check-shell.sh, clang-format tests/check-format.sh.
 # Idempotent and quick when everything is there: apt-get runs only for missing packages. Uses sudo
@@ -22,6 +22,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config ccache
   libcurl4-openssl-dev libssl-dev libboost1.81-dev libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev
+  libhowardhinnant-date-dev tzdata
 )
 # What the unit tests add.
 unit_packages=(catch2 libcpp-httplib-dev)
@@ -59,7 +60,8 @@ if [[ -n $target_arch && $target_arch != "$(dpkg --print-architecture)" ]]; then
   # binaries; with the tests, cpp-httplib's for the target too (Catch2 is headers only).
   packages=("${packages[@]/#libyaml-cpp-dev/libyaml-cpp-dev:$target_arch}")
   packages+=("g++-$triplet" qemu-user-static
-    libcurl4-openssl-dev:"$target_arch" libssl-dev:"$target_arch" libboost1.81-dev:"$target_arch")
+    libcurl4-openssl-dev:"$target_arch" libssl-dev:"$target_arch" libboost1.81-dev:"$target_arch"
+    libhowardhinnant-date-dev:"$target_arch")
   packages=("${packages[@]/#libcpp-httplib-dev/libcpp-httplib-dev:$target_arch}")
   if ! grep -qx "$target_arch" <<<"$(dpkg --print-foreign-architectures)"; then
     "${sudo_cmd[@]}" dpkg --add-architecture "$target_arch"

@@ -162,6 +162,9 @@ void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
                "rolled rather than given a baseline",
                ""},
               out.rollOnOptIn);
+  addRolloutWindowFlag(table, out.rolloutWindow,
+                       "judge a workload without its own restarter.stackable.tech/rollout-window annotation "
+                       "by these windows (give serve-controller's --rollout-window)");
   addSelectionFlags(table, out.selection);
   addDigestKeyFlags(table, out.digestKey,
                     "only read, to compare contents as serve-controller does (without access to it, contents "
@@ -213,6 +216,7 @@ Subcommand explainRestartCommand() {
           return exitFor(error);
         }
         input->readyTimeout = judgement.readyTimeout;
+        input->defaultRolloutWindow = judgement.rolloutWindow;
         const ordered_json document = inspect::explanationDocument(*input);
         switch (format) {
           case OutputFormat::Text: io.out << inspect::renderText(document, color); break;

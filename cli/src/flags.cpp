@@ -4,6 +4,8 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/core/rollout_window.hpp"
+
 namespace restarter::cli {
 namespace {
 
@@ -90,6 +92,17 @@ void addRollOnOptInFlag(FlagTable& table, bool& target) {
                 "(restarter.stackable.tech/baseline) and the first rollout comes with the first real change",
                 ""},
                target);
+}
+
+void addRolloutWindowFlag(FlagTable& table, std::string& target, const std::string& what) {
+  table.parsed<std::string>(
+      {"rollout-window", what, "SPEC"}, target,
+      [](const std::string& text) -> core::Result<std::string> {
+        auto schedule = core::parseRolloutSchedule(text);
+        if (!schedule) return std::move(schedule).error();
+        return text;
+      },
+      [](const std::string& text) { return text; });
 }
 
 std::vector<FlagInfo> describeFlags(const cxxopts::Options& options) {

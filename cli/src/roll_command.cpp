@@ -115,6 +115,7 @@ Subcommand rollCommand() {
           return exitFor(error);
         }
         input->readyTimeout = judgement.readyTimeout;
+        input->defaultRolloutWindow = judgement.rolloutWindow;
         const inspect::RollPlan plan = inspect::planRoll(*input, options.now);
         const std::string described = inspect::describePlan(plan);
         switch (plan.verdict) {

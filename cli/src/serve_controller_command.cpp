@@ -70,6 +70,12 @@ FlagTable flagTable(ServeControllerOptions& out) {
       "(Secret data never reaches restarter; every new Secret resourceVersion restarts) or off (metadata only; every new "
       "resourceVersion restarts, as commons-operator)");
   addRollOnOptInFlag(table, out.rollOnOptIn);
+  addRolloutWindowFlag(
+      table, out.rolloutWindow,
+      "when a workload without its own restarter.stackable.tech/rollout-window annotation may start a "
+      "rollout: a change outside every window is held (Event reason RolloutHeld), merged with every later "
+      "change, and rolled once at the next opening; e.g. \"Mon-Fri 02:00-04:00 Europe/Berlin; Sat,Sun "
+      "00:00-24:00\" (days optional, time zone optional: UTC; see docs/behaviour.md) or always");
   table
       .toggle({"leader-elect",
                "run only while holding the Lease: --leader-elect or --leader-elect=false (default: true in "
@@ -176,6 +182,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.digestKeyNamespace = options.digestKey.namespace_;
   controllerOptions.digestKeySecret = options.digestKey.name;
   controllerOptions.rollOnOptIn = options.rollOnOptIn;
+  controllerOptions.rolloutWindow = options.rolloutWindow;
   controllerOptions.writesPerSecond = options.maxWritesPerSecond;
   controllerOptions.writeBurst = options.writeBurst;
   controllerOptions.identity = replicaIdentity();

@@ -36,7 +36,14 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
               options.minRolloutInterval,
               options.selection,
               options.rollOnOptIn,
-              {}} {}
+              {}} {
+  // Parsed by the cli already; a spec that does not parse here (a caller that skipped it) holds
+  // nothing, as an invalid annotation does.
+  if (auto window = core::parseRolloutSchedule(options.rolloutWindow)) {
+    context.rolloutWindow = std::move(*window);
+    context.rolloutWindowSpec = options.rolloutWindow;
+  }
+}
 
 // One key, one call through the reconciler interface (reconcile.hpp): the key names its reconciler.
 void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
@@ -272,7 +279,8 @@ core::Status Controller::run(std::stop_token stop) {
                             {"dryRun", s.options.dryRun ? "true" : "false"},
                             {"contentAware", core::contentAwarenessName(s.options.contentAware)},
                             {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
-                            {"minRolloutInterval", core::formatDuration(s.options.minRolloutInterval)}});
+                            {"minRolloutInterval", core::formatDuration(s.options.minRolloutInterval)},
+                            {"rolloutWindow", s.context.rolloutWindowSpec}});
   std::stop_source workStop;
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, s.options.workers); ++i) {

@@ -23,6 +23,10 @@ Metrics::Metrics(obs::Registry& registry)
                                    "Workloads in manual mode (restarter.stackable.tech/rollout: manual) with a "
                                    "pending change, by kind.",
                                    {"kind"})),
+      rolloutsHeldByWindow(registry.gauge("restarter_controller_rollouts_held_by_window",
+                                          "Workloads whose pending rollout waits for its rollout window "
+                                          "to open, by kind.",
+                                          {"kind"})),
       contentUnchanged(registry.counter("restarter_controller_content_unchanged_total",
                                         "Updates of a ConfigMap or Secret whose content did not "
                                         "change (metadata-only), by resource; only for the kinds "

@@ -55,6 +55,7 @@ void WorkloadReconciler::forget(const std::string& key) {
     lastWrites_.erase(key);
   }
   setManualPending(key, false);
+  releaseWindowHold(key);
   announced_.forget(key);
 }
 
@@ -99,6 +100,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (plan->kind == core::WriteKind::None) {
     for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic}) announced_.forget(key, topic);
     setManualPending(key, false);
+    releaseWindowHold(key);
     return Action::awaitChange();
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
@@ -111,9 +113,13 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     if (core::Status s = announce(workload, key, plan->changes); !s) return std::move(s).error();
     return Action::awaitChange();
   }
-  // The gates, in order (docs/behaviour.md): manual mode, then the hold.
-  if (auto pending = manualGate(workload, key, *desired, plan->changes)) return *pending;
+  // The gates, in order (docs/behaviour.md): manual mode, the rollout window, then the hold.
+  if (auto pending = manualGate(workload, key, *desired, plan->changes)) {
+    releaseWindowHold(key);  // a manual workload is pending, not held by its window
+    return *pending;
+  }
   const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
+  if (std::optional<Action> held = windowGate(workload, key, plan->changes, now)) return *held;
   const core::RolloutDecision gate = rolloutGate(workload, key, now);
   if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
   announced_.forget(key, kHeldTopic);

@@ -18,6 +18,7 @@
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/rollout_mode.hpp"
 #include "restarter/core/rollout_source.hpp"
+#include "restarter/core/rollout_window.hpp"
 #include "restarter/core/write_plan.hpp"
 #include "restarter/kube/digest_key.hpp"
 
@@ -377,6 +378,45 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   return input;
 }
 
+namespace {
+
+// The rollout window as serve-controller judges it at `input.now` (core/rollout_window.hpp): the
+// workload's annotation, else the controller's --rollout-window (as given to this command).
+//   status: none (no window), invalid (the annotation does not parse: no hold, a Warning Event),
+//   open, closed (nothing pending), held (a change pending waits for the opening).
+ordered_json rolloutWindowDocument(const ExplainInput& input, bool pendingRollout) {
+  const json* annotation =
+      core::valueAt(input.workload, {"metadata", "annotations", core::kRolloutWindowAnnotation});
+  const bool own = annotation != nullptr;
+  const std::string spec = !own                      ? input.defaultRolloutWindow
+                           : annotation->is_string() ? annotation->get<std::string>()
+                                                     : annotation->dump();
+  ordered_json window = {
+      {"status", "none"}, {"window", spec}, {"source", own ? "annotation" : "controller default"}};
+  auto schedule =
+      own && !annotation->is_string()
+          ? core::Result<core::RolloutSchedule>(core::makeError(core::ErrorKind::InvalidInput, "not a string"))
+          : core::parseRolloutSchedule(spec);
+  if (!schedule) {
+    window["status"] = "invalid";
+    window["reason"] = schedule.error().message;
+    return window;
+  }
+  if (schedule->always()) return window;
+  const core::TimePoint opening = schedule->nextOpening(input.now);
+  if (schedule->isOpen(input.now)) {
+    window["status"] = "open";
+    return window;
+  }
+  window["status"] = pendingRollout ? "held" : "closed";
+  window["nextOpening"] = base::formatRfc3339(opening);
+  if (pendingRollout)
+    window["description"] = "held by the rollout window until " + base::formatRfc3339(opening);
+  return window;
+}
+
+}  // namespace
+
 ordered_json explanationDocument(const ExplainInput& input) {
   const auto explained = core::explainRevisions(input.revisions);
   // The write the controller would make (stamping its last-rollout), and whether it fits.
@@ -493,6 +533,7 @@ ordered_json explanationDocument(const ExplainInput& input) {
   }
   hold["lastRollout"] = lastRollout ? ordered_json(base::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
   pending["rolloutHold"] = std::move(hold);
+  pending["rolloutWindow"] = rolloutWindowDocument(input, !pendingChanges.empty() && refusal.empty());
   if (input.baselineRecorded) {
     pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},
                                    {"note", input.baselineRecorded->second}};

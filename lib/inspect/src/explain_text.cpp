@@ -147,7 +147,13 @@ std::string renderText(const ordered_json& doc, bool color) {
   } else if (status == "restart-due") {
     const ordered_json hold = pending.contains("rolloutHold") ? pending["rolloutHold"] : ordered_json::object();
     const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
-    if (holdStatus == "held") {
+    const ordered_json window =
+        pending.contains("rolloutWindow") ? pending["rolloutWindow"] : ordered_json::object();
+    if (window.contains("status") && str(window["status"]) == "held") {
+      // The first gate: whatever else holds it is judged again at the opening.
+      out << style.yellow("a restart is due") << ", rollout " << str(window["description"]) << " (window \""
+          << str(window["window"]) << "\" from the " << str(window["source"]) << ")\n";
+    } else if (holdStatus == "held") {
       const std::string description =
           hold.contains("description") ? str(hold["description"]) : "held until " + str(hold["until"]);
       const bool waiting = hold.contains("waitingFor") && hold["waitingFor"].is_string();
@@ -171,6 +177,11 @@ std::string renderText(const ordered_json& doc, bool color) {
   if (pending.contains("rolloutMode") && pending["rolloutMode"].contains("invalidValue")) {
     out << "  " << style.yellow("warning") << ": restarter.stackable.tech/rollout is \""
         << str(pending["rolloutMode"]["invalidValue"]) << "\", neither manual nor auto: rolled as auto\n";
+  }
+  if (pending.contains("rolloutWindow") && str(pending["rolloutWindow"]["status"]) == "invalid") {
+    out << "  " << style.yellow("invalid rollout window") << " \"" << str(pending["rolloutWindow"]["window"])
+        << "\": " << str(pending["rolloutWindow"]["reason"])
+        << " (no window holds this workload; InvalidRolloutWindow Event)\n";
   }
   if (pending.contains("baselineRecorded")) {
     out << "  baseline recorded at " << str(pending["baselineRecorded"]["time"]) << ": "

@@ -32,6 +32,12 @@ const ordered_json& memberOf(const ordered_json& object, const char* key) {
 std::vector<std::string> gatesHolding(const ordered_json& explanation) {
   std::vector<std::string> gates;
   const ordered_json& pending = memberOf(explanation, "pending");
+  // A rollout window (the workload's or the controller's --rollout-window) that has not opened.
+  const ordered_json& window = memberOf(pending, "rolloutWindow");
+  if (textAt(window, "status") == "held" || textAt(window, "status") == "closed") {
+    gates.push_back("the rollout window \"" + textAt(window, "window") + "\" holds it until " +
+                    textAt(window, "nextOpening"));
+  }
   // Today's hold (--min-rollout-interval): the floor, or the previous rollout still in progress.
   const ordered_json& hold = memberOf(pending, "rolloutHold");
   const std::string holdStatus = textAt(hold, "status");
@@ -42,7 +48,7 @@ std::vector<std::string> gatesHolding(const ordered_json& explanation) {
   } else if (holdStatus == "unknown") {
     gates.push_back("the rollout hold may hold it (unknown: " + textAt(hold, "reason") + ")");
   }
-  // A rollout window and the rollout queue (docs/behaviour.md) add their states here.
+  // The rollout queue (docs/behaviour.md) adds its state here.
   return gates;
 }
 

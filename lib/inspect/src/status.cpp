@@ -62,6 +62,7 @@ int attentionGroup(const WorkloadStatus& row) {
 std::string pendingText(const WorkloadStatus& row) {
   if (row.pending == "restart-due") {
     if (row.rollCommand) return "manual: pending; run `" + *row.rollCommand + "`";
+    if (row.heldByWindowUntil) return "held by the rollout window until " + *row.heldByWindowUntil;
     if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
@@ -130,6 +131,8 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
     row.heldUntil = text(member(hold, "until"));
     if (member(hold, "waitingFor").is_string()) row.heldFor = text(member(hold, "waitingFor"));
   }
+  const auto& window = member(pending, "rolloutWindow");
+  if (text(member(window, "status")) == "held") row.heldByWindowUntil = text(member(window, "nextOpening"));
   if (member(hold, "lastRollout").is_string()) row.lastRollout = text(member(hold, "lastRollout"));
 
   row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
@@ -176,6 +179,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
       pending["manual"] = true;
       pending["rollCommand"] = *row.rollCommand;
     }
+    if (row.heldByWindowUntil) pending["heldByWindowUntil"] = *row.heldByWindowUntil;
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
     if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;
@@ -298,6 +302,7 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
         continue;
       }
       input->readyTimeout = judgement.readyTimeout;
+      input->defaultRolloutWindow = judgement.rolloutWindow;
       rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
     }
   }

@@ -87,6 +87,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"crd-check-interval", "how often a missing CRD of a managed kind is looked for (a duration)"},
     {"roll-on-opt-in", "roll a workload at opt-in instead of recording the baseline its pods run with"},
     {"ondelete-ready-timeout", "when a replacement pod of an OnDelete roll counts as stuck"},
+    {"rollout-window", "when a workload without its own window annotation may start a rollout"},
     {"all-namespaces", "kubectl's -A: every namespace"},
     {"selector", "kubectl's -l: a further label selector"},
     {"fail-if-pending", "exit 1 while a restart is due"},

@@ -452,3 +452,51 @@ TEST_CASE("the revision watch stops at once when its list fails", "[inspect][exp
   CHECK(stopped.error.kind == core::ErrorKind::Forbidden);
   CHECK(transport.requests().size() == 1);
 }
+
+TEST_CASE("a rollout window says until when it holds a pending restart", "[inspect][explain][window]") {
+  using namespace std::chrono_literals;
+  ExplainInput input = sampleInput();  // a restart is due (u/2 -> u/3)
+  input.now = t0();                    // 2027-01-15T08:00:00Z, a Friday
+  input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "09:00-10:00"}};
+  const auto held = explanationDocument(input);
+  CHECK(plain(held["pending"]["rolloutWindow"]) ==
+        json{{"status", "held"},
+             {"window", "09:00-10:00"},
+             {"source", "annotation"},
+             {"nextOpening", "2027-01-15T09:00:00Z"},
+             {"description", "held by the rollout window until 2027-01-15T09:00:00Z"}});
+  CHECK_THAT(renderText(held, false),
+             Catch::Contains("Pending: a restart is due, rollout held by the rollout window until "
+                             "2027-01-15T09:00:00Z (window \"09:00-10:00\" from the annotation)"));
+
+  input.now = t0() + 1h;
+  CHECK(explanationDocument(input)["pending"]["rolloutWindow"]["status"] == "open");
+
+  // The controller's default, as given to explain-restart --rollout-window.
+  input.workload["metadata"].erase("annotations");
+  input.defaultRolloutWindow = "Sat,Sun 00:00-24:00";
+  const auto byDefault = explanationDocument(input);
+  CHECK(byDefault["pending"]["rolloutWindow"]["source"] == "controller default");
+  CHECK(byDefault["pending"]["rolloutWindow"]["nextOpening"] == "2027-01-16T00:00:00Z");
+  input.defaultRolloutWindow = "always";
+  CHECK(plain(explanationDocument(input)["pending"]["rolloutWindow"]) ==
+        json{{"status", "none"}, {"window", "always"}, {"source", "controller default"}});
+
+  // Invalid: nothing held, and said.
+  input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "9-10"}};
+  const auto invalid = explanationDocument(input);
+  CHECK(invalid["pending"]["rolloutWindow"]["status"] == "invalid");
+  CHECK(invalid["pending"]["rolloutWindow"]["reason"] ==
+        "window 1 (\"9-10\"): \"9\" is not a start time (HH:MM, 00:00 to 23:59)");
+  CHECK_THAT(renderText(invalid, false), Catch::Contains("a restart is due (the controller will apply it)") &&
+                                             Catch::Contains("invalid rollout window \"9-10\""));
+
+  // Nothing pending: closed, not held.
+  ExplainInput upToDate = sampleInput();
+  upToDate.desired = core::desiredAnnotations(upToDate.workload, [](core::RefKind, const std::string&) {
+    return core::ObjectState::present("u", "2", false);
+  });
+  upToDate.now = t0();
+  upToDate.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "09:00-10:00"}};
+  CHECK(explanationDocument(upToDate)["pending"]["rolloutWindow"]["status"] == "closed");
+}

@@ -116,6 +116,20 @@ TEST_CASE("status: a held rollout shows what it waits for or until when", "[insp
   CHECK(renderStatusTable({f}, false, false, "").find("held until 2026-11-29T18:02:10Z") != std::string::npos);
 }
 
+TEST_CASE("status: a restart held by the rollout window shows its opening", "[inspect][status][window]") {
+  ExplainInput in = input("3");
+  in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "Mon-Fri 02:00-04:00"}};
+  in.now = base::parseRfc3339("2026-12-05T12:00:00Z").value();  // a Saturday
+  const WorkloadStatus r = row(in);
+  CHECK(r.pending == "restart-due");
+  REQUIRE(r.heldByWindowUntil);
+  CHECK(*r.heldByWindowUntil == "2026-12-07T02:00:00Z");
+  CHECK(
+      renderStatusTable({r}, false, false, "").find("held by the rollout window until 2026-12-07T02:00:00Z") !=
+      std::string::npos);
+  CHECK(statusDocument({r})["items"][0]["pending"]["heldByWindowUntil"] == "2026-12-07T02:00:00Z");
+}
+
 TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[inspect][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},

@@ -58,6 +58,8 @@ void addContentAwareFlag(FlagTable& table, core::ContentAwareness& target, std::
 
 // Adds --roll-on-opt-in, the serve commands' choice between a baseline and a rollout at opt-in.
 void addRollOnOptInFlag(FlagTable& table, bool& target);
+// --rollout-window SPEC (core/rollout_window.hpp), checked as it is read; `what` is its help.
+void addRolloutWindowFlag(FlagTable& table, std::string& target, const std::string& what);
 
 // The bounds of a duration that must be more than zero (lifetimes, intervals, timeouts).
 inline constexpr core::DurationBounds kPositiveDuration{.min = std::chrono::milliseconds(1)};

@@ -30,6 +30,7 @@ struct ServeControllerOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
   core::SelectionOptions selection{};                  // --reloader-annotations, --auto-reload-all
   bool rollOnOptIn = false;                            // --roll-on-opt-in
+  std::string rolloutWindow = "always";                // --rollout-window
   bool argoRollouts = false;                           // --argo-rollouts
   std::chrono::milliseconds crdCheckInterval{30'000};  // --crd-check-interval
   std::optional<bool> leaderElect;                     // nullopt: on when running in a cluster

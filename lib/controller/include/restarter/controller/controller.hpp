@@ -74,6 +74,9 @@ struct ControllerOptions {
   core::ContentAwareness contentAware = core::ContentAwareness::All;
   // Roll a workload at opt-in instead of recording its baseline (ReconcileContext::rollOnOptIn).
   bool rollOnOptIn = false;
+  // --rollout-window: the windows of workloads without their own (core/rollout_window.hpp), a spec
+  // the cli has parsed already; "always": no window.
+  std::string rolloutWindow = "always";
   double writesPerSecond = 10.0;  // global write limit (token bucket)
   double writeBurst = 50.0;
   int workers = 2;

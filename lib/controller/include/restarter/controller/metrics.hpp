@@ -32,6 +32,9 @@ struct Metrics {
   // (restarter.stackable.tech/rollout: manual) with a pending change the controller does not roll,
   // as this replica last reconciled them (core/rollout_mode.hpp).
   obs::Family<obs::Gauge>& manualPending;
+  // restarter_controller_rollouts_held_by_window{kind}: workloads whose pending rollout waits for
+  // its rollout window to open (core/rollout_window.hpp), as this replica last looked at them.
+  obs::Family<obs::Gauge>& rolloutsHeldByWindow;
   // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
   // (resource: configmaps, secrets) whose content digest did not change (same uid, new
   // resourceVersion): metadata-only changes. Counted only for the kinds whose content is read.

@@ -19,6 +19,7 @@
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
+#include "restarter/core/rollout_window.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/log.hpp"
 
@@ -82,6 +83,10 @@ struct ReconcileContext {
   // Which digest the caches keep besides it (otherDigestKind: h2 under the previous key during a
   // rotation; empty key id: h1 under digestKeyId). Set and read as digestKeyId.
   OtherDigestKind otherDigest{};
+  // --rollout-window: the windows of a workload without kRolloutWindowAnnotation (core/
+  // rollout_window.hpp; empty schedule: always open), and its text for logs and Events.
+  core::RolloutSchedule rolloutWindow{};
+  std::string rolloutWindowSpec = "always";
 };
 
 }  // namespace restarter::controller

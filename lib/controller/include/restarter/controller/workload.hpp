@@ -131,6 +131,15 @@ class WorkloadReconciler final : public Reconciler {
   // while the cache still shows the resourceVersion that write was planned on; forgets the write
   // once it does not.
   void overlayLastWrite(const std::string& key, nlohmann::json& workload);
+  // Step 3a, first gate (workload_window.cpp): the rollout window (kRolloutWindowAnnotation, else
+  // --rollout-window). Closed: the change is held, announced once per opening and pending set
+  // (a log line, a RolloutHeld Event), and the key looked at again at the opening, at the latest
+  // after core::kRolloutWindowRecheck (a wall-clock step); the Action says so. Open, no window, or
+  // an invalid annotation (a Warning Event once per value, no hold): nullopt, the next gate decides.
+  std::optional<Action> windowGate(const nlohmann::json& workload, const std::string& key,
+                                   const std::vector<core::AnnotationChange>& changes, core::TimePoint now);
+  // The workload is no longer held by its window (rolled, nothing pending, gone): the gauge.
+  void releaseWindowHold(const std::string& key);
   // Step 3a: may a template change roll now (core::decideRollout), judging a rollout of
   // ours the cache does not show yet as not finished.
   core::RolloutDecision rolloutGate(const nlohmann::json& workload, const std::string& key,
@@ -201,6 +210,7 @@ class WorkloadReconciler final : public Reconciler {
   // references logged), "manual" (the pending set announced), "rollout-mode" (the invalid value
   // warned about).
   Announcements announced_;
+  std::set<std::string> windowHeld_;  // keys held by their rollout window (the gauge); under mutex_
 };
 
 }  // namespace restarter::controller

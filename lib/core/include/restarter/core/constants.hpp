@@ -46,6 +46,11 @@ inline constexpr std::string_view kLastRolloutAnnotation = "restarter.stackable.
 inline constexpr std::string_view kRolloutModeAnnotation = "restarter.stackable.tech/rollout";
 inline constexpr std::string_view kRolloutModeManualValue = "manual";
 inline constexpr std::string_view kRolloutModeAutoValue = "auto";
+// Workload metadata annotation, set by its owner: when a rollout may start (rollout_window.hpp;
+// docs/behaviour.md, "Rollout windows"), e.g. "Mon-Fri 02:00-04:00 Europe/Berlin"; "always" opts
+// out of serve-controller's --rollout-window. A change outside every window is held until the next
+// opening; an invalid value holds nothing (a Warning Event says why).
+inline constexpr std::string_view kRolloutWindowAnnotation = "restarter.stackable.tech/rollout-window";
 
 // Workload metadata annotation (not pod template: writing it restarts nothing): the content digest
 // of each tracked reference at the version its template annotation holds (content.hpp). restarter's

@@ -53,6 +53,8 @@ struct ExplainInput {
   std::vector<nlohmann::json> budgets;
   std::string daemonSetRevision;
   core::TimePoint now{};
+  // serve-controller's --rollout-window, for a workload without its own annotation.
+  std::string defaultRolloutWindow = "always";
   std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;
 };
 
@@ -106,6 +108,7 @@ struct JudgementOptions {
   core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all, as the controller
   std::chrono::seconds readyTimeout = core::kDefaultReadyTimeout;  // --ondelete-ready-timeout
   bool rollOnOptIn = false;                                        // --roll-on-opt-in
+  std::string rolloutWindow = "always";                            // --rollout-window
   kube::DigestKeySecret digestKey;                                 // --digest-key-*
 };
 // The key of content digests, read from --digest-key-secret when the content of some kind is

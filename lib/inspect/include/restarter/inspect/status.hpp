@@ -37,6 +37,8 @@ struct WorkloadStatus {
   // holds it).
   std::string pending;
   std::optional<std::string> heldUntil;
+  // When a pending restart waits for the rollout window: its next opening (RFC 3339).
+  std::optional<std::string> heldByWindowUntil;
   std::optional<std::string> heldFor;
   // A restart due on a workload in manual mode (restarter.stackable.tech/rollout: manual): the
   // command that rolls it (the explanation's pending.rolloutMode.rollCommand); the controller never does.
