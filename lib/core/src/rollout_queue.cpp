@@ -96,4 +96,15 @@ std::string describeQueued(std::size_t ahead) {
   return "queued: " + std::to_string(ahead) + (ahead == 1 ? " rollout ahead" : " rollouts ahead");
 }
 
+std::string rolloutQueuedNote(std::size_t ahead, std::size_t maxConcurrent, std::int64_t priority,
+                              std::string_view namespace_, std::string_view changes) {
+  std::string note = "Rollout " + describeQueued(ahead) + "; at most " + std::to_string(maxConcurrent) +
+                     " rollouts in progress at once (--max-concurrent-rollouts), priority " +
+                     std::to_string(priority) + "; changes so far in namespace ";
+  note += namespace_;
+  note += ": ";
+  note += changes;
+  return note;
+}
+
 }  // namespace restarter::core

@@ -165,3 +165,10 @@ TEST_CASE("rollout queue: the queued text counts the rollouts ahead", "[rollout-
   CHECK(describeQueued(1) == "queued: 1 rollout ahead");
   CHECK(describeQueued(0) == "queued: next");
 }
+
+TEST_CASE("rollout queue: the RolloutQueued note names the place, the limit and the changes",
+          "[rollout-queue]") {
+  CHECK(rolloutQueuedNote(3, 5, 10, "prod", "configmap/a: u/1 -> u/2 (updated)") ==
+        "Rollout queued: 3 rollouts ahead; at most 5 rollouts in progress at once (--max-concurrent-rollouts), "
+        "priority 10; changes so far in namespace prod: configmap/a: u/1 -> u/2 (updated)");
+}

@@ -24,6 +24,8 @@
 
 namespace restarter::controller {
 
+class RolloutSlots;  // rollout_slots.hpp
+
 struct Action {
   std::optional<milliseconds> requeueAfter;  // nullopt: nothing to do until the next change
 
@@ -82,6 +84,9 @@ struct ReconcileContext {
   // Which digest the caches keep besides it (otherDigestKind: h2 under the previous key during a
   // rotation; empty key id: h1 under digestKeyId). Set and read as digestKeyId.
   OtherDigestKind otherDigest{};
+  // --max-concurrent-rollouts (rollout_slots.hpp): the fleet's rollout slots; nullptr or unlimited:
+  // no queue.
+  RolloutSlots* rolloutSlots = nullptr;
 };
 
 }  // namespace restarter::controller

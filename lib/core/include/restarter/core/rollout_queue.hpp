@@ -94,4 +94,10 @@ std::vector<std::string> queueHeads(std::size_t maxConcurrent, std::size_t inPro
 // "queued: 37 rollouts ahead", "queued: 1 rollout ahead", "queued: next".
 std::string describeQueued(std::size_t ahead);
 
+// The note of a RolloutQueued Event:
+//   "Rollout queued: <describeQueued>; at most <max> rollouts in progress at once
+//    (--max-concurrent-rollouts), priority <priority>; changes so far in namespace <ns>: <changes>"
+std::string rolloutQueuedNote(std::size_t ahead, std::size_t maxConcurrent, std::int64_t priority,
+                              std::string_view namespace_, std::string_view changes);
+
 }  // namespace restarter::core
