@@ -49,7 +49,7 @@ TEST_CASE("rollout slots: without a limit every rollout is admitted and nothing 
   CHECK(f.woken.empty());
 }
 
-TEST_CASE("rollout slots: at most N admitted, the rest queued in order with their place",
+TEST_CASE("rollout slots: at most N admitted and the rest queued in order with their place",
           "[controller][queue]") {
   SlotsFixture f(2);
   CHECK(f.slots.request(f.key("a"), 0, slotsAt(0s), slotsAt(5min), slotsAt(0s)).admitted);
@@ -104,7 +104,7 @@ TEST_CASE("rollout slots: a rollout that never finishes frees its slot at the up
   CHECK(f.woken == std::vector<std::string>{"b"});
 }
 
-TEST_CASE("rollout slots: a deleted workload frees its slot, one that left the queue is not woken",
+TEST_CASE("rollout slots: a deleted workload frees its slot and one that left the queue is not woken",
           "[controller][queue]") {
   SlotsFixture f(1);
   REQUIRE(f.slots.request(f.key("a"), 0, slotsAt(0s), slotsAt(5min), slotsAt(0s)).admitted);

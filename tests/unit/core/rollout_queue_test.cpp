@@ -96,7 +96,7 @@ TEST_CASE("rollout queue: a rollout holds a slot while unfinished and younger th
   }
 }
 
-TEST_CASE("rollout queue: order is priority, then the oldest, then the id", "[rollout-queue]") {
+TEST_CASE("rollout queue: order is priority then the oldest then the id", "[rollout-queue]") {
   struct Row {
     QueuedRollout a;
     QueuedRollout b;
@@ -166,7 +166,7 @@ TEST_CASE("rollout queue: the queued text counts the rollouts ahead", "[rollout-
   CHECK(describeQueued(0) == "queued: next");
 }
 
-TEST_CASE("rollout queue: the RolloutQueued note names the place, the limit and the changes",
+TEST_CASE("rollout queue: the RolloutQueued note names the place and the limit and the changes",
           "[rollout-queue]") {
   CHECK(rolloutQueuedNote(3, 5, 10, "prod", "configmap/a: u/1 -> u/2 (updated)") ==
         "Rollout queued: 3 rollouts ahead; at most 5 rollouts in progress at once (--max-concurrent-rollouts), "
