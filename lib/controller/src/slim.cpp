@@ -108,14 +108,14 @@ void slimWorkload(json& object) {
       // The size check of a write counts every metadata annotation (core/write_plan.hpp), also
       // those dropped here (a kubectl last-applied-configuration may hold most of the limit).
       const std::size_t before = core::metadataAnnotationsBytes(object);
-      keepPrefixed(
-          *annotations,
-          {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
-           core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
-           core::kOnDeleteAnnotation, core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
-           core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
-           core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
-           core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
+      keepPrefixed(*annotations,
+                   {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
+                    core::kLastRolloutAnnotation, core::kContentDigestsAnnotation, core::kBaselineAnnotation,
+                    core::kOnDeleteAnnotation, core::kRolloutPriorityAnnotation, core::kQueuedSinceAnnotation,
+                    core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
+                    core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
+                    core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
+                    core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
       if (const std::size_t omitted = before - core::metadataAnnotationsBytes(object); omitted > 0)
         object[std::string(core::kOmittedAnnotationsBytesField)] = omitted;
     }
