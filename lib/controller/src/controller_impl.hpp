@@ -7,9 +7,9 @@
 //
 // Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
 // controller's life; none is added or removed after setUp. The stores lock themselves
-// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), each
-// reconciler locks its own memory; Impl's one lock, keyProblemMutex, guards keyProblem (written
-// by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
+// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), as do the
+// rollout slots (rollout_slots.hpp), each reconciler locks its own memory; Impl's one lock,
+// keyProblemMutex, guards keyProblem (written by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
 // worker starts and read-only after.
 
 #include <atomic>

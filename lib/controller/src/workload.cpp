@@ -119,6 +119,20 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   overlayLastWrite(key, workload);
   observeSlot(workload, key, object);
+  // A queued workload that returns before the queue gate (nothing left to roll, dry-run, any gate
+  // before it that holds it) leaves the queue, or it would stay ahead of the others without ever
+  // taking a slot; it comes back with its queued-since when it asks again.
+  bool queueGateReached = false;
+  struct LeaveUnlessReached {
+    RolloutSlots* slots;
+    QueueKey key;
+    const bool& reached;
+    base::Clock& clock;
+    ~LeaveUnlessReached() {
+      if (slots != nullptr && !reached)
+        slots->leave(key, std::chrono::floor<std::chrono::microseconds>(clock.wallNow()));
+    }
+  } leaveUnlessReached{context_.rolloutSlots, QueueKey{this, object}, queueGateReached, context_.clock};
 
   // After the overlay: which version a reference keeps depends on the template and content record
   // as we wrote them (core::decideTrackedValue).
@@ -136,9 +150,6 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (!plan) return std::move(plan).error().withContext(kind_.name + " " + key);
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
   if (plan->kind != core::WriteKind::Template) {
-    if (context_.rolloutSlots != nullptr)
-      context_.rolloutSlots->leave(QueueKey{this, object},
-                                   std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow()));
     std::lock_guard lock(mutex_);
     queuedSinceWritten_.erase(key);  // removed by the records' apply, or by the one below
   }
@@ -164,6 +175,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   const core::RolloutDecision gate = rolloutGate(workload, key, now);
   if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
   announced_.forget(key, kHeldTopic);
+  queueGateReached = true;
   auto queued = queueGate(workload, key, object, plan->changes, now, stop);
   if (!queued) return std::move(queued).error();
   if (*queued) return **queued;

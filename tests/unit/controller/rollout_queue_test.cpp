@@ -223,6 +223,10 @@ struct QueueFixture {
   std::unique_ptr<WorkloadReconciler> reconciler;
 };
 
+TimePoint nowOfQueue(const QueueFixture& f) {
+  return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -323,4 +327,40 @@ TEST_CASE("a workload queued by a previous leader keeps its place from its queue
   // The slot frees at its bound: the earlier one is woken, not the later.
   f.slots.tick(now + 4min);
   CHECK(f.woken == std::vector<std::string>{"early"});
+}
+
+TEST_CASE("a queued workload held by an earlier gate leaves the queue and lets the next one roll",
+          "[controller][workload][queue]") {
+  QueueFixture f(1);
+  const TimePoint now = std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
+  NamedReconciler other("deployment");
+  const QueueKey running{&other, ObjectName{"ns", "running"}};
+  f.slots.rebuild({{running, now + 4min}}, {}, now);
+  f.seed({queueWorkload("first"), queueWorkload("second")}, "10");
+  REQUIRE(f.reconciler->reconcile({"ns", "first"}).ok());
+  f.harness.clock.advance(1s);
+  REQUIRE(f.reconciler->reconcile({"ns", "second"}).ok());
+  CHECK(f.slots.tick(nowOfQueue(f)).queued == 2);
+  // first is now held by a gate before the slot (here its own hold: someone rolled it a moment
+  // ago): it leaves the queue instead of standing ahead of second without taking a slot.
+  json held = f.stored("first");
+  held["metadata"]["annotations"]["restarter.stackable.tech/last-rollout"] =
+      restarter::base::formatRfc3339(nowOfQueue(f));
+  // Finished already (so it holds no slot), but within the floor after that rollout.
+  held["status"] = {{"observedGeneration", held["metadata"]["generation"]},
+                    {"replicas", 1},
+                    {"updatedReplicas", 1},
+                    {"readyReplicas", 1}};
+  f.workloads.replace({held, f.stored("second")}, "20");
+  auto heldAction = f.reconciler->reconcile({"ns", "first"});
+  REQUIRE(heldAction.ok());
+  CHECK(heldAction->requeueAfter);
+  CHECK(f.reasons().back() == "RolloutHeld");
+  CHECK(f.slots.tick(nowOfQueue(f)).queued == 1);
+  // The slot frees: second is the head now, woken and admitted.
+  f.slots.observe(running, std::nullopt, nowOfQueue(f));
+  CHECK(f.woken == std::vector<std::string>{"second"});
+  auto rolled = f.reconciler->reconcile({"ns", "second"});
+  REQUIRE(rolled.ok());
+  CHECK(f.stored("second")["spec"]["template"]["metadata"]["annotations"][kQueueCm] == "cm-uid/2");
 }
