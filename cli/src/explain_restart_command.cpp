@@ -14,6 +14,7 @@
 #include "restarter/cli/selection_flags.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
+#include "restarter/inspect/status.hpp"
 #include "restarter/kube/digest_key.hpp"
 
 namespace restarter::cli {
@@ -217,6 +218,11 @@ Subcommand explainRestartCommand() {
         }
         input->readyTimeout = judgement.readyTimeout;
         input->defaultRolloutWindow = judgement.rolloutWindow;
+        // Queued by --max-concurrent-rollouts: its place among the queued workloads.
+        if (inspect::queuedRolloutOf(input->workload, *kind)) {
+          input->rolloutQueue = inspect::readRolloutQueue(
+              **client, namespace_, inspect::statusSelector(judgement.selection, ""), input->rolloutQueueScope);
+        }
         const ordered_json document = inspect::explanationDocument(*input);
         switch (format) {
           case OutputFormat::Text: io.out << inspect::renderText(document, color); break;

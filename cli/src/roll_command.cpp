@@ -12,6 +12,7 @@
 #include "restarter/core/constants.hpp"
 #include "restarter/core/rollout_mode.hpp"
 #include "restarter/inspect/roll.hpp"
+#include "restarter/inspect/status.hpp"
 
 namespace restarter::cli {
 
@@ -116,6 +117,11 @@ Subcommand rollCommand() {
         }
         input->readyTimeout = judgement.readyTimeout;
         input->defaultRolloutWindow = judgement.rolloutWindow;
+        // Queued by --max-concurrent-rollouts: its place among the queued workloads, a gate too.
+        if (!options.now && inspect::queuedRolloutOf(input->workload, target->kind)) {
+          input->rolloutQueue = inspect::readRolloutQueue(
+              **client, namespace_, inspect::statusSelector(judgement.selection, ""), input->rolloutQueueScope);
+        }
         const inspect::RollPlan plan = inspect::planRoll(*input, options.now);
         const std::string described = inspect::describePlan(plan);
         switch (plan.verdict) {

@@ -51,6 +51,16 @@ FlagTable flagTable(ServeControllerOptions& out) {
                  "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
                  "DURATION"},
                 kMinRolloutIntervalBounds, out.minRolloutInterval)
+      .integer({"max-concurrent-rollouts",
+                "at most N of restarter's rollouts in progress at once across every watched namespace; "
+                "a rollout counts while the workload's status says it is unfinished, at most "
+                "--min-rollout-interval after it (so it needs an interval); the others wait in a queue "
+                "(Event RolloutQueued, annotation restarter.stackable.tech/queued-since), higher "
+                "restarter.stackable.tech/rollout-priority first, then the oldest; safe: what the "
+                "cluster's spare capacity and the control plane take at once (each rollout adds up to "
+                "maxSurge pods and a burst of pod and ReplicaSet writes); 0: no limit",
+                "N"},
+               out.maxConcurrentRollouts, {.min = 0, .max = kMaxConcurrentRolloutsLimit})
       .duration({"ondelete-ready-timeout",
                  "OnDelete StatefulSets and DaemonSets are rolled pod by pod by restarter; a replacement pod "
                  "not Ready this long after it became not Ready pauses its workload's roll (Warning Event "
@@ -144,7 +154,15 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
                                              ServeControllerOptions& out) {
   FlagTable table = flagTable(out);
   cxxopts::Options options = makeOptions(io, table);
-  return parseFlags(options, table, args, io, kName).exitNow;
+  std::optional<int> exitNow = parseFlags(options, table, args, io, kName).exitNow;
+  if (!exitNow && out.maxConcurrentRollouts > 0 &&
+      out.minRolloutInterval <= std::chrono::milliseconds::zero()) {
+    // Without an upper bound no rollout would hold a slot: the limit would silently do nothing.
+    return reportUsageError(io, kName,
+                            "--max-concurrent-rollouts needs --min-rollout-interval above 0 (the longest a "
+                            "rollout holds a slot)");
+  }
+  return exitNow;
 }
 
 int runServeController(const ServeControllerOptions& options, Io& io) {
@@ -173,6 +191,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   controllerOptions.namespaces = options.namespaces;
   controllerOptions.debounce = options.debounce;
   controllerOptions.minRolloutInterval = options.minRolloutInterval;
+  controllerOptions.maxConcurrentRollouts = options.maxConcurrentRollouts;
   controllerOptions.onDeleteReadyTimeout = options.onDeleteReadyTimeout;
   controllerOptions.dryRun = options.dryRun;
   controllerOptions.contentAware = options.contentAware;

@@ -8,7 +8,9 @@
 #include "controller_impl.hpp"
 
 #include "restarter/controller/events.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout.hpp"
+#include "restarter/core/rollout_queue.hpp"
 #include "restarter/kube/discovery.hpp"
 #include "restarter/kube/resource.hpp"
 
@@ -25,6 +27,7 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
       clock(clockIn),
       limiter(clock, options.writesPerSecond, options.writeBurst),
       queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
+      rolloutSlots(options.maxConcurrentRollouts, [this](const QueueKey& key) { queue.add(key); }),
       context{client,
               logger,
               metrics,
@@ -43,6 +46,7 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
     context.rolloutWindow = std::move(*window);
     context.rolloutWindowSpec = options.rolloutWindow;
   }
+  context.rolloutSlots = &rolloutSlots;
 }
 
 // One key, one call through the reconciler interface (reconcile.hpp): the key names its reconciler.
@@ -79,10 +83,53 @@ void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
 
 void Controller::Impl::updateGauges() {
   metrics.queueDepth.with().set(static_cast<double>(queue.depth()));
+  // Also frees the slots whose upper bound has passed, waking the queue's head.
+  const RolloutSlots::Counts slots =
+      rolloutSlots.tick(std::chrono::floor<std::chrono::microseconds>(clock.wallNow()));
+  metrics.queuedRollouts.with().set(static_cast<double>(slots.queued));
+  metrics.rolloutsInProgress.with().set(static_cast<double>(slots.inProgress));
   std::map<std::string, double> sizes;
   for (const ReflectorEntry& entry : reflectors)
     sizes[entry.resource] += static_cast<double>(entry.store->size());
   for (const auto& [resource, size] : sizes) metrics.cacheObjects.with({resource}).set(size);
+}
+
+void Controller::Impl::rebuildRolloutSlots() {
+  if (!rolloutSlots.limited()) return;
+  const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(clock.wallNow());
+  std::vector<std::pair<QueueKey, core::TimePoint>> held;
+  std::vector<RolloutSlots::Queued> queued;
+  for (const auto& entry : caches) {
+    for (const WorkloadResource& kind : kinds) {
+      auto listed = entry->workloads.at(kind.name)->list();
+      if (!listed) {
+        logger.warn("cannot list cached workloads for the rollout queue",
+                    {{"kind", kind.name}, {"error", listed.error().describe()}});
+        continue;
+      }
+      Reconciler* reconciler = workloadReconcilers.at(kind.name).get();
+      for (const cache::PackedPtr& packed : *listed) {
+        const nlohmann::json workload = packed->unpack();
+        if (!workload.is_object() || workload.contains(kUnmanagedField)) continue;
+        if (options.selection.reloaderAnnotations &&
+            core::workloadManagement(workload, options.selection).by == core::ManagedBy::None)
+          continue;
+        const QueueKey key{reconciler, ObjectName{core::metadataString(workload, "namespace"),
+                                                  core::metadataString(workload, "name")}};
+        if (const auto until =
+                core::rolloutSlotUntil(core::lastRolloutOf(workload), now, options.minRolloutInterval,
+                                       core::rolloutProgressOf(workload, kind.coreKind)))
+          held.emplace_back(key, *until);
+        if (const auto since = core::queuedSinceOf(workload))
+          queued.push_back({key, core::rolloutPriorityOf(workload).value, *since});
+      }
+    }
+  }
+  logger.info("rollout queue rebuilt",
+              {{"inProgress", std::to_string(held.size())},
+               {"queued", std::to_string(queued.size())},
+               {"maxConcurrentRollouts", std::to_string(options.maxConcurrentRollouts)}});
+  rolloutSlots.rebuild(held, queued, now);
 }
 
 Controller::Controller(kube::Client& client, ControllerOptions options, obs::Logger& logger,
@@ -274,13 +321,15 @@ core::Status Controller::run(std::stop_token stop) {
     }
   }
   s.metrics.leader.with().set(1);
+  s.rebuildRolloutSlots();
   s.logger.info("starting workers",
                 obs::Fields{{"workers", std::to_string(s.options.workers)},
                             {"dryRun", s.options.dryRun ? "true" : "false"},
                             {"contentAware", core::contentAwarenessName(s.options.contentAware)},
                             {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
                             {"minRolloutInterval", core::formatDuration(s.options.minRolloutInterval)},
-                            {"rolloutWindow", s.context.rolloutWindowSpec}});
+                            {"rolloutWindow", s.context.rolloutWindowSpec},
+                            {"maxConcurrentRollouts", std::to_string(s.options.maxConcurrentRollouts)}});
   std::stop_source workStop;
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, s.options.workers); ++i) {

@@ -7,9 +7,9 @@
 //
 // Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
 // controller's life; none is added or removed after setUp. The stores lock themselves
-// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), each
-// reconciler locks its own memory; Impl's one lock, keyProblemMutex, guards keyProblem (written
-// by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
+// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), as do the
+// rollout slots (rollout_slots.hpp), each reconciler locks its own memory; Impl's one lock,
+// keyProblemMutex, guards keyProblem (written by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
 // worker starts and read-only after.
 
 #include <atomic>
@@ -28,6 +28,7 @@
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/controller/pod_expiry.hpp"
+#include "restarter/controller/rollout_slots.hpp"
 #include "restarter/controller/watches.hpp"
 #include "restarter/controller/workload.hpp"
 
@@ -61,6 +62,8 @@ struct Controller::Impl {
   base::Clock& clock;
   TokenBucket limiter;
   WorkQueue queue;
+  // The fleet's rollout slots (--max-concurrent-rollouts); wakes a queued key through `queue`.
+  RolloutSlots rolloutSlots;
   ReconcileContext context;
 
   // The kinds managed (enabledWorkloadResources: Rollouts only with --argo-rollouts).
@@ -119,6 +122,10 @@ struct Controller::Impl {
   bool crdServed(const kube::ResourceRef& resource);
   std::string lastDiscoveryError;  // watchForCrds' thread only (and run() before it starts)
   void process(const QueueKey& queued, std::stop_token stop);
+  // A new leader's rollout slots and queue from the caches (RolloutSlots::rebuild), before any
+  // worker starts: the rollouts of managed workloads in progress by their status, the workloads
+  // whose queued-since annotation says they wait.
+  void rebuildRolloutSlots();
   void updateGauges();
 };
 

@@ -27,6 +27,15 @@ Metrics::Metrics(obs::Registry& registry)
                                           "Workloads whose pending rollout waits for its rollout window "
                                           "to open, by kind.",
                                           {"kind"})),
+      rolloutsQueued(registry.counter("restarter_controller_rollouts_queued_total",
+                                      "Workload rollouts queued for a slot by --max-concurrent-rollouts "
+                                      "(one per queued change), by kind.",
+                                      {"kind"})),
+      queuedRollouts(registry.gauge("restarter_controller_queued_rollouts",
+                                    "Workloads waiting for a rollout slot (--max-concurrent-rollouts).")),
+      rolloutsInProgress(registry.gauge("restarter_controller_rollouts_in_progress",
+                                        "restarter's rollouts in progress holding a slot "
+                                        "(--max-concurrent-rollouts).")),
       contentUnchanged(registry.counter("restarter_controller_content_unchanged_total",
                                         "Updates of a ConfigMap or Secret whose content did not "
                                         "change (metadata-only), by resource; only for the kinds "

@@ -113,10 +113,11 @@ void slimWorkload(json& object) {
           {core::kIgnoreConfigMapAnnotationPrefix, core::kIgnoreSecretAnnotationPrefix,
            core::kLastRolloutAnnotation, core::kRolloutWindowAnnotation, core::kContentDigestsAnnotation,
            core::kBaselineAnnotation, core::kOnDeleteAnnotation, core::kRolloutModeAnnotation,
-           core::kReloaderAutoAnnotation, core::kReloaderConfigMapAutoAnnotation,
-           core::kReloaderSecretAutoAnnotation, core::kReloaderSearchAnnotation,
-           core::kReloaderConfigMapReloadAnnotation, core::kReloaderSecretReloadAnnotation,
-           core::kReloaderConfigMapExcludeAnnotation, core::kReloaderSecretExcludeAnnotation});
+           core::kRolloutPriorityAnnotation, core::kQueuedSinceAnnotation, core::kReloaderAutoAnnotation,
+           core::kReloaderConfigMapAutoAnnotation, core::kReloaderSecretAutoAnnotation,
+           core::kReloaderSearchAnnotation, core::kReloaderConfigMapReloadAnnotation,
+           core::kReloaderSecretReloadAnnotation, core::kReloaderConfigMapExcludeAnnotation,
+           core::kReloaderSecretExcludeAnnotation});
       if (const std::size_t omitted = before - core::metadataAnnotationsBytes(object); omitted > 0)
         object[std::string(core::kOmittedAnnotationsBytesField)] = omitted;
     }

@@ -34,6 +34,8 @@ constexpr const char* kHeldTopic = "held";
 constexpr const char* kTooLargeTopic = "too-large";
 constexpr const char* kMetadataOnlyTopic = "metadata-only";
 constexpr const char* kTemplateSourceTopic = "template-source";
+constexpr const char* kQueuedTopic = "queued";
+constexpr const char* kPriorityTopic = "priority";
 
 }  // namespace
 
@@ -53,6 +55,7 @@ void WorkloadReconciler::forget(const std::string& key) {
   {
     std::lock_guard lock(mutex_);
     lastWrites_.erase(key);
+    queuedSinceWritten_.erase(key);
   }
   setManualPending(key, false);
   releaseWindowHold(key);
@@ -70,6 +73,9 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   if (!cached) return std::move(cached).error();
   if (!*cached) {
     forget(key);
+    if (context_.rolloutSlots != nullptr)
+      context_.rolloutSlots->forget(QueueKey{this, object},
+                                    std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow()));
     return Action::awaitChange();
   }
   json& workload = **cached;
@@ -81,6 +87,21 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   }
   overlayLastWrite(key, workload);
   noteRolloutMode(workload, key);
+  observeSlot(workload, key, object);
+  // A queued workload that returns before the queue gate (nothing left to roll, dry-run, any gate
+  // before it that holds it) leaves the queue, or it would stay ahead of the others without ever
+  // taking a slot; it comes back with its queued-since when it asks again.
+  bool queueGateReached = false;
+  struct LeaveUnlessReached {
+    RolloutSlots* slots;
+    QueueKey key;
+    const bool& reached;
+    base::Clock& clock;
+    ~LeaveUnlessReached() {
+      if (slots != nullptr && !reached)
+        slots->leave(key, std::chrono::floor<std::chrono::microseconds>(clock.wallNow()));
+    }
+  } leaveUnlessReached{context_.rolloutSlots, QueueKey{this, object}, queueGateReached, context_.clock};
 
   // After the overlay: which version a reference keeps depends on the template and content record
   // as we wrote them (core::decideTrackedValue).
@@ -97,10 +118,18 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   auto plan = core::planWrite(workload, *desired, core::WriteOptions{true});
   if (!plan) return std::move(plan).error().withContext(kind_.name + " " + key);
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
+  if (plan->kind != core::WriteKind::Template) {
+    std::lock_guard lock(mutex_);
+    queuedSinceWritten_.erase(key);  // removed by the records' apply, or by the one below
+  }
   if (plan->kind == core::WriteKind::None) {
-    for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic}) announced_.forget(key, topic);
+    for (const char* topic : {kDryRunTopic, kHeldTopic, kTooLargeTopic, kQueuedTopic})
+      announced_.forget(key, topic);
     setManualPending(key, false);
     releaseWindowHold(key);
+    // Queued, then the change undone: the workload waits for nothing any more.
+    if (!context_.dryRun && metadataAnnotation(workload, core::kQueuedSinceAnnotation))
+      return writeQueuedSince(workload, key, std::nullopt, stop);
     return Action::awaitChange();
   }
   if (!plan->fits()) return refuseTooLarge(workload, key, *plan);
@@ -113,7 +142,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
     if (core::Status s = announce(workload, key, plan->changes); !s) return std::move(s).error();
     return Action::awaitChange();
   }
-  // The gates, in order (docs/behaviour.md): manual mode, the rollout window, then the hold.
+  // The gates, in order (docs/behaviour.md): manual mode, the rollout window, the hold, then a
+  // fleet-wide slot (--max-concurrent-rollouts).
   if (auto pending = manualGate(workload, key, *desired, plan->changes)) {
     releaseWindowHold(key);  // a manual workload is pending, not held by its window
     return *pending;
@@ -123,6 +153,10 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   const core::RolloutDecision gate = rolloutGate(workload, key, now);
   if (!gate.rollNow) return hold(workload, key, plan->changes, *core::lastRolloutOf(workload), gate, now);
   announced_.forget(key, kHeldTopic);
+  queueGateReached = true;
+  auto queued = queueGate(workload, key, object, plan->changes, now, stop);
+  if (!queued) return std::move(queued).error();
+  if (*queued) return **queued;
   return rollOut(workload, key, *desired, plan->changes, stop);
 }
 
@@ -174,10 +208,11 @@ void WorkloadReconciler::overlayLastWrite(const std::string& key, json& workload
     stamped[std::string(core::kContentDigestsAnnotation)] = last->second.contentDigests;
   }
   if (last->second.baseline) stamped[std::string(core::kBaselineAnnotation)] = *last->second.baseline;
+  // No write of the rollout or the records sends it: each removed it.
+  stamped.erase(std::string(core::kQueuedSinceAnnotation));
 }
 
-core::RolloutDecision WorkloadReconciler::rolloutGate(const json& workload, const std::string& key,
-                                                      core::TimePoint now) {
+core::RolloutProgress WorkloadReconciler::progressOf(const json& workload, const std::string& key) {
   // While the cache does not show our last rollout (overlayLastWrite kept its record), the cached
   // status describes the rollout before it: ours has not even been observed.
   bool rolloutUnseen = false;
@@ -186,10 +221,123 @@ core::RolloutDecision WorkloadReconciler::rolloutGate(const json& workload, cons
     const auto last = lastWrites_.find(key);
     rolloutUnseen = last != lastWrites_.end() && !last->second.rolledAt.empty();
   }
-  const core::RolloutProgress progress =
-      rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
-                    : core::rolloutProgressOf(workload, kind_.coreKind);
-  return core::decideRollout(core::lastRolloutOf(workload), now, context_.minRolloutInterval, progress);
+  return rolloutUnseen ? core::RolloutProgress{false, "the last rollout not yet in the cache"}
+                       : core::rolloutProgressOf(workload, kind_.coreKind);
+}
+
+core::RolloutDecision WorkloadReconciler::rolloutGate(const json& workload, const std::string& key,
+                                                      core::TimePoint now) {
+  return core::decideRollout(core::lastRolloutOf(workload), now, context_.minRolloutInterval,
+                             progressOf(workload, key));
+}
+
+void WorkloadReconciler::observeSlot(const json& workload, const std::string& key, const ObjectName& object) {
+  RolloutSlots* slots = context_.rolloutSlots;
+  if (slots == nullptr || !slots->limited()) return;
+  const core::TimePoint now = std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow());
+  slots->observe(QueueKey{this, object},
+                 core::rolloutSlotUntil(core::lastRolloutOf(workload), now, context_.minRolloutInterval,
+                                        progressOf(workload, key)),
+                 now);
+}
+
+core::Result<std::optional<Action>> WorkloadReconciler::queueGate(
+    const json& workload, const std::string& key, const ObjectName& object,
+    const std::vector<core::AnnotationChange>& changes, core::TimePoint now, std::stop_token stop) {
+  RolloutSlots* slots = context_.rolloutSlots;
+  if (slots == nullptr || !slots->limited()) return std::optional<Action>();
+  const core::RolloutPriority priority = core::rolloutPriorityOf(workload);
+  if (priority.problem.empty()) {
+    announced_.forget(key, kPriorityTopic);
+  } else if (announced_.once(key, kPriorityTopic, priority.problem)) {
+    const std::string note = "Invalid annotation " + std::string(core::kRolloutPriorityAnnotation) + ": " +
+                             priority.problem + "; queued with priority 0";
+    context_.logger.warn("invalid rollout priority", {{"kind", kind_.name}, {"workload", key}, {"why", note}});
+    if (core::Status s =
+            recordEvent(workload, "Warning", std::string(core::kInvalidRolloutPriorityReason), "Queue", note);
+        !s) {
+      context_.logger.warn("cannot record invalid-priority event",
+                           {{"kind", kind_.name}, {"workload", key}, {"error", s.error().describe()}});
+    }
+  }
+  std::optional<core::TimePoint> since = core::queuedSinceOf(workload);
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto written = queuedSinceWritten_.find(key); !since && written != queuedSinceWritten_.end())
+      since = written->second;
+  }
+  const RolloutSlots::Admission admission = slots->request(
+      QueueKey{this, object}, priority.value, since.value_or(now), now + context_.minRolloutInterval, now);
+  if (admission.admitted) {
+    announced_.forget(key, kQueuedTopic);
+    return std::optional<Action>();
+  }
+  // Rechecked at the latest after kRolloutProgressRecheck: the wake-up when a slot frees is the
+  // usual path (RolloutSlots), this only bounds a missed one and a slot freed by its upper bound.
+  const Action lookAgain =
+      Action::requeue(std::chrono::duration_cast<milliseconds>(core::kRolloutProgressRecheck));
+  if (!since) {
+    // First queued: recorded on the workload, so that a new leader keeps its place.
+    {
+      std::lock_guard lock(mutex_);
+      queuedSinceWritten_[key] = now;
+    }
+    auto written = writeQueuedSince(workload, key, base::formatRfc3339(now), stop);
+    if (!written) {
+      std::lock_guard lock(mutex_);
+      queuedSinceWritten_.erase(key);
+      return std::move(written).error();
+    }
+    since = now;
+  }
+  if (!announced_.once(key, kQueuedTopic, base::formatRfc3339(*since))) return std::optional<Action>(lookAgain);
+  const std::string described = describeChanges(changes);
+  const std::string ahead = core::describeQueued(admission.ahead);
+  context_.metrics.rolloutsQueued.with({kind_.name}).inc();
+  context_.logger.info("rollout queued", {{"kind", kind_.name},
+                                          {"workload", key},
+                                          {"queue", ahead},
+                                          {"inProgress", std::to_string(admission.inProgress)},
+                                          {"maxConcurrentRollouts", std::to_string(slots->maxConcurrent())},
+                                          {"priority", std::to_string(priority.value)},
+                                          {"changes", described}});
+  auto created = recordEvent(workload, "Normal", std::string(core::kRolloutQueuedReason), "Queue",
+                             core::rolloutQueuedNote(admission.ahead, slots->maxConcurrent(), priority.value,
+                                                     core::metadataString(workload, "namespace"), described));
+  if (!created) {
+    context_.logger.warn("cannot record rollout-queued event",
+                         {{"kind", kind_.name}, {"workload", key}, {"error", created.error().describe()}});
+  }
+  return std::optional<Action>(lookAgain);
+}
+
+core::Result<Action> WorkloadReconciler::writeQueuedSince(const json& workload, const std::string& key,
+                                                          std::optional<std::string> queuedSince,
+                                                          std::stop_token stop) {
+  if (!context_.writeLimiter.acquire(stop)) {
+    return core::makeError(core::ErrorKind::Unavailable, "stopping before the write");
+  }
+  // Everything this manager owns is sent again as it is (the restarter keys of the template, the
+  // records), or the apply would remove it: nothing but queued-since changes, so nothing restarts.
+  auto current = core::templateAnnotations(workload);
+  if (!current) return std::move(current).error().withContext(kind_.name + " " + key);
+  core::AnnotationMap owned;
+  for (const auto& [k, v] : *current) {
+    if (core::parseTemplateAnnotationKey(k)) owned[k] = v;
+  }
+  AppliedAnnotations sent{std::move(owned), metadataAnnotation(workload, core::kLastRolloutAnnotation),
+                          metadataAnnotation(workload, core::kContentDigestsAnnotation).value_or(""),
+                          metadataAnnotation(workload, core::kBaselineAnnotation), std::move(queuedSince)};
+  auto applied = context_.client.apply(kind_.resource, core::metadataString(workload, "namespace"),
+                                       core::metadataString(workload, "name"), applyBody(kind_, workload, sent),
+                                       kube::ApplyOptions{kind_.fieldManager, true, false});
+  context_.metrics.writes.with({kind_.resource.plural, "apply"}).inc();
+  if (!applied) {
+    return std::move(applied).error().withContext(
+        (sent.queuedSince ? "recording the queued rollout of " : "removing the queued-rollout record of ") +
+        kind_.name + " " + key);
+  }
+  return Action::awaitChange();
 }
 
 core::Result<Action> WorkloadReconciler::rollOut(const json& workload, const std::string& key,
@@ -217,6 +365,7 @@ core::Result<Action> WorkloadReconciler::rollOut(const json& workload, const std
                                  *sent.lastRollout,
                                  desired.contentDigests,
                                  sent.baseline};
+    queuedSinceWritten_.erase(key);  // the apply removed it
   }
   if (core::Status s = removeForeignLeftovers(*applied, desired); !s) {
     return std::move(s).error().withContext("removing annotations of " + kind_.name + " " + key);
@@ -274,7 +423,8 @@ core::Result<Action> WorkloadReconciler::applyRecords(const json& workload, cons
   // write sends the desired record ("" empties it); a rekey sends the one there is.
   AppliedAnnotations sent{
       desired.annotations, metadataAnnotation(workload, core::kLastRolloutAnnotation), desired.contentDigests,
-      rekey ? baselineToSend(workload, desired) : std::optional<std::string>(desired.baseline)};
+      rekey ? baselineToSend(workload, desired) : std::optional<std::string>(desired.baseline),
+      std::nullopt};  // queued-since removed: a records write means no rollout is pending
   auto applied = context_.client.apply(kind_.resource, ns, core::metadataString(workload, "name"),
                                        applyBody(kind_, workload, sent),
                                        kube::ApplyOptions{kind_.fieldManager, true, false});

@@ -20,6 +20,7 @@ json applyBody(std::string_view apiVersion, std::string_view kind, const json& w
   if (!sent.contentDigests.empty())
     metadataAnnotations[std::string(kContentDigestsAnnotation)] = sent.contentDigests;
   if (sent.baseline) metadataAnnotations[std::string(kBaselineAnnotation)] = *sent.baseline;
+  if (sent.queuedSince) metadataAnnotations[std::string(kQueuedSinceAnnotation)] = *sent.queuedSince;
   return {{"apiVersion", std::string(apiVersion)},
           {"kind", std::string(kind)},
           {"metadata",
@@ -48,7 +49,7 @@ std::optional<std::string> baselineToSend(const json& workload, const DesiredAnn
 AppliedAnnotations rolloutAnnotations(const json& workload, const DesiredAnnotations& desired,
                                       TimePoint rolledAt) {
   return AppliedAnnotations{desired.annotations, base::formatRfc3339(rolledAt), desired.contentDigests,
-                            baselineToSend(workload, desired)};
+                            baselineToSend(workload, desired), std::nullopt};  // queued-since removed
 }
 
 Result<std::optional<json>> foreignLeftoverPatch(const json& applied, const DesiredAnnotations& desired,

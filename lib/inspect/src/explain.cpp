@@ -4,6 +4,7 @@
 #include "restarter/base/rfc3339.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <initializer_list>
 #include <map>
@@ -17,6 +18,7 @@
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
 #include "restarter/core/rollout_mode.hpp"
+#include "restarter/core/rollout_queue.hpp"
 #include "restarter/core/rollout_source.hpp"
 #include "restarter/core/rollout_window.hpp"
 #include "restarter/core/write_plan.hpp"
@@ -416,6 +418,48 @@ ordered_json rolloutWindowDocument(const ExplainInput& input, bool pendingRollou
 }
 
 }  // namespace
+std::optional<core::QueuedRollout> queuedRolloutOf(const json& workload, core::WorkloadKind kind) {
+  const auto since = core::queuedSinceOf(workload);
+  if (!since) return std::nullopt;
+  std::string id(core::workloadKindName(kind));
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  id += "/" + core::metadataString(workload, "namespace") + "/" + core::metadataString(workload, "name");
+  return core::QueuedRollout{std::move(id), core::rolloutPriorityOf(workload).value, *since};
+}
+
+core::Result<std::vector<core::QueuedRollout>> readRolloutQueue(kube::Client& client,
+                                                                const std::string& namespace_,
+                                                                const std::string& labelSelector,
+                                                                std::string& scope) {
+  auto listIn = [&](const std::string& listed) -> core::Result<std::vector<core::QueuedRollout>> {
+    std::vector<core::QueuedRollout> queue;
+    for (const core::WorkloadKind kind : {core::WorkloadKind::StatefulSet, core::WorkloadKind::Deployment,
+                                          core::WorkloadKind::DaemonSet, core::WorkloadKind::Rollout}) {
+      kube::ListOptions list;
+      list.labelSelector = labelSelector;
+      auto workloads = client.list(workloadResourceOf(kind), listed, list);
+      // Rollouts where their CRD is not installed (or not listable): none.
+      if (!workloads && kind == core::WorkloadKind::Rollout) continue;
+      if (!workloads) return std::move(workloads).error();
+      for (const json& workload : workloads->items) {
+        if (auto queued = queuedRolloutOf(workload, kind)) queue.push_back(std::move(*queued));
+      }
+    }
+    return queue;
+  };
+  auto all = listIn("");
+  if (all) {
+    scope = "all namespaces";
+    return all;
+  }
+  // Not allowed cluster-wide: the workload's own namespace, said in the scope.
+  if (all.error().kind != core::ErrorKind::Forbidden || namespace_.empty())
+    return std::move(all).error().withContext("listing the rollout queue");
+  auto own = listIn(namespace_);
+  if (!own) return std::move(own).error().withContext("listing the rollout queue");
+  scope = "namespace " + namespace_;
+  return own;
+}
 
 ordered_json explanationDocument(const ExplainInput& input) {
   const auto explained = core::explainRevisions(input.revisions);
@@ -534,6 +578,27 @@ ordered_json explanationDocument(const ExplainInput& input) {
   hold["lastRollout"] = lastRollout ? ordered_json(base::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
   pending["rolloutHold"] = std::move(hold);
   pending["rolloutWindow"] = rolloutWindowDocument(input, !pendingChanges.empty() && refusal.empty());
+  // --max-concurrent-rollouts: the workload's place in the controller's queue.
+  ordered_json queue;
+  const auto self = queuedRolloutOf(input.workload, input.kind);
+  if (!self) {
+    queue["status"] = "not-queued";
+  } else if (pendingChanges.empty()) {
+    queue["status"] = "not-queued";
+    queue["reason"] = "nothing pending: the controller removes the queued-since record";
+  } else if (!input.rolloutQueue) {
+    queue["status"] = "unknown";
+    queue["reason"] = input.rolloutQueue.error().describe();
+  } else {
+    const core::SlotAdmission place = core::admitRollout(1, 1, *input.rolloutQueue, *self);
+    queue["status"] = "queued";
+    queue["since"] = base::formatRfc3339(self->since);
+    queue["priority"] = self->priority;
+    queue["ahead"] = place.ahead;
+    queue["scope"] = input.rolloutQueueScope;
+    queue["description"] = core::describeQueued(place.ahead);
+  }
+  pending["rolloutQueue"] = std::move(queue);
   if (input.baselineRecorded) {
     pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},
                                    {"note", input.baselineRecorded->second}};

@@ -161,7 +161,18 @@ std::string renderText(const ordered_json& doc, bool color) {
           << " (the controller's rollout hold since the last rollout at " << str(hold["lastRollout"])
           << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
     } else {
-      out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+      const ordered_json queue =
+          pending.contains("rolloutQueue") ? pending["rolloutQueue"] : ordered_json::object();
+      const std::string queueStatus = queue.contains("status") ? str(queue["status"]) : "";
+      if (queueStatus == "queued") {
+        out << style.yellow("a restart is due") << ", " << str(queue["description"])
+            << " (--max-concurrent-rollouts; priority " << queue["priority"].dump() << ", queued since "
+            << str(queue["since"]) << ", counted in " << str(queue["scope"]) << ")\n";
+      } else {
+        out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+        if (queueStatus == "unknown")
+          out << "  its place in the controller's rollout queue is unknown: " << str(queue["reason"]) << "\n";
+      }
       if (holdStatus == "unknown")
         out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
     }

@@ -48,7 +48,13 @@ std::vector<std::string> gatesHolding(const ordered_json& explanation) {
   } else if (holdStatus == "unknown") {
     gates.push_back("the rollout hold may hold it (unknown: " + textAt(hold, "reason") + ")");
   }
-  // The rollout queue (docs/behaviour.md) adds its state here.
+  // The fleet-wide rollout queue (--max-concurrent-rollouts): queued behind others, or unknown.
+  const ordered_json& queue = memberOf(pending, "rolloutQueue");
+  if (textAt(queue, "status") == "queued") {
+    gates.push_back("the rollout queue holds it: " + textAt(queue, "description"));
+  } else if (textAt(queue, "status") == "unknown") {
+    gates.push_back("the rollout queue may hold it (unknown: " + textAt(queue, "reason") + ")");
+  }
   return gates;
 }
 

@@ -10,6 +10,7 @@
 
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
+#include "restarter/core/rollout_queue.hpp"
 #include "text_cells.hpp"
 
 namespace restarter::inspect {
@@ -64,6 +65,7 @@ std::string pendingText(const WorkloadStatus& row) {
     if (row.rollCommand) return "manual: pending; run `" + *row.rollCommand + "`";
     if (row.heldByWindowUntil) return "held by the rollout window until " + *row.heldByWindowUntil;
     if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
+    if (row.queuedAhead) return core::describeQueued(static_cast<std::size_t>(*row.queuedAhead));
     return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
   }
   if (row.pending == "up-to-date") return row.noRestart.empty() ? "no" : "no (held back)";
@@ -134,6 +136,9 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
   const auto& window = member(pending, "rolloutWindow");
   if (text(member(window, "status")) == "held") row.heldByWindowUntil = text(member(window, "nextOpening"));
   if (member(hold, "lastRollout").is_string()) row.lastRollout = text(member(hold, "lastRollout"));
+  const auto& queue = member(pending, "rolloutQueue");
+  if (text(member(queue, "status")) == "queued" && member(queue, "ahead").is_number_integer())
+    row.queuedAhead = member(queue, "ahead").get<std::int64_t>();
 
   row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
   if (row.firstRollout.empty()) row.firstRollout = "unknown";
@@ -180,6 +185,7 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
       pending["rollCommand"] = *row.rollCommand;
     }
     if (row.heldByWindowUntil) pending["heldByWindowUntil"] = *row.heldByWindowUntil;
+    if (row.queuedAhead) pending["queuedAhead"] = *row.queuedAhead;
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
     if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;
@@ -271,6 +277,9 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
       {core::WorkloadKind::DaemonSet, kube::resources::daemonSets()},
       {core::WorkloadKind::Rollout, kube::resources::rollouts()}};
   std::vector<WorkloadStatus> rows;
+  // Every listed workload first: the queued ones among them are the rollout queue each row's
+  // place is counted in (--max-concurrent-rollouts).
+  std::vector<std::pair<core::WorkloadKind, json>> listed;
   for (const auto& [kind, resource] : kinds) {
     // Argo Rollouts' Rollouts where their CRD is installed; nothing, and nothing said, elsewhere.
     if (core::managedKind(kind).crd) {
@@ -290,21 +299,30 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
       return core::makeError(workloads.error().kind,
                              "listing " + resource.plural + ": " + workloads.error().describe());
     }
-    for (const json& workload : workloads->items) {
+    for (json& workload : workloads->items) {
       if (core::workloadManagement(workload, judgement.selection).by == core::ManagedBy::None) continue;
-      const std::string ns = core::metadataString(workload, "namespace");
-      const std::string name = core::metadataString(workload, "name");
-      auto input = readExplainInput(client, kind, ns, name, judgement.contentAware, judgement.selection,
-                                    judgement.rollOnOptIn, digestKey);
-      if (!input) {
-        if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
-        rows.push_back(unreadableStatus(core::workloadKindName(kind), ns, name, input.error().describe()));
-        continue;
-      }
-      input->readyTimeout = judgement.readyTimeout;
-      input->defaultRolloutWindow = judgement.rolloutWindow;
-      rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
+      listed.emplace_back(kind, std::move(workload));
     }
+  }
+  std::vector<core::QueuedRollout> queue;
+  for (const auto& [kind, workload] : listed) {
+    if (auto queued = queuedRolloutOf(workload, kind)) queue.push_back(std::move(*queued));
+  }
+  for (const auto& [kind, workload] : listed) {
+    const std::string ns = core::metadataString(workload, "namespace");
+    const std::string name = core::metadataString(workload, "name");
+    auto input = readExplainInput(client, kind, ns, name, judgement.contentAware, judgement.selection,
+                                  judgement.rollOnOptIn, digestKey);
+    if (!input) {
+      if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
+      rows.push_back(unreadableStatus(core::workloadKindName(kind), ns, name, input.error().describe()));
+      continue;
+    }
+    input->readyTimeout = judgement.readyTimeout;
+    input->defaultRolloutWindow = judgement.rolloutWindow;
+    input->rolloutQueue = queue;
+    input->rolloutQueueScope = namespace_.empty() ? "all namespaces" : "namespace " + namespace_;
+    rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
   }
   return rows;
 }

@@ -31,6 +31,7 @@ const std::map<std::string, std::string> kMeanings = {
     {"dry-run", "write nothing; show what would be written"},
     {"debounce", "the controller's wait after a first change"},
     {"min-rollout-interval", "the least time between two rollouts of one workload"},
+    {"max-concurrent-rollouts", "the most rollouts by restarter in progress at once, fleet-wide"},
     {"leader-elect", "run only while holding the Lease (a bool)"},
     {"leader-election-namespace", "namespace of the Lease"},
     {"leader-election-id", "name of the Lease"},

@@ -137,6 +137,26 @@ TEST_CASE("serve-controller --min-rollout-interval takes 0 and durations up to a
   CHECK_THAT(help.out.str(), Catch::Contains("--min-rollout-interval") && Catch::Contains("(default: 5m)"));
 }
 
+TEST_CASE("serve-controller --max-concurrent-rollouts takes 0 or a count and needs an interval",
+          "[cli][serve-controller]") {
+  CHECK(Run({}).options.maxConcurrentRollouts == 0);
+  CHECK(Run({"--max-concurrent-rollouts", "5"}).options.maxConcurrentRollouts == 5);
+  CHECK(Run({"--max-concurrent-rollouts=100000"}).options.maxConcurrentRollouts == 100000);
+  CHECK(Run({"--max-concurrent-rollouts", "0", "--min-rollout-interval", "0"}).exit == std::nullopt);
+  for (const char* bad : {"-1", "100001", "many", "1.5", "99999999999999999999"}) {
+    INFO(bad);
+    Run refused({"--max-concurrent-rollouts", bad});
+    CHECK(refused.exit == std::optional<int>(2));
+    CHECK_THAT(refused.err.str(), Catch::Contains("--max-concurrent-rollouts"));
+  }
+  Run noInterval({"--max-concurrent-rollouts", "5", "--min-rollout-interval", "0"});
+  CHECK(noInterval.exit == std::optional<int>(2));
+  CHECK_THAT(noInterval.err.str(),
+             Catch::Contains("--max-concurrent-rollouts needs --min-rollout-interval above 0"));
+  CHECK_THAT(Run({"--help"}).out.str(),
+             Catch::Contains("--max-concurrent-rollouts") && Catch::Contains("0: no limit"));
+}
+
 TEST_CASE("serve-controller --ondelete-ready-timeout takes a positive duration", "[cli][serve-controller]") {
   CHECK(Run({}).options.onDeleteReadyTimeout == 10min);
   CHECK(Run({"--ondelete-ready-timeout", "20s"}).options.onDeleteReadyTimeout == 20s);

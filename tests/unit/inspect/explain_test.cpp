@@ -500,3 +500,61 @@ TEST_CASE("a rollout window says until when it holds a pending restart", "[inspe
   upToDate.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "09:00-10:00"}};
   CHECK(explanationDocument(upToDate)["pending"]["rolloutWindow"]["status"] == "closed");
 }
+
+TEST_CASE("a queued rollout says how many are ahead in the text and the JSON", "[inspect][explain][queue]") {
+  using namespace std::chrono_literals;
+  ExplainInput input = sampleInput();
+  input.workload["metadata"]["annotations"] = {
+      {"restarter.stackable.tech/queued-since", "2027-01-15T08:00:05Z"},
+      {"restarter.stackable.tech/rollout-priority", "2"}};
+  // Ahead: a higher priority queued later, an equal priority queued earlier. Behind: an equal
+  // priority queued later, a lower priority queued earlier. Itself (the same id) is not counted.
+  input.rolloutQueue = std::vector<core::QueuedRollout>{{"deployment/a/high", 5, t0() + 60s},
+                                                        {"statefulset/b/older", 2, t0()},
+                                                        {"statefulset/b/newer", 2, t0() + 60s},
+                                                        {"statefulset/c/low", 0, t0()},
+                                                        {"statefulset/shop/web", 2, t0() + 5s}};
+  input.rolloutQueueScope = "all namespaces";
+  const auto doc = explanationDocument(input);
+  CHECK(plain(doc["pending"]["rolloutQueue"]) == json{{"status", "queued"},
+                                                      {"since", "2027-01-15T08:00:05Z"},
+                                                      {"priority", 2},
+                                                      {"ahead", 2},
+                                                      {"scope", "all namespaces"},
+                                                      {"description", "queued: 2 rollouts ahead"}});
+  CHECK_THAT(renderText(doc, false),
+             Catch::Contains("Pending: a restart is due, queued: 2 rollouts ahead (--max-concurrent-rollouts; "
+                             "priority 2, queued since 2027-01-15T08:00:05Z, counted in all namespaces)"));
+
+  // The queue could not be listed: unknown, said.
+  input.rolloutQueue = core::makeError(core::ErrorKind::Forbidden, "deployments is forbidden");
+  const auto unknown = explanationDocument(input);
+  CHECK(unknown["pending"]["rolloutQueue"]["status"] == "unknown");
+  CHECK_THAT(renderText(unknown, false),
+             Catch::Contains("its place in the controller's rollout queue is unknown"));
+
+  // Nothing pending: a leftover record queues nothing.
+  input.workload["spec"]["template"]["metadata"]["annotations"][kCm] = "u/3";
+  input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
+    return core::ObjectState::present("u", "3", false);
+  });
+  CHECK(explanationDocument(input)["pending"]["rolloutQueue"]["status"] == "not-queued");
+
+  // Not queued at all.
+  CHECK(explanationDocument(sampleInput())["pending"]["rolloutQueue"]["status"] == "not-queued");
+}
+
+TEST_CASE("the queued place of a workload is read from its annotations", "[inspect][explain][queue]") {
+  const json workload = {{"metadata",
+                          {{"name", "web"},
+                           {"namespace", "shop"},
+                           {"annotations",
+                            {{"restarter.stackable.tech/queued-since", "2027-01-15T08:00:00Z"},
+                             {"restarter.stackable.tech/rollout-priority", "oops"}}}}}};
+  const auto queued = queuedRolloutOf(workload, core::WorkloadKind::Deployment);
+  REQUIRE(queued);
+  CHECK(queued->id == "deployment/shop/web");
+  CHECK(queued->priority == 0);
+  CHECK(queued->since == t0());
+  CHECK_FALSE(queuedRolloutOf(json{{"metadata", {{"name", "web"}}}}, core::WorkloadKind::Deployment));
+}

@@ -130,6 +130,23 @@ TEST_CASE("status: a restart held by the rollout window shows its opening", "[in
   CHECK(statusDocument({r})["items"][0]["pending"]["heldByWindowUntil"] == "2026-12-07T02:00:00Z");
 }
 
+TEST_CASE("status: a queued rollout shows how many are ahead", "[inspect][status][queue]") {
+  ExplainInput in = input("3");
+  in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/queued-since", "2026-11-29T18:03:00Z"}};
+  const auto since = base::parseRfc3339("2026-11-29T18:03:00Z");
+  REQUIRE(since);
+  std::vector<core::QueuedRollout> queue;
+  for (int i = 0; i < 37; ++i)
+    queue.push_back({"deployment/x/w" + std::to_string(i), 0, *since - std::chrono::seconds(1)});
+  in.rolloutQueue = queue;
+  in.rolloutQueueScope = "all namespaces";
+  const WorkloadStatus r = row(in);
+  REQUIRE(r.queuedAhead);
+  CHECK(*r.queuedAhead == 37);
+  CHECK(renderStatusTable({r}, false, false, "").find("queued: 37 rollouts ahead") != std::string::npos);
+  CHECK(statusDocument({r})["items"][0]["pending"]["queuedAhead"] == 37);
+}
+
 TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[inspect][status]") {
   nlohmann::ordered_json explanation = {
       {"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},

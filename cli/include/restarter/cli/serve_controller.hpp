@@ -5,6 +5,8 @@
 // stop taking work, finish in-flight writes, release the Lease, exit 0. Leadership lost: exit 1.
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ struct ServeControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::chrono::milliseconds debounce{1000};
   std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
+  std::size_t maxConcurrentRollouts = 0;  // --max-concurrent-rollouts; 0: no limit
   std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
   bool dryRun = false;
   core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
@@ -53,6 +56,9 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
 // --debounce: up to 1h; --min-rollout-interval: up to 24h (a held change waits at most this long).
 inline constexpr core::DurationBounds kDebounceBounds{.max = std::chrono::hours(1)};
 inline constexpr core::DurationBounds kMinRolloutIntervalBounds{.max = std::chrono::hours(24)};
+// --max-concurrent-rollouts: 0 (no limit) to 100000 (the slots and the queue are one entry per
+// workload; a larger number is no limit in practice).
+inline constexpr std::int64_t kMaxConcurrentRolloutsLimit = 100'000;
 // --crd-check-interval: 1s to 1h (one discovery request per interval while a CRD is missing).
 inline constexpr core::DurationBounds kCrdCheckIntervalBounds{.min = std::chrono::seconds(1),
                                                               .max = std::chrono::hours(1)};

@@ -37,6 +37,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -69,6 +70,9 @@ struct ControllerOptions {
   milliseconds debounce{1000};
   // The upper bound of a rollout hold (core::decideRollout); 0: no holds.
   milliseconds minRolloutInterval = kDefaultMinRolloutInterval;
+  // --max-concurrent-rollouts: at most this many of restarter's rollouts in progress at once
+  // across every watched namespace, the rest queued (rollout_slots.hpp); 0: no limit.
+  std::size_t maxConcurrentRollouts = 0;
   bool dryRun = false;
   // Whose content is read to tell a metadata-only change from a real one (core/content.hpp).
   core::ContentAwareness contentAware = core::ContentAwareness::All;

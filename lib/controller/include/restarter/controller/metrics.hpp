@@ -35,6 +35,14 @@ struct Metrics {
   // restarter_controller_rollouts_held_by_window{kind}: workloads whose pending rollout waits for
   // its rollout window to open (core/rollout_window.hpp), as this replica last looked at them.
   obs::Family<obs::Gauge>& rolloutsHeldByWindow;
+  // restarter_controller_rollouts_queued_total{kind}: rollouts queued for a slot
+  // (--max-concurrent-rollouts), one per queued change, each announced by a RolloutQueued Event.
+  obs::Family<obs::Counter>& rolloutsQueued;
+  // restarter_controller_queued_rollouts: workloads waiting for a slot now;
+  // restarter_controller_rollouts_in_progress: restarter's rollouts holding a slot now (both 0
+  // without --max-concurrent-rollouts).
+  obs::Family<obs::Gauge>& queuedRollouts;
+  obs::Family<obs::Gauge>& rolloutsInProgress;
   // restarter_controller_content_unchanged_total{resource}: updates of a ConfigMap or Secret
   // (resource: configmaps, secrets) whose content digest did not change (same uid, new
   // resourceVersion): metadata-only changes. Counted only for the kinds whose content is read.

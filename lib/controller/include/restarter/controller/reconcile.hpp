@@ -25,6 +25,8 @@
 
 namespace restarter::controller {
 
+class RolloutSlots;  // rollout_slots.hpp
+
 struct Action {
   std::optional<milliseconds> requeueAfter;  // nullopt: nothing to do until the next change
 
@@ -87,6 +89,9 @@ struct ReconcileContext {
   // rollout_window.hpp; empty schedule: always open), and its text for logs and Events.
   core::RolloutSchedule rolloutWindow{};
   std::string rolloutWindowSpec = "always";
+  // --max-concurrent-rollouts (rollout_slots.hpp): the fleet's rollout slots; nullptr or unlimited:
+  // no queue.
+  RolloutSlots* rolloutSlots = nullptr;
 };
 
 }  // namespace restarter::controller

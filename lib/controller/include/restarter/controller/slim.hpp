@@ -20,8 +20,8 @@ namespace restarter::controller {
 //     ignore label and Reloader's match and ignore annotations (then stored as cache::ObjectMeta,
 //     the annotations as two booleans);
 //   workload: metadata.{name, namespace, uid, resourceVersion, generation, labels}, the
-//     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests and ondelete
-//     annotations, Reloader's workload annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
+//     ignore-configmap./ignore-secret. annotations, the last-rollout, content-digests, ondelete,
+//     rollout-priority and queued-since annotations, Reloader's workload annotations, spec.{template, replicas, selector, updateStrategy, minReadySeconds} and status
 //     (a few numbers and names; the OnDelete roll reads them and is queued by their changes),
 //     and core::kOmittedAnnotationsBytesField: the bytes of the metadata annotations dropped, which
 //     the size check of a write still counts (core/write_plan.hpp);

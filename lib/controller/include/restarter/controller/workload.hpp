@@ -73,6 +73,7 @@
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/announcements.hpp"
 #include "restarter/controller/reconcile.hpp"
+#include "restarter/controller/rollout_slots.hpp"
 #include "restarter/controller/workload_resources.hpp"
 #include "restarter/core/annotation_size.hpp"
 #include "restarter/core/annotations.hpp"
@@ -144,6 +145,27 @@ class WorkloadReconciler final : public Reconciler {
   // ours the cache does not show yet as not finished.
   core::RolloutDecision rolloutGate(const nlohmann::json& workload, const std::string& key,
                                     core::TimePoint now);
+  // The workload's rollout progress by its status, a rollout of ours the cache does not show yet
+  // being unfinished.
+  core::RolloutProgress progressOf(const nlohmann::json& workload, const std::string& key);
+  // Step 1c (--max-concurrent-rollouts): tells RolloutSlots whether the workload's last rollout
+  // holds a slot (core::rolloutSlotUntil), which frees one when it has finished.
+  void observeSlot(const nlohmann::json& workload, const std::string& key, const ObjectName& object);
+  // Step 3d (--max-concurrent-rollouts; docs/behaviour.md, "Fleet-wide rollout concurrency"):
+  // after the hold, a slot among the fleet's rollouts (RolloutSlots::request). nullopt: roll now.
+  // Otherwise the workload is queued: first queued, its queued-since annotation is written (a
+  // metadata-only apply); once per queued change a log line, restarter_controller_rollouts_queued_total
+  // and a RolloutQueued Event; an invalid priority annotation is one Warning Event
+  // (InvalidRolloutPriority) per value and priority 0. The key comes back when a slot frees
+  // (RolloutSlots wakes it) or after core::kRolloutProgressRecheck.
+  core::Result<std::optional<Action>> queueGate(const nlohmann::json& workload, const std::string& key,
+                                                const ObjectName& object,
+                                                const std::vector<core::AnnotationChange>& changes,
+                                                core::TimePoint now, std::stop_token stop);
+  // One metadata-only apply that sets (or, nullopt, removes) the queued-since annotation, every
+  // other field this manager owns sent again as the workload has it.
+  core::Result<Action> writeQueuedSince(const nlohmann::json& workload, const std::string& key,
+                                        std::optional<std::string> queuedSince, std::stop_token stop);
   // Steps 4 and 5: the write limiter, one apply of the template annotations and records, the
   // guarded removal of foreign leftovers, the restart metric and the Restarted Event.
   core::Result<Action> rollOut(const nlohmann::json& workload, const std::string& key,
@@ -205,10 +227,14 @@ class WorkloadReconciler final : public Reconciler {
   std::mutex mutex_;
   std::map<std::string, LastWrite> lastWrites_;  // key -> the last write made
   std::set<std::string> manualPending_;          // manual workloads with a pending change
+  // key -> the queued-since this reconciler wrote, until the cache shows it or a write removes it
+  // (a second reconcile in between must not write a later time).
+  std::map<std::string, core::TimePoint> queuedSinceWritten_;
   // By workload key, topics: "dry-run" (the last plan announced), "held" (the last rollout of the
-  // hold announced), "too-large" (the refused state warned about), "metadata-only" (the kept
-  // references logged), "manual" (the pending set announced), "rollout-mode" (the invalid value
-  // warned about).
+  // hold announced), "queued" (the queued-since of the queued rollout announced), "priority" (the
+  // invalid priority warned about), "too-large" (the refused state warned about), "metadata-only"
+  // (the kept references logged), "manual" (the pending set announced), "rollout-mode" (the invalid
+  // value warned about).
   Announcements announced_;
   std::set<std::string> windowHeld_;  // keys held by their rollout window (the gauge); under mutex_
 };

@@ -51,6 +51,16 @@ inline constexpr std::string_view kRolloutModeAutoValue = "auto";
 // out of serve-controller's --rollout-window. A change outside every window is held until the next
 // opening; an invalid value holds nothing (a Warning Event says why).
 inline constexpr std::string_view kRolloutWindowAnnotation = "restarter.stackable.tech/rollout-window";
+// Workload metadata annotation, set by the owner: the workload's place in the fleet-wide rollout
+// queue (serve-controller --max-concurrent-rollouts; rollout_queue.hpp). A decimal integer, higher
+// first, default 0; anything else is priority 0 and one Warning Event.
+inline constexpr std::string_view kRolloutPriorityAnnotation = "restarter.stackable.tech/rollout-priority";
+
+// Workload metadata annotation (not pod template: writing it restarts nothing): when the
+// controller first queued the workload's pending rollout for a slot (--max-concurrent-rollouts),
+// RFC 3339 in UTC. Written by a metadata-only apply of the controller's field manager and removed
+// by the apply that rolls the workload; a new leader rebuilds the queue's order from it.
+inline constexpr std::string_view kQueuedSinceAnnotation = "restarter.stackable.tech/queued-since";
 
 // Workload metadata annotation (not pod template: writing it restarts nothing): the content digest
 // of each tracked reference at the version its template annotation holds (content.hpp). restarter's

@@ -4,8 +4,9 @@
 // the same field manager (docs/architecture.md, "Annotation contract"):
 //   one server-side apply with the kind's field manager (core::managedKind(kind).fieldManager) and
 //   force, whose body holds only metadata.name/namespace/uid (the uid makes the apply fail instead
-//   of re-creating a deleted workload), the metadata annotations last-rollout, content-digests and
-//   baseline, and spec.template.metadata.annotations with the desired restarter-owned keys;
+//   of re-creating a deleted workload), the metadata annotations last-rollout, content-digests,
+//   baseline and queued-since (a rollout sends none, so it leaves the queue), and
+//   spec.template.metadata.annotations with the desired restarter-owned keys;
 //   then a JSON Patch, guarded by `test` operations, removing restarter keys another manager owns
 //   that the desired annotations no longer hold (foreignLeftoverPatch).
 // Pure functions.
@@ -31,6 +32,10 @@ struct AppliedAnnotations {
   std::string contentDigests;              // "": not sent
   std::optional<std::string> baseline;     // nullopt: not sent; "" empties a record another
                                            // manager wrote (the webhook's UPDATE patch)
+  // kQueuedSinceAnnotation (RFC 3339); nullopt: not sent, so an apply removes the record this
+  // manager wrote (a rollout leaves the fleet-wide queue; docs/behaviour.md, "Fleet-wide rollout
+  // concurrency").
+  std::optional<std::string> queuedSince;
 };
 
 // The apply body for a workload of API `apiVersion` and `kind` ("apps/v1", "Deployment").

@@ -23,6 +23,7 @@
 #include "restarter/core/explain.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/roll.hpp"
+#include "restarter/core/rollout_queue.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/digest_key.hpp"
 #include "restarter/kube/resource.hpp"
@@ -52,6 +53,11 @@ struct ExplainInput {
   // eviction waits for (core::budgetBlocking); empty when they cannot be listed.
   std::vector<nlohmann::json> budgets;
   std::string daemonSetRevision;
+  // serve-controller --max-concurrent-rollouts: the queued workloads (queuedRolloutOf) among which
+  // this one's place is counted, and where they were listed ("all namespaces", "namespace x"), or
+  // why they could not be; read (readRolloutQueue) only when the workload is queued.
+  core::Result<std::vector<core::QueuedRollout>> rolloutQueue = std::vector<core::QueuedRollout>{};
+  std::string rolloutQueueScope;
   core::TimePoint now{};
   // serve-controller's --rollout-window, for a workload without its own annotation.
   std::string defaultRolloutWindow = "always";
@@ -82,6 +88,18 @@ std::optional<core::Revision> revisionFromObject(const nlohmann::json& object, c
 // recorded at its eventTime (else lastTimestamp, firstTimestamp, creationTimestamp). Tolerates
 // any JSON shape.
 std::optional<core::HeldRollout> heldRolloutFromEvent(const nlohmann::json& event);
+
+// The workload's place in serve-controller's rollout queue (core/rollout_queue.hpp): its id
+// ("<kind>/<namespace>/<name>", kind lower-case as the controller's queue keys), priority and
+// queued-since; nullopt when it carries no valid queued-since annotation.
+std::optional<core::QueuedRollout> queuedRolloutOf(const nlohmann::json& workload, core::WorkloadKind kind);
+
+// Every queued workload (queuedRolloutOf) of the managed kinds that `labelSelector` lists, in all
+// namespaces, or in `namespace_` alone when the caller may not list them all; `scope` says which.
+core::Result<std::vector<core::QueuedRollout>> readRolloutQueue(kube::Client& client,
+                                                                const std::string& namespace_,
+                                                                const std::string& labelSelector,
+                                                                std::string& scope);
 
 // The JSON causes of a revision (the "causes" array of the schema).
 nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
