@@ -125,8 +125,9 @@ build_and_unit_test_tsan() {
 }
 # The kuttl suites whose servers run many threads at once: leader election, the controller's
 # workers and reflectors, certificate rotation under load, the webhook's lookup pool, two webhook
-# replicas racing. (kuttl's --test is a regular expression over the suites' directory names.)
-tsan_suites='^(controller-leader|controller-restart|controller-workloads|webhook-rotation|webhook-first-rollout|webhook-secret-race)$'
+# replicas racing, the fleet-wide rollout slots taken and freed by every worker. (kuttl's --test is a
+# regular expression over the suites' directory names.)
+tsan_suites='^(controller-leader|controller-restart|controller-workloads|controller-rollout-queue|webhook-rotation|webhook-first-rollout|webhook-secret-race)$'
 
 # Fuzz runs: 40,000 inputs per target take about 1 minute for all five on the 2-core machine.
 fuzz_runs=40000
