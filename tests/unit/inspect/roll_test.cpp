@@ -139,6 +139,42 @@ TEST_CASE(
   CHECK(planRoll(input, false).verdict == RollVerdict::Roll);
 }
 
+TEST_CASE("without --now roll refuses an auto workload its rollout window or the rollout queue holds",
+          "[inspect][roll]") {
+  // No previous rollout: only the window or the queue can hold it.
+  ExplainInput input = inputFor(webStatefulSet("auto"), "3");
+  input.now = base::parseRfc3339("2027-01-15T08:00:00Z").value();  // a Friday
+  SECTION("a closed window") {
+    input.workload["metadata"]["annotations"]["restarter.stackable.tech/rollout-window"] = "09:00-10:00";
+    const RollPlan plan = planRoll(input, false);
+    CHECK(plan.verdict == RollVerdict::Held);
+    CHECK(plan.reason == "the rollout window \"09:00-10:00\" holds it until 2027-01-15T09:00:00Z");
+    CHECK(planRoll(input, true).verdict == RollVerdict::Roll);
+    // Open: nothing holds it.
+    input.now += 1h;
+    CHECK(planRoll(input, false).verdict == RollVerdict::Roll);
+  }
+  SECTION("the controller's default window, as given to roll") {
+    input.defaultRolloutWindow = "Sat,Sun 00:00-24:00";
+    CHECK(planRoll(input, false).reason ==
+          "the rollout window \"Sat,Sun 00:00-24:00\" holds it until 2027-01-16T00:00:00Z");
+  }
+  SECTION("queued behind others") {
+    input.workload["metadata"]["annotations"]["restarter.stackable.tech/queued-since"] = "2027-01-15T07:59:00Z";
+    const auto earlier = base::parseRfc3339("2027-01-15T07:58:00Z").value();
+    input.rolloutQueue = std::vector<core::QueuedRollout>{{"deployment/other/a", 0, earlier},
+                                                          {"deployment/other/b", 0, earlier}};
+    const RollPlan plan = planRoll(input, false);
+    CHECK(plan.verdict == RollVerdict::Held);
+    CHECK(plan.reason == "the rollout queue holds it: queued: 2 rollouts ahead");
+    CHECK(planRoll(input, true).verdict == RollVerdict::Roll);
+    // The queue cannot be listed: refused unless --now.
+    input.rolloutQueue = core::makeError(core::ErrorKind::Forbidden, "deployments is forbidden");
+    CHECK_THAT(planRoll(input, false).reason, Catch::StartsWith("the rollout queue may hold it (unknown: "));
+    CHECK(planRoll(input, true).verdict == RollVerdict::Roll);
+  }
+}
+
 TEST_CASE("roll applies the controller's write once and records a Restarted Event naming roll",
           "[inspect][roll]") {
   auto server = std::make_unique<testing::FakeApiServer>();
