@@ -261,13 +261,17 @@ struct Server::Impl {
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
       const Limits& limits = shared->limits;
-      SourceSlots& slots = shared->sources[source];
-      const bool atShare = slots.connections >= limits.maxConnectionsPerSource;
+      // Read, not held: the victim's unregisterLocked below may erase this source's entry (its
+      // last connection evicted at the total cap), so the entry is looked up again to count the
+      // new connection, never kept across the eviction.
+      const auto known = shared->sources.find(source);
+      const std::size_t sourceConnections = known == shared->sources.end() ? 0 : known->second.connections;
+      const bool atShare = sourceConnections >= limits.maxConnectionsPerSource;
       const bool atCap = shared->open.size() >= limits.maxConnections;
       if (atShare || atCap) {
         // A source at its share replaces its own; at the total cap any address's connection gives.
         ConnectionBase* chosen =
-            pickVictimLocked(atShare ? &source : nullptr, slots.connections + 1, victimReason);
+            pickVictimLocked(atShare ? &source : nullptr, sourceConnections + 1, victimReason);
         if (chosen != nullptr) {
           shared->unregisterLocked(chosen);
           victim = chosen->weak_from_this().lock();  // null while it is being destroyed: gone anyway
@@ -277,10 +281,8 @@ struct Server::Impl {
       }
       if (!refused) {
         shared->open.insert(connection.get());
-        ++slots.connections;
+        ++shared->sources[source].connections;
         shared->peakOpen = std::max(shared->peakOpen, shared->open.size());
-      } else if (slots.connections == 0) {
-        shared->sources.erase(source);
       }
     }
     if (victim) victim->postClose(victimReason);

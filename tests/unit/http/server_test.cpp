@@ -334,6 +334,32 @@ TEST_CASE("at the connection cap the oldest idle connection is closed and the ne
   CHECK(server.stats().openConnections == 3);
 }
 
+TEST_CASE("at the cap an address's only connection evicted for its own newcomer leaves its count right",
+          "[http]") {
+  // The victim's unregistering empties its address's entry, which the newcomer's admission then
+  // counts into again: the entry must be looked up after the eviction (ASan saw it used freed).
+  ServerOptions options = plainOptions({hello()});
+  options.limits.maxConnections = 1;
+  options.limits.newcomerGrace = std::chrono::milliseconds(0);
+  Server server(options);
+  auto port = server.start();
+  REQUIRE(port.ok());
+  // Each newcomer finds the one open connection, its own address's, never served, and evicts it.
+  Client a(*port);
+  REQUIRE(waitUntil([&] { return server.stats().openConnections == 1; }));
+  Client b(*port);
+  REQUIRE(waitUntil([&] { return closed(server, CloseReason::Evicted) == 1; }));
+  CHECK(a.waitClosed());
+  Client c(*port);
+  auto reply = c.request(get("/hello"));
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(b.waitClosed());
+  CHECK(closed(server, CloseReason::Evicted) == 2);
+  CHECK(closed(server, CloseReason::RefusedAtCap) == 0);
+  CHECK(server.stats().openConnections == 1);
+}
+
 TEST_CASE("at the connection cap with every connection being answered the new one is closed at once",
           "[http]") {
   Gate gate;
