@@ -34,6 +34,11 @@ test_packages=(
   iproute2 openssl util-linux procps
   shellcheck python3-yaml clang-format
 )
+# What the release's Krew suite runs on this machine besides its own binary: the arm64 plugin, under
+# qemu-user through binfmt_misc, with this machine's arm64 runtime libraries (multiarch; runtime
+# packages only, which install beside this machine's own, unlike yaml-cpp's -dev package).
+plugin_runtime_arch=arm64
+plugin_runtime_packages=(libcurl4 libssl3 libyaml-cpp0.7 libdate-tz3 libstdc++6)
 usage() { sed -n '/^# Usage:/,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 mode=all
 target_arch=
@@ -50,6 +55,13 @@ packages=("${build_packages[@]}")
 [[ $mode != all ]] || packages+=("${test_packages[@]}")
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+add_architecture() {
+  grep -qx "$1" <<<"$(dpkg --print-foreign-architectures)" || "${sudo_cmd[@]}" dpkg --add-architecture "$1"
+}
+if [[ $mode == all && -z $target_arch && $(dpkg --print-architecture) != "$plugin_runtime_arch" ]]; then
+  add_architecture "$plugin_runtime_arch"
+  packages+=("${plugin_runtime_packages[@]/%/:$plugin_runtime_arch}")
+fi
 if [[ -n $target_arch && $target_arch != "$(dpkg --print-architecture)" ]]; then
   case $target_arch in
     arm64) triplet=aarch64-linux-gnu ;;
@@ -63,9 +75,7 @@ if [[ -n $target_arch && $target_arch != "$(dpkg --print-architecture)" ]]; then
     libcurl4-openssl-dev:"$target_arch" libssl-dev:"$target_arch" libboost1.81-dev:"$target_arch"
     libhowardhinnant-date-dev:"$target_arch")
   packages=("${packages[@]/#libcpp-httplib-dev/libcpp-httplib-dev:$target_arch}")
-  if ! grep -qx "$target_arch" <<<"$(dpkg --print-foreign-architectures)"; then
-    "${sudo_cmd[@]}" dpkg --add-architecture "$target_arch"
-  fi
+  add_architecture "$target_arch"
 fi
 
 missing=()
