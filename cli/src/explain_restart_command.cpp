@@ -21,13 +21,7 @@ namespace restarter::cli {
 
 using nlohmann::ordered_json;
 
-namespace {
-
-constexpr const char* kName = "explain-restart";
-
-enum class OutputFormat { Text, Json, Yaml };
-
-int exitFor(const core::Error& error) {
+int exitForReadError(const core::Error& error) {
   switch (error.kind) {
     case core::ErrorKind::NotFound: return kExitNotFound;
     case core::ErrorKind::Forbidden:
@@ -35,6 +29,12 @@ int exitFor(const core::Error& error) {
     default: return kExitFailure;
   }
 }
+
+namespace {
+
+constexpr const char* kName = "explain-restart";
+
+enum class OutputFormat { Text, Json, Yaml };
 
 core::Result<OutputFormat> parseOutputFormat(const std::string& text) {
   if (text == "text") return OutputFormat::Text;
@@ -127,7 +127,7 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
       inspect::watchRevisions(client, start, namespace_, base::systemClock(), print, interrupted);
   if (!stopped.listing) return kExitFailure;
   io.err << io.programName << " " << kName << ": watching: " << stopped.error.describe() << "\n";
-  return exitFor(stopped.error);
+  return exitForReadError(stopped.error);
 }
 
 }  // namespace
@@ -172,76 +172,73 @@ void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
                     "are compared unkeyed)");
 }
 
-Subcommand explainRestartCommand() {
-  return Subcommand{
-      kName, "explain why a workload restarted, and whether it will",
-      [](const std::vector<std::string>& args, Io& io) {
-        ExplainRestartOptions options;
-        FlagTable table = flagTable(options);
-        cxxopts::Options declared = makeOptions(io, table);
-        ParsedFlags parsed = parseFlags(declared, table, args, io, kName, true);
-        if (parsed.exitNow) return *parsed.exitNow;
-        const cxxopts::ParseResult& flags = *parsed.result;
+int reportWorkloadReadError(Io& io, const std::string& prefix, const std::string& what,
+                            const core::Error& error) {
+  if (error.kind == core::ErrorKind::NotFound) {
+    io.err << prefix << what << " not found\n";
+  } else if (error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized) {
+    io.err << prefix << "access denied: " << error.describe() << "\n";
+  } else {
+    io.err << prefix << error.describe() << "\n";
+  }
+  return exitForReadError(error);
+}
 
-        auto target =
-            parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
-                                                          : std::vector<std::string>{});
-        if (!target) return reportUsageError(io, kName, target.error().message);
-        const core::WorkloadKind* kind = &target->kind;
-        const std::string& name = target->name;
-        const OutputFormat format = options.format;
-        const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr && &io.out == &std::cout &&
-                           isatty(STDOUT_FILENO) == 1;
-        const inspect::JudgementOptions& judgement = options.judgement;
-        const std::string prefix = io.programName + " " + kName + ": ";
-        auto client = kube::Client::connect(options.connection);
-        if (!client) {
-          io.err << prefix << client.error().describe() << "\n";
-          return kExitFailure;
-        }
-        const std::string namespace_ = (*client)->defaultNamespace();
-        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
-        auto input = inspect::readExplainInput(**client, *kind, namespace_, name, judgement.contentAware,
-                                               judgement.selection, judgement.rollOnOptIn,
-                                               digestKey ? &*digestKey : nullptr);
-        if (!input) {
-          const core::Error& error = input.error();
-          if (error.kind == core::ErrorKind::NotFound) {
-            io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
-                   << " not found\n";
-          } else if (error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized) {
-            io.err << prefix << "access denied: " << error.describe() << "\n";
-          } else {
-            io.err << prefix << error.describe() << "\n";
-          }
-          return exitFor(error);
-        }
-        input->readyTimeout = judgement.readyTimeout;
-        input->defaultRolloutWindow = judgement.rolloutWindow;
-        // Queued by --max-concurrent-rollouts: its place among the queued workloads.
-        if (inspect::queuedRolloutOf(input->workload, *kind)) {
-          input->rolloutQueue = inspect::readRolloutQueue(
-              **client, namespace_, inspect::statusSelector(judgement.selection, ""), input->rolloutQueueScope);
-        }
-        const ordered_json document = inspect::explanationDocument(*input);
-        switch (format) {
-          case OutputFormat::Text: io.out << inspect::renderText(document, color); break;
-          case OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
-          case OutputFormat::Yaml: io.out << core::toYaml(document); break;
-        }
-        io.out.flush();
-        if (input->revisions.empty() && !options.watch) {
-          io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
-                 << " has no revisions yet\n";
-          return kExitNoRevisions;
-        }
-        if (options.watch) return watchRevisions(**client, *input, namespace_, format, io);
-        return kExitOk;
-      },
-      [](const Io& io) {
-        ExplainRestartOptions defaults;
-        return describeFlags(makeOptions(io, flagTable(defaults)));
-      }};
+Subcommand explainRestartCommand() {
+  return Subcommand{kName, "explain why a workload restarted, and whether it will",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      ExplainRestartOptions options;
+                      FlagTable table = flagTable(options);
+                      cxxopts::Options declared = makeOptions(io, table);
+                      ParsedFlags parsed = parseFlags(declared, table, args, io, kName, true);
+                      if (parsed.exitNow) return *parsed.exitNow;
+                      const cxxopts::ParseResult& flags = *parsed.result;
+
+                      auto target = parseWorkloadTarget(flags.count("target") > 0
+                                                            ? flags["target"].as<std::vector<std::string>>()
+                                                            : std::vector<std::string>{});
+                      if (!target) return reportUsageError(io, kName, target.error().message);
+                      const core::WorkloadKind* kind = &target->kind;
+                      const std::string& name = target->name;
+                      const OutputFormat format = options.format;
+                      const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr &&
+                                         &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
+                      const inspect::JudgementOptions& judgement = options.judgement;
+                      const std::string prefix = io.programName + " " + kName + ": ";
+                      auto client = kube::Client::connect(options.connection);
+                      if (!client) {
+                        io.err << prefix << client.error().describe() << "\n";
+                        return kExitFailure;
+                      }
+                      const std::string namespace_ = (*client)->defaultNamespace();
+                      const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
+                      auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
+                                                            digestKey ? &*digestKey : nullptr, true);
+                      if (!input) {
+                        return reportWorkloadReadError(
+                            io, prefix,
+                            std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
+                            input.error());
+                      }
+                      const ordered_json document = inspect::explanationDocument(*input);
+                      switch (format) {
+                        case OutputFormat::Text: io.out << inspect::renderText(document, color); break;
+                        case OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
+                        case OutputFormat::Yaml: io.out << core::toYaml(document); break;
+                      }
+                      io.out.flush();
+                      if (input->revisions.empty() && !options.watch) {
+                        io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
+                               << " has no revisions yet\n";
+                        return kExitNoRevisions;
+                      }
+                      if (options.watch) return watchRevisions(**client, *input, namespace_, format, io);
+                      return kExitOk;
+                    },
+                    [](const Io& io) {
+                      ExplainRestartOptions defaults;
+                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                    }};
 }
 
 }  // namespace restarter::cli

@@ -12,7 +12,6 @@
 #include "restarter/core/constants.hpp"
 #include "restarter/core/rollout_mode.hpp"
 #include "restarter/inspect/roll.hpp"
-#include "restarter/inspect/status.hpp"
 
 namespace restarter::cli {
 
@@ -66,15 +65,6 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
-int exitFor(const core::Error& error) {
-  switch (error.kind) {
-    case core::ErrorKind::NotFound: return kExitNotFound;
-    case core::ErrorKind::Forbidden:
-    case core::ErrorKind::Unauthorized: return kExitForbidden;
-    default: return kExitFailure;
-  }
-}
-
 }  // namespace
 
 Subcommand rollCommand() {
@@ -103,25 +93,10 @@ Subcommand rollCommand() {
             std::string(core::workloadKindName(target->kind)) + " " + namespace_ + "/" + target->name;
         const inspect::JudgementOptions& judgement = options.judgement;
         const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
-        auto input = inspect::readExplainInput(**client, target->kind, namespace_, target->name,
-                                               judgement.contentAware, judgement.selection,
-                                               judgement.rollOnOptIn, digestKey ? &*digestKey : nullptr);
-        if (!input) {
-          const core::Error& error = input.error();
-          if (error.kind == core::ErrorKind::NotFound) {
-            io.err << prefix << what << " not found\n";
-          } else {
-            io.err << prefix << error.describe() << "\n";
-          }
-          return exitFor(error);
-        }
-        input->readyTimeout = judgement.readyTimeout;
-        input->defaultRolloutWindow = judgement.rolloutWindow;
-        // Queued by --max-concurrent-rollouts: its place among the queued workloads, a gate too.
-        if (!options.now && inspect::queuedRolloutOf(input->workload, target->kind)) {
-          input->rolloutQueue = inspect::readRolloutQueue(
-              **client, namespace_, inspect::statusSelector(judgement.selection, ""), input->rolloutQueueScope);
-        }
+        // With --now no gate is consulted, the queue's among them: it is not read.
+        auto input = inspect::readJudgedInput(**client, target->kind, namespace_, target->name, judgement,
+                                              digestKey ? &*digestKey : nullptr, !options.now);
+        if (!input) return reportWorkloadReadError(io, prefix, what, input.error());
         const inspect::RollPlan plan = inspect::planRoll(*input, options.now);
         const std::string described = inspect::describePlan(plan);
         switch (plan.verdict) {
@@ -153,7 +128,7 @@ Subcommand rollCommand() {
         auto rolled = inspect::applyRoll(**client, *input, plan, rolledAt);
         if (!rolled) {
           io.err << prefix << rolled.error().describe() << "\n";
-          return exitFor(rolled.error());
+          return exitForReadError(rolled.error());
         }
         io.out << what << " (" << mode << "): rolled, last-rollout " << *rolled->sent.lastRollout << ":\n";
         for (const core::AnnotationChange& change : plan.changes) io.out << "  " << change.describe() << "\n";

@@ -4,7 +4,6 @@
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
-#include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout_window.hpp"
 #include "restarter/core/text.hpp"
 
@@ -38,17 +37,14 @@ void WorkloadReconciler::releaseWindowHold(const std::string& key) {
 std::optional<Action> WorkloadReconciler::windowGate(const json& workload, const std::string& key,
                                                      const std::vector<core::AnnotationChange>& changes,
                                                      core::TimePoint now) {
-  const json* annotation = core::valueAt(workload, {"metadata", "annotations", core::kRolloutWindowAnnotation});
-  core::RolloutSchedule own;
+  auto own = core::ownRolloutWindowOf(workload);
   const core::RolloutSchedule* schedule = &context_.rolloutWindow;
   std::string spec = context_.rolloutWindowSpec;
   std::string source = "--rollout-window";
-  if (annotation != nullptr) {
-    spec = annotation->is_string() ? annotation->get<std::string>() : annotation->dump();
+  if (own) {
+    spec = own->spec;
     source = std::string(core::kRolloutWindowAnnotation);
-    auto parsed = annotation->is_string() ? core::parseRolloutSchedule(spec)
-                                          : core::Result<core::RolloutSchedule>(
-                                                core::makeError(core::ErrorKind::InvalidInput, "not a string"));
+    const auto& parsed = own->schedule;
     if (!parsed) {
       releaseWindowHold(key);
       announced_.forget(key, kWindowHeldTopic);
@@ -70,8 +66,7 @@ std::optional<Action> WorkloadReconciler::windowGate(const json& workload, const
       }
       return std::nullopt;
     }
-    own = std::move(*parsed);
-    schedule = &own;
+    schedule = &*parsed;
   }
   announced_.forget(key, kWindowInvalidTopic);
   if (schedule->isOpen(now)) {

@@ -1,5 +1,8 @@
 #include "restarter/core/rollout_window.hpp"
 
+#include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
+
 #include "restarter/core/text.hpp"
 
 #include <date/date.h>
@@ -294,6 +297,16 @@ Result<RolloutSchedule> parseRolloutSchedule(std::string_view spec) {
     windows.push_back(std::move(*window));
   }
   return RolloutSchedule(std::move(windows));
+}
+
+std::optional<OwnRolloutWindow> ownRolloutWindowOf(const nlohmann::json& workload) {
+  const nlohmann::json* annotation = valueAt(workload, {"metadata", "annotations", kRolloutWindowAnnotation});
+  if (annotation == nullptr) return std::nullopt;
+  if (!annotation->is_string())
+    return OwnRolloutWindow{annotation->dump(), makeError(ErrorKind::InvalidInput, "not a string")};
+  std::string spec = annotation->get<std::string>();
+  auto schedule = parseRolloutSchedule(spec);
+  return OwnRolloutWindow{std::move(spec), std::move(schedule)};
 }
 
 }  // namespace restarter::core

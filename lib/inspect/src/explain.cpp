@@ -22,6 +22,7 @@
 #include "restarter/core/rollout_source.hpp"
 #include "restarter/core/rollout_window.hpp"
 #include "restarter/core/write_plan.hpp"
+#include "restarter/inspect/status.hpp"
 #include "restarter/kube/digest_key.hpp"
 
 namespace restarter::inspect {
@@ -387,18 +388,11 @@ namespace {
 //   status: none (no window), invalid (the annotation does not parse: no hold, a Warning Event),
 //   open, closed (nothing pending), held (a change pending waits for the opening).
 ordered_json rolloutWindowDocument(const ExplainInput& input, bool pendingRollout) {
-  const json* annotation =
-      core::valueAt(input.workload, {"metadata", "annotations", core::kRolloutWindowAnnotation});
-  const bool own = annotation != nullptr;
-  const std::string spec = !own                      ? input.defaultRolloutWindow
-                           : annotation->is_string() ? annotation->get<std::string>()
-                                                     : annotation->dump();
+  const auto own = core::ownRolloutWindowOf(input.workload);
+  const std::string spec = own ? own->spec : input.defaultRolloutWindow;
   ordered_json window = {
       {"status", "none"}, {"window", spec}, {"source", own ? "annotation" : "controller default"}};
-  auto schedule =
-      own && !annotation->is_string()
-          ? core::Result<core::RolloutSchedule>(core::makeError(core::ErrorKind::InvalidInput, "not a string"))
-          : core::parseRolloutSchedule(spec);
+  const auto schedule = own ? own->schedule : core::parseRolloutSchedule(spec);
   if (!schedule) {
     window["status"] = "invalid";
     window["reason"] = schedule.error().message;
@@ -627,6 +621,23 @@ std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, cons
       << kube::digestKeyAdvice(key.error(), judgement.digestKey.namespace_, judgement.digestKey.name)
       << "; contents are compared unkeyed, so a metadata-only change may be judged a change\n";
   return std::nullopt;
+}
+
+core::Result<ExplainInput> readJudgedInput(kube::Client& client, core::WorkloadKind kind,
+                                           const std::string& namespace_, const std::string& name,
+                                           const JudgementOptions& judgement, const core::DigestKey* digestKey,
+                                           bool withQueue) {
+  auto input = readExplainInput(client, kind, namespace_, name, judgement.contentAware, judgement.selection,
+                                judgement.rollOnOptIn, digestKey);
+  if (!input) return input;
+  input->readyTimeout = judgement.readyTimeout;
+  input->defaultRolloutWindow = judgement.rolloutWindow;
+  // Queued by --max-concurrent-rollouts: its place among the queued workloads.
+  if (withQueue && queuedRolloutOf(input->workload, kind)) {
+    input->rolloutQueue =
+        readRolloutQueue(client, namespace_, statusSelector(judgement.selection, ""), input->rolloutQueueScope);
+  }
+  return input;
 }
 
 }  // namespace restarter::inspect

@@ -311,15 +311,12 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
   for (const auto& [kind, workload] : listed) {
     const std::string ns = core::metadataString(workload, "namespace");
     const std::string name = core::metadataString(workload, "name");
-    auto input = readExplainInput(client, kind, ns, name, judgement.contentAware, judgement.selection,
-                                  judgement.rollOnOptIn, digestKey);
+    auto input = readJudgedInput(client, kind, ns, name, judgement, digestKey, false);
     if (!input) {
       if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
       rows.push_back(unreadableStatus(core::workloadKindName(kind), ns, name, input.error().describe()));
       continue;
     }
-    input->readyTimeout = judgement.readyTimeout;
-    input->defaultRolloutWindow = judgement.rolloutWindow;
     input->rolloutQueue = queue;
     input->rolloutQueueScope = namespace_.empty() ? "all namespaces" : "namespace " + namespace_;
     rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));

@@ -32,9 +32,12 @@
 // answer of the next call.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "restarter/core/result.hpp"
 #include "restarter/core/time.hpp"
@@ -95,5 +98,15 @@ std::chrono::milliseconds rolloutWindowWait(TimePoint now, TimePoint opening);
 // Never throws; also not when the tz database is missing (then a zone other than UTC is an
 // error saying so).
 Result<RolloutSchedule> parseRolloutSchedule(std::string_view spec);
+
+// A workload's own window, as the controller, explain-restart and status read it: the text of its
+// kRolloutWindowAnnotation (a value that is no string: its JSON text) and that text parsed (no
+// string: InvalidInput "not a string"). nullopt without the annotation: serve-controller's
+// --rollout-window applies. Never throws.
+struct OwnRolloutWindow {
+  std::string spec;
+  Result<RolloutSchedule> schedule;
+};
+std::optional<OwnRolloutWindow> ownRolloutWindowOf(const nlohmann::json& workload);
 
 }  // namespace restarter::core

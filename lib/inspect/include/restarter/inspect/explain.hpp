@@ -137,6 +137,16 @@ struct JudgementOptions {
 std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,
                                                       std::ostream& err);
 
+// One workload as explain-restart and roll judge it: readExplainInput under `judgement` (its
+// content awareness, selection and roll-on-opt-in, with `digestKey`), its ready timeout and default
+// rollout window set and, when `withQueue` and the workload is queued (queued-since), its place in
+// the rollout queue (readRolloutQueue with the judgement's selector). status reads the queue once
+// for the whole fleet instead (withQueue false).
+core::Result<ExplainInput> readJudgedInput(kube::Client& client, core::WorkloadKind kind,
+                                           const std::string& namespace_, const std::string& name,
+                                           const JudgementOptions& judgement, const core::DigestKey* digestKey,
+                                           bool withQueue);
+
 // The revisions of one workload seen after its explanation was read (explain-restart --watch):
 // each new one with its cause against the newest older revision known.
 class RevisionFeed {
