@@ -4,6 +4,7 @@
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout_window.hpp"
 #include "restarter/core/text.hpp"
 
