@@ -1,6 +1,8 @@
 #include "restarter/cache/store.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
@@ -151,18 +153,31 @@ void BasicStore<T>::indexRemove(IndexMap& indexes, const Ptr& object) const {
 }
 
 template <typename T>
+void BasicStore<T>::setRetention(RetainFunc retain) {
+  retain_ = std::move(retain);
+}
+
+template <typename T>
 std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
   // Each object is converted (and its JSON freed) before the next page is parsed, so a list of
   // many pages never holds more than one page as JSON.
   std::size_t skipped = 0;
   for (auto& object : objects) {
+    std::string key = objectKey(object);
+    if (!key.empty() && !retained(key)) {
+      object = nullptr;
+      staged_.erase(key);  // a later page may repeat a key (never expected): the last one counts
+      stagedUnloaded_.insert(key);
+      continue;
+    }
     std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
     object = nullptr;
     if (!entry) {
       ++skipped;
       continue;
     }
-    std::string key = EntryTraits<T>::key(*entry);
+    key = EntryTraits<T>::key(*entry);
+    stagedUnloaded_.erase(key);
     staged_[std::move(key)] = std::make_shared<const T>(std::move(*entry));
   }
   return skipped;
@@ -171,6 +186,7 @@ std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
 template <typename T>
 void BasicStore<T>::discardStaged() {
   staged_.clear();
+  stagedUnloaded_.clear();
 }
 
 template <typename T>
@@ -178,8 +194,16 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
   // Build the new content without the lock, swap it in at once.
   std::map<std::string, Ptr> staged;
   staged.swap(staged_);
+  NameSet unloaded = std::move(stagedUnloaded_);
   IndexMap indexes;
   for (const auto& [key, pointer] : staged) indexAdd(indexes, pointer);
+  // The new entries, for the handlers below: promote() may add to objects_ once the lock is
+  // released, so they compare against this list, not objects_.
+  std::vector<Ptr> fresh;
+  if (!handlers_.empty()) {
+    fresh.reserve(staged.size());
+    for (const auto& [key, pointer] : staged) fresh.push_back(pointer);
+  }
   std::map<std::string, Ptr> old;
   {
     std::unique_lock lock(mutex_);
@@ -188,6 +212,7 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
     // leave the freed originals as holes between the live entries (at 200,000 objects about
     // 40 MB of heap that stays resident).
     objects_ = std::move(staged);
+    unloaded_ = std::move(unloaded);
     indexes_.swap(indexes);
     resourceVersion_ = std::move(resourceVersion);
     synced_ = true;
@@ -195,10 +220,8 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
   { std::lock_guard lock(syncMutex_); }
   syncCv_.notify_all();
   if (handlers_.empty()) return;
-  // objects_ changes only on this thread (the writer's), so it is read here without the lock;
-  // handlers only read the store.
-  const std::map<std::string, Ptr>& fresh = objects_;
-  for (const auto& [key, now] : fresh) {
+  for (const Ptr& now : fresh) {
+    std::string key = EntryTraits<T>::key(*now);
     auto before = old.find(key);
     for (const auto& h : handlers_) {
       if (before == old.end()) {
@@ -207,9 +230,10 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
         if (h.onUpdate) h.onUpdate(before->second, now);
       }
     }
+    if (before != old.end()) old.erase(before);
   }
+  // What is left of the old entries was not listed as an entry: deleted, or no longer retained.
   for (const auto& [key, last] : old) {
-    if (fresh.count(key) != 0) continue;
     for (const auto& h : handlers_)
       if (h.onDelete) h.onDelete(last);
   }
@@ -217,9 +241,22 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
 
 template <typename T>
 bool BasicStore<T>::upsert(nlohmann::json object) {
+  const std::string key = objectKey(object);
+  if (key.empty()) return false;
+  if (!retained(key)) {
+    // Kept as "exists" only; an entry it had (referenced until now) goes without handlers.
+    std::string rv = core::metadataString(object, "resourceVersion");
+    std::unique_lock lock(mutex_);
+    if (auto it = objects_.find(key); it != objects_.end()) {
+      indexRemove(indexes_, it->second);
+      objects_.erase(it);
+    }
+    unloaded_.insert(key);
+    if (!rv.empty()) resourceVersion_ = std::move(rv);
+    return true;
+  }
   std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
   if (!entry) return false;
-  const std::string key = EntryTraits<T>::key(*entry);
   auto now = std::make_shared<const T>(std::move(*entry));
   Ptr before;
   {
@@ -232,6 +269,7 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
     } else {
       objects_.emplace(key, now);
     }
+    unloaded_.erase(key);
     indexAdd(indexes_, now);
     std::string rv = EntryTraits<T>::resourceVersion(*now);
     if (!rv.empty()) resourceVersion_ = std::move(rv);
@@ -261,6 +299,7 @@ bool BasicStore<T>::erase(const nlohmann::json& object) {
       indexRemove(indexes_, it->second);
       objects_.erase(it);
     }
+    unloaded_.erase(key);
     std::string rv = EntryTraits<T>::resourceVersion(*entry);
     if (!rv.empty()) resourceVersion_ = std::move(rv);
   }
@@ -270,6 +309,25 @@ bool BasicStore<T>::erase(const nlohmann::json& object) {
       if (h.onDelete) h.onDelete(final);
   }
   return true;
+}
+
+template <typename T>
+core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::promote(nlohmann::json object) {
+  const std::string key = objectKey(object);
+  if (key.empty())
+    return core::makeError(core::ErrorKind::InvalidInput, "an object to keep has no metadata.name");
+  // Converted before the lock: an object whose entry turns out to be there already costs a
+  // conversion for nothing, a rare race, rather than every reader waiting on it.
+  std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+  if (!entry) return core::makeError(core::ErrorKind::InvalidInput, "an object to keep has no metadata.name");
+  std::unique_lock lock(mutex_);
+  if (auto s = checkSynced(); !s) return std::move(s).error();
+  if (auto it = objects_.find(key); it != objects_.end()) return it->second;
+  if (!unloaded_.erase(key)) return Ptr();
+  auto now = std::make_shared<const T>(std::move(*entry));
+  objects_.emplace(key, now);
+  indexAdd(indexes_, now);
+  return Ptr(now);
 }
 
 template <typename T>
@@ -292,6 +350,22 @@ core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::get(std::string_view ke
   if (auto s = checkSynced(); !s) return std::move(s).error();
   auto it = objects_.find(std::string(key));
   return it == objects_.end() ? Ptr() : it->second;
+}
+
+template <typename T>
+core::Result<typename BasicStore<T>::Found> BasicStore<T>::find(std::string_view key) const {
+  std::shared_lock lock(mutex_);
+  if (auto s = checkSynced(); !s) return std::move(s).error();
+  if (auto it = objects_.find(std::string(key)); it != objects_.end()) return Found{it->second, false};
+  return Found{Ptr(), unloaded_.contains(key)};
+}
+
+template <typename T>
+bool BasicStore<T>::hasIndexed(const std::string& index, const std::string& value) const {
+  std::shared_lock lock(mutex_);
+  if (!synced_) return false;
+  auto byName = indexes_.find(index);
+  return byName != indexes_.end() && byName->second.count(value) != 0;
 }
 
 template <typename T>
@@ -327,7 +401,19 @@ core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::byIndex(co
 template <typename T>
 std::size_t BasicStore<T>::size() const {
   std::shared_lock lock(mutex_);
-  return objects_.size();
+  return objects_.size() + unloaded_.size();
+}
+
+template <typename T>
+std::size_t BasicStore<T>::unloadedSize() const {
+  std::shared_lock lock(mutex_);
+  return unloaded_.size();
+}
+
+template <typename T>
+std::size_t BasicStore<T>::unloadedBytes() const {
+  std::shared_lock lock(mutex_);
+  return unloaded_.tableBytes();
 }
 
 template <typename T>

@@ -26,6 +26,7 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
       metrics(registry),
       clock(clockIn),
       limiter(clock, options.writesPerSecond, options.writeBurst),
+      referenceLoads(clock, kReferenceLoadsPerSecond, kReferenceLoadBurst),
       queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
       rolloutSlots(options.maxConcurrentRollouts, [this](const QueueKey& key) { queue.add(key); }),
       context{client,
@@ -88,10 +89,16 @@ void Controller::Impl::updateGauges() {
       rolloutSlots.tick(std::chrono::floor<std::chrono::microseconds>(clock.wallNow()));
   metrics.queuedRollouts.with().set(static_cast<double>(slots.queued));
   metrics.rolloutsInProgress.with().set(static_cast<double>(slots.inProgress));
-  std::map<std::string, double> sizes;
-  for (const ReflectorEntry& entry : reflectors)
-    sizes[entry.resource] += static_cast<double>(entry.store->size());
-  for (const auto& [resource, size] : sizes) metrics.cacheObjects.with({resource}).set(size);
+  std::map<std::string, std::pair<double, double>> sizes;  // all, unloaded
+  for (const ReflectorEntry& entry : reflectors) {
+    sizes[entry.resource].first += static_cast<double>(entry.store->size());
+    sizes[entry.resource].second += static_cast<double>(entry.store->unloadedSize());
+  }
+  for (const auto& [resource, size] : sizes) {
+    metrics.cacheObjects.with({resource}).set(size.first);
+    if (resource == "configmaps" || resource == "secrets")
+      metrics.cacheUnloadedObjects.with({resource}).set(size.second);
+  }
 }
 
 void Controller::Impl::rebuildRolloutSlots() {
@@ -256,13 +263,19 @@ core::Status Controller::run(std::stop_token stop) {
   std::vector<std::jthread> reflectorThreads;
   reflectorThreads.reserve(s.reflectors.size());
   std::vector<std::size_t> crdCandidates;
+  std::vector<std::size_t> afterWorkloads;
+  auto start = [&](std::size_t i) {
+    cache::Reflector* reflector = s.reflectors[i].reflector.get();
+    reflectorThreads.emplace_back([reflector](std::stop_token token) { reflector->run(token); });
+  };
   for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
     if (s.reflectors[i].crd) {
       crdCandidates.push_back(i);
-      continue;
+    } else if (s.reflectors[i].afterWorkloads) {
+      afterWorkloads.push_back(i);
+    } else {
+      start(i);
     }
-    cache::Reflector* reflector = s.reflectors[i].reflector.get();
-    reflectorThreads.emplace_back([reflector](std::stop_token token) { reflector->run(token); });
   }
   // A custom resource not served now is neither listed nor waited for: the caches sync without
   // it, and it is looked for again every crdCheckInterval (docs/architecture.md, "Custom
@@ -292,10 +305,21 @@ core::Status Controller::run(std::stop_token stop) {
 
   s.logger.info("waiting for caches to sync",
                 {{"caches", std::to_string(s.reflectors.size() - pending.size())}});
-  for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
-    if (std::find(pending.begin(), pending.end(), i) != pending.end()) continue;
-    while (!stop.stop_requested() && !s.reflectors[i].store->waitForSync(milliseconds(1000), stop)) {
+  auto waitForSync = [&](bool referenced) {
+    for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
+      if (std::find(pending.begin(), pending.end(), i) != pending.end()) continue;
+      if (s.reflectors[i].afterWorkloads != referenced) continue;
+      while (!stop.stop_requested() && !s.reflectors[i].store->waitForSync(milliseconds(1000), stop)) {
+      }
     }
+  };
+  // The workloads first: the ConfigMap and Secret caches keep as entries only what a workload
+  // references (docs/architecture.md, "Memory that follows references"), which they can tell
+  // from the first object listed only once the workloads are there.
+  waitForSync(false);
+  if (!stop.stop_requested()) {
+    for (std::size_t i : afterWorkloads) start(i);
+    waitForSync(true);
   }
   if (stop.stop_requested()) {
     stopCaches();
@@ -307,6 +331,9 @@ core::Status Controller::run(std::stop_token stop) {
     for (std::size_t i = 0; i < s.reflectors.size(); ++i) {
       if (std::find(pending.begin(), pending.end(), i) != pending.end()) continue;
       fields.push_back({s.reflectors[i].resource, std::to_string(s.reflectors[i].store->size())});
+      if (s.reflectors[i].afterWorkloads)
+        fields.push_back(
+            {s.reflectors[i].resource + "Unloaded", std::to_string(s.reflectors[i].store->unloadedSize())});
     }
     s.logger.info("caches synced", fields);
   }

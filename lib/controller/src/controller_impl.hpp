@@ -34,6 +34,12 @@
 
 namespace restarter::controller {
 
+// The reads of unloaded objects (loadReferenced): a new reference costs one GET, at most this many
+// a second with this many at once after a quiet spell (docs/architecture.md, "Memory that follows
+// references"); a worker waits for its turn.
+inline constexpr double kReferenceLoadsPerSecond = 50;
+inline constexpr double kReferenceLoadBurst = 100;
+
 // The caches of one namespace (or of all, with an empty name).
 struct NamespaceCaches {
   std::string namespace_;
@@ -61,6 +67,8 @@ struct Controller::Impl {
   Metrics metrics;
   base::Clock& clock;
   TokenBucket limiter;
+  // Paces the reads of unloaded objects a workload came to reference (loadReferenced).
+  TokenBucket referenceLoads;
   WorkQueue queue;
   // The fleet's rollout slots (--max-concurrent-rollouts); wakes a queued key through `queue`.
   RolloutSlots rolloutSlots;
@@ -81,6 +89,9 @@ struct Controller::Impl {
     // A custom resource's reflector (WorkloadResource::crd): started only once discovery finds
     // the resource served (runCrdReflectors).
     std::optional<kube::ResourceRef> crd;
+    // ConfigMaps and Secrets: started once the workload caches have synced, so that their
+    // retention (referenced) knows every workload from the first object listed.
+    bool afterWorkloads = false;
   };
   std::vector<ReflectorEntry> reflectors;
   std::atomic<bool> synced{false};
@@ -102,6 +113,15 @@ struct Controller::Impl {
   WatchTable watchTable(NamespaceCaches& ns);
   NamespaceCaches* cachesFor(std::string_view ns) const;
   std::vector<QueueKey> referencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object);
+  // Whether a workload of a synced cache of `ns` references `key` ("<namespace>/<name>") under
+  // `index`: the retention of its ConfigMap and Secret stores (docs/architecture.md, "Memory
+  // that follows references"). Reflector threads.
+  bool referenced(const NamespaceCaches& ns, const std::string& index, std::string_view key) const;
+  // ReferenceLoader (workload_resources.hpp) over `ns`'s stores: one GET, at most
+  // kReferenceLoadsPerSecond of them (referenceLoads), then promoted into the store.
+  core::Result<cache::MetaPtr> loadReferenced(NamespaceCaches& ns, core::RefKind kind,
+                                              std::string_view namespace_, std::string_view name,
+                                              std::stop_token stop);
   void noteContentUnchanged(const char* index, const cache::ObjectMeta& before, const cache::ObjectMeta& after);
   void addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind, const std::string& ns,
                               cache::StoreBase& store);

@@ -86,6 +86,49 @@ std::vector<QueueKey> Controller::Impl::referencing(NamespaceCaches& ns, const c
   return keys;
 }
 
+bool Controller::Impl::referenced(const NamespaceCaches& ns, const std::string& index,
+                                  std::string_view key) const {
+  const std::string value(key);
+  for (const auto& [kind, store] : ns.workloads) {
+    if (store->hasIndexed(index, value)) return true;
+  }
+  return false;
+}
+
+core::Result<cache::MetaPtr> Controller::Impl::loadReferenced(NamespaceCaches& ns, core::RefKind kind,
+                                                              std::string_view namespace_,
+                                                              std::string_view name, std::stop_token stop) {
+  const bool configMap = kind == core::RefKind::ConfigMap;
+  cache::MetaStore& store = configMap ? ns.configMaps : ns.secrets;
+  const kube::ResourceRef resource = configMap ? kube::resources::configMaps() : kube::resources::secrets();
+  const std::string object = std::string(namespace_) + "/" + std::string(name);
+  if (!referenceLoads.acquire(stop))
+    return core::makeError(core::ErrorKind::Unavailable,
+                           "stopping before reading " + resource.plural + " " + object);
+  // The same form as the reflector's (addReferencedReflector): metadata only unless the content
+  // is read, then hashed and slimmed.
+  const bool content = core::readsContent(options.contentAware, kind);
+  auto read = client.get(resource, namespace_, name, kube::GetOptions{!content});
+  if (!read) {
+    if (read.error().kind == core::ErrorKind::NotFound) {
+      metrics.referenceLoads.with({resource.plural, "absent"}).inc();
+      return cache::MetaPtr();
+    }
+    metrics.referenceLoads.with({resource.plural, "error"}).inc();
+    return std::move(read).error().withContext("reading " + resource.plural + " " + object);
+  }
+  if (content) {
+    slimReferencedObjectWithDigest(*read, kind, *digestKey);
+  } else {
+    slimReferencedObject(*read);
+  }
+  auto entry = store.promote(std::move(*read));
+  metrics.referenceLoads.with({resource.plural, entry ? (*entry ? "loaded" : "absent") : "error"}).inc();
+  if (entry && *entry)
+    logger.debug("read a newly referenced object", {{"resource", resource.plural}, {"object", object}});
+  return entry;
+}
+
 // Counts and logs (debug) an update that changed no content: same uid, new resourceVersion, the
 // same digest. Nothing is written for it; whether a workload still rolls (no digest recorded
 // yet: migration) is the reconcile's decision, which it logs itself.
@@ -117,7 +160,11 @@ void Controller::Impl::makeReconcilers() {
                          const auto deployments = c->workloads.find("deployment");
                          return WorkloadCaches{
                              c->workloads.at(name).get(), &c->configMaps, &c->secrets,
-                             deployments == c->workloads.end() ? nullptr : deployments->second.get()};
+                             deployments == c->workloads.end() ? nullptr : deployments->second.get(),
+                             [this, c](core::RefKind refKind, std::string_view namespace_,
+                                       std::string_view object, std::stop_token stop) {
+                               return loadReferenced(*c, refKind, namespace_, object, stop);
+                             }};
                        },
                        context));
   }
@@ -162,6 +209,13 @@ void Controller::Impl::setUp() {
   const Enqueue enqueue = [this](QueueKey key, milliseconds delay) { queue.add(std::move(key), delay); };
   for (const auto& entry : caches) {
     NamespaceCaches& c = *entry;
+    // Only the ConfigMaps and Secrets a workload references are kept as entries.
+    for (auto [store, index] :
+         {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
+      store->setRetention([this, &c, indexName = std::string(index)](std::string_view key) {
+        return referenced(c, indexName, key);
+      });
+    }
     // Not a watch: counts and logs the metadata-only updates of the objects whose content is read.
     for (auto [store, index] :
          {std::pair{&c.configMaps, kConfigMapIndex}, std::pair{&c.secrets, kSecretIndex}}) {
@@ -204,13 +258,14 @@ void Controller::Impl::addReferencedReflector(const kube::ResourceRef& resource,
                                               const std::string& ns, cache::StoreBase& store) {
   if (!core::readsContent(options.contentAware, kind)) {
     addReflector(resource, ns, "", true, store, slimReferencedObject, kListPageSize);
-    return;
+  } else {
+    // digestKey is set before run() starts any reflector (and never changes after).
+    addReflector(
+        resource, ns, "", false, store,
+        [kind, this](json& object) { slimReferencedObjectWithDigest(object, kind, *digestKey); },
+        kContentListPageSize);
   }
-  // digestKey is set before run() starts any reflector (and never changes after).
-  addReflector(
-      resource, ns, "", false, store,
-      [kind, this](json& object) { slimReferencedObjectWithDigest(object, kind, *digestKey); },
-      kContentListPageSize);
+  reflectors.back().afterWorkloads = true;
 }
 
 void Controller::Impl::addReflector(const kube::ResourceRef& resource, const std::string& ns,
@@ -234,7 +289,7 @@ void Controller::Impl::addReflector(const kube::ResourceRef& resource, const std
                {{"resource", plural}, {"namespace", ns.empty() ? "*" : ns}, {"error", error.describe()}});
   };
   reflectors.push_back(ReflectorEntry{std::make_unique<cache::Reflector>(client, store, std::move(ro), clock),
-                                      &store, plural, std::nullopt});
+                                      &store, plural, std::nullopt, false});
 }
 
 }  // namespace restarter::controller

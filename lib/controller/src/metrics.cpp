@@ -60,6 +60,14 @@ Metrics::Metrics(obs::Registry& registry)
                                      {"resource"})),
       cacheObjects(registry.gauge("restarter_controller_cache_objects",
                                   "Objects held in the caches, by resource.", {"resource"})),
+      cacheUnloadedObjects(registry.gauge("restarter_controller_cache_unloaded_objects",
+                                          "ConfigMaps and Secrets no workload references, cached only as "
+                                          "existing, by resource.",
+                                          {"resource"})),
+      referenceLoads(registry.counter("restarter_controller_reference_loads_total",
+                                      "Reads of a ConfigMap or Secret a workload came to reference while it "
+                                      "was cached only as existing, by resource and result.",
+                                      {"resource", "result"})),
       leader(registry.gauge("restarter_controller_leader",
                             "1 while this replica does the work (leader, or no leader election).")),
       reconcileDuration(registry.histogram("restarter_controller_reconcile_duration_seconds",

@@ -109,10 +109,11 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   desiredOptions.podsRunning = true;
   desiredOptions.rollOnOptIn = context_.rollOnOptIn;
   desiredOptions.selection = context_.selection;
-  auto desired = core::desiredAnnotations(
-      workload,
-      cacheLookup(*caches->configMaps, *caches->secrets, ns, context_.digestKeyId, context_.otherDigest),
-      desiredOptions);
+  auto desired =
+      core::desiredAnnotations(workload,
+                               cacheLookup(*caches->configMaps, *caches->secrets, ns, context_.digestKeyId,
+                                           context_.otherDigest, caches->load, stop),
+                               desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
   auto plan = core::planWrite(workload, *desired, core::WriteOptions{true});

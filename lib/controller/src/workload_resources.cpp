@@ -50,13 +50,20 @@ cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
 }
 
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_, std::string digestKeyId, OtherDigestKind other) {
+                               std::string namespace_, std::string digestKeyId, OtherDigestKind other,
+                               ReferenceLoader load, std::stop_token stop) {
   if (other.keyId.empty()) other = OtherDigestKind{digestKeyId, core::DigestScheme::H1};
   return [&configMaps, &secrets, ns = std::move(namespace_), keyId = std::move(digestKeyId),
-          other = std::move(other)](core::RefKind kind, const std::string& name) {
+          other = std::move(other), load = std::move(load), stop](core::RefKind kind, const std::string& name) {
     const cache::MetaStore& store = kind == core::RefKind::ConfigMap ? configMaps : secrets;
-    auto object = store.get(cache::objectKey(ns, name));
-    if (!object) return core::ObjectState::unknown(object.error().describe());
+    auto found = store.find(cache::objectKey(ns, name));
+    if (!found) return core::ObjectState::unknown(found.error().describe());
+    core::Result<cache::MetaPtr> object = found->entry;
+    if (found->unloaded) {
+      if (!load) return core::ObjectState::unknown("cached only as existing, and nothing reads it");
+      object = load(kind, ns, name, stop);
+      if (!object) return core::ObjectState::unknown(object.error().describe());
+    }
     if (*object == nullptr) return core::ObjectState::absent();
     const cache::ObjectMeta& meta = **object;
     if (meta.uid.empty() || meta.resourceVersion.empty())

@@ -261,6 +261,24 @@ core::Result<kube::Response> FakeApiServer::stream(const kube::Request& request,
   std::unique_lock lock(mutex_);
   const std::uint64_t from = rv.empty() || rv == "0" ? resourceVersion_ : std::stoull(rv);
   const std::uint64_t generation = watchGeneration_;
+  if (target->param("sendInitialEvents") == "true") {
+    // A streaming list: every object as it is now as ADDED, then the bookmark that ends them.
+    const json listed = json::parse(list(*target, selector, metadataOnly).body);
+    std::string events;
+    for (const json& item : listed["items"]) events += json{{"type", "ADDED"}, {"object", item}}.dump() + "\n";
+    events += json{{"type", "BOOKMARK"},
+                   {"object",
+                    {{"kind", metadataOnly ? "PartialObjectMetadata" : "Bookmark"},
+                     {"apiVersion", metadataOnly ? "meta.k8s.io/v1" : target->apiVersion},
+                     {"metadata",
+                      {{"resourceVersion", std::to_string(from)},
+                       {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
+                  .dump() +
+              "\n";
+    lock.unlock();
+    if (!onChunk(events)) return kube::Response{200, {}, {}};
+    lock.lock();
+  }
   if (from != 0 && from + 1 < compactedBelow_) {
     const json gone = {{"type", "ERROR"},
                        {"object", json::parse(failure(410, "Expired", "too old resource version").body)}};

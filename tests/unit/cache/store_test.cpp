@@ -1,5 +1,6 @@
 #include "restarter/cache/store.hpp"
 
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -234,4 +235,147 @@ TEST_CASE("waitForSync wakes when another thread syncs and honours stop", "[cach
   std::stop_source stop;
   stop.request_stop();
   CHECK_FALSE(never.waitForSync(10s, stop.get_token()));
+}
+
+namespace {
+// Retains the keys of `wanted` (what the controller's retention asks of its workload indexes).
+MetaStore::RetainFunc retaining(const std::set<std::string>* wanted) {
+  return [wanted](std::string_view key) { return wanted->count(std::string(key)) != 0; };
+}
+json metaObject(const std::string& name, const std::string& rv) {
+  return {{"metadata", {{"namespace", "n"}, {"name", name}, {"uid", "u-" + name}, {"resourceVersion", rv}}}};
+}
+}  // namespace
+
+TEST_CASE("a store with retention keeps unretained objects as unloaded and not as entries", "[cache][store]") {
+  std::set<std::string> wanted{"n/a"};
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  std::vector<std::string> log;
+  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name); },
+                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
+                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  store.stage({metaObject("a", "1"), metaObject("b", "1")});
+  store.stage({metaObject("c", "2")});
+  store.commitList("2");
+  CHECK(log == std::vector<std::string>{"add a"});
+  CHECK(store.size() == 3);
+  CHECK(store.unloadedSize() == 2);
+  auto a = store.find("n/a");
+  REQUIRE(a.ok());
+  REQUIRE(a->entry != nullptr);
+  CHECK_FALSE(a->unloaded);
+  auto b = store.find("n/b");
+  REQUIRE(b.ok());
+  CHECK(b->entry == nullptr);
+  CHECK(b->unloaded);
+  auto missing = store.find("n/z");
+  REQUIRE(missing.ok());
+  CHECK(missing->entry == nullptr);
+  CHECK_FALSE(missing->unloaded);
+  CHECK(*store.get("n/b") == nullptr);
+
+  log.clear();
+  store.upsert(metaObject("b", "3"));  // still unretained: no entry, no handler
+  CHECK(log.empty());
+  CHECK(store.find("n/b")->unloaded);
+  store.erase(metaObject("c", "4"));  // an unloaded object deleted: gone, no handler
+  CHECK(log.empty());
+  CHECK_FALSE(store.find("n/c")->unloaded);
+  CHECK(store.size() == 2);
+  CHECK(store.resourceVersion() == "4");
+}
+
+TEST_CASE("an unloaded object becomes an entry at its next change once retained", "[cache][store]") {
+  std::set<std::string> wanted;
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  std::vector<std::string> log;
+  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name + "@" + o->resourceVersion); },
+                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
+                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  store.replace({metaObject("a", "1")}, "1");
+  wanted.insert("n/a");
+  store.upsert(metaObject("a", "2"));
+  CHECK(log == std::vector<std::string>{"add a@2"});
+  CHECK(store.unloadedSize() == 0);
+  REQUIRE(store.find("n/a")->entry != nullptr);
+
+  // No longer retained: back to unloaded at the next change, without handlers.
+  log.clear();
+  wanted.clear();
+  store.upsert(metaObject("a", "3"));
+  CHECK(log.empty());
+  CHECK(store.find("n/a")->unloaded);
+}
+
+TEST_CASE("promote turns an unloaded object into an entry once and only while it is known", "[cache][store]") {
+  std::set<std::string> wanted;
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  int handled = 0;
+  store.addHandlers({[&](const MetaPtr&) { ++handled; }, [&](const MetaPtr&, const MetaPtr&) { ++handled; },
+                     [&](const MetaPtr&) { ++handled; }});
+  CHECK(store.promote(metaObject("a", "1")).error().kind == ErrorKind::Unavailable);
+  store.replace({metaObject("a", "1"), metaObject("b", "1")}, "1");
+
+  auto promoted = store.promote(metaObject("a", "5"));
+  REQUIRE(promoted.ok());
+  REQUIRE(*promoted != nullptr);
+  CHECK((*promoted)->resourceVersion == "5");
+  CHECK(store.find("n/a")->entry == *promoted);
+  CHECK(store.unloadedSize() == 1);
+  // Promoted twice (two workers raced): the entry that is there wins.
+  auto again = store.promote(metaObject("a", "6"));
+  REQUIRE(again.ok());
+  CHECK(*again == *promoted);
+  // Deleted before the read came back: nothing is kept, the caller sees it absent.
+  store.erase(metaObject("b", "7"));
+  auto gone = store.promote(metaObject("b", "6"));
+  REQUIRE(gone.ok());
+  CHECK(*gone == nullptr);
+  CHECK(store.find("n/b")->entry == nullptr);
+  // Never known at all.
+  auto unknown = store.promote(metaObject("z", "1"));
+  REQUIRE(unknown.ok());
+  CHECK(*unknown == nullptr);
+  CHECK(store.promote(json{{"metadata", json::object()}}).error().kind == ErrorKind::InvalidInput);
+  CHECK(handled == 0);
+}
+
+TEST_CASE("a relist moves objects between entries and unloaded with handlers for the entries",
+          "[cache][store]") {
+  std::set<std::string> wanted{"n/a"};
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  std::vector<std::string> log;
+  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name); },
+                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
+                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  store.replace({metaObject("a", "1"), metaObject("b", "1")}, "1");
+  REQUIRE(store.promote(metaObject("b", "1")).ok());
+  log.clear();
+  wanted = {"n/c"};
+  store.replace({metaObject("a", "2"), metaObject("b", "2"), metaObject("c", "2")}, "2");
+  // c is new as an entry; a and b are no longer entries (the promoted b included).
+  CHECK(log == std::vector<std::string>{"add c", "delete a", "delete b"});
+  CHECK(store.find("n/a")->unloaded);
+  CHECK(store.find("n/b")->unloaded);
+  CHECK(store.size() == 3);
+}
+
+TEST_CASE("hasIndexed says whether byIndex would find anything", "[cache][store]") {
+  Store store;
+  store.addIndex("ref", [](const json& o) {
+    std::vector<std::string> v;
+    if (o.contains("spec")) v.push_back(o["spec"]["ref"].get<std::string>());
+    return v;
+  });
+  CHECK_FALSE(store.hasIndexed("ref", "x"));  // not synced
+  store.replace({object("n", "a", "1", "x")}, "1");
+  CHECK(store.hasIndexed("ref", "x"));
+  CHECK_FALSE(store.hasIndexed("ref", "y"));
+  CHECK_FALSE(store.hasIndexed("other", "x"));
+  store.erase(object("n", "a", "2", "x"));
+  CHECK_FALSE(store.hasIndexed("ref", "x"));
 }

@@ -6,7 +6,15 @@
 //
 // Store contract:
 //   - One writer (a Reflector), many readers. Readers never see a half-applied write: the initial
-//     list (and every relist) is swapped in at once, however many pages it arrived in.
+//     list (and every relist) is swapped in at once, however many pages it arrived in. The one
+//     other write, promote(), may come from any thread: it only turns an unloaded object into an
+//     entry (below), under the store's lock.
+//   - Retention (setRetention, optional): an object whose key the retention function rejects is
+//     not kept as an entry but only as "exists" in a NameSet (name_set.hpp, 8 bytes): find() says
+//     it is unloaded, and whoever needs it reads it from the API and hands it to promote(). Such
+//     objects fire no handlers (they were judged of no interest); one that becomes interesting
+//     is kept as an entry at its next change (an add for the handlers) or when promoted (none).
+//     docs/architecture.md, "Memory that follows references".
 //   - Nothing is served before the first list is committed (docs/architecture.md, "No serving before sync"): get/list/
 //     byIndex answer Unavailable until then, so "absent" is never confused with "not loaded yet".
 //   - Objects are immutable snapshots (shared_ptr<const T>): a reader may keep one as long as it
@@ -51,6 +59,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/cache/compact_text.hpp"
+#include "restarter/cache/name_set.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 
@@ -173,6 +182,7 @@ class StoreBase {
 
   // Readers (thread-safe).
   virtual std::size_t size() const = 0;
+  virtual std::size_t unloadedSize() const = 0;
   virtual std::string resourceVersion() const = 0;
   virtual bool synced() const = 0;
   // Blocks until synced, `timeout` passes or `stop` is requested. True when synced.
@@ -186,6 +196,14 @@ class BasicStore final : public StoreBase {
   // The values an object is indexed under (e.g. the names of the ConfigMaps a workload
   // references). Must not throw; gets an entry with a name.
   using IndexFunc = std::function<std::vector<std::string>(const T& object)>;
+  // Whether the object of `key` is kept as an entry (setRetention). Runs on the writer's thread
+  // with no lock of this store held; must not throw.
+  using RetainFunc = std::function<bool(std::string_view key)>;
+  // What find() knows of a key: its entry, or that it exists unloaded, or (neither) that it is absent.
+  struct Found {
+    Ptr entry;
+    bool unloaded = false;
+  };
   struct Handlers {
     std::function<void(const Ptr& object)> onAdd;
     std::function<void(const Ptr& before, const Ptr& after)> onUpdate;
@@ -199,6 +217,8 @@ class BasicStore final : public StoreBase {
   // Setup, before the writer starts.
   void addIndex(const std::string& name, IndexFunc function);
   void addHandlers(Handlers handlers);
+  // Keeps only the objects `retain` accepts as entries, the others as unloaded (see the contract).
+  void setRetention(RetainFunc retain);
 
   std::size_t stage(std::vector<nlohmann::json> objects) override;
   void commitList(std::string resourceVersion) override;
@@ -208,10 +228,21 @@ class BasicStore final : public StoreBase {
   void setResourceVersion(std::string resourceVersion) override;
 
   // Readers (thread-safe). Unavailable until synced.
-  core::Result<Ptr> get(std::string_view key) const;  // nullptr when absent
+  core::Result<Ptr> get(std::string_view key) const;  // nullptr when absent or unloaded
+  core::Result<Found> find(std::string_view key) const;
+  // Whether any entry is indexed under `value` in `index` (false until synced): what byIndex would
+  // find, without copying it.
+  bool hasIndexed(const std::string& index, const std::string& value) const;
+  // Any thread: `object` (as the API returned it, after the reflector's transform) as the entry
+  // of an unloaded object. Returns the entry that is there if the writer already made one, nullptr
+  // if the object is no longer known (deleted meanwhile: the caller treats it as absent) and
+  // InvalidInput if `object` has no name. Fires no handlers.
+  core::Result<Ptr> promote(nlohmann::json object);
   core::Result<std::vector<Ptr>> list() const;
   core::Result<std::vector<Ptr>> byIndex(const std::string& index, const std::string& value) const;
-  std::size_t size() const override;
+  std::size_t size() const override;  // entries and unloaded objects
+  std::size_t unloadedSize() const override;
+  std::size_t unloadedBytes() const;  // the NameSet's table (NameSet::tableBytes)
   std::string resourceVersion() const override;
   bool synced() const override;
   bool waitForSync(std::chrono::milliseconds timeout, std::stop_token stop = {}) const override;
@@ -226,15 +257,19 @@ class BasicStore final : public StoreBase {
   // The distinct values `function` gives `object` (an object may reference one name twice).
   static std::vector<std::string> distinctValues(const IndexFunc& function, const T& object);
   core::Status checkSynced() const;
+  bool retained(std::string_view key) const { return !retain_ || retain_(key); }
 
   std::map<std::string, IndexFunc> indexFunctions_;
   std::vector<Handlers> handlers_;
+  RetainFunc retain_;
 
   // The list being received (writer thread only).
   std::map<std::string, Ptr> staged_;
+  NameSet stagedUnloaded_;
 
   mutable std::shared_mutex mutex_;
   std::map<std::string, Ptr> objects_;
+  NameSet unloaded_;  // never also in objects_
   IndexMap indexes_;
   std::string resourceVersion_;
   bool synced_ = false;

@@ -62,8 +62,15 @@ struct Metrics {
   // restarter_controller_watch_restarts_total{resource}: list/watch failures after which a
   // reflector re-watched or relisted.
   obs::Family<obs::Counter>& watchRestarts;
-  // restarter_controller_cache_objects{resource}: objects held by the caches.
+  // restarter_controller_cache_objects{resource}: objects held by the caches (entries and
+  // unloaded objects).
   obs::Family<obs::Gauge>& cacheObjects;
+  // restarter_controller_cache_unloaded_objects{resource}: ConfigMaps and Secrets no workload
+  // references, known only to exist (docs/architecture.md, "Memory that follows references").
+  obs::Family<obs::Gauge>& cacheUnloadedObjects;
+  // restarter_controller_reference_loads_total{resource, result}: reads of an unloaded object a
+  // workload came to reference; result = loaded | absent | error.
+  obs::Family<obs::Counter>& referenceLoads;
   // restarter_controller_leader: 1 while this replica works (leader, or no leader election).
   obs::Family<obs::Gauge>& leader;
   // restarter_controller_reconcile_duration_seconds{controller}.

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,13 @@ cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
 // the reconcilers leave it alone. No API object has a top-level field of this name.
 inline constexpr const char* kUnmanagedField = "restarterUnmanaged";
 
+// Reads a ConfigMap or Secret its cache holds only as existing (cache::MetaStore::find says
+// unloaded) from the API into the cache: its entry, nullptr when it is gone, or why it could not
+// be read (docs/architecture.md, "Memory that follows references"). Controller::Impl's
+// loadReferenced; any worker thread.
+using ReferenceLoader = std::function<core::Result<cache::MetaPtr>(
+    core::RefKind kind, std::string_view namespace_, std::string_view name, std::stop_token stop)>;
+
 // Where one namespace's (or, with an empty namespace, every namespace's) objects are cached.
 struct WorkloadCaches {
   const cache::PackedStore* workloads = nullptr;  // of the reconciler's kind
@@ -63,16 +71,19 @@ struct WorkloadCaches {
   // The labeled Deployments (a Rollout's workloadRef names one; core/rollout_source.hpp);
   // nullptr where the reconciler needs none.
   const cache::PackedStore* deployments = nullptr;
+  // Reads what configMaps and secrets hold unloaded; empty where nothing is held so.
+  ReferenceLoader load = nullptr;
 };
 using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view namespace_)>;
 
-// Object states from the metadata-only caches: nullptr -> Absent, a store not yet synced or an
+// Object states from the metadata-only caches: nullptr -> Absent, an unloaded object -> read
+// through `load` (Unknown when there is none or the read fails), a store not yet synced or an
 // entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
 // Reloader's match and ignore annotations as the entry's booleans; an entry's content digests as
 // the store keeps them: h2 under the key `digestKeyId` names, and the other digest as `other` says
 // (slimReferencedObjectWithDigest, otherDigestKind; its empty key id: h1 under `digestKeyId`).
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
-                               std::string namespace_, std::string digestKeyId = {},
-                               OtherDigestKind other = {});
+                               std::string namespace_, std::string digestKeyId = {}, OtherDigestKind other = {},
+                               ReferenceLoader load = {}, std::stop_token stop = {});
 
 }  // namespace restarter::controller

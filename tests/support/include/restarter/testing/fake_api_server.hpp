@@ -10,8 +10,9 @@
 //   - GET, LIST (one page; labelSelector of `k=v`, `k==v`, `k!=v`, `k` and `!k` terms; metadata
 //     only when the Accept header asks for PartialObjectMetadata), WATCH (every change after the
 //     resourceVersion asked for (none or "0": from now on), then each new one until the client
-//     stops or endWatches(); an ERROR event with 410 Gone below compact()'s mark; no bookmarks,
-//     no streaming lists);
+//     stops or endWatches(); an ERROR event with 410 Gone below compact()'s mark; no progress
+//     bookmarks), and streaming lists (a WATCH with sendInitialEvents=true: every object as
+//     ADDED, the bookmark that ends them, then the watch);
 //   - POST (create: 409 AlreadyExists; metadata.generateName), PUT (replace: 404, 409 Conflict on
 //     a stale metadata.resourceVersion), PATCH as JSON Patch (RFC 6902; a failed `test` is 409,
 //     as for the apiserver's precondition failures; another failure 422), merge patch (RFC 7386)
