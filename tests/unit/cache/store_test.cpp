@@ -379,3 +379,18 @@ TEST_CASE("hasIndexed says whether byIndex would find anything", "[cache][store]
   store.erase(object("n", "a", "2", "x"));
   CHECK_FALSE(store.hasIndexed("ref", "x"));
 }
+
+TEST_CASE("a list discarded half-way leaves no unloaded names behind", "[cache][store]") {
+  std::set<std::string> wanted;
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  store.replace({metaObject("a", "1")}, "1");
+  store.stage({metaObject("b", "2"), metaObject("c", "2")});
+  store.discardStaged();  // the watch expired (410) during the list: it starts again
+  store.stage({metaObject("a", "3")});
+  store.commitList("3");
+  CHECK(store.find("n/a")->unloaded);
+  CHECK_FALSE(store.find("n/b")->unloaded);
+  CHECK_FALSE(store.find("n/c")->unloaded);
+  CHECK(store.size() == 1);
+}
