@@ -181,12 +181,14 @@ nodes_ready() {
 start_etcd() {
   local url="http://127.0.0.1"
   # --unsafe-no-fsync: test data is thrown away on every `up`; fsync only slows the tests.
+  # RESTARTER_CLUSTER_ETCD_QUOTA_BYTES: etcd's database quota (its default is 2 GiB; a million
+  # ConfigMaps and Secrets of 1 KiB need more: tests/bench/scale.sh).
   start_component etcd \
     --name=default --data-dir="$STATE_DIR/etcd" \
     --listen-client-urls="$url:$ETCD_CLIENT_PORT" --advertise-client-urls="$url:$ETCD_CLIENT_PORT" \
     --listen-peer-urls="$url:$ETCD_PEER_PORT" --initial-advertise-peer-urls="$url:$ETCD_PEER_PORT" \
     --initial-cluster="default=$url:$ETCD_PEER_PORT" --initial-cluster-state=new \
-    --unsafe-no-fsync --log-level=warn
+    --unsafe-no-fsync --log-level=warn ${RESTARTER_CLUSTER_ETCD_QUOTA_BYTES:+--quota-backend-bytes=$RESTARTER_CLUSTER_ETCD_QUOTA_BYTES}
 }
 
 # With RESTARTER_CLUSTER_APISERVER_TRACING=127.0.0.1:PORT, print the --tracing-config-file flag
