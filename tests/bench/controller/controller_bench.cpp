@@ -3,7 +3,8 @@
 //
 //   controller_bench populate <ns> <statefulsets> <configmaps> <secrets>
 //       creates the objects that do not exist yet (each StatefulSet references its own
-//       configmaps/statefulsets ConfigMaps and secrets/statefulsets Secrets through envFrom, or with
+//       configmaps/statefulsets ConfigMaps and secrets/statefulsets Secrets, or BENCH_CM_REFS and
+//       BENCH_SECRET_REFS of them, the rest referenced by none, through envFrom, or with
 //       BENCH_READS=keys through env key refs to their one key (key-level records, k2);
 //       BENCH_REPLICAS replicas, default 1, pods faked by kwok), so a population grows by running it
 //       with larger counts; every ConfigMap and Secret holds one key of BENCH_OBJECT_BYTES bytes
@@ -97,6 +98,14 @@ bool readsKeys() {
   return reads != nullptr && std::string(reads) == "keys";
 }
 
+// BENCH_CM_REFS, BENCH_SECRET_REFS: how many ConfigMaps (Secrets) each StatefulSet references
+// (default: all of them shared out, count / statefulsets); the rest no workload references (the
+// realistic population of tests/bench/scale.sh: most objects of a cluster are read by no workload).
+int refsPer(const char* variable, int fallback) {
+  const char* value = std::getenv(variable);
+  return value != nullptr ? std::stoi(value) : fallback;
+}
+
 int populate(const std::string& ns, int statefulSets, int configMaps, int secrets) {
   auto client = bench::connectOrExit();
   (void)client->create(kube::resources::namespaces(), "",
@@ -132,8 +141,8 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
                           {"metadata", {{"name", numbered("secret-", i)}}},
                           {"stringData", {{"v", value}}}}));
   });
-  const int cmPer = configMaps / statefulSets;
-  const int secretPer = secrets / statefulSets;
+  const int cmPer = std::min(refsPer("BENCH_CM_REFS", configMaps / statefulSets), configMaps / statefulSets);
+  const int secretPer = std::min(refsPer("BENCH_SECRET_REFS", secrets / statefulSets), secrets / statefulSets);
   const bool keys = readsKeys();
   parallel(statefulSets, 4, [&](int i) {
     json envFrom = json::array();
