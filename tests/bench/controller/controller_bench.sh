@@ -34,7 +34,8 @@
 # the next one as soon as the previous one is seen). Scale with env BENCH_STATEFULSETS /
 # BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects of an earlier run;
 # BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 1000, to record the
-# baselines of a large fresh population quickly: one write per StatefulSet at the default 10/s); RESTARTER_BIN runs that binary instead of building one.
+# baselines of a large fresh population quickly: one write per StatefulSet at the default 10/s);
+# RESTARTER_BIN runs that binary instead of building one.
 # RESTARTER_CLUSTER selects the cluster, BENCH_NAMESPACE the namespace (default
 # restarter-controller-bench). BENCH_OBJECT_BYTES sets the size of each ConfigMap's and
 # Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1),
