@@ -112,7 +112,7 @@ smoke "webhook.sh part 2, 5 creations per kind" "$cluster" exec -- env SKIP_SERV
 smoke "webhook_amplifier.sh, 3 creations" "$cluster" exec -- env RUNS=1 COUNT=3 LOOPS=2 NAMES=50 \
   "$bench/webhook_amplifier.sh"
 
-echo "smoke: $((SECONDS - run_start)) s in all (the control plane's up and down included)"
+echo "smoke: $((SECONDS - run_start)) s in all, the control plane's up included (its down follows)"
 if ((${#failed[@]})); then
   printf 'smoke: failed: %s\n' "${failed[@]}"
   exit 1
