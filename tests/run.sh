@@ -33,6 +33,9 @@
 #      upgrade from the previous release, kustomize by digest, Krew), and brings it down, also when
 #      a test fails; the Helm
 #      chart's check (tests/check-helm.sh) runs there too, with its helm; then
+#      runs every benchmark that uses the local control plane at its smallest size on a fresh
+#      control plane of its own (tests/bench/smoke.sh: a benchmark that cannot start or cannot
+#      measure fails; about 1.5 minutes), and
 #      proves the demo (tests/demo/test-demo.sh: cmd/demo.sh on a control plane of its
 #      own, with this build). Each of these is a row of its own in the table of stage times.
 # Time: stages 2-7 run on both cores while the control plane of stage 8 builds (first run on a
@@ -178,6 +181,9 @@ wait_for_fuzz() {
 cluster_log=$repo/build/logs/cluster-up.log
 cluster_pid=""
 cluster_started=0
+# The benchmarks' smoke stage brings up a control plane of its own (bench_smoke, below).
+bench_cluster=$RESTARTER_CLUSTER-bench
+bench_cluster_started=0
 start_cluster_in_background() {
   mkdir -p "$(dirname "$cluster_log")"
   # With the real node (containerd, runc, CNI, kubelet, kube-proxy; tainted, so only the suites
@@ -203,6 +209,8 @@ on_exit() {
   fi
   # Idempotent: nothing to do when the "local control plane: down" stage already ran.
   ((cluster_started)) && { tests/cluster/cluster.sh down >/dev/null 2>&1 || true; }
+  # The benchmarks' own control plane (tests/bench/smoke.sh takes it down itself, unless killed).
+  ((bench_cluster_started)) && { RESTARTER_CLUSTER=$bench_cluster tests/cluster/cluster.sh down >/dev/null 2>&1 || true; }
   print_stage_table
 }
 trap on_exit EXIT
@@ -389,6 +397,16 @@ cluster_down() {
   "$cluster" down
 }
 
+# Every benchmark that uses the local control plane, at its smallest size, on a fresh control
+# plane of its own ("<this>-bench"; tests/bench/smoke.sh brings it up and down): a benchmark that
+# cannot start or cannot measure is a failed test. A leftover of a killed run is taken down first
+# (smoke.sh refuses a cluster that is already up).
+bench_smoke() {
+  bench_cluster_started=1
+  RESTARTER_CLUSTER=$bench_cluster "$cluster" down >/dev/null 2>&1 || true
+  RESTARTER_CLUSTER=$bench_cluster tests/bench/smoke.sh build/ci
+}
+
 mkdir -p build/logs
 rm -f "$failure_digest"
 stage "install dependencies" tests/install-deps.sh
@@ -441,7 +459,9 @@ if [ "$with_cluster" -eq 1 ]; then
   stage "kuttl suites of the release: verify, upgrade, kustomize, Krew (kuttl/kuttl-release.yaml)" release_suites
   stage "$fuzz_stage (background)" wait_for_fuzz
   stage "local control plane: down" cluster_down
-  # After the "ci" cluster is down: the demo starts (and stops) its own, "ci-demo".
+  # After the "ci" cluster is down, one control plane at a time: the benchmarks' smoke run starts
+  # (and stops) its own, "ci-bench", then the demo its own, "ci-demo".
+  stage "benchmarks at their smallest size (tests/bench/smoke.sh, a control plane of its own)" bench_smoke
   stage "demo (cmd/demo.sh on a control plane of its own)" \
     env RESTARTER_BIN="$release_bin" tests/demo/test-demo.sh
 fi

@@ -4,8 +4,10 @@
 # 2-core machine: STATEFULSETS labeled StatefulSets (replicas 0: revisions without pods), each
 # referencing 10 ConfigMaps and 10 Secrets through envFrom, of OBJECTS ConfigMaps and OBJECTS
 # Secrets of 1 KiB each, one namespace. A measurement, not a test: it prints figures.
-#   1. all, fresh population: time from start to "caches synced", annotation of every StatefulSet
-#      (with content records), RSS after IDLE seconds once the controller is quiet (settle);
+#   1. all, fresh population: time from start to "caches synced", the record of every StatefulSet
+#      (with the default flags a baseline and the content record, one metadata-only write each:
+#      created unannotated without the webhook, they are taken as opted in), RSS after IDLE
+#      seconds once the controller is quiet (settle);
 #   2. METADATA metadata-only updates (a label on that many ConfigMaps): API writes by the
 #      controller (restarter_controller_writes_total) before and after, and how many it counted
 #      as content unchanged;
@@ -15,7 +17,9 @@
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/content_aware.sh [RESTARTER_BIN] [STATEFULSETS] [OBJECTS] [METADATA] [IDLE]
 # Defaults: build/ci/cmd/restarter/restarter, 200, 2000, 200, 20. RESTARTER_CLUSTER selects the
-# cluster. The namespace restarter-content-bench is deleted first and left in place after.
+# cluster. The namespace restarter-content-bench is deleted first and left in place after; the
+# namespace restarter-system is created when missing, as an install does (the digest key's).
+# BENCH_WAIT_SECONDS (default 1800) bounds each wait: a controller that never syncs fails the run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/ci/cmd/restarter/restarter}
@@ -27,6 +31,9 @@ ns=restarter-content-bench
 cluster="$repo/tests/cluster/cluster.sh"
 k() { "$cluster" exec -- kubectl "$@"; }
 work=$(mktemp -d)
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$repo/tests/bench/lib.sh"
+bench_install_namespace k
 
 echo "== populate: $sts StatefulSets, $objects ConfigMaps and $objects Secrets of 1 KiB in $ns; load: $(uptime)"
 k delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
@@ -70,12 +77,9 @@ start_controller() {
   t0=$(date +%s%N)
   "$cluster" exec -- bash -c "exec '$bin' serve-controller --namespace '$ns' --content-aware=$mode --debounce 0 \
     --min-rollout-interval 0 --max-writes-per-second 1000 --write-burst 1000 --leader-elect=false \
-    --metrics-bind-address 127.0.0.1:18090 --health-bind-address 127.0.0.1:18091 >'$work/$mode.log' 2>&1" &
+    --metrics-bind-address 127.0.0.1:18090 --health-probe-bind-address 127.0.0.1:18091 >'$work/$mode.log' 2>&1" &
   pid=$!
-  until grep -q 'caches synced' "$work/$mode.log" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$mode.log"; echo "the controller exited"; exit 1; }
-    sleep 0.05
-  done
+  bench_wait_synced "$work/$mode.log" "$pid"
   echo "$mode: caches synced after $(( ($(date +%s%N) - t0) / 1000000 )) ms (includes process start)"
 }
 rss() { awk '/VmRSS|VmHWM/ {printf "%s %s kB  ", $1, $2}' "/proc/$(pgrep -f "serve-controller --namespace $ns" | head -1)/status"; echo; }
@@ -110,7 +114,8 @@ before=$(metric 'restarter_controller_writes_total{resource="statefulsets",opera
 names=$(for ((i = 0; i < metadata; i++)); do printf 'cm-%d ' "$i"; done)
 # shellcheck disable=SC2086
 k -n "$ns" label configmap $names bench=relabeled --overwrite >/dev/null
-until [[ $(metric 'restarter_controller_content_unchanged_total{resource="configmaps"}') -ge $metadata ]]; do sleep 0.2; done
+unchanged_counted() { [[ $(metric 'restarter_controller_content_unchanged_total{resource="configmaps"}') -ge $metadata ]]; }
+bench_until "$metadata metadata-only updates counted as content unchanged" unchanged_counted
 settle
 after=$(metric 'restarter_controller_writes_total{resource="statefulsets",operation="apply"}')
 echo "all: content unchanged counted: $(metric 'restarter_controller_content_unchanged_total{resource="configmaps"}'); applies caused by the updates: $((after - before)); restarts logged in total: $(grep -c 'restart triggered' "$work/all.log")"

@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# What the webhook benchmarks share (webhook.sh, webhook_amplifier.sh, webhook_limits.sh,
-# fair_admission.sh): sourced after `set -euo pipefail`, never run. Everything it starts talks to
-# 127.0.0.1 only.
+# What the benchmarks share (the webhook's: webhook.sh, webhook_amplifier.sh, webhook_limits.sh,
+# fair_admission.sh; the controller's use bench_install_namespace alone): sourced after
+# `set -euo pipefail`, never run. Everything it starts talks to 127.0.0.1 only.
 #
+#   bench_install_namespace KUBECTL...
+#                           the namespace restarter-system created when missing, as an install
+#                           does (KUBECTL: how to run kubectl, e.g. `cluster.sh exec -- kubectl`):
+#                           serve-controller keeps its digest key there by default and creates the
+#                           Secret at its first start, but without the namespace it never becomes
+#                           ready, so a benchmark of the default flags needs it on a fresh cluster
+#   bench_wait_synced LOG PID
+#                           waits until serve-controller's LOG says "caches synced"; fails,
+#                           printing the log's tail, when PID has exited or after
+#                           $BENCH_WAIT_SECONDS (default 1800): a benchmark that cannot start fails
+#   bench_until WHAT CMD... runs CMD every 0.2 s until it succeeds; fails naming WHAT after
+#                           $BENCH_WAIT_SECONDS (default 1800)
 #   bench_init BIN TOOL...  sets repo (the checkout) and bin (BIN, else $RESTARTER_BIN, else
 #                           build/ci's restarter); exits 1 naming the first TOOL not on PATH, or
 #                           when there is no binary; makes $work, a scratch directory, and the
@@ -40,6 +52,38 @@ bench_init() {
   [[ -x $bin ]] || { echo "no restarter binary at $bin" >&2; exit 1; }
   work=$(mktemp -d)
   trap bench_cleanup EXIT
+}
+
+bench_install_namespace() {
+  "$@" get namespace restarter-system >/dev/null 2>&1 && return 0
+  "$@" create namespace restarter-system >/dev/null
+  echo "created namespace restarter-system (as an install does: serve-controller keeps its digest key there)"
+}
+
+bench_wait_synced() {
+  local log=$1 pid=$2 deadline=$((SECONDS + ${BENCH_WAIT_SECONDS:-1800}))
+  until grep -q 'caches synced' "$log" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$log" >&2
+      echo "bench: serve-controller exited before its caches synced (log: $log)" >&2
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      tail -n 20 "$log" >&2
+      echo "bench: serve-controller's caches did not sync within ${BENCH_WAIT_SECONDS:-1800} s (log: $log)" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+bench_until() {
+  local what=$1 deadline=$((SECONDS + ${BENCH_WAIT_SECONDS:-1800}))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || { echo "bench: $what: not within ${BENCH_WAIT_SECONDS:-1800} s" >&2; return 1; }
+    sleep 0.2
+  done
 }
 
 bench_track() { bench_pids+=("$1"); }

@@ -10,6 +10,11 @@
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/ondelete.sh [REPLICAS]      (default 20)
 # RESTARTER_CLUSTER selects the cluster as for tests/cluster/cluster.sh; RESTARTER_BIN the binary.
+# The controller runs as the kuttl suites run it (kuttl/lib/controller.sh: its digest key in the
+# benchmark's namespace, --roll-on-opt-in, so the StatefulSet, created without the webhook, is
+# annotated and rolled once before the measured change; the roll measured is a change's, the same
+# with or without the flag). BENCH_WAIT_SECONDS (default 600) bounds each wait: a roll that never
+# happens fails the run.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
@@ -17,6 +22,9 @@ if [[ ${1:-} != --inside ]]; then
 fi
 replicas=$2
 export NAMESPACE=bench-ondelete-$$
+export BENCH_WAIT_SECONDS=${BENCH_WAIT_SECONDS:-600}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$repo/tests/bench/lib.sh"
 controller=$repo/kuttl/lib/controller.sh
 kubectl create namespace "$NAMESPACE" >/dev/null
 trap '"$controller" stop >/dev/null 2>&1 || true; kubectl delete namespace "$NAMESPACE" --wait=false >/dev/null 2>&1 || true' EXIT
@@ -35,14 +43,21 @@ roll_requests() { echo $(( $(requests LIST pods) + $(requests LIST controllerrev
 
 # wait_settled NAME: every pod Ready on the update revision, read from the StatefulSet's status
 # (updatedReplicas and readyReplicas; a GET, so the pod LISTs counted are restarter's alone).
-wait_settled() {
-  local name=$1 deadline=$((SECONDS + 600))
-  until kubectl -n "$NAMESPACE" get statefulset "$name" -o json | jq -e --argjson n "$replicas" '
+settled() {
+  kubectl -n "$NAMESPACE" get statefulset "$1" -o json | jq -e --argjson n "$replicas" '
       .status.observedGeneration == .metadata.generation and .status.updatedReplicas == $n
-      and .status.readyReplicas == $n and .status.replicas == $n' >/dev/null; do
-    ((SECONDS < deadline)) || { echo "$name did not settle" >&2; exit 1; }
-    sleep 0.2
-  done
+      and .status.readyReplicas == $n and .status.replicas == $n' >/dev/null
+}
+wait_settled() { bench_until "$1 settled" settled "$1"; }
+# annotated NAME: the controller's first annotation written and observed.
+annotated() {
+  kubectl -n "$NAMESPACE" get statefulset "$1" -o json |
+    jq -e '(.spec.template.metadata.annotations // {} | length) > 0 and .status.observedGeneration == .metadata.generation' >/dev/null
+}
+# rolled NAME GENERATION: a newer generation written and observed.
+rolled() {
+  kubectl -n "$NAMESPACE" get statefulset "$1" -o json |
+    jq -e --argjson g "$2" '.metadata.generation > $g and .status.observedGeneration == .metadata.generation' >/dev/null
 }
 
 run() {
@@ -64,10 +79,7 @@ spec:
       containers: [{name: app, image: registry.invalid/bench:1, envFrom: [{configMapRef: {name: app}}]}]
 YAML
   # The controller's first annotation rolls it once; wait for that roll to end.
-  until kubectl -n "$NAMESPACE" get statefulset "$name" -o json |
-      jq -e '(.spec.template.metadata.annotations // {} | length) > 0 and .status.observedGeneration == .metadata.generation' >/dev/null; do
-    sleep 0.2
-  done
+  bench_until "$name annotated by the controller" annotated "$name"
   wait_settled "$name"
   local generation
   generation=$(kubectl -n "$NAMESPACE" get statefulset "$name" -o jsonpath='{.metadata.generation}')
@@ -75,10 +87,7 @@ YAML
   start=$(date +%s.%N)
   kubectl -n "$NAMESPACE" patch configmap app --type merge -p "{\"data\":{\"v\":\"$name\"}}" >/dev/null
   # The controller's write of the new annotation, observed by the StatefulSet controller.
-  until kubectl -n "$NAMESPACE" get statefulset "$name" -o json |
-      jq -e --argjson g "$generation" '.metadata.generation > $g and .status.observedGeneration == .metadata.generation' >/dev/null; do
-    sleep 0.2
-  done
+  bench_until "$name rolled by the change" rolled "$name" "$generation"
   wait_settled "$name"
   end=$(date +%s.%N)
   after=$(roll_requests)

@@ -12,7 +12,9 @@
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/opt_in.sh [RESTARTER_BIN] [STATEFULSETS]
 # Defaults: build/ci/cmd/restarter/restarter, 500. RESTARTER_CLUSTER selects the cluster. The
-# namespaces restarter-opt-in-bench-{baseline,roll} are deleted first and left in place after.
+# namespaces restarter-opt-in-bench-{baseline,roll} are deleted first and left in place after; the
+# namespace restarter-system is created when missing, as an install does (the digest key's).
+# BENCH_WAIT_SECONDS (default 1800) bounds each wait: a run that never gets there fails.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/ci/cmd/restarter/restarter}
@@ -20,6 +22,9 @@ sts=${2:-500}
 cluster="$repo/tests/cluster/cluster.sh"
 k() { "$cluster" exec -- kubectl "$@"; }
 work=$(mktemp -d)
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$repo/tests/bench/lib.sh"
+bench_install_namespace k
 
 pid=
 stop_controller() {
@@ -63,13 +68,11 @@ run() {
     --max-writes-per-second 1000 --write-burst 1000 --leader-elect=false $* \
     --metrics-bind-address 127.0.0.1:18092 --health-probe-bind-address 127.0.0.1:18093 >'$work/$name.log' 2>&1" &
   pid=$!
-  until grep -q 'caches synced' "$work/$name.log" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log"; echo "the controller exited"; exit 1; }
-    sleep 0.05
-  done
+  bench_wait_synced "$work/$name.log" "$pid"
   t0=$(date +%s%N)
   k -n "$ns" label statefulsets --all restarter.stackable.tech/enabled=true >/dev/null
-  until [[ $(count "$ns" "$done_test") == "$sts" ]]; do sleep 0.5; done
+  all_done() { [[ $(count "$ns" "$done_test") == "$sts" ]]; }
+  bench_until "$name: every StatefulSet of $ns done" all_done
   took=$(( ($(date +%s%N) - t0) / 1000000 ))
   echo "$name: $sts StatefulSets opted in, done after $took ms (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "$name: generation moved (restarts): $(count "$ns" '.metadata.generation > 1') of $sts;" \

@@ -10,7 +10,9 @@
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/reloader_memory.sh [RESTARTER_BIN] [DEPLOYMENTS] [OBJECTS] [IDLE]
 # Defaults: build/ci/cmd/restarter/restarter, 2000, 2000, 15. RESTARTER_CLUSTER selects the
-# cluster. The namespace restarter-reloader-bench is deleted first and left in place after.
+# cluster. The namespace restarter-reloader-bench is deleted first and left in place after; the
+# namespace restarter-system is created when missing, as an install does (the digest key's).
+# BENCH_WAIT_SECONDS (default 1800) bounds the wait for "caches synced".
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/ci/cmd/restarter/restarter}
@@ -21,6 +23,9 @@ ns=restarter-reloader-bench
 cluster="$repo/tests/cluster/cluster.sh"
 k() { "$cluster" exec -- kubectl "$@"; }
 work=$(mktemp -d)
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$repo/tests/bench/lib.sh"
+bench_install_namespace k
 
 echo "== populate: $deployments unlabeled Deployments, $objects ConfigMaps in $ns; load: $(uptime)"
 k delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
@@ -56,10 +61,7 @@ run() {
   "$cluster" exec -- bash -c "exec '$bin' serve-controller --namespace '$ns' --leader-elect=false \
     --metrics-bind-address 127.0.0.1:18092 --health-probe-bind-address 127.0.0.1:18093 $* >'$work/$mode.log' 2>&1" &
   pid=$!
-  until grep -q 'caches synced' "$work/$mode.log" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$mode.log"; echo "the controller exited"; exit 1; }
-    sleep 0.05
-  done
+  bench_wait_synced "$work/$mode.log" "$pid"
   echo "$mode: caches synced after $(( ($(date +%s%N) - t0) / 1000000 )) ms (includes process start)"
   sleep "$idle"
   echo "$mode: $(metrics | grep '^restarter_controller_cache_objects' | tr '\n' ' ')"

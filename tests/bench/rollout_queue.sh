@@ -18,7 +18,10 @@
 # RESTARTER_CLUSTER selects the cluster as for tests/cluster/cluster.sh; RESTARTER_BIN the binary.
 # Flags besides N: --min-rollout-interval 5m (the default: every rollout here finishes in
 # seconds), --debounce 200ms, --max-writes-per-second 1000 --write-burst 1000 (so the write
-# limiter, not the queue, never sets the pace).
+# limiter, not the queue, never sets the pace). The controller runs as the kuttl suites run it
+# (kuttl/lib/controller.sh: its digest key in the benchmark's namespace). BENCH_WAIT_SECONDS bounds
+# the wait for the Deployments to be Available (default 900) and for the change to finish
+# everywhere (default 1800): a run that never gets there fails.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
@@ -56,7 +59,7 @@ spec:
       containers: [{name: app, image: registry.invalid/bench:1, volumeMounts: [{name: config, mountPath: /etc/app}]}]
 YAML
 done | kubectl -n "$NAMESPACE" apply -f - >/dev/null
-kubectl -n "$NAMESPACE" wait deployment -l bench=queue --for=condition=Available --timeout=900s >/dev/null
+kubectl -n "$NAMESPACE" wait deployment -l bench=queue --for=condition=Available --timeout="${BENCH_WAIT_SECONDS:-900}s" >/dev/null
 
 # total: every request the apiserver counted so far.
 total() {
@@ -87,12 +90,12 @@ for n in "${limits[@]}"; do
   start=$(date +%s.%N)
   kubectl -n "$NAMESPACE" patch configmap shared --type merge -p "{\"data\":{\"v\":\"$round\"}}" >/dev/null
   version=$(kubectl -n "$NAMESPACE" get configmap shared -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
-  highest=0 deadline=$((SECONDS + 1800))
+  highest=0 deadline=$((SECONDS + ${BENCH_WAIT_SECONDS:-1800}))
   while :; do
     read -r rolling finished < <(sample "$version")
     ((rolling > highest)) && highest=$rolling
     ((finished == workloads)) && break
-    ((SECONDS < deadline)) || { echo "N=$n: only $finished of $workloads finished after 1800 s" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "N=$n: only $finished of $workloads finished after ${BENCH_WAIT_SECONDS:-1800} s" >&2; exit 1; }
     sleep 0.3
   done
   end=$(date +%s.%N)

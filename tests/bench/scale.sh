@@ -6,16 +6,23 @@
 # creates only the objects the previous one did not. At each size: the controller's time from start
 # to "caches synced", its steady RSS after IDLE seconds, and the latency from a ConfigMap update to
 # the new template annotation over UPDATES updates at 5/s with --debounce 0. A measurement, not a
-# test: it prints figures and writes RESULTS_DIR/scale-<statefulsets>.json for tests/bench/plot.py.
+# test: it prints figures, writes RESULTS_DIR/scale-<statefulsets>.json for tests/bench/plot.py,
+# and fails (non-zero) only when it cannot measure.
 #
 # Usage (the cluster must be up: tests/cluster/cluster.sh up; for figures without the audit log's
 # cost, up with RESTARTER_CLUSTER_AUDIT=off):
 #   tests/bench/scale.sh [RESULTS_DIR] [SIZES...]
-# Defaults: tests/bench/results, sizes 1000 5000 10000. Env: UPDATES (default 200), IDLE (30),
-# RESTARTER_BIN and RESTARTER_CLUSTER as for controller_bench.sh. The controller's flags are the
-# defaults except those controller_bench.sh sets and --max-writes-per-second 1000
-# --write-burst 1000: the default 10 writes/s would take 1,000 s to annotate 10,000 fresh
-# StatefulSets at start; it changes no figure measured after that (one write per change).
+# Defaults: tests/bench/results, sizes 1000 5000 10000. Env: UPDATES (default 200; at most the
+# smallest size), IDLE (30), BENCH_BUILD_DIR (default build/ci, what tests/run.sh builds: its
+# controller_bench and restarter), RESTARTER_BIN, RESTARTER_CLUSTER and BENCH_WAIT_SECONDS as for
+# controller_bench.sh, which says what "settled" means with the defaults (a baseline per
+# StatefulSet, no rollout) and creates the namespace restarter-system when missing, as an install
+# does. The controller's flags are the defaults except those controller_bench.sh sets
+# (--debounce 0) and --max-writes-per-second 1000 --write-burst 1000: at first look the controller
+# records each fresh StatefulSet's baseline, a metadata-only write that restarts nothing but
+# passes the same write limiter as a rollout, so the default 10 writes/s would take 100 s to
+# settle 1,000 fresh StatefulSets and 1,000 s for 10,000; it changes no figure measured after that
+# (one write per change, 5 changes/s).
 # The population is left in place (namespace restarter-scale; BENCH_NAMESPACE names another).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,5 +36,5 @@ for sts in "${sizes[@]}"; do
   BENCH_NAMESPACE=${BENCH_NAMESPACE:-restarter-scale} BENCH_REPLICAS=0 BENCH_STATEFULSETS=$sts BENCH_CONFIGMAPS=$((sts * 10)) BENCH_SECRETS=$((sts * 10)) \
     BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
     BENCH_RESULTS="$results/scale-$sts.json" \
-    "$repo/tests/bench/controller/controller_bench.sh" "$repo/build/ci" "${UPDATES:-200}" "${IDLE:-30}"
+    "$repo/tests/bench/controller/controller_bench.sh" "${BENCH_BUILD_DIR:-$repo/build/ci}" "${UPDATES:-200}" "${IDLE:-30}"
 done

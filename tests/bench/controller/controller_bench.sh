@@ -5,25 +5,37 @@
 #   (a) latency from a ConfigMap update to the new template annotation, over UPDATES updates;
 #   (b) API writes (the apiserver's apiserver_request_total) per change and at idle;
 #   (c) the controller's steady-state RSS and CPU.
-# A measurement, not a test: it prints figures.
+# A measurement, not a test: it prints figures, and fails (non-zero) only when it cannot measure.
 #
 # Usage (the cluster must be up: tests/cluster/cluster.sh up):
 #   tests/bench/controller/controller_bench.sh [BUILD_DIR] [UPDATES] [IDLE_SECONDS]
 # Defaults: build/bench (configured RelWithDebInfo if missing), 200 updates, 60 s idle.
-# Flags: the controller runs with the defaults a user gets except --debounce 0 (the default 1s
-# window exists to merge a burst of changes into one rollout, so with it every latency is 1 s
-# plus the figure measured here), --min-rollout-interval 0 (every StatefulSet is annotated, so
-# rolled, at start: the default interval would hold each first change for up to 5 minutes) and
-# --leader-elect=false, endpoints on fixed ports, the digest key in the benchmark's namespace
-# (--digest-key-namespace: the default restarter-system does not exist there) and --roll-on-opt-in
-# (the StatefulSets are created unannotated: the default would record a baseline for each instead
-# of annotating it, and the latency phase watches the template annotations). Updates are
+# The cluster as an install leaves it: the namespace restarter-system is created when missing
+# (an install creates it; serve-controller keeps its digest key there by default and creates the
+# Secret at its first start; without the namespace it never becomes ready). Flags: the controller
+# runs with the defaults a user gets except --debounce 0 (the default 1s window exists to merge a
+# burst of changes into one rollout, so with it every latency is 1 s plus the figure measured here),
+# --leader-elect=false and endpoints on fixed ports. So it records a baseline at first look: the
+# StatefulSets are created unannotated and no webhook runs, which the controller cannot tell from
+# running workloads being opted in, so it writes the versions their pods run with into the
+# metadata annotation restarter.stackable.tech/baseline (one write each, nothing rolled) and
+# no template annotation. "Synced and settled" is therefore: caches synced, then every StatefulSet
+# has each of its references recorded, in its baseline or (once rolled) its template annotations
+# (controller_bench wait-settled). The latency phase then measures the first change of each
+# updated StatefulSet, which rolls it: the baseline is emptied and every template annotation
+# written, the changed one with its new version. The default rollout hold (--min-rollout-interval
+# 5m, with a 10 s floor after a rollout) holds a second change of a StatefulSet rolled moments
+# before, so each update goes to another StatefulSet (a prime stride): UPDATES may not exceed the
+# StatefulSets unless BENCH_CONTROLLER_FLAGS sets --min-rollout-interval (0 measures repeated
+# changes without the hold). Each wait (caches synced, settled) is bounded by
+# BENCH_WAIT_SECONDS (default 1800): a controller that never gets there fails the run. Updates are
 # paced at one every BENCH_UPDATE_INTERVAL_MS (default 200: 5 changes/s, below the default write
 # limit of 10/s; back-to-back updates would measure the limiter's spacing, not latency; 0 sends
 # the next one as soon as the previous one is seen). Scale with env BENCH_STATEFULSETS /
 # BENCH_CONFIGMAPS / BENCH_SECRETS; BENCH_SKIP_POPULATE=1 reuses the objects of an earlier run;
-# BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 1000, to annotate a
-# fresh population quickly); RESTARTER_BIN runs that binary instead of building one.
+# BENCH_CONTROLLER_FLAGS adds controller flags (e.g. --max-writes-per-second 1000, to record the
+# baselines of a large fresh population quickly: one write per StatefulSet at the default 10/s);
+# RESTARTER_BIN runs that binary instead of building one.
 # RESTARTER_CLUSTER selects the cluster, BENCH_NAMESPACE the namespace (default
 # restarter-controller-bench). BENCH_OBJECT_BYTES sets the size of each ConfigMap's and
 # Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1),
@@ -40,8 +52,16 @@ sts=${BENCH_STATEFULSETS:-1000}
 cms=${BENCH_CONFIGMAPS:-10000}
 secrets=${BENCH_SECRETS:-10000}
 ns=${BENCH_NAMESPACE:-restarter-controller-bench}
+wait_seconds=${BENCH_WAIT_SECONDS:-1800}
 cluster="$repo/tests/cluster/cluster.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$repo/tests/bench/lib.sh"
 
+if ((updates > sts)) && [[ " ${BENCH_CONTROLLER_FLAGS:-} " != *" --min-rollout-interval"* ]]; then
+  echo "bench: $updates updates over $sts StatefulSets would change some twice, and the default rollout hold" \
+    "would hold the second change (use at most $sts updates, or set --min-rollout-interval in BENCH_CONTROLLER_FLAGS)" >&2
+  exit 2
+fi
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
@@ -53,6 +73,8 @@ restarter=${RESTARTER_BIN:-$build/cmd/restarter/restarter}
 work=$(mktemp -d)
 load_at_start=$(cut -d' ' -f1 /proc/loadavg)
 
+bench_install_namespace "$cluster" exec -- kubectl
+
 if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
   echo "== populate: $sts StatefulSets, $cms ConfigMaps, $secrets Secrets in $ns"
   start=$SECONDS
@@ -60,23 +82,21 @@ if [[ -z ${BENCH_SKIP_POPULATE:-} ]]; then
   echo "populated in $((SECONDS - start)) s"
 fi
 
-echo "== controller: start, initial sync and annotation of every StatefulSet"
+echo "== controller: start, initial sync, and each StatefulSet's references recorded (baseline by default)"
 started_ns=$(date +%s%N)
-"$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 --min-rollout-interval 0 \
+"$cluster" exec -- bash -c "'$restarter' serve-controller --namespace '$ns' --debounce 0 \
   --leader-elect=false --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
-  --digest-key-namespace '$ns' --roll-on-opt-in \
   ${BENCH_CONTROLLER_FLAGS:-} >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
 wrapper=$!
 trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
 until [[ -s $work/pid ]]; do sleep 0.1; done
 pid=$(cat "$work/pid")
-until grep -q 'caches synced' "$work/controller.log" 2>/dev/null; do
-  kill -0 "$pid" 2>/dev/null || { cat "$work/controller.log"; echo "bench: the controller exited" >&2; exit 1; }
-  sleep 0.05
-done
+BENCH_WAIT_SECONDS=$wait_seconds bench_wait_synced "$work/controller.log" "$pid"
 synced_ms=$((($(date +%s%N) - started_ns) / 1000000))
 echo "caches synced ${synced_ms} ms after start (includes process start)"
-"$cluster" exec -- "$bench" wait-annotated "$ns" "$sts" $(((cms + secrets) / sts)) 1800
+"$cluster" exec -- "$bench" wait-settled "$ns" "$sts" $(((cms + secrets) / sts)) "$wait_seconds"
+settled_ms=$((($(date +%s%N) - started_ns) / 1000000))
+echo "settled ${settled_ms} ms after start"
 grep -E 'caches synced' "$work/controller.log" || true
 
 rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status"; }
@@ -113,8 +133,8 @@ echo "controller restarts logged: $(grep -c 'restart triggered' "$work/controlle
 if [[ -n ${BENCH_RESULTS:-} ]]; then
   "$repo/tests/bench/record.py" "$BENCH_RESULTS" controller --load-at-start "$load_at_start" \
     statefulsets="$sts" replicas="${BENCH_REPLICAS:-1}" configmaps="$cms" secrets="$secrets" object_bytes="${BENCH_OBJECT_BYTES:-1024}" \
-    cached_objects=$((sts + cms + secrets)) flags="--debounce 0 --min-rollout-interval 0 ${BENCH_CONTROLLER_FLAGS:-}" \
-    caches_synced_ms="$synced_ms" steady_rss_kb="$steady_kb" peak_rss_kb="$(rss_kb VmHWM)" \
+    cached_objects=$((sts + cms + secrets)) flags="--debounce 0 ${BENCH_CONTROLLER_FLAGS:-}" \
+    caches_synced_ms="$synced_ms" settled_ms="$settled_ms" steady_rss_kb="$steady_kb" peak_rss_kb="$(rss_kb VmHWM)" \
     update_interval_ms="$interval" --samples latency_ms="$work/latency"
   echo "results: $BENCH_RESULTS"
 fi
