@@ -23,6 +23,13 @@
 # passes the same write limiter as a rollout, so the default 10 writes/s would take 100 s to
 # settle 1,000 fresh StatefulSets and 1,000 s for 10,000; it changes no figure measured after that
 # (one write per change, 5 changes/s).
+# SCALE_POPULATION=realistic measures the other shape instead: at S StatefulSets, 50*S ConfigMaps
+# and 50*S Secrets of which each StatefulSet references 3 and 2, so 5 % of the objects are
+# referenced (10,000 StatefulSets: 1,000,000 objects, 50,000 referenced), as in a cluster where
+# most ConfigMaps and Secrets are Helm releases', service accounts' and other operators'; results
+# in RESULTS_DIR/scale-realistic-<statefulsets>.json, namespace restarter-scale-realistic. At a
+# million objects etcd needs a larger quota: up the cluster with
+# RESTARTER_CLUSTER_ETCD_QUOTA_BYTES=8589934592 (docs/benchmarks.md, "The controller at scale").
 # The population is left in place (namespace restarter-scale; BENCH_NAMESPACE names another).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,10 +38,21 @@ shift || true
 sizes=("$@")
 ((${#sizes[@]})) || sizes=(1000 5000 10000)
 mkdir -p "$results"
+realistic=0
+case ${SCALE_POPULATION:-every-referenced} in
+  realistic) realistic=1 ;;
+  every-referenced) ;;
+  *) echo "scale.sh: SCALE_POPULATION is realistic or every-referenced, not '$SCALE_POPULATION'" >&2; exit 2 ;;
+esac
 for sts in "${sizes[@]}"; do
-  echo "=== scale: $sts StatefulSets, $((sts * 10)) ConfigMaps, $((sts * 10)) Secrets; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  BENCH_NAMESPACE=${BENCH_NAMESPACE:-restarter-scale} BENCH_REPLICAS=0 BENCH_STATEFULSETS=$sts BENCH_CONFIGMAPS=$((sts * 10)) BENCH_SECRETS=$((sts * 10)) \
-    BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
-    BENCH_RESULTS="$results/scale-$sts.json" \
+  if ((realistic)); then
+    per=50 name=scale-realistic-$sts refs=(BENCH_CM_REFS=3 BENCH_SECRET_REFS=2) ns=${BENCH_NAMESPACE:-restarter-scale-realistic}
+  else
+    per=10 name=scale-$sts refs=() ns=${BENCH_NAMESPACE:-restarter-scale}
+  fi
+  echo "=== scale: $sts StatefulSets, $((sts * per)) ConfigMaps, $((sts * per)) Secrets; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  env "${refs[@]}" BENCH_NAMESPACE="$ns" BENCH_REPLICAS=0 BENCH_STATEFULSETS="$sts" BENCH_CONFIGMAPS=$((sts * per)) \
+    BENCH_SECRETS=$((sts * per)) BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
+    BENCH_RESULTS="$results/$name.json" \
     "$repo/tests/bench/controller/controller_bench.sh" "${BENCH_BUILD_DIR:-$repo/build/ci}" "${UPDATES:-200}" "${IDLE:-30}"
 done

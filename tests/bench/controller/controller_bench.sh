@@ -41,6 +41,9 @@
 # Secret's one key (default 1024), BENCH_REPLICAS the replicas of each StatefulSet (default 1),
 # BENCH_READS=keys makes the StatefulSets read that key through env key refs (key-level records)
 # instead of envFrom (use another BENCH_NAMESPACE: a population keeps the StatefulSets it has).
+# BENCH_CM_REFS and BENCH_SECRET_REFS: the ConfigMaps and Secrets each StatefulSet references
+# (default: all of them shared out); the others are referenced by none (scale.sh's realistic
+# population).
 # BENCH_RESULTS=FILE also writes the figures and every latency as JSON (tests/bench/record.py),
 # the input of tests/bench/plot.py; tests/bench/scale.sh runs this at three sizes.
 set -euo pipefail
@@ -94,7 +97,10 @@ pid=$(cat "$work/pid")
 BENCH_WAIT_SECONDS=$wait_seconds bench_wait_synced "$work/controller.log" "$pid"
 synced_ms=$((($(date +%s%N) - started_ns) / 1000000))
 echo "caches synced ${synced_ms} ms after start (includes process start)"
-"$cluster" exec -- "$bench" wait-settled "$ns" "$sts" $(((cms + secrets) / sts)) "$wait_seconds"
+# BENCH_CM_REFS / BENCH_SECRET_REFS: references per StatefulSet (controller_bench populate).
+cm_refs=${BENCH_CM_REFS:-$((cms / sts))}
+secret_refs=${BENCH_SECRET_REFS:-$((secrets / sts))}
+"$cluster" exec -- "$bench" wait-settled "$ns" "$sts" $((cm_refs + secret_refs)) "$wait_seconds"
 settled_ms=$((($(date +%s%N) - started_ns) / 1000000))
 echo "settled ${settled_ms} ms after start"
 grep -E 'caches synced' "$work/controller.log" || true
@@ -122,7 +128,7 @@ interval=${BENCH_UPDATE_INTERVAL_MS:-200}
 echo "== (a) latency over $updates ConfigMap updates, one at a time, at most one every ${interval} ms; (b) writes per change"
 "$cluster" exec -- "$bench" writes >"$work/w2"
 t2=$(cpu_ticks)
-"$cluster" exec -- env BENCH_SAMPLES="$work/latency" "$bench" latency "$ns" "$updates" $((cms / sts)) "$interval"
+"$cluster" exec -- env BENCH_SAMPLES="$work/latency" "$bench" latency "$ns" "$updates" "$cm_refs" "$interval"
 t3=$(cpu_ticks)
 "$cluster" exec -- "$bench" writes >"$work/w3"
 echo "writes during the updates (apiserver_request_total delta; $updates changes):"
@@ -133,7 +139,7 @@ echo "controller restarts logged: $(grep -c 'restart triggered' "$work/controlle
 if [[ -n ${BENCH_RESULTS:-} ]]; then
   "$repo/tests/bench/record.py" "$BENCH_RESULTS" controller --load-at-start "$load_at_start" \
     statefulsets="$sts" replicas="${BENCH_REPLICAS:-1}" configmaps="$cms" secrets="$secrets" object_bytes="${BENCH_OBJECT_BYTES:-1024}" \
-    cached_objects=$((sts + cms + secrets)) flags="--debounce 0 ${BENCH_CONTROLLER_FLAGS:-}" \
+    cached_objects=$((sts + cms + secrets)) referenced_objects=$((sts * (cm_refs + secret_refs))) flags="--debounce 0 ${BENCH_CONTROLLER_FLAGS:-}" \
     caches_synced_ms="$synced_ms" settled_ms="$settled_ms" steady_rss_kb="$steady_kb" peak_rss_kb="$(rss_kb VmHWM)" \
     update_interval_ms="$interval" --samples latency_ms="$work/latency"
   echo "results: $BENCH_RESULTS"
