@@ -9,7 +9,8 @@
       (standard library only: tests/run.sh runs it, so a figure cannot drift from its results).
 
 Defaults: DIR tests/bench/results, FILE docs/benchmarks.md. The results come from
-tests/bench/scale.sh (scale-<statefulsets>.json: tests/bench/controller/controller_bench.sh) and
+tests/bench/scale.sh (scale-<statefulsets>.json, and scale-realistic-<statefulsets>.json for
+SCALE_POPULATION=realistic: tests/bench/controller/controller_bench.sh) and
 tests/bench/webhook.sh with BENCH_RESULTS_DIR (webhook-e2e-<kind>.json), written by
 tests/bench/record.py. The scale plot also draws, dashed, an earlier run of scale.sh kept in
 DIR/earlier/ (its results name the commit they were measured at). matplotlib comes from PyPI, pinned in plot-requirements.txt, into a virtual
@@ -32,6 +33,7 @@ PLOTS = ("scale.png", "propagation-cdf.png", "webhook-cdf.png")
 # The goals the plots draw: the controller's steady RSS and update-to-annotation p99 at 210,000
 # cached objects, the webhook's p99 admission latency (docs/benchmarks.md says why each).
 GOAL_SCALE_RSS_MB = 200
+GOAL_REALISTIC_RSS_MB = 128
 GOAL_SCALE_P99_MS = 100
 GOAL_WEBHOOK_P99_MS = 10
 
@@ -42,6 +44,15 @@ def rank(values, q):
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
+class Scale:
+    """scale.sh's results: every object referenced (scale-<n>.json) and the realistic population
+    (scale-realistic-<n>.json, SCALE_POPULATION=realistic), each also as measured earlier."""
+
+    def __init__(self, every, realistic, earlier, earlier_realistic):
+        self.every, self.realistic = every, realistic
+        self.earlier, self.earlier_realistic = earlier, earlier_realistic
+
+
 def load(results):
     def read(pattern):
         found = []
@@ -50,10 +61,14 @@ def load(results):
                 found.append(json.load(f))
         return found
 
-    scale = sorted(read("scale-*.json"), key=lambda r: r["cached_objects"])
+    def by_size(pattern):
+        return sorted(read(pattern), key=lambda r: r["cached_objects"])
+
+    scale = Scale(every=by_size("scale-[0-9]*.json"), realistic=by_size("scale-realistic-*.json"),
+                  earlier=by_size(os.path.join("earlier", "scale-[0-9]*.json")),
+                  earlier_realistic=by_size(os.path.join("earlier", "scale-realistic-*.json")))
     webhook = sorted(read("webhook-e2e-*.json"), key=lambda r: r["kind"])
-    earlier = sorted(read(os.path.join("earlier", "scale-*.json")), key=lambda r: r["cached_objects"])
-    return scale, webhook, earlier
+    return scale, webhook
 
 
 def machine_line(results):
@@ -80,6 +95,24 @@ def scale_table(scale):
         load = r["load_average"]
         lines.append(
             f"| {r['cached_objects']:,} | {r['statefulsets']:,} | {r['configmaps']:,} + {r['secrets']:,} "
+            f"| {r['caches_synced_ms'] / 1000:.1f} s | {r['steady_rss_kb'] / 1000:.1f} MB "
+            f"| {r['peak_rss_kb'] / 1000:.1f} MB | {rank(latency, 0.5):.1f} ms | {rank(latency, 0.99):.1f} ms "
+            f"| {max(latency):.1f} ms | {len(latency)} | {load['at_start']:.1f}-{load['at_end']:.1f} |")
+    return "\n".join(lines)
+
+
+def realistic_table(scale):
+    """The realistic population, the earlier code's rows first (their commit says which)."""
+    lines = [
+        "| code | cached objects | referenced | StatefulSets | start to caches synced | steady RSS | peak RSS "
+        "| update to annotation p50 | p99 | max | updates | load average |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in scale.earlier_realistic + scale.realistic:
+        latency = r["latency_ms"]
+        load = r["load_average"]
+        lines.append(
+            f"| {r.get('commit', '?')} | {r['cached_objects']:,} | {r['referenced_objects']:,} | {r['statefulsets']:,} "
             f"| {r['caches_synced_ms'] / 1000:.1f} s | {r['steady_rss_kb'] / 1000:.1f} MB "
             f"| {r['peak_rss_kb'] / 1000:.1f} MB | {rank(latency, 0.5):.1f} ms | {rank(latency, 0.99):.1f} ms "
             f"| {max(latency):.1f} ms | {len(latency)} | {load['at_start']:.1f}-{load['at_end']:.1f} |")
@@ -117,7 +150,8 @@ def webhook_table(webhook):
 
 
 def tables(scale, webhook):
-    return {"scale": scale_table(scale), "webhook": webhook_table(webhook)}
+    return {"scale": scale_table(scale.every), "scale-realistic": realistic_table(scale),
+            "webhook": webhook_table(webhook)}
 
 
 def replace_tables(text, wanted):
@@ -177,7 +211,9 @@ def cdf(axes, samples, label):
     axes.step(ordered, [(i + 1) / n for i in range(n)], where="post", label=f"{label} (n={n})")
 
 
-def plot_scale(plt, scale, earlier, path):
+def plot_scale(plt, everything, path):
+    scale, earlier = everything.every, everything.earlier
+    realistic, earlier_realistic = everything.realistic, everything.earlier_realistic
     x = [r["cached_objects"] for r in scale]
     figure, (rss, synced, latency) = plt.subplots(1, 3, figsize=(13, 4.2))
     if earlier:
@@ -189,6 +225,21 @@ def plot_scale(plt, scale, earlier, path):
     rss.plot(x, [r["steady_rss_kb"] / 1000 for r in scale], "o-", label="steady RSS")
     rss.plot(x, [r["peak_rss_kb"] / 1000 for r in scale], "s--", label="peak RSS")
     rss.axhline(GOAL_SCALE_RSS_MB, color="red", linestyle=":", label=f"goal {GOAL_SCALE_RSS_MB} MB")
+    # The realistic population (5 % referenced), now and with the earlier code, in green.
+    for runs, style, label in ((earlier_realistic, "D:", "earlier code"), (realistic, "D-", "now")):
+        if not runs:
+            continue
+        rx = [r["cached_objects"] for r in runs]
+        color = "grey" if runs is earlier_realistic else "tab:green"
+        rss.plot(rx, [r["steady_rss_kb"] / 1000 for r in runs], style, color=color,
+                 label=f"steady RSS, 5 % referenced, {label}")
+        synced.plot(rx, [r["caches_synced_ms"] / 1000 for r in runs], style, color=color,
+                    label=f"5 % referenced, {label}")
+        latency.plot(rx, [rank(r["latency_ms"], 0.99) for r in runs], style, color=color,
+                     label=f"p99, 5 % referenced, {label}")
+    if realistic:
+        rss.axhline(GOAL_REALISTIC_RSS_MB, color="tab:green", linestyle=":",
+                    label=f"goal {GOAL_REALISTIC_RSS_MB} MB, 5 % referenced")
     rss.set_ylabel("MB")
     rss.set_title("controller memory")
     synced.plot(x, [r["caches_synced_ms"] / 1000 for r in scale], "o-", label="now")
@@ -201,22 +252,28 @@ def plot_scale(plt, scale, earlier, path):
     latency.set_title("ConfigMap update to template annotation")
     for axes in (rss, synced, latency):
         axes.set_xlabel("cached objects (StatefulSets + ConfigMaps + Secrets)")
-        axes.set_xticks(x, [f"{v // 1000}k" for v in x])
+        ticks = sorted(set(x + [r["cached_objects"] for r in realistic + earlier_realistic]))
+        if ticks[-1] > 10 * ticks[0]:  # from 21k to a million: equal steps for each factor
+            axes.set_xscale("log")
+            axes.minorticks_off()
+        axes.set_xticks(ticks, [f"{v // 1000}k" for v in ticks])
         axes.set_ylim(bottom=0)
         axes.grid(alpha=0.3)
     rss.legend(fontsize=8)
     synced.legend(fontsize=8)
     latency.legend(fontsize=8)
     figure.suptitle("serve-controller scale curve (tests/bench/scale.sh, --debounce 0)\n"
-                    + machine_line(scale), fontsize=10)
+                    + machine_line(scale + realistic), fontsize=10)
     figure.tight_layout()
     save(figure, path)
 
 
-def plot_propagation(plt, scale, path):
+def plot_propagation(plt, everything, path):
+    scale = everything.every + everything.realistic
     figure, axes = plt.subplots(figsize=(7, 4.2))
     for r in scale:
-        cdf(axes, r["latency_ms"], f"{r['cached_objects'] // 1000}k objects")
+        share = f", {r['referenced_objects'] * 100 // r['cached_objects']} % referenced" if "referenced_objects" in r else ""
+        cdf(axes, r["latency_ms"], f"{r['cached_objects'] // 1000}k objects{share}")
     axes.axvline(GOAL_SCALE_P99_MS, color="red", linestyle=":", label=f"{GOAL_SCALE_P99_MS} ms")
     axes.set_xlabel("ConfigMap update to new template annotation (ms)")
     axes.set_ylabel("fraction of updates")
@@ -252,8 +309,8 @@ def main():
     parser.add_argument("--docs", default=os.path.join(REPO, "docs", "benchmarks.md"))
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
-    scale, webhook, earlier = load(args.results)
-    if not scale or not webhook:
+    scale, webhook = load(args.results)
+    if not scale.every or not webhook:
         print(f"plot.py: {args.results} needs scale-*.json and webhook-e2e-*.json", file=sys.stderr)
         return 1
     if args.check:
@@ -264,7 +321,7 @@ def main():
     import matplotlib.pyplot as plt
     out = os.path.join(os.path.dirname(args.docs), "benchmarks")
     os.makedirs(out, exist_ok=True)
-    plot_scale(plt, scale, earlier, os.path.join(out, "scale.png"))
+    plot_scale(plt, scale, os.path.join(out, "scale.png"))
     plot_propagation(plt, scale, os.path.join(out, "propagation-cdf.png"))
     plot_webhook(plt, webhook, os.path.join(out, "webhook-cdf.png"))
     with open(args.docs) as f:
