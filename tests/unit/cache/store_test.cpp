@@ -242,6 +242,12 @@ namespace {
 MetaStore::RetainFunc retaining(const std::set<std::string>* wanted) {
   return [wanted](std::string_view key) { return wanted->count(std::string(key)) != 0; };
 }
+// Handlers that log "add NAME", "update NAME" and "delete NAME" into `log`.
+MetaStore::Handlers loggingTo(std::vector<std::string>* log) {
+  return {[log](const MetaPtr& o) { log->push_back("add " + o->name); },
+          [log](const MetaPtr&, const MetaPtr& a) { log->push_back("update " + a->name); },
+          [log](const MetaPtr& o) { log->push_back("delete " + o->name); }};
+}
 json metaObject(const std::string& name, const std::string& rv) {
   return {{"metadata", {{"namespace", "n"}, {"name", name}, {"uid", "u-" + name}, {"resourceVersion", rv}}}};
 }
@@ -252,9 +258,7 @@ TEST_CASE("a store with retention keeps unretained objects as unloaded and not a
   MetaStore store;
   store.setRetention(retaining(&wanted));
   std::vector<std::string> log;
-  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name); },
-                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
-                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  store.addHandlers(loggingTo(&log));
   store.stage({metaObject("a", "1"), metaObject("b", "1")});
   store.stage({metaObject("c", "2")});
   store.commitList("2");
@@ -349,9 +353,7 @@ TEST_CASE("a relist moves objects between entries and unloaded with handlers for
   MetaStore store;
   store.setRetention(retaining(&wanted));
   std::vector<std::string> log;
-  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name); },
-                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
-                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  store.addHandlers(loggingTo(&log));
   store.replace({metaObject("a", "1"), metaObject("b", "1")}, "1");
   REQUIRE(store.promote(metaObject("b", "1")).ok());
   log.clear();
