@@ -30,6 +30,13 @@
 # in RESULTS_DIR/scale-realistic-<statefulsets>.json, namespace restarter-scale-realistic. At a
 # million objects etcd needs a larger quota: up the cluster with
 # RESTARTER_CLUSTER_ETCD_QUOTA_BYTES=8589934592 (docs/benchmarks.md, "The controller at scale").
+# SCALE_TOOLS="restarter reloader" (default restarter) measures each tool in turn at each size, on
+# the same population: Reloader with its default flags (controller_bench.sh, BENCH_TOOL=reloader),
+# results in RESULTS_DIR/reloader-<name>.json, RELOADER_UPDATES updates (default UPDATES; Reloader
+# lists every workload of the namespace for each change, so at 50,000 StatefulSets a change takes
+# seconds and fewer updates keep the run short). A Reloader run that ends in a figure of failure
+# (killed by its memory cgroup, never reloading: controller_bench.sh's exit 3, recorded in its
+# results file) does not stop the sizes after it; any other failure does.
 # The population is left in place (namespace restarter-scale; BENCH_NAMESPACE names another).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,8 +58,20 @@ for sts in "${sizes[@]}"; do
     per=10 name=scale-$sts refs=() ns=${BENCH_NAMESPACE:-restarter-scale}
   fi
   echo "=== scale: $sts StatefulSets, $((sts * per)) ConfigMaps, $((sts * per)) Secrets; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  env "${refs[@]}" BENCH_NAMESPACE="$ns" BENCH_REPLICAS=0 BENCH_STATEFULSETS="$sts" BENCH_CONFIGMAPS=$((sts * per)) \
-    BENCH_SECRETS=$((sts * per)) BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
-    BENCH_RESULTS="$results/$name.json" \
-    "$repo/tests/bench/controller/controller_bench.sh" "${BENCH_BUILD_DIR:-$repo/build/ci}" "${UPDATES:-200}" "${IDLE:-30}"
+  skip_populate=
+  for tool in ${SCALE_TOOLS:-restarter}; do
+    case $tool in
+      restarter) results_file=$results/$name.json updates=${UPDATES:-200} ;;
+      reloader) results_file=$results/reloader-$name.json updates=${RELOADER_UPDATES:-${UPDATES:-200}} ;;
+      *) echo "scale.sh: SCALE_TOOLS lists restarter and reloader, not '$tool'" >&2; exit 2 ;;
+    esac
+    echo "=== $tool"
+    # The population is created once per size, by the first tool's run.
+    env "${refs[@]}" BENCH_SKIP_POPULATE="$skip_populate" BENCH_TOOL="$tool" BENCH_NAMESPACE="$ns" BENCH_REPLICAS=0 BENCH_STATEFULSETS="$sts" BENCH_CONFIGMAPS=$((sts * per)) \
+      BENCH_SECRETS=$((sts * per)) BENCH_CONTROLLER_FLAGS="--max-writes-per-second 1000 --write-burst 1000 ${BENCH_CONTROLLER_FLAGS:-}" \
+      BENCH_RESULTS="$results_file" \
+      "$repo/tests/bench/controller/controller_bench.sh" "${BENCH_BUILD_DIR:-$repo/build/ci}" "$updates" "${IDLE:-30}" ||
+      { rc=$? && [[ $tool == reloader && $rc == 3 ]]; }
+    skip_populate=1
+  done
 done

@@ -17,7 +17,10 @@
 # What runs, each bounded (BENCH_WAIT_SECONDS=120 for each of its waits, and `timeout` around it):
 #   scale.sh 5          5 StatefulSets, 50 ConfigMaps, 50 Secrets: caches synced, every
 #                       baseline recorded, 3 s idle, 5 ConfigMap updates measured (the same path as
-#                       controller/controller_bench.sh, which it runs)
+#                       controller/controller_bench.sh, which it runs), then Reloader on the same
+#                       population (SCALE_TOOLS; reloader/build.sh builds it first, its own step):
+#                       its first reload and 5 updates; a results file for each, Reloader's
+#                       without "failed"
 #   opt_in.sh 5         5 running StatefulSets labeled at once, baseline then --roll-on-opt-in
 #   content_aware.sh    5 StatefulSets, 50 ConfigMaps and 50 Secrets, 5 relabels, no idle
 #   reloader_memory.sh  5 unlabeled Deployments, 50 ConfigMaps, no idle
@@ -98,9 +101,14 @@ smoke() {
   fi
 }
 
-smoke "scale.sh at 5 StatefulSets" env BENCH_BUILD_DIR="$build" UPDATES=5 IDLE=3 \
-  "$bench/scale.sh" "$scratch/results" 5
-smoke "scale.sh results file" test -s "$scratch/results/scale-5.json"
+smoke "Reloader built from its Go module" "$bench/reloader/build.sh"
+smoke "scale.sh at 5 StatefulSets, restarter and Reloader" env BENCH_BUILD_DIR="$build" UPDATES=5 IDLE=3 \
+  SCALE_TOOLS="restarter reloader" "$bench/scale.sh" "$scratch/results" 5
+smoke "scale.sh results files" python3 -c 'import json, sys
+for path in sys.argv[1:]:
+    result = json.load(open(path))
+    assert "failed" not in result and result["latency_ms"], (path, result.get("failed"))' \
+  "$scratch/results/scale-5.json" "$scratch/results/reloader-scale-5.json"
 smoke "opt_in.sh at 5 StatefulSets" "$bench/opt_in.sh" "$RESTARTER_BIN" 5
 smoke "content_aware.sh at 5 StatefulSets" "$bench/content_aware.sh" "$RESTARTER_BIN" 5 50 5 0
 smoke "reloader_memory.sh at 5 Deployments" "$bench/reloader_memory.sh" "$RESTARTER_BIN" 5 50 0

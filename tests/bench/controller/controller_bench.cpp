@@ -8,7 +8,9 @@
 //       BENCH_READS=keys through env key refs to their one key (key-level records, k2);
 //       BENCH_REPLICAS replicas, default 1, pods faked by kwok), so a population grows by running it
 //       with larger counts; every ConfigMap and Secret holds one key of BENCH_OBJECT_BYTES bytes
-//       (default 1024)
+//       (default 1024); each StatefulSet also carries Reloader's opt-in annotation
+//       reloader.stakater.com/auto: "true" (restarter ignores it unless --reloader-annotations),
+//       so the same population measures Reloader with its default flags
 //   controller_bench wait-settled <ns> <statefulsets> <refs-per-statefulset> <seconds>
 //       waits until every labeled StatefulSet has each of its references recorded as the
 //       controller records it at first look: by default (a StatefulSet created unannotated, no
@@ -19,12 +21,20 @@
 //   controller_bench latency <ns> <updates> <configmaps-per-statefulset> [interval-ms]
 //       updates ConfigMaps one at a time, starting one at most every interval-ms (default 0: at
 //       once after the previous one was seen); for each, the time from just before the PATCH to
-//       the watch event of the referencing StatefulSet that first shows the new <uid>/<rv>;
-//       prints p50, p99; with BENCH_SAMPLES=FILE also every latency in ms, one per line, in
-//       the order measured
-//   controller_bench writes
-//       apiserver_request_total of write verbs for statefulsets and events (the apiserver's own
-//       count, from its /metrics)
+//       the watch event of the referencing StatefulSet that first shows the new <uid>/<rv>
+//       (restarter's template annotation), or with BENCH_LATENCY_OF=generation the first event
+//       with a higher metadata.generation (any change of the pod template: how Reloader's default
+//       strategy, an env var per object, is seen); prints p50, p99; with BENCH_SAMPLES=FILE also
+//       every latency in ms, one per line, in the order measured
+//   controller_bench wait-reloading <ns> <seconds>
+//       for a tool that records nothing at start (Reloader): updates cm-00000 once a second until
+//       sts-00000, which references it, shows a higher metadata.generation; the tool's time from
+//       start to its first reload is then the time to this command's success (an update it saw
+//       in its initial list is not a change to it, hence the repeats); fails after <seconds>
+//   controller_bench requests
+//       apiserver_request_total of every verb but WATCH for the workload kinds, events,
+//       ConfigMaps and Secrets, status subresources left out (the workload controllers' writes
+//       after a rollout); the apiserver's own count, from its /metrics
 //
 // A measurement, not a test: it prints figures and fails only when it cannot measure.
 #include <algorithm>
@@ -176,7 +186,10 @@ int populate(const std::string& ns, int statefulSets, int configMaps, int secret
     if (haveStatefulSets.contains(name)) return;
     json sts = {{"apiVersion", "apps/v1"},
                 {"kind", "StatefulSet"},
-                {"metadata", {{"name", name}, {"labels", {{"restarter.stackable.tech/enabled", "true"}}}}},
+                {"metadata",
+                 {{"name", name},
+                  {"labels", {{"restarter.stackable.tech/enabled", "true"}}},
+                  {"annotations", {{"reloader.stakater.com/auto", "true"}}}}},
                 {"spec",
                  {{"serviceName", name},
                   {"replicas", replicas()},
@@ -289,12 +302,33 @@ class AnnotationWatch {
           cv_.notify_all();
         }) {}
 
+  // The StatefulSets as listed at `resourceVersion` (the watch sends only what changed since).
+  void seed(const std::vector<json>& items) {
+    std::lock_guard lock(mutex_);
+    for (const json& sts : items) record(sts, std::chrono::steady_clock::now());
+  }
+  // The highest metadata.generation seen of StatefulSet `name` (0 when none).
+  long generation(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    auto it = generations_.find(name);
+    return it == generations_.end() || it->second.empty() ? 0 : it->second.back().first;
+  }
   // Expect StatefulSet `name` to show annotation `key` = `value` (perhaps it already has).
   void expect(const std::string& name, const std::string& key, const std::string& value) {
     std::lock_guard lock(mutex_);
     name_ = name;
     key_ = key;
     value_ = value;
+    minGeneration_ = 0;
+    at_.reset();
+    check();
+  }
+  // Expect StatefulSet `name` to reach metadata.generation `atLeast` (perhaps it already has).
+  void expectGeneration(const std::string& name, long atLeast) {
+    std::lock_guard lock(mutex_);
+    name_ = name;
+    key_.clear();
+    minGeneration_ = atLeast;
     at_.reset();
     check();
   }
@@ -313,24 +347,44 @@ class AnnotationWatch {
     const auto now = std::chrono::steady_clock::now();
     if (event.type != kube::WatchEvent::Type::Added && event.type != kube::WatchEvent::Type::Modified)
       return true;
-    const json& sts = event.object;
-    const json::json_pointer name("/metadata/name");
-    const json::json_pointer annotations("/spec/template/metadata/annotations");
-    if (!sts.contains(name) || !sts.at(name).is_string() || !sts.contains(annotations)) return true;
     std::lock_guard lock(mutex_);
-    auto& known = firstSeen_[sts.at(name).get<std::string>()];
+    record(event.object, now);
+    check();
+    return true;
+  }
+
+  // With mutex_ held: what `sts` shows at `now`.
+  void record(const json& sts, std::chrono::steady_clock::time_point now) {
+    const json::json_pointer name("/metadata/name");
+    if (!sts.contains(name) || !sts.at(name).is_string()) return;
+    const std::string stsName = sts.at(name).get<std::string>();
+    const long generation = sts.value("/metadata/generation"_json_pointer, 0L);
+    auto& history = generations_[stsName];
+    if (history.empty() || history.back().first < generation) history.emplace_back(generation, now);
+    const json::json_pointer annotations("/spec/template/metadata/annotations");
+    if (!sts.contains(annotations) || !sts.at(annotations).is_object()) return;
+    auto& known = firstSeen_[stsName];
     for (const auto& [key, value] : sts.at(annotations).items()) {
       if (!value.is_string()) continue;
       auto& entry = known[key];
       if (entry.first != value.get<std::string>()) entry = {value.get<std::string>(), now};
     }
-    check();
-    return true;
   }
 
   // With mutex_ held.
   void check() {
     if (at_) return;
+    if (minGeneration_ > 0) {
+      auto history = generations_.find(name_);
+      if (history == generations_.end()) return;
+      for (const auto& [generation, when] : history->second) {
+        if (generation < minGeneration_) continue;
+        at_ = when;
+        cv_.notify_all();
+        return;
+      }
+      return;
+    }
     auto sts = firstSeen_.find(name_);
     if (sts == firstSeen_.end()) return;
     auto entry = sts->second.find(key_);
@@ -342,7 +396,10 @@ class AnnotationWatch {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::string name_, key_, value_;
+  long minGeneration_ = 0;  // > 0: expectGeneration
   std::optional<std::chrono::steady_clock::time_point> at_;
+  // StatefulSet -> each higher metadata.generation and when it was first seen
+  std::map<std::string, std::vector<std::pair<long, std::chrono::steady_clock::time_point>>> generations_;
   // StatefulSet -> annotation key -> (value, when first seen)
   std::map<std::string, std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>>
       firstSeen_;
@@ -362,6 +419,9 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
   }
   const int statefulSets = static_cast<int>(list->items.size());
   AnnotationWatch watch(*client, ns, list->resourceVersion);
+  watch.seed(list->items);
+  const char* latencyOf = std::getenv("BENCH_LATENCY_OF");
+  const bool byGeneration = latencyOf != nullptr && std::string(latencyOf) == "generation";
   std::vector<double> samples;
   auto nextStart = std::chrono::steady_clock::now();
   for (int u = 0; u < updates; ++u) {
@@ -376,6 +436,7 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
     const std::string nonce = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
     // The expected value is known only from the PATCH's answer; an event showing it before
     // expect() is not lost (AnnotationWatch keeps when each value first appeared).
+    const long generationBefore = watch.generation(stsName);
     const auto started = std::chrono::steady_clock::now();
     auto patched = client->mergePatch(kube::resources::configMaps(), ns, cmName, {{"data", {{"v", nonce}}}});
     if (!patched) {
@@ -384,12 +445,21 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
     }
     const std::string expected = (*patched)["metadata"]["uid"].get<std::string>() + "/" +
                                  (*patched)["metadata"]["resourceVersion"].get<std::string>();
-    watch.expect(stsName, key, expected);
+    if (byGeneration) {
+      watch.expectGeneration(stsName, generationBefore + 1);
+    } else {
+      watch.expect(stsName, key, expected);
+    }
     auto seen = watch.wait(std::chrono::seconds(30));
     if (!seen) {
       auto now = client->get(kube::resources::statefulSets(), ns, stsName);
       std::cerr << "bench: update " << u << " of " << cmName << " never seen on " << stsName
-                << " (now: " << (now ? templateAnnotation(*now, key) : now.error().describe()) << ")\n";
+                << " within 30 s (now: "
+                << (!now ? now.error().describe()
+                    : byGeneration
+                        ? "generation " + std::to_string(now->value("/metadata/generation"_json_pointer, 0L))
+                        : templateAnnotation(*now, key))
+                << ")\n";
       return 1;
     }
     samples.push_back(std::chrono::duration<double, std::milli>(*seen - started).count());
@@ -415,7 +485,44 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
   return 0;
 }
 
-int writes() {
+// For a tool that writes nothing at start (Reloader with its defaults): how long until it reloads.
+int waitReloading(const std::string& ns, int seconds) {
+  auto client = bench::connectOrExit();
+  const std::string stsName = numbered("sts-", 0);
+  const std::string cmName = numbered("cm-", 0);
+  kube::ListOptions options;
+  options.labelSelector = "restarter.stackable.tech/enabled=true";
+  auto list = client->list(kube::resources::statefulSets(), ns, options);
+  if (!list) {
+    std::cerr << "bench: " << list.error().describe() << "\n";
+    return 1;
+  }
+  AnnotationWatch watch(*client, ns, list->resourceVersion);
+  watch.seed(list->items);
+  const long before = watch.generation(stsName);
+  if (before == 0) {
+    std::cerr << "bench: no " << stsName << " in " << ns << "\n";
+    return 1;
+  }
+  watch.expectGeneration(stsName, before + 1);
+  const auto start = std::chrono::steady_clock::now();
+  for (int update = 1;; ++update) {
+    const std::string nonce = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+    auto patched = client->mergePatch(kube::resources::configMaps(), ns, cmName, {{"data", {{"v", nonce}}}});
+    if (!patched) std::cerr << "bench: " << patched.error().describe() << "\n";
+    if (watch.wait(std::chrono::seconds(1))) {
+      std::cout << stsName << " reloaded after update " << update << " of " << cmName << "\n";
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) {
+      std::cerr << "bench: " << stsName << " not reloaded after " << update << " updates of " << cmName
+                << " in " << seconds << " s\n";
+      return 1;
+    }
+  }
+}
+
+int requests() {
   auto client = bench::connectOrExit();
   auto text = client->getRaw("/metrics");
   if (!text) {
@@ -434,10 +541,15 @@ int writes() {
       at += needle.size();
       return line.substr(at, line.find('"', at) - at);
     };
+    static const std::set<std::string> resources = {
+        "statefulsets", "deployments",       "daemonsets", "replicasets", "cronjobs", "jobs",
+        "rollouts",     "deploymentconfigs", "events",     "configmaps",  "secrets"};
     const std::string verb = label("verb");
     const std::string resource = label("resource");
-    if (verb != "PATCH" && verb != "APPLY" && verb != "POST" && verb != "PUT" && verb != "DELETE") continue;
-    if (resource != "statefulsets" && resource != "events") continue;
+    // Status writes are the workload controllers' (after a rollout), not the tool's.
+    if (verb == "WATCH" || verb == "WATCHLIST" || !resources.contains(resource) ||
+        label("subresource") == "status")
+      continue;
     totals[resource + " " + verb] += std::stod(line.substr(line.rfind(' ') + 1));
   }
   for (const auto& [name, value] : totals) std::cout << name << " " << static_cast<long long>(value) << "\n";
@@ -456,7 +568,9 @@ int main(int argc, char** argv) {
   if ((args.size() == 4 || args.size() == 5) && args[0] == "latency")
     return latency(args[1], std::stoi(args[2]), std::stoi(args[3]),
                    std::chrono::milliseconds(args.size() == 5 ? std::stoi(args[4]) : 0));
-  if (args.size() == 1 && args[0] == "writes") return writes();
-  std::cerr << "usage: controller_bench populate|wait-settled|latency|writes ... (see the source)\n";
+  if (args.size() == 3 && args[0] == "wait-reloading") return waitReloading(args[1], std::stoi(args[2]));
+  if (args.size() == 1 && args[0] == "requests") return requests();
+  std::cerr
+      << "usage: controller_bench populate|wait-settled|latency|wait-reloading|requests ... (see the source)\n";
   return 2;
 }
