@@ -415,6 +415,7 @@ stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
 stage "C++ formatting (tests/check-format.sh)" tests/check-format.sh
 stage "benchmark figures agree with their results (tests/bench/plot.py --check)" tests/bench/plot.py --check
 stage "the version is written once (tests/check-version.sh)" tests/check-version.sh
+stage "every cited documentation section exists (tests/check-citations.py)" tests/check-citations.py
 # The four builds are CMakePresets.json's dev, asan, tsan and fuzz (a developer's `cmake --preset
 # NAME` configures exactly what CI builds, in the same directory), through cmd/build.sh's ccache.
 stage "build (warnings as errors) and unit tests" build_and_unit_test build/ci --preset dev

@@ -1,7 +1,7 @@
 # Cross-compiling restarter for linux/arm64 on an amd64 Debian machine with Debian's own aarch64
 # toolchain (g++-aarch64-linux-gnu) and the arm64 `-dev` packages installed through multiarch
 # (`tests/install-deps.sh --build --target-arch arm64`): the Dockerfile's build stage uses it when
-# the image's platform is not the builder's (docs/release.md "Two architectures"), and tests/run.sh
+# the image's platform is not the builder's (docs/release.md "On a tag: what a maintainer runs", step 1), and tests/run.sh
 # builds the unit tests with it to run them under qemu-user.
 #   cmake -S . -B build/arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/linux-arm64.cmake
 set(CMAKE_SYSTEM_NAME Linux)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The SBOM of one restarter image: a CycloneDX 1.6 JSON document (cmd/release.sh attaches it to
-the image as a cosign attestation of type cyclonedx; docs/release.md "What a release holds").
+the image as a cosign attestation of type cyclonedx; docs/release.md "On a tag: what a maintainer runs", step 3).
 
 Usage: sbom.py --rootfs DIR --version V --platform linux/ARCH --revision COMMIT --created RFC3339
                [--image-digest sha256:...] --out FILE

@@ -2,7 +2,7 @@
 # The arm64 binary proven where CI has no arm64 machine: restarter and its unit tests
 # cross-compiled for linux/arm64 with Debian's aarch64 toolchain (cmake/toolchains/linux-arm64.cmake,
 # the same as the image's build stage), then every unit test and `restarter --help` run under
-# qemu-user (tests/run.sh's stage "arm64 under qemu-user"; docs/release.md "Two architectures").
+# qemu-user (tests/run.sh's stage "arm64 under qemu-user"; docs/release.md "On a tag: what a maintainer runs").
 #
 # Usage: tests/cross/unit-tests.sh
 # Runs in a buildah container of tests/cross/Containerfile (Debian 12 with the cross packages: no

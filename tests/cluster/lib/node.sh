@@ -34,7 +34,7 @@
 
 NODE_NAME=real-node
 # The real node's label and taint: a pod lands on it only with a toleration of the taint and this
-# label as its nodeSelector (README.md, "The real node"). The taint keeps everything else off it,
+# label as its nodeSelector (tests/cluster/README.md, "The real node"). The taint keeps everything else off it,
 # the DaemonSets of other tests included.
 NODE_LABEL_KEY=restarter.test/real-node
 NODE_POD_CIDR=10.245.0.0/24

@@ -252,8 +252,8 @@ TEST_CASE("status: an OnDelete roll shows its state and a paused one needs atten
 
 TEST_CASE("status: a reference that restarts nothing says why", "[inspect][status][baseline]") {
   ExplainInput in = input("2");
-  // The ConfigMap was deleted: the running pods keep their copy (README, "Restart only when pods
-  // need it").
+  // The ConfigMap was deleted: the running pods keep their copy (docs/behaviour.md,
+  // "Restart only when pods need it").
   core::DesiredOptions running;
   running.podsRunning = true;
   in.desired = core::desiredAnnotations(

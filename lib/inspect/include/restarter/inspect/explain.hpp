@@ -67,8 +67,8 @@ struct ExplainInput {
 // The API resource of a workload kind (statefulsets, deployments, daemonsets, Argo rollouts).
 kube::ResourceRef workloadResourceOf(core::WorkloadKind kind);
 
-// The explanation document (the stable schema of `-o json` and `-o yaml`; README "explain-restart
-// output"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
+// The explanation document (the stable schema of `-o json` and `-o yaml`; docs/operations.md
+// "explain-restart: why did my pods restart, and will they?"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
 nlohmann::ordered_json explanationDocument(const ExplainInput& input);
 
 // Human-readable text of an explanation document (explain_text.cpp).

@@ -49,7 +49,7 @@ struct WorkloadStatus {
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown or refused-too-large
   // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
-  // references whose noRestart is set (README, "Restart only when pods need it").
+  // references whose noRestart is set (docs/behaviour.md, "Restart only when pods need it").
   std::vector<std::string> noRestart;
   std::string firstRollout;                // "restart-free", "extra-restart" or "unknown"
   std::optional<std::string> lastRollout;  // RFC 3339, restarter's last rollout of it
