@@ -239,6 +239,29 @@ TEST_CASE("410 Gone relists at once and the relist diffs the store", "[cache][re
   CHECK(h.names() == std::vector<std::string>{"c"});
 }
 
+TEST_CASE("a watch expired during the initial stream loses no unreferenced object and fires no handler for one",
+          "[cache][reflector]") {
+  Harness h;
+  // Only "a" is referenced (the controller's retention asks its workload indexes).
+  h.store.setRetention([](std::string_view key) { return key == "ns/a"; });
+  std::vector<std::string> added;
+  h.store.addHandlers({[&](const ObjectPtr& o) { added.push_back((*o)["metadata"]["name"]); }, {}, {}});
+  h.transport->push(stream({event("ADDED", meta("a", "1")), event("ADDED", meta("b", "2")),
+                            event("ERROR", statusJson(410, "Expired"))}));
+  h.transport->push(stream({event("ADDED", meta("a", "1")), event("ADDED", meta("b", "2")),
+                            event("ADDED", meta("c", "3")), event("BOOKMARK", endOfInitialEvents("3"))}));
+  h.run(streamingOptions());
+  CHECK(added == std::vector<std::string>{"a"});
+  CHECK(h.names() == std::vector<std::string>{"a"});
+  CHECK(h.store.unloadedSize() == 2);
+  CHECK(h.store.find("ns/b")->unloaded);
+  CHECK(h.store.find("ns/c")->unloaded);
+  CHECK(h.store.size() == 3);
+  auto r = h.transport->requests();
+  REQUIRE(r.size() >= 2);
+  CHECK(query(r[1], "sendInitialEvents") == "true");
+}
+
 TEST_CASE("errors back off exponentially and honour Retry-After", "[cache][reflector]") {
   Harness h;
   h.transport->push(failure(ErrorKind::Unavailable, "connection refused"));

@@ -396,3 +396,32 @@ TEST_CASE("a list discarded half-way leaves no unloaded names behind", "[cache][
   CHECK_FALSE(store.find("n/c")->unloaded);
   CHECK(store.size() == 1);
 }
+
+TEST_CASE("an object deleted and created again under another name and back is known by its name each time",
+          "[cache][store]") {
+  // No rename exists in the API: a "rename" is a delete and a create, and back again.
+  std::set<std::string> wanted{"n/a"};
+  MetaStore store;
+  store.setRetention(retaining(&wanted));
+  std::vector<std::string> log;
+  store.addHandlers(loggingTo(&log));
+  store.replace({metaObject("a", "1")}, "1");
+  for (int round = 0; round < 3; ++round) {
+    const std::string rv = std::to_string(10 * round + 2);
+    store.erase(metaObject("a", rv));
+    store.upsert(metaObject("b", rv));
+    CHECK(store.find("n/a")->entry == nullptr);
+    CHECK_FALSE(store.find("n/a")->unloaded);
+    CHECK(store.find("n/b")->unloaded);
+    store.erase(metaObject("b", rv + "1"));
+    store.upsert(metaObject("a", rv + "1"));
+    REQUIRE(store.find("n/a")->entry != nullptr);
+    CHECK(store.find("n/a")->entry->resourceVersion == rv + "1");
+    CHECK_FALSE(store.find("n/b")->unloaded);
+    CHECK(store.size() == 1);
+    CHECK(store.unloadedSize() == 0);
+  }
+  // The referenced name's handlers saw each delete and create; the unreferenced one's none.
+  CHECK(log ==
+        std::vector<std::string>{"add a", "delete a", "add a", "delete a", "add a", "delete a", "add a"});
+}
