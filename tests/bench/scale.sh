@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The scale curve of serve-controller: controller/controller_bench.sh at 1,000, 5,000
 # and 10,000 labeled StatefulSets with 0 replicas (the controller's work does not depend on pods,
-# and 10,000 pods would keep the scheduler busy on the two fake nodes), each referencing 10 ConfigMaps and 10 Secrets of 1 KiB (so
-# 21,000, 105,000 and 210,000 cached objects), one namespace, growing one population: each size
-# creates only the objects the previous one did not. At each size: the controller's time from start
+# and 10,000 pods would keep the scheduler busy on the two fake nodes), each referencing 10
+# ConfigMaps and 10 Secrets of 1 KiB (so 21,000, 105,000 and 210,000 cached objects; 50,000
+# StatefulSets make the million, 1,050,000, given as a size), one namespace, growing one
+# population: each size creates only the objects the previous one did not. At each size: the controller's time from start
 # to "caches synced", its steady RSS after IDLE seconds, and the latency from a ConfigMap update to
 # the new template annotation over UPDATES updates at 5/s with --debounce 0. A measurement, not a
 # test: it prints figures, writes RESULTS_DIR/scale-<statefulsets>.json for tests/bench/plot.py,

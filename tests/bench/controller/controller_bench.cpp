@@ -20,7 +20,8 @@
 //       how many were rolled at start (generation above 1); fails after <seconds>
 //   controller_bench latency <ns> <updates> <configmaps-per-statefulset> [interval-ms]
 //       updates ConfigMaps one at a time, starting one at most every interval-ms (default 0: at
-//       once after the previous one was seen); for each, the time from just before the PATCH to
+//       once after the previous one was seen), each referenced by another StatefulSet, one never
+//       rolled (generation 1) when there are enough; for each, the time from just before the PATCH to
 //       the watch event of the referencing StatefulSet that first shows the new <uid>/<rv>
 //       (restarter's template annotation), or with BENCH_LATENCY_OF=generation the first event
 //       with a higher metadata.generation (any change of the pod template: how Reloader's default
@@ -417,7 +418,26 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
     std::cerr << "bench: no StatefulSets in " << ns << "\n";
     return 1;
   }
-  const int statefulSets = static_cast<int>(list->items.size());
+  // The StatefulSets never rolled (generation 1), when there are enough of them: a change of one
+  // rolled moments before (by an earlier run at a smaller size, or by the other tool) would be held
+  // by the default rollout hold, and its latency would be the hold's.
+  std::vector<int> candidates, all;
+  for (const json& sts : list->items) {
+    const std::string name = sts.value("/metadata/name"_json_pointer, std::string());
+    if (name.rfind("sts-", 0) != 0) continue;
+    const int index = std::stoi(name.substr(4));
+    all.push_back(index);
+    if (sts.value("/metadata/generation"_json_pointer, 0L) == 1) candidates.push_back(index);
+  }
+  if (static_cast<int>(candidates.size()) < updates) candidates = all;
+  if (candidates.empty()) {
+    std::cerr << "bench: no StatefulSet named sts-N in " << ns << "\n";
+    return 1;
+  }
+  std::sort(candidates.begin(), candidates.end());
+  const int statefulSets = static_cast<int>(candidates.size());
+  std::cout << "updates go to " << statefulSets << " of " << all.size() << " StatefulSets"
+            << (statefulSets < static_cast<int>(all.size()) ? " (those never rolled)" : "") << "\n";
   AnnotationWatch watch(*client, ns, list->resourceVersion);
   watch.seed(list->items);
   const char* latencyOf = std::getenv("BENCH_LATENCY_OF");
@@ -428,7 +448,7 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
     std::this_thread::sleep_until(nextStart);
     nextStart = std::chrono::steady_clock::now() + interval;
     // Spread over the StatefulSets; a prime stride visits different ones each time.
-    const int sts = (u * 7919) % statefulSets;
+    const int sts = candidates[static_cast<std::size_t>((static_cast<long>(u) * 7919) % statefulSets)];
     const int cm = sts * cmPer + (u % cmPer);
     const std::string stsName = numbered("sts-", sts);
     const std::string cmName = numbered("cm-", cm);
