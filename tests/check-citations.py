@@ -3,9 +3,9 @@
 
 Code, scripts and manifests cite the design by file and section name, for example
 (docs/architecture.md, "Memory that follows references") or README "Set up". This reads every file
-git tracks (but the Markdown itself, images and results), finds each FILE.md "Section" (with or
-without a comma between), and checks that FILE exists and has a heading that is, or starts with,
-Section. FILE resolves from the repository root when it has a directory part, else beside the
+git tracks (but the Markdown itself, images and results), finds each Markdown file name followed
+by a quoted section name (with or without a comma between), and checks that the file exists and
+has a heading that is, or starts with, the section name. FILE resolves from the repository root when it has a directory part, else beside the
 citing file or in its nearest parent directory that has one, else in docs/. README without .md
 means the README.md found that way. A section name split across two lines is not checked.
 """

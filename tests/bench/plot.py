@@ -10,7 +10,8 @@
 
 Defaults: DIR tests/bench/results, FILE docs/benchmarks.md. The results come from
 tests/bench/scale.sh (scale-<statefulsets>.json, and scale-realistic-<statefulsets>.json for
-SCALE_POPULATION=realistic: tests/bench/controller/controller_bench.sh) and
+SCALE_POPULATION=realistic: tests/bench/controller/controller_bench.sh; reloader-scale-*.json for
+Reloader on the same populations, SCALE_TOOLS="restarter reloader") and
 tests/bench/webhook.sh with BENCH_RESULTS_DIR (webhook-e2e-<kind>.json), written by
 tests/bench/record.py. The scale plot also draws, dashed, an earlier run of scale.sh kept in
 DIR/earlier/ (its results name the commit they were measured at). matplotlib comes from PyPI, pinned in plot-requirements.txt, into a virtual
@@ -29,11 +30,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 REQUIREMENTS = os.path.join(HERE, "plot-requirements.txt")
-PLOTS = ("scale.png", "propagation-cdf.png", "webhook-cdf.png")
+PLOTS = ("scale.png", "beside-reloader.png", "propagation-cdf.png", "webhook-cdf.png")
 # The goals the plots draw: the controller's steady RSS and update-to-annotation p99 at 210,000
-# cached objects, the webhook's p99 admission latency (docs/benchmarks.md says why each).
+# cached objects, its steady RSS at a million (every object referenced, and 5 % referenced), the
+# webhook's p99 admission latency (docs/benchmarks.md says why each).
 GOAL_SCALE_RSS_MB = 200
 GOAL_REALISTIC_RSS_MB = 128
+GOAL_MILLION_RSS_MB = 256
 GOAL_SCALE_P99_MS = 100
 GOAL_WEBHOOK_P99_MS = 10
 
@@ -46,11 +49,13 @@ def rank(values, q):
 
 class Scale:
     """scale.sh's results: every object referenced (scale-<n>.json) and the realistic population
-    (scale-realistic-<n>.json, SCALE_POPULATION=realistic), each also as measured earlier."""
+    (scale-realistic-<n>.json, SCALE_POPULATION=realistic), each also as measured earlier, and
+    Reloader's on both populations (reloader-scale-*.json; a run it did not finish has "failed")."""
 
-    def __init__(self, every, realistic, earlier, earlier_realistic):
+    def __init__(self, every, realistic, earlier, earlier_realistic, reloader=(), reloader_realistic=()):
         self.every, self.realistic = every, realistic
         self.earlier, self.earlier_realistic = earlier, earlier_realistic
+        self.reloader, self.reloader_realistic = list(reloader), list(reloader_realistic)
 
 
 def load(results):
@@ -66,7 +71,9 @@ def load(results):
 
     scale = Scale(every=by_size("scale-[0-9]*.json"), realistic=by_size("scale-realistic-*.json"),
                   earlier=by_size(os.path.join("earlier", "scale-[0-9]*.json")),
-                  earlier_realistic=by_size(os.path.join("earlier", "scale-realistic-*.json")))
+                  earlier_realistic=by_size(os.path.join("earlier", "scale-realistic-*.json")),
+                  reloader=by_size("reloader-scale-[0-9]*.json"),
+                  reloader_realistic=by_size("reloader-scale-realistic-*.json"))
     webhook = sorted(read("webhook-e2e-*.json"), key=lambda r: r["kind"])
     return scale, webhook
 
@@ -119,6 +126,41 @@ def realistic_table(scale):
     return "\n".join(lines)
 
 
+def beside_reloader_table(scale):
+    """Both tools on each population and size, restarter's row first; a Reloader run that did not
+    finish shows how far it got."""
+    lines = [
+        "| population | cached objects | tool | start to synced | steady RSS | peak RSS | update to template p50 "
+        "| p99 | apiserver requests per change | CPU per change | load average |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    rows = []
+    for population, ours, theirs in (("every object referenced", scale.every, scale.reloader),
+                                     ("5 % referenced", scale.realistic, scale.reloader_realistic)):
+        sizes = {r["cached_objects"]: r for r in ours}
+        for other in theirs:
+            mine = sizes.get(other["cached_objects"])
+            rows += [(population, mine), (population, other)] if mine else [(population, other)]
+    for population, r in rows:
+        load = r["load_average"]
+        loads = f"{load['at_start']:.1f}-{load['at_end']:.1f}"
+        tool = "restarter" if r.get("tool", "restarter") == "restarter" else "Reloader"
+        if "failed" in r:
+            lines.append(
+                f"| {population} | {r['cached_objects']:,} | {tool} | {r['failed']} after {r['seconds_until_failure']} s "
+                f"| - | {r['peak_rss_kb'] / 1000:.1f} MB (cgroup) | - | - | - | - | {loads} |")
+            continue
+        latency = r["latency_ms"]
+        per_change = r.get("requests_per_change")
+        cpu = r.get("cpu_ms_per_change")
+        lines.append(
+            f"| {population} | {r['cached_objects']:,} | {tool} | {r['caches_synced_ms'] / 1000:.1f} s "
+            f"| {r['steady_rss_kb'] / 1000:,.1f} MB | {r['peak_rss_kb'] / 1000:,.1f} MB | {rank(latency, 0.5):,.1f} ms "
+            f"| {rank(latency, 0.99):,.1f} ms | {'-' if per_change is None else f'{per_change:.2f}'} "
+            f"| {'-' if cpu is None else f'{cpu:.1f} ms'} | {loads} |")
+    return "\n".join(lines)
+
+
 WEBHOOK_KINDS = {
     "refs": "a ConfigMap and a Secret looked up",
     "norefs": "no reference (no lookup)",
@@ -151,7 +193,7 @@ def webhook_table(webhook):
 
 def tables(scale, webhook):
     return {"scale": scale_table(scale.every), "scale-realistic": realistic_table(scale),
-            "webhook": webhook_table(webhook)}
+            "beside-reloader": beside_reloader_table(scale), "webhook": webhook_table(webhook)}
 
 
 def replace_tables(text, wanted):
@@ -211,6 +253,18 @@ def cdf(axes, samples, label):
     axes.step(ordered, [(i + 1) / n for i in range(n)], where="post", label=f"{label} (n={n})")
 
 
+def size_ticks(axes, values):
+    """Ticks at the measured sizes on a log axis, one label where two sizes almost meet (1,010,000
+    and 1,050,000 objects)."""
+    kept = []
+    for v in sorted(set(values)):
+        if kept and v < kept[-1] * 1.1:
+            kept[-1] = v
+        else:
+            kept.append(v)
+    axes.set_xticks(kept, [f"{v / 1e6:.2f}M" if v >= 1_000_000 else f"{v // 1000}k" for v in kept])
+
+
 def plot_scale(plt, everything, path):
     scale, earlier = everything.every, everything.earlier
     realistic, earlier_realistic = everything.realistic, everything.earlier_realistic
@@ -224,7 +278,11 @@ def plot_scale(plt, everything, path):
         latency.plot(ex, [rank(r["latency_ms"], 0.99) for r in earlier], "s:", color="grey", label=f"p99 {was}")
     rss.plot(x, [r["steady_rss_kb"] / 1000 for r in scale], "o-", label="steady RSS")
     rss.plot(x, [r["peak_rss_kb"] / 1000 for r in scale], "s--", label="peak RSS")
-    rss.axhline(GOAL_SCALE_RSS_MB, color="red", linestyle=":", label=f"goal {GOAL_SCALE_RSS_MB} MB")
+    rss.axhline(GOAL_SCALE_RSS_MB, color="red", linestyle=":", label=f"goal {GOAL_SCALE_RSS_MB} MB at 210k")
+    million = [r["cached_objects"] for r in scale if r["cached_objects"] >= 1_000_000]
+    if million:
+        rss.plot(million, [GOAL_MILLION_RSS_MB] * len(million), "_", color="red", markersize=24, markeredgewidth=2,
+                 label=f"goal {GOAL_MILLION_RSS_MB} MB at a million")
     # The realistic population (5 % referenced), now and with the earlier code, in green.
     for runs, style, label in ((earlier_realistic, "D:", "earlier code"), (realistic, "D-", "now")):
         if not runs:
@@ -256,7 +314,7 @@ def plot_scale(plt, everything, path):
         if ticks[-1] > 10 * ticks[0]:  # from 21k to a million: equal steps for each factor
             axes.set_xscale("log")
             axes.minorticks_off()
-        axes.set_xticks(ticks, [f"{v // 1000}k" for v in ticks])
+        size_ticks(axes, ticks)
         axes.set_ylim(bottom=0)
         axes.grid(alpha=0.3)
     rss.legend(fontsize=8)
@@ -264,6 +322,46 @@ def plot_scale(plt, everything, path):
     latency.legend(fontsize=8)
     figure.suptitle("serve-controller scale curve (tests/bench/scale.sh, --debounce 0)\n"
                     + machine_line(scale + realistic), fontsize=10)
+    figure.tight_layout()
+    save(figure, path)
+
+
+def plot_beside_reloader(plt, everything, path):
+    """Memory and p99 of both tools against the cached objects, log-log; a Reloader run that did
+    not finish is drawn as an x at the memory it reached."""
+    figure, (rss, latency) = plt.subplots(1, 2, figsize=(11, 4.2))
+    series = (("restarter", everything.every, "o-", "tab:blue"),
+              ("Reloader", everything.reloader, "o-", "tab:red"),
+              ("restarter, 5 % referenced", everything.realistic, "D--", "tab:blue"),
+              ("Reloader, 5 % referenced", everything.reloader_realistic, "D--", "tab:red"))
+    shown = []
+    for label, runs, style, color in series:
+        done = [r for r in runs if "failed" not in r]
+        failed = [r for r in runs if "failed" in r]
+        shown += runs
+        if done:
+            x = [r["cached_objects"] for r in done]
+            rss.plot(x, [r["steady_rss_kb"] / 1000 for r in done], style, color=color, label=label)
+            latency.plot(x, [rank(r["latency_ms"], 0.99) for r in done], style, color=color, label=label)
+        if failed:
+            rss.plot([r["cached_objects"] for r in failed], [r["peak_rss_kb"] / 1000 for r in failed], "x",
+                     color=color, markersize=10, label=f"{label}: {failed[0]['failed']}")
+    rss.set_ylabel("steady RSS, MB")
+    rss.set_title("memory")
+    latency.set_ylabel("ms")
+    latency.set_title("ConfigMap update to template change, p99")
+    ticks = sorted({r["cached_objects"] for r in shown})
+    for axes in (rss, latency):
+        axes.set_xlabel("cached objects (StatefulSets + ConfigMaps + Secrets)")
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.minorticks_off()
+        if ticks:
+            size_ticks(axes, ticks)
+        axes.grid(alpha=0.3)
+        axes.legend(fontsize=8)
+    figure.suptitle("serve-controller beside Reloader (its default flags) on the same populations "
+                    "(tests/bench/scale.sh, SCALE_TOOLS)\n" + machine_line(shown or everything.every), fontsize=10)
     figure.tight_layout()
     save(figure, path)
 
@@ -322,6 +420,7 @@ def main():
     out = os.path.join(os.path.dirname(args.docs), "benchmarks")
     os.makedirs(out, exist_ok=True)
     plot_scale(plt, scale, os.path.join(out, "scale.png"))
+    plot_beside_reloader(plt, scale, os.path.join(out, "beside-reloader.png"))
     plot_propagation(plt, scale, os.path.join(out, "propagation-cdf.png"))
     plot_webhook(plt, webhook, os.path.join(out, "webhook-cdf.png"))
     with open(args.docs) as f:
