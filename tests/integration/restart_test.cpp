@@ -1,7 +1,12 @@
 // A Reflector's watch survives a kube-apiserver restart and misses no change: after the restart
-// and further writes, the store equals a fresh list (same names, same resourceVersions).
+// and further writes, the store equals a fresh list (same names, same resourceVersions). Beside
+// it, a store that keeps only referenced objects as entries, as the controller's ConfigMap and
+// Secret stores do (docs/architecture.md, "Memory that follows references"): afterwards its entries
+// are the referenced objects at their latest version, every other object is still known as
+// unloaded, and a deleted one is neither.
 
 #include <map>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -62,6 +67,15 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
   cache::Reflector reflector(*client, store, options, base::systemClock());
   std::jthread thread([&](std::stop_token stop) { reflector.run(stop); });
   REQUIRE(store.waitForSync(60s));
+  // Referenced: one changed before the restart, one after, one deleted after, one created after.
+  const std::set<std::string> referenced = {"before-0", "before-15", "before-45", "after-3"};
+  cache::Store retainedStore;
+  retainedStore.setRetention(
+      [&](std::string_view key) { return referenced.contains(std::string(key.substr(key.find('/') + 1))); });
+  cache::Reflector retainedReflector(*client, retainedStore, options, base::systemClock());
+  std::jthread retainedThread([&](std::stop_token stop) { retainedReflector.run(stop); });
+  REQUIRE(retainedStore.waitForSync(60s));
+  CHECK(retainedStore.unloadedSize() == 51 - 3);  // kube-root-ca.crt is unreferenced too
   auto watchesBefore = reflector.watchCount();
 
   // Changes right before the restart may still be in flight when the apiserver stops.
@@ -102,11 +116,30 @@ TEST_CASE("a watch survives a kube-apiserver restart and misses no change", "[in
     auto all = store.list();
     return all.ok() && versions(*all) == want;
   });
-  if (!same) {
+  std::map<std::string, std::string> wantReferenced;
+  for (const auto& [name, version] : want)
+    if (referenced.contains(name)) wantReferenced[name] = version;
+  CHECK(wantReferenced.size() == 3);  // before-45 was deleted
+  bool sameReferenced = waitUntil(60s, [&] {
+    auto entries = retainedStore.list();
+    return entries.ok() && versions(*entries) == wantReferenced &&
+           retainedStore.unloadedSize() == want.size() - wantReferenced.size();
+  });
+  if (!same || !sameReferenced) {
     std::lock_guard lock(errorsMutex);
     for (const auto& e : errors) WARN(e);
   }
   CHECK(same);
+  CHECK(sameReferenced);
+  CHECK(retainedStore.unloadedSize() == want.size() - 3);
+  auto deleted = retainedStore.find(ns.name() + "/before-45");
+  REQUIRE(deleted.ok());
+  CHECK(deleted->entry == nullptr);
+  CHECK_FALSE(deleted->unloaded);
+  auto unreferenced = retainedStore.find(ns.name() + "/before-16");
+  REQUIRE(unreferenced.ok());
+  CHECK(unreferenced->unloaded);
   CHECK(reflector.watchCount() > watchesBefore);  // the watch was re-established
   thread.request_stop();
+  retainedThread.request_stop();
 }
