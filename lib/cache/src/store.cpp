@@ -119,18 +119,29 @@ void BasicStore<T>::addHandlers(Handlers handlers) {
 }
 
 template <typename T>
-std::vector<std::string> BasicStore<T>::distinctValues(const IndexFunc& function, const T& object) {
-  std::vector<std::string> values = function(object);
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
+std::vector<std::uint64_t> BasicStore<T>::distinctDigests(const IndexFunc& function, const T& object) {
+  std::vector<std::uint64_t> digests;
+  for (const std::string& value : function(object)) digests.push_back(NameSet::digestOf(value));
+  std::sort(digests.begin(), digests.end());
+  digests.erase(std::unique(digests.begin(), digests.end()), digests.end());
+  return digests;
+}
+
+template <typename T>
+void BasicStore<T>::put(EntrySet& entries, Ptr entry) {
+  auto [it, inserted] = entries.insert(entry);
+  if (inserted) return;
+  // A set's elements are constant: the entry of the key is replaced by erasing and inserting at
+  // the same place.
+  auto next = entries.erase(it);
+  entries.insert(next, std::move(entry));
 }
 
 template <typename T>
 void BasicStore<T>::indexAdd(IndexMap& indexes, const Ptr& object) const {
   for (const auto& [name, function] : indexFunctions_) {
     auto& index = indexes[name];
-    for (auto& value : distinctValues(function, *object)) index.emplace(std::move(value), object);
+    for (std::uint64_t digest : distinctDigests(function, *object)) index.emplace(digest, object);
   }
 }
 
@@ -140,8 +151,8 @@ void BasicStore<T>::indexRemove(IndexMap& indexes, const Ptr& object) const {
     auto found = indexes.find(name);
     if (found == indexes.end()) continue;
     auto& index = found->second;
-    for (const auto& value : distinctValues(function, *object)) {
-      auto [first, last] = index.equal_range(value);
+    for (std::uint64_t digest : distinctDigests(function, *object)) {
+      auto [first, last] = index.equal_range(digest);
       for (auto it = first; it != last; ++it) {
         if (it->second == object) {
           index.erase(it);
@@ -166,7 +177,8 @@ std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
     std::string key = objectKey(object);
     if (!key.empty() && !retained(key)) {
       object = nullptr;
-      staged_.erase(key);  // a later page may repeat a key (never expected): the last one counts
+      // A later page may repeat a key (never expected): the last one counts.
+      if (auto repeated = staged_.find(splitKey(key)); repeated != staged_.end()) staged_.erase(repeated);
       stagedUnloaded_.insert(key);
       continue;
     }
@@ -176,9 +188,9 @@ std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
       ++skipped;
       continue;
     }
-    key = EntryTraits<T>::key(*entry);
-    stagedUnloaded_.erase(key);
-    staged_[std::move(key)] = std::make_shared<const T>(std::move(*entry));
+    Ptr staged = std::make_shared<const T>(std::move(*entry));
+    stagedUnloaded_.erase(EntryTraits<T>::key(*staged));
+    put(staged_, std::move(staged));
   }
   return skipped;
 }
@@ -192,19 +204,19 @@ void BasicStore<T>::discardStaged() {
 template <typename T>
 void BasicStore<T>::commitList(std::string resourceVersion) {
   // Build the new content without the lock, swap it in at once.
-  std::map<std::string, Ptr> staged;
+  EntrySet staged;
   staged.swap(staged_);
   NameSet unloaded = std::move(stagedUnloaded_);
   IndexMap indexes;
-  for (const auto& [key, pointer] : staged) indexAdd(indexes, pointer);
+  for (const Ptr& pointer : staged) indexAdd(indexes, pointer);
   // The new entries, for the handlers below: promote() may add to objects_ once the lock is
   // released, so they compare against this list, not objects_.
   std::vector<Ptr> fresh;
   if (!handlers_.empty()) {
     fresh.reserve(staged.size());
-    for (const auto& [key, pointer] : staged) fresh.push_back(pointer);
+    fresh.assign(staged.begin(), staged.end());
   }
-  std::map<std::string, Ptr> old;
+  EntrySet old;
   {
     std::unique_lock lock(mutex_);
     old.swap(objects_);
@@ -221,19 +233,18 @@ void BasicStore<T>::commitList(std::string resourceVersion) {
   syncCv_.notify_all();
   if (handlers_.empty()) return;
   for (const Ptr& now : fresh) {
-    std::string key = EntryTraits<T>::key(*now);
-    auto before = old.find(key);
+    auto before = old.find(EntryTraits<T>::keyView(*now));
     for (const auto& h : handlers_) {
       if (before == old.end()) {
         if (h.onAdd) h.onAdd(now);
-      } else if (EntryTraits<T>::resourceVersion(*before->second) != EntryTraits<T>::resourceVersion(*now)) {
-        if (h.onUpdate) h.onUpdate(before->second, now);
+      } else if (EntryTraits<T>::resourceVersion(**before) != EntryTraits<T>::resourceVersion(*now)) {
+        if (h.onUpdate) h.onUpdate(*before, now);
       }
     }
     if (before != old.end()) old.erase(before);
   }
   // What is left of the old entries was not listed as an entry: deleted, or no longer retained.
-  for (const auto& [key, last] : old) {
+  for (const Ptr& last : old) {
     for (const auto& h : handlers_)
       if (h.onDelete) h.onDelete(last);
   }
@@ -247,8 +258,8 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
     // Kept as "exists" only; an entry it had (referenced until now) goes without handlers.
     std::string rv = core::metadataString(object, "resourceVersion");
     std::unique_lock lock(mutex_);
-    if (auto it = objects_.find(key); it != objects_.end()) {
-      indexRemove(indexes_, it->second);
+    if (auto it = objects_.find(splitKey(key)); it != objects_.end()) {
+      indexRemove(indexes_, *it);
       objects_.erase(it);
     }
     unloaded_.insert(key);
@@ -261,14 +272,11 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
   Ptr before;
   {
     std::unique_lock lock(mutex_);
-    auto it = objects_.find(key);
-    if (it != objects_.end()) {
-      before = it->second;
+    if (auto it = objects_.find(splitKey(key)); it != objects_.end()) {
+      before = *it;
       indexRemove(indexes_, before);
-      it->second = now;
-    } else {
-      objects_.emplace(key, now);
     }
+    put(objects_, now);
     unloaded_.erase(key);
     indexAdd(indexes_, now);
     std::string rv = EntryTraits<T>::resourceVersion(*now);
@@ -293,10 +301,10 @@ bool BasicStore<T>::erase(const nlohmann::json& object) {
   bool existed = false;
   {
     std::unique_lock lock(mutex_);
-    auto it = objects_.find(key);
+    auto it = objects_.find(splitKey(key));
     if (it != objects_.end()) {
       existed = true;
-      indexRemove(indexes_, it->second);
+      indexRemove(indexes_, *it);
       objects_.erase(it);
     }
     unloaded_.erase(key);
@@ -322,10 +330,10 @@ core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::promote(nlohmann::json 
   if (!entry) return core::makeError(core::ErrorKind::InvalidInput, "an object to keep has no metadata.name");
   std::unique_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
-  if (auto it = objects_.find(key); it != objects_.end()) return it->second;
+  if (auto it = objects_.find(splitKey(key)); it != objects_.end()) return *it;
   if (!unloaded_.erase(key)) return Ptr();
   auto now = std::make_shared<const T>(std::move(*entry));
-  objects_.emplace(key, now);
+  objects_.insert(now);
   indexAdd(indexes_, now);
   return Ptr(now);
 }
@@ -348,15 +356,15 @@ template <typename T>
 core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::get(std::string_view key) const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
-  auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? Ptr() : it->second;
+  auto it = objects_.find(splitKey(key));
+  return it == objects_.end() ? Ptr() : *it;
 }
 
 template <typename T>
 core::Result<typename BasicStore<T>::Found> BasicStore<T>::find(std::string_view key) const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
-  if (auto it = objects_.find(std::string(key)); it != objects_.end()) return Found{it->second, false};
+  if (auto it = objects_.find(splitKey(key)); it != objects_.end()) return Found{*it, false};
   return Found{Ptr(), unloaded_.contains(key)};
 }
 
@@ -365,17 +373,14 @@ bool BasicStore<T>::hasIndexed(const std::string& index, const std::string& valu
   std::shared_lock lock(mutex_);
   if (!synced_) return false;
   auto byName = indexes_.find(index);
-  return byName != indexes_.end() && byName->second.count(value) != 0;
+  return byName != indexes_.end() && byName->second.contains(NameSet::digestOf(value));
 }
 
 template <typename T>
 core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::list() const {
   std::shared_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();
-  std::vector<Ptr> out;
-  out.reserve(objects_.size());
-  for (const auto& [key, object] : objects_) out.push_back(object);
-  return out;
+  return std::vector<Ptr>(objects_.begin(), objects_.end());
 }
 
 template <typename T>
@@ -388,13 +393,10 @@ core::Result<std::vector<typename BasicStore<T>::Ptr>> BasicStore<T>::byIndex(co
   std::vector<Ptr> out;
   auto byName = indexes_.find(index);
   if (byName == indexes_.end()) return out;
+  for (auto [it, last] = byName->second.equal_range(NameSet::digestOf(value)); it != last; ++it)
+    out.push_back(it->second);
   // In key order, as the objects are listed.
-  std::vector<std::pair<std::string, Ptr>> found;
-  for (auto [it, last] = byName->second.equal_range(value); it != last; ++it)
-    found.emplace_back(EntryTraits<T>::key(*it->second), it->second);
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  out.reserve(found.size());
-  for (auto& [key, pointer] : found) out.push_back(std::move(pointer));
+  std::sort(out.begin(), out.end(), ByKey());
   return out;
 }
 

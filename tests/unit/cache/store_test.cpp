@@ -114,6 +114,52 @@ TEST_CASE("an index lists an object once however often it names a value and in k
   CHECK(store.byIndex("ref", "cm-b")->empty());
 }
 
+TEST_CASE("entries list and are found in the order of their key strings across namespaces", "[cache][store]") {
+  Store store;
+  store.addIndex("ref", [](const json& o) {
+    std::vector<std::string> out;
+    if (auto spec = o.find("spec"); spec != o.end() && spec->contains("ref")) out.push_back((*spec)["ref"]);
+    return out;
+  });
+  // "a-b/x" sorts before "a/x" as strings ('-' before '/') though namespace "a" sorts before "a-b".
+  json clusterScoped = {{"metadata", {{"name", "a"}, {"resourceVersion", "1"}}}, {"spec", {{"ref", "cm"}}}};
+  store.replace({object("a", "x", "1", "cm"), object("a-b", "x", "1", "cm"), object("ab", "x", "1", "cm"),
+                 clusterScoped, object("a", "w", "1", "cm")},
+                "1");
+  const std::vector<std::string> expected = {"a", "a-b/x", "a/w", "a/x", "ab/x"};
+  auto all = store.list();
+  REQUIRE(all.ok());
+  std::vector<std::string> listed;
+  for (const ObjectPtr& o : *all) listed.push_back(objectKey(*o));
+  CHECK(listed == expected);
+  auto found = store.byIndex("ref", "cm");
+  REQUIRE(found.ok());
+  std::vector<std::string> indexed;
+  for (const ObjectPtr& o : *found) indexed.push_back(objectKey(*o));
+  CHECK(indexed == expected);
+  for (const std::string& key : expected) {
+    INFO(key);
+    REQUIRE(*store.get(key) != nullptr);
+    CHECK(objectKey(**store.get(key)) == key);
+  }
+  CHECK(*store.get("a-b") == nullptr);
+  CHECK(*store.get("a/x-") == nullptr);
+}
+
+TEST_CASE("a key listed twice in one list keeps its last object", "[cache][store]") {
+  MetaStore store;
+  store.stage({object("n", "a", "1"), object("n", "b", "1")});
+  store.stage({object("n", "a", "2")});
+  store.commitList("2");
+  CHECK(store.size() == 2);
+  REQUIRE(*store.get("n/a") != nullptr);
+  CHECK((*store.get("n/a"))->resourceVersion == "2");
+  // The same through upsert: the entry of the key is replaced, not added beside it.
+  store.upsert(object("n", "a", "3"));
+  CHECK(store.size() == 2);
+  CHECK((*store.get("n/a"))->resourceVersion == "3");
+}
+
 TEST_CASE("a staged list is invisible until committed and a discarded one never appears", "[cache][store]") {
   Store store;
   store.stage({object("n", "a", "1")});

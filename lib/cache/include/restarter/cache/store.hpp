@@ -59,6 +59,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/cache/compact_text.hpp"
+#include "restarter/cache/key_view.hpp"
 #include "restarter/cache/name_set.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
@@ -140,6 +141,7 @@ template <>
 struct EntryTraits<nlohmann::json> {
   static std::optional<nlohmann::json> fromObject(nlohmann::json&& object);  // nullopt: no name
   static std::string key(const nlohmann::json& object) { return objectKey(object); }
+  static KeyView keyView(const nlohmann::json& object) noexcept { return keyViewOf(object); }
   static std::string resourceVersion(const nlohmann::json& object);
 };
 
@@ -147,6 +149,7 @@ template <>
 struct EntryTraits<ObjectMeta> {
   static std::optional<ObjectMeta> fromObject(nlohmann::json&& object) { return objectMetaOf(object); }
   static std::string key(const ObjectMeta& meta) { return objectKey(meta); }
+  static KeyView keyView(const ObjectMeta& meta) noexcept { return {meta.namespace_, meta.name}; }
   static std::string resourceVersion(const ObjectMeta& meta) { return meta.resourceVersion; }
 };
 
@@ -154,6 +157,7 @@ template <>
 struct EntryTraits<PackedObject> {
   static std::optional<PackedObject> fromObject(nlohmann::json&& object) { return packObject(object); }
   static std::string key(const PackedObject& object) { return objectKey(object); }
+  static KeyView keyView(const PackedObject& object) noexcept { return {object.namespace_, object.name}; }
   static std::string resourceVersion(const PackedObject& object) { return object.resourceVersion; }
 };
 
@@ -248,14 +252,32 @@ class BasicStore final : public StoreBase {
   bool waitForSync(std::chrono::milliseconds timeout, std::stop_token stop = {}) const override;
 
  private:
-  // Index name -> (value -> entry), one node per distinct value of each entry: an entry is found
-  // by the pointer it is stored under, so the index holds no copies of keys (at 10,000 workloads
-  // of 20 references each, a value -> set-of-keys index cost about 50 MB more).
-  using IndexMap = std::map<std::string, std::multimap<std::string, Ptr>>;
+  // The entries by key, found through the names each entry holds (KeyView): a key is stored once,
+  // in its entry, not again as the set's key (docs/architecture.md, "Memory that follows
+  // references").
+  struct ByKey {
+    using is_transparent = void;
+    static KeyView view(const Ptr& entry) noexcept { return EntryTraits<T>::keyView(*entry); }
+    static KeyView view(const KeyView& key) noexcept { return key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return compareKeys(view(a), view(b)) < 0;
+    }
+  };
+  using EntrySet = std::set<Ptr, ByKey>;
+  // Index name -> (the value's salted digest, NameSet::digestOf -> entry), one node per distinct
+  // value of each entry: an entry is found by the pointer it is stored under, and a value by its
+  // 8-byte digest, so the index holds no copy of a name. Two values of one index share a digest
+  // with probability about n^2 / 2^65 (name_set.hpp); then byIndex of one also gives the entries
+  // of the other, which a caller re-reading its entries treats as unchanged.
+  using IndexMap = std::map<std::string, std::multimap<std::uint64_t, Ptr>>;
   void indexAdd(IndexMap& indexes, const Ptr& object) const;
   void indexRemove(IndexMap& indexes, const Ptr& object) const;
-  // The distinct values `function` gives `object` (an object may reference one name twice).
-  static std::vector<std::string> distinctValues(const IndexFunc& function, const T& object);
+  // The digests of the distinct values `function` gives `object` (an object may reference one
+  // name twice).
+  static std::vector<std::uint64_t> distinctDigests(const IndexFunc& function, const T& object);
+  // Puts `entry` in `entries`, in place of the entry of its key if there is one.
+  static void put(EntrySet& entries, Ptr entry);
   core::Status checkSynced() const;
   bool retained(std::string_view key) const { return !retain_ || retain_(key); }
 
@@ -264,11 +286,11 @@ class BasicStore final : public StoreBase {
   RetainFunc retain_;
 
   // The list being received (writer thread only).
-  std::map<std::string, Ptr> staged_;
+  EntrySet staged_;
   NameSet stagedUnloaded_;
 
   mutable std::shared_mutex mutex_;
-  std::map<std::string, Ptr> objects_;
+  EntrySet objects_;
   NameSet unloaded_;  // never also in objects_
   IndexMap indexes_;
   std::string resourceVersion_;
