@@ -19,16 +19,19 @@ CITATION = re.compile(r'((?:[\w./-]+/)?[\w-]+\.md|README),? ?\(?"([^"\n]+)"')
 SKIP = (".md", ".png", ".json", ".svg", ".zst")
 
 
-def headings(path, cache={}):
-    if path not in cache:
+_HEADINGS = {}  # path -> the set of its headings, read once
+
+
+def headings(path):
+    if path not in _HEADINGS:
         found = set()
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = re.match(r"#+ +(.*)", line)
                 if m:
                     found.add(m.group(1).strip().strip("`"))
-        cache[path] = found
-    return cache[path]
+        _HEADINGS[path] = found
+    return _HEADINGS[path]
 
 
 def resolve(cited, citing):

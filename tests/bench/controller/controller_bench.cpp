@@ -67,6 +67,9 @@ using nlohmann::json;
 
 namespace {
 
+// The StatefulSets the benchmark makes and restarter manages.
+constexpr const char* kLabeledSelector = "restarter.stackable.tech/enabled=true";
+
 std::string numbered(const char* prefix, int i) {
   std::ostringstream out;
   out << prefix << std::setw(5) << std::setfill('0') << i;
@@ -241,7 +244,7 @@ int waitSettled(const std::string& ns, int statefulSets, std::size_t refs, int s
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     kube::ListOptions options;
-    options.labelSelector = "restarter.stackable.tech/enabled=true";
+    options.labelSelector = kLabeledSelector;
     auto list = client->list(kube::resources::statefulSets(), ns, options);
     int done = 0, baselines = 0, annotated = 0, rolled = 0;
     if (list) {
@@ -286,13 +289,28 @@ std::string templateAnnotation(const json& sts, const std::string& key) {
 // when each one first shows an expected annotation value. A watch rather than polling: polling a
 // StatefulSet every millisecond adds hundreds of GETs a second to the apiserver the controller
 // is waiting for, and so inflates what it measures.
+// The labeled StatefulSets of `ns`, what AnnotationWatch watches; nullopt, said on stderr, when
+// the list fails.
+std::optional<kube::ObjectList> listLabeled(kube::Client& client, const std::string& ns) {
+  kube::ListOptions options;
+  options.labelSelector = kLabeledSelector;
+  auto list = client.list(kube::resources::statefulSets(), ns, options);
+  if (!list) {
+    std::cerr << "bench: " << list.error().describe() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*list);
+}
+
 class AnnotationWatch {
  public:
-  AnnotationWatch(kube::Client& client, const std::string& ns, const std::string& resourceVersion)
-      : thread_([this, &client, ns, resourceVersion](std::stop_token stop) {
+  // Watches from `listed` (listLabeled), starting from what it holds: the watch sends only what
+  // changed since.
+  AnnotationWatch(kube::Client& client, const std::string& ns, const kube::ObjectList& listed)
+      : thread_([this, &client, ns, resourceVersion = listed.resourceVersion](std::stop_token stop) {
           kube::WatchOptions options;
           options.resourceVersion = resourceVersion;
-          options.labelSelector = "restarter.stackable.tech/enabled=true";
+          options.labelSelector = kLabeledSelector;
           options.timeout = std::chrono::minutes(30);
           auto end = client.watch(
               kube::resources::statefulSets(), ns, options,
@@ -301,13 +319,11 @@ class AnnotationWatch {
           ended_ = true;
           if (!end) error_ = end.error().describe();
           cv_.notify_all();
-        }) {}
-
-  // The StatefulSets as listed at `resourceVersion` (the watch sends only what changed since).
-  void seed(const std::vector<json>& items) {
+        }) {
     std::lock_guard lock(mutex_);
-    for (const json& sts : items) record(sts, std::chrono::steady_clock::now());
+    for (const json& sts : listed.items) record(sts, std::chrono::steady_clock::now());
   }
+
   // The highest metadata.generation seen of StatefulSet `name` (0 when none).
   long generation(const std::string& name) {
     std::lock_guard lock(mutex_);
@@ -411,10 +427,9 @@ class AnnotationWatch {
 
 int latency(const std::string& ns, int updates, int cmPer, std::chrono::milliseconds interval) {
   auto client = bench::connectOrExit();
-  kube::ListOptions options;
-  options.labelSelector = "restarter.stackable.tech/enabled=true";
-  auto list = client->list(kube::resources::statefulSets(), ns, options);
-  if (!list || list->items.empty()) {
+  auto list = listLabeled(*client, ns);
+  if (!list) return 1;
+  if (list->items.empty()) {
     std::cerr << "bench: no StatefulSets in " << ns << "\n";
     return 1;
   }
@@ -438,8 +453,7 @@ int latency(const std::string& ns, int updates, int cmPer, std::chrono::millisec
   const int statefulSets = static_cast<int>(candidates.size());
   std::cout << "updates go to " << statefulSets << " of " << all.size() << " StatefulSets"
             << (statefulSets < static_cast<int>(all.size()) ? " (those never rolled)" : "") << "\n";
-  AnnotationWatch watch(*client, ns, list->resourceVersion);
-  watch.seed(list->items);
+  AnnotationWatch watch(*client, ns, *list);
   const char* latencyOf = std::getenv("BENCH_LATENCY_OF");
   const bool byGeneration = latencyOf != nullptr && std::string(latencyOf) == "generation";
   std::vector<double> samples;
@@ -510,15 +524,9 @@ int waitReloading(const std::string& ns, int seconds) {
   auto client = bench::connectOrExit();
   const std::string stsName = numbered("sts-", 0);
   const std::string cmName = numbered("cm-", 0);
-  kube::ListOptions options;
-  options.labelSelector = "restarter.stackable.tech/enabled=true";
-  auto list = client->list(kube::resources::statefulSets(), ns, options);
-  if (!list) {
-    std::cerr << "bench: " << list.error().describe() << "\n";
-    return 1;
-  }
-  AnnotationWatch watch(*client, ns, list->resourceVersion);
-  watch.seed(list->items);
+  auto list = listLabeled(*client, ns);
+  if (!list) return 1;
+  AnnotationWatch watch(*client, ns, *list);
   const long before = watch.generation(stsName);
   if (before == 0) {
     std::cerr << "bench: no " << stsName << " in " << ns << "\n";

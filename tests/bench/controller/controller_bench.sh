@@ -123,7 +123,13 @@ else
   "$cluster" exec -- bash -c "'$reloader' >'$work/controller.log' 2>&1 & echo \$! >'$work/pid'; wait" &
 fi
 wrapper=$!
-trap 'kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true; wait "$wrapper" 2>/dev/null || true' EXIT
+# On exit: stop the tool, and remove Reloader's memory cgroup once its process has left it.
+stop_tool() {
+  kill -TERM "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null || true
+  wait "$wrapper" 2>/dev/null || true
+  [[ -z ${memcg:-} ]] || rmdir "$memcg" 2>/dev/null || true
+}
+trap stop_tool EXIT
 until [[ -s $work/pid ]]; do sleep 0.01; done
 pid=$(cat "$work/pid")
 # Into the memory cgroup from here: cluster.sh exec's network namespace has its own /sys.

@@ -284,31 +284,34 @@ TEST_CASE("waitForSync wakes when another thread syncs and honours stop", "[cach
 }
 
 namespace {
-// Retains the keys of `wanted` (what the controller's retention asks of its workload indexes).
-MetaStore::RetainFunc retaining(const std::set<std::string>* wanted) {
-  return [wanted](std::string_view key) { return wanted->count(std::string(key)) != 0; };
-}
-// Handlers that log "add NAME", "update NAME" and "delete NAME" into `log`.
-MetaStore::Handlers loggingTo(std::vector<std::string>* log) {
-  return {[log](const MetaPtr& o) { log->push_back("add " + o->name); },
-          [log](const MetaPtr&, const MetaPtr& a) { log->push_back("update " + a->name); },
-          [log](const MetaPtr& o) { log->push_back("delete " + o->name); }};
-}
+// A MetaStore that keeps as entries the keys of `wanted` (what the controller's retention asks of
+// its workload indexes; read at each change, so a test changes it between changes) and logs
+// "add NAME@VERSION", "update NAME" and "delete NAME" into `log`.
+struct RetainingStore {
+  std::set<std::string> wanted;
+  std::vector<std::string> log;
+  MetaStore store;
+
+  RetainingStore() {
+    store.setRetention([this](std::string_view key) { return wanted.count(std::string(key)) != 0; });
+    store.addHandlers({[this](const MetaPtr& o) { log.push_back("add " + o->name + "@" + o->resourceVersion); },
+                       [this](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
+                       [this](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+  }
+};
 json metaObject(const std::string& name, const std::string& rv) {
   return {{"metadata", {{"namespace", "n"}, {"name", name}, {"uid", "u-" + name}, {"resourceVersion", rv}}}};
 }
 }  // namespace
 
-TEST_CASE("a store with retention keeps unretained objects as unloaded and not as entries", "[cache][store]") {
-  std::set<std::string> wanted{"n/a"};
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
-  std::vector<std::string> log;
-  store.addHandlers(loggingTo(&log));
+TEST_CASE_METHOD(RetainingStore,
+                 "a store with retention keeps unretained objects as unloaded and not as entries",
+                 "[cache][store]") {
+  wanted = {"n/a"};
   store.stage({metaObject("a", "1"), metaObject("b", "1")});
   store.stage({metaObject("c", "2")});
   store.commitList("2");
-  CHECK(log == std::vector<std::string>{"add a"});
+  CHECK(log == std::vector<std::string>{"add a@1"});
   CHECK(store.size() == 3);
   CHECK(store.unloadedSize() == 2);
   auto a = store.find("n/a");
@@ -336,14 +339,8 @@ TEST_CASE("a store with retention keeps unretained objects as unloaded and not a
   CHECK(store.resourceVersion() == "4");
 }
 
-TEST_CASE("an unloaded object becomes an entry at its next change once retained", "[cache][store]") {
-  std::set<std::string> wanted;
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
-  std::vector<std::string> log;
-  store.addHandlers({[&](const MetaPtr& o) { log.push_back("add " + o->name + "@" + o->resourceVersion); },
-                     [&](const MetaPtr&, const MetaPtr& a) { log.push_back("update " + a->name); },
-                     [&](const MetaPtr& o) { log.push_back("delete " + o->name); }});
+TEST_CASE_METHOD(RetainingStore, "an unloaded object becomes an entry at its next change once retained",
+                 "[cache][store]") {
   store.replace({metaObject("a", "1")}, "1");
   wanted.insert("n/a");
   store.upsert(metaObject("a", "2"));
@@ -359,13 +356,9 @@ TEST_CASE("an unloaded object becomes an entry at its next change once retained"
   CHECK(store.find("n/a")->unloaded);
 }
 
-TEST_CASE("promote turns an unloaded object into an entry once and only while it is known", "[cache][store]") {
-  std::set<std::string> wanted;
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
-  int handled = 0;
-  store.addHandlers({[&](const MetaPtr&) { ++handled; }, [&](const MetaPtr&, const MetaPtr&) { ++handled; },
-                     [&](const MetaPtr&) { ++handled; }});
+TEST_CASE_METHOD(RetainingStore,
+                 "promote turns an unloaded object into an entry once and only while it is known",
+                 "[cache][store]") {
   CHECK(store.promote(metaObject("a", "1")).error().kind == ErrorKind::Unavailable);
   store.replace({metaObject("a", "1"), metaObject("b", "1")}, "1");
 
@@ -390,23 +383,20 @@ TEST_CASE("promote turns an unloaded object into an entry once and only while it
   REQUIRE(unknown.ok());
   CHECK(*unknown == nullptr);
   CHECK(store.promote(json{{"metadata", json::object()}}).error().kind == ErrorKind::InvalidInput);
-  CHECK(handled == 0);
+  CHECK(log.empty());
 }
 
-TEST_CASE("a relist moves objects between entries and unloaded with handlers for the entries",
-          "[cache][store]") {
-  std::set<std::string> wanted{"n/a"};
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
-  std::vector<std::string> log;
-  store.addHandlers(loggingTo(&log));
+TEST_CASE_METHOD(RetainingStore,
+                 "a relist moves objects between entries and unloaded with handlers for the entries",
+                 "[cache][store]") {
+  wanted = {"n/a"};
   store.replace({metaObject("a", "1"), metaObject("b", "1")}, "1");
   REQUIRE(store.promote(metaObject("b", "1")).ok());
   log.clear();
   wanted = {"n/c"};
   store.replace({metaObject("a", "2"), metaObject("b", "2"), metaObject("c", "2")}, "2");
   // c is new as an entry; a and b are no longer entries (the promoted b included).
-  CHECK(log == std::vector<std::string>{"add c", "delete a", "delete b"});
+  CHECK(log == std::vector<std::string>{"add c@2", "delete a", "delete b"});
   CHECK(store.find("n/a")->unloaded);
   CHECK(store.find("n/b")->unloaded);
   CHECK(store.size() == 3);
@@ -428,10 +418,8 @@ TEST_CASE("hasIndexed says whether byIndex would find anything", "[cache][store]
   CHECK_FALSE(store.hasIndexed("ref", "x"));
 }
 
-TEST_CASE("a list discarded half-way leaves no unloaded names behind", "[cache][store]") {
-  std::set<std::string> wanted;
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
+TEST_CASE_METHOD(RetainingStore, "a list discarded half-way leaves no unloaded names behind",
+                 "[cache][store]") {
   store.replace({metaObject("a", "1")}, "1");
   store.stage({metaObject("b", "2"), metaObject("c", "2")});
   store.discardStaged();  // the watch expired (410) during the list: it starts again
@@ -443,14 +431,12 @@ TEST_CASE("a list discarded half-way leaves no unloaded names behind", "[cache][
   CHECK(store.size() == 1);
 }
 
-TEST_CASE("an object deleted and created again under another name and back is known by its name each time",
-          "[cache][store]") {
+TEST_CASE_METHOD(
+    RetainingStore,
+    "an object deleted and created again under another name and back is known by its name each time",
+    "[cache][store]") {
   // No rename exists in the API: a "rename" is a delete and a create, and back again.
-  std::set<std::string> wanted{"n/a"};
-  MetaStore store;
-  store.setRetention(retaining(&wanted));
-  std::vector<std::string> log;
-  store.addHandlers(loggingTo(&log));
+  wanted = {"n/a"};
   store.replace({metaObject("a", "1")}, "1");
   for (int round = 0; round < 3; ++round) {
     const std::string rv = std::to_string(10 * round + 2);
@@ -468,6 +454,6 @@ TEST_CASE("an object deleted and created again under another name and back is kn
     CHECK(store.unloadedSize() == 0);
   }
   // The referenced name's handlers saw each delete and create; the unreferenced one's none.
-  CHECK(log ==
-        std::vector<std::string>{"add a", "delete a", "add a", "delete a", "add a", "delete a", "add a"});
+  CHECK(log == std::vector<std::string>{"add a@1", "delete a", "add a@21", "delete a", "add a@121", "delete a",
+                                        "add a@221"});
 }
