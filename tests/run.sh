@@ -3,8 +3,10 @@
 #   1. installs the Debian packages it needs (tests/install-deps.sh);
 #   2. lints: shellcheck over every script (tests/check-shell.sh) and clang-format over the C++
 #      sources (tests/check-format.sh), and checks that the benchmark tables and plots of
-#      docs/benchmarks.md agree with their results files (tests/bench/plot.py --check), each a
-#      stage of its own;
+#      docs/benchmarks.md agree with their results files (tests/bench/plot.py --check), that the
+#      version is written once (tests/check-version.sh), that time is read only through the clock
+#      seam (tests/check-clock.sh) and that every cited documentation section exists
+#      (tests/check-citations.py), each a stage of its own;
 #   3. builds with warnings as errors and runs the unit tests;
 #   4. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   5. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
@@ -415,6 +417,7 @@ stage "shellcheck of every script (tests/check-shell.sh)" tests/check-shell.sh
 stage "C++ formatting (tests/check-format.sh)" tests/check-format.sh
 stage "benchmark figures agree with their results (tests/bench/plot.py --check)" tests/bench/plot.py --check
 stage "the version is written once (tests/check-version.sh)" tests/check-version.sh
+stage "time is read through the clock seam (tests/check-clock.sh)" tests/check-clock.sh
 stage "every cited documentation section exists (tests/check-citations.py)" tests/check-citations.py
 # The four builds are CMakePresets.json's dev, asan, tsan and fuzz (a developer's `cmake --preset
 # NAME` configures exactly what CI builds, in the same directory), through cmd/build.sh's ccache.

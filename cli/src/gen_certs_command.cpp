@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flag_table.hpp"
@@ -242,29 +243,29 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
 }
 
 Subcommand genCertsCommand() {
-  return Subcommand{kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
-                    [](const std::vector<std::string>& args, Io& io) {
-                      GenCertsOptions genOptions;
-                      FlagTable table = flagTable(genOptions);
-                      cxxopts::Options options = makeOptions(io, table);
-                      if (auto exit = parseFlags(options, table, args, io, kName).exitNow) return *exit;
-                      const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
-                          std::chrono::system_clock::now());
-                      if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
-                      kube::LoadOptions load;
-                      load.kubeconfigPath = genOptions.kubeconfig;
-                      load.context = genOptions.context;
-                      auto client = kube::Client::connect(load);
-                      if (!client) {
-                        io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
-                        return kExitFailure;
-                      }
-                      return runGenCertsToSecret(genOptions, io, now, **client);
-                    },
-                    [](const Io& io) {
-                      GenCertsOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
-                    }};
+  return Subcommand{
+      kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
+      [](const std::vector<std::string>& args, Io& io) {
+        GenCertsOptions genOptions;
+        FlagTable table = flagTable(genOptions);
+        cxxopts::Options options = makeOptions(io, table);
+        if (auto exit = parseFlags(options, table, args, io, kName).exitNow) return *exit;
+        const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(base::systemClock().wallNow());
+        if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
+        kube::LoadOptions load;
+        load.kubeconfigPath = genOptions.kubeconfig;
+        load.context = genOptions.context;
+        auto client = kube::Client::connect(load);
+        if (!client) {
+          io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
+          return kExitFailure;
+        }
+        return runGenCertsToSecret(genOptions, io, now, **client);
+      },
+      [](const Io& io) {
+        GenCertsOptions defaults;
+        return describeFlags(makeOptions(io, flagTable(defaults)));
+      }};
 }
 
 }  // namespace restarter::cli

@@ -4,6 +4,7 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -124,7 +125,7 @@ Subcommand rollCommand() {
           return kExitOk;
         }
         const core::TimePoint rolledAt =
-            std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
+            std::chrono::floor<std::chrono::microseconds>(base::systemClock().wallNow());
         auto rolled = inspect::applyRoll(**client, *input, plan, rolledAt);
         if (!rolled) {
           io.err << prefix << rolled.error().describe() << "\n";

@@ -10,6 +10,7 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
@@ -235,13 +236,13 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   // controller starts its threads in run()). That thread also returns free pages to the system
   // when `trims` says so. Declared after the controller, so it is gone before the controller is.
   runtime::TrimSchedule trims(std::chrono::seconds(2), std::chrono::minutes(1),
-                              std::chrono::steady_clock::now());
+                              base::systemClock().monotonicNow());
   runtime::ManagerOptions process;
   process.healthBind = options.healthBind;
   process.metricsBind = options.metricsBind;
   process.metricsPrefix = "restarter_controller";
   process.tick = [&] {
-    if (trims.due(controller.synced(), controller.reconciled(), std::chrono::steady_clock::now())) {
+    if (trims.due(controller.synced(), controller.reconciled(), base::systemClock().monotonicNow())) {
       runtime::returnFreeMemory();
     }
   };

@@ -54,10 +54,10 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
 void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   const std::string& controller = queued.reconciler->name();
   const std::string key = queued.object.key();
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock.monotonicNow();
   core::Result<Action> result = queued.reconciler->reconcile(queued.object, stop);
   metrics.reconcileDuration.with({controller})
-      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      .observe(std::chrono::duration<double>(clock.monotonicNow() - started).count());
   if (result) {
     metrics.reconciles.with({controller, "success"}).inc();
     queue.forget(queued);

@@ -7,8 +7,8 @@
 //
 // Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
 // controller's life; none is added or removed after setUp. The stores lock themselves
-// (cache/store.hpp), the queue and the write limiter lock themselves (work_queue.hpp), as do the
-// rollout slots (rollout_slots.hpp), each reconciler locks its own memory; Impl's one lock,
+// (cache/store.hpp), the queue and the rate limiters lock themselves (work_queue.hpp,
+// rate_limiter.hpp), as do the rollout slots (rollout_slots.hpp), each reconciler locks its own memory; Impl's one lock,
 // keyProblemMutex, guards keyProblem (written by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
 // worker starts and read-only after.
 
@@ -28,6 +28,7 @@
 #include "restarter/controller/controller.hpp"
 #include "restarter/controller/ondelete.hpp"
 #include "restarter/controller/pod_expiry.hpp"
+#include "restarter/controller/rate_limiter.hpp"
 #include "restarter/controller/rollout_slots.hpp"
 #include "restarter/controller/watches.hpp"
 #include "restarter/controller/workload.hpp"
@@ -66,9 +67,9 @@ struct Controller::Impl {
   obs::Logger& logger;
   Metrics metrics;
   base::Clock& clock;
-  TokenBucket limiter;
+  RateLimiter limiter;
   // Paces the reads of unloaded objects a workload came to reference (loadReferenced).
-  TokenBucket referenceLoads;
+  RateLimiter referenceLoads;
   WorkQueue queue;
   // The fleet's rollout slots (--max-concurrent-rollouts); wakes a queued key through `queue`.
   RolloutSlots rolloutSlots;

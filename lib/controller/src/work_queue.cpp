@@ -1,7 +1,6 @@
 #include "restarter/controller/work_queue.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 namespace restarter::controller {
@@ -134,32 +133,6 @@ void WorkQueue::shutDown() {
     ++generation_;
   }
   cv_.notify_all();
-}
-
-TokenBucket::TokenBucket(base::Clock& clock, double rate, double burst)
-    : clock_(clock),
-      rate_(std::max(rate, 1e-9)),
-      burst_(std::max(burst, 1.0)),
-      tokens_(burst_),
-      last_(clock.monotonicNow()) {}
-
-milliseconds TokenBucket::reserve() {
-  std::lock_guard lock(mutex_);
-  const base::Clock::MonotonicTime now = clock_.monotonicNow();
-  if (now > last_) {
-    const double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed * rate_);
-    last_ = now;
-  }
-  tokens_ -= 1.0;
-  if (tokens_ >= 0.0) return milliseconds(0);
-  return milliseconds(static_cast<std::int64_t>(std::ceil(-tokens_ / rate_ * 1000.0)));
-}
-
-bool TokenBucket::acquire(std::stop_token stop) {
-  const milliseconds wait = reserve();
-  if (wait.count() <= 0) return !stop.stop_requested();
-  return clock_.waitFor(wait, stop);
 }
 
 }  // namespace restarter::controller

@@ -30,6 +30,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/system/error_code.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "shared.hpp"
 #include "worker_pool.hpp"
 
@@ -253,7 +254,7 @@ struct Server::Impl {
       return false;
     }
     connection->source = source;
-    connection->acceptedAt = std::chrono::steady_clock::now();
+    connection->acceptedAt = base::systemClock().monotonicNow();
     connection->since = connection->acceptedAt;
     std::shared_ptr<ConnectionBase> victim;
     CloseReason victimReason = CloseReason::Evicted;

@@ -1,6 +1,7 @@
 // Reading the API and building the explanation document (see explain.hpp).
 #include "restarter/inspect/explain.hpp"
 
+#include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
 
 #include <algorithm>
@@ -319,7 +320,7 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
     if (auto budgets = client.list(kube::resources::podDisruptionBudgets(), namespace_, kube::ListOptions{}))
       input.budgets = std::move(budgets->items);
   }
-  input.now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+  input.now = std::chrono::time_point_cast<std::chrono::microseconds>(base::systemClock().wallNow());
   for (RevisionShape& shape : shapes) input.revisions.push_back(std::move(shape.revision));
   std::sort(input.revisions.begin(), input.revisions.end(),
             [](const core::Revision& a, const core::Revision& b) { return a.number < b.number; });

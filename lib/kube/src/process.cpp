@@ -14,6 +14,8 @@
 #include <cstring>
 #include <map>
 
+#include "restarter/base/clock.hpp"
+
 extern char** environ;
 
 namespace restarter::kube {
@@ -124,7 +126,7 @@ class SystemProcessRunner final : public ProcessRunner {
     errWrite.reset();
 
     ProcessOutput output;
-    auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+    auto deadline = base::systemClock().monotonicNow() + spec.timeout;
     bool outOpen = true;
     bool errOpen = !spec.inheritStdin;
     if (!errOpen) errRead.reset();
@@ -132,7 +134,7 @@ class SystemProcessRunner final : public ProcessRunner {
     bool tooLarge = false;
     while (outOpen || errOpen) {
       auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - base::systemClock().monotonicNow());
       if (left.count() <= 0) {
         timedOut = true;
         break;

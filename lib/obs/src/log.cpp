@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/text.hpp"
 
@@ -89,7 +90,7 @@ Logger::Logger(std::ostream& out, LogFormat format, LogLevel minimum, ClockFn cl
     : out_(out), format_(format), minimum_(minimum), clock_(std::move(clock)) {
   if (!clock_) {
     clock_ = [] {
-      return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+      return std::chrono::time_point_cast<std::chrono::microseconds>(base::systemClock().wallNow());
     };
   }
 }

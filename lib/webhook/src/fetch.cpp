@@ -12,6 +12,8 @@
 #include <system_error>
 #include <thread>
 
+#include "restarter/base/clock.hpp"
+
 namespace restarter::webhook {
 
 // ---- LookupPool -------------------------------------------------------------------------------
@@ -40,7 +42,7 @@ struct LookupPool::Impl {
         next = std::move(queue.front());
         queue.pop_front();
       }
-      const bool late = std::chrono::steady_clock::now() >= next.deadline;
+      const bool late = base::systemClock().monotonicNow() >= next.deadline;
       if (late) expired.fetch_add(1, std::memory_order_relaxed);
       next.job(late);
     }
@@ -125,34 +127,28 @@ ReferenceStates allUnknown(const std::vector<core::Reference>& refs, const std::
 
 // ---- LookupBudget -----------------------------------------------------------------------------
 
-LookupBudget::LookupBudget(LookupLimits limits, Now now)
+LookupBudget::LookupBudget(LookupLimits limits, base::Clock& clock)
     : limits_(limits),
       reserve_(limits.burst / 10),
       shareRate_(limits.perSecond * limits.share),
       shareReserve_(limits.burst * limits.share / 10),
       shareBurst_(std::min(limits.burst, std::max(limits.burst * limits.share,
                                                   static_cast<double>(limits.maxPerReview) + shareReserve_))),
-      now_(std::move(now)),
-      tokens_(limits.burst),
-      last_(now_()) {}
+      clock_(clock),
+      bucket_(limits.perSecond, limits.burst, clock.monotonicNow()) {}
 
 std::size_t LookupBudget::shares() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return shares_.size();
 }
 
-LookupBudget::Share& LookupBudget::shareOf(std::string_view namespace_,
-                                           std::chrono::steady_clock::time_point now) {
+LookupBudget::Share& LookupBudget::shareOf(std::string_view namespace_, base::Clock::MonotonicTime now) {
   const std::string key(namespace_);
   auto it = shares_.find(key);
   if (it != shares_.end()) {
     Share& share = it->second;
     recent_.splice(recent_.begin(), recent_, share.recent);
-    if (now > share.last) {
-      const double elapsed = std::chrono::duration<double>(now - share.last).count();
-      share.tokens = std::min(shareBurst_, share.tokens + elapsed * shareRate_);
-      share.last = now;
-    }
+    share.bucket.refill(now);
     return share;
   }
   // A namespace not seen (or forgotten) starts full: forgetting the least recent one loses only
@@ -162,7 +158,8 @@ LookupBudget::Share& LookupBudget::shareOf(std::string_view namespace_,
     recent_.pop_back();
   }
   // Either both hold the namespace or neither (an allocation that fails leaves them as they were).
-  const auto [inserted, _] = shares_.try_emplace(key);
+  const auto [inserted, _] =
+      shares_.try_emplace(key, Share{base::TokenBucket(shareRate_, shareBurst_, now), {}});
   try {
     recent_.push_front(key);
   } catch (...) {
@@ -170,8 +167,6 @@ LookupBudget::Share& LookupBudget::shareOf(std::string_view namespace_,
     throw;
   }
   Share& share = inserted->second;
-  share.tokens = shareBurst_;
-  share.last = now;
   share.recent = recent_.begin();
   return share;
 }
@@ -180,12 +175,8 @@ LookupBudget::Decision LookupBudget::admit(std::string_view namespace_, std::siz
   if (lookups > limits_.maxPerReview) return Decision::TooMany;
   const double wanted = static_cast<double>(lookups);
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto now = now_();
-  if (now > last_) {
-    const double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(limits_.burst, tokens_ + elapsed * limits_.perSecond);
-    last_ = now;
-  }
+  const auto now = clock_.monotonicNow();
+  bucket_.refill(now);
   Share* share = nullptr;
   if (limits_.share < 1.0) {
     try {
@@ -194,12 +185,11 @@ LookupBudget::Decision LookupBudget::admit(std::string_view namespace_, std::siz
       return Decision::ShareSpent;  // no memory to remember the namespace: nothing looked up
     }
   }
-  if (share != nullptr && share->tokens - wanted < (wanted > shareReserve_ ? shareReserve_ : 0.0))
+  if (share != nullptr && !share->bucket.covers(wanted, wanted > shareReserve_ ? shareReserve_ : 0.0))
     return Decision::ShareSpent;
-  const double floor = wanted > reserve_ ? reserve_ : 0.0;
-  if (tokens_ - wanted < floor) return Decision::RateLimited;
-  tokens_ -= wanted;
-  if (share != nullptr) share->tokens -= wanted;
+  if (!bucket_.covers(wanted, wanted > reserve_ ? reserve_ : 0.0)) return Decision::RateLimited;
+  bucket_.spend(wanted);
+  if (share != nullptr) share->bucket.spend(wanted);
   return Decision::Admitted;
 }
 
@@ -211,7 +201,7 @@ ReferenceStates fetchReferences(const ObjectGetter& get, LookupPool& pool, const
   if (!core::isValidNamespaceName(namespace_)) {
     return allUnknown(refs, "the namespace " + core::shownName(namespace_) + " is not a valid namespace name");
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = base::systemClock().monotonicNow() + timeout;
   const std::string late = "no answer within " + std::to_string(timeout.count()) + " ms";
   auto pending = std::make_shared<Pending>();
   pending->states.resize(refs.size());

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/core/time.hpp"
 #include "restarter/webhook/admission.hpp"
@@ -156,10 +157,10 @@ struct Service::Impl {
 
   // The admission handler: runs on the HTTPS workers.
   HttpReply handle(const std::string& body) {
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = base::systemClock().monotonicNow();
     const AdmissionResult result =
         handleAdmissionReview(body, fetcher, AdmissionOptions{options.rollOnOptIn, options.selection});
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = std::chrono::duration<double>(base::systemClock().monotonicNow() - started).count();
     const std::string outcome = outcomeName(result.outcome);
     metrics.admissions.with({kindLabel(result), operationLabel(result), outcome}).inc();
     metrics.duration.with({outcome}).observe(seconds);

@@ -70,7 +70,7 @@ struct Harness {
   obs::Logger logger{logs, obs::LogFormat::Text, obs::LogLevel::Debug};
   obs::Registry registry;
   Metrics metrics{registry};
-  TokenBucket limiter{clock, 100.0, 100.0};
+  RateLimiter limiter{clock, 100.0, 100.0};
   std::unique_ptr<ReconcileContext> context;
 };
 

@@ -141,14 +141,3 @@ TEST_CASE("workers requeueing with backoff at once share the randomness safely",
   }
   CHECK(queue.failures(key("key-0-0")) == 25);
 }
-
-TEST_CASE("the token bucket lets a burst through then spaces writes", "[controller][queue]") {
-  FakeClock clock;
-  TokenBucket bucket(clock, 10.0, 2.0);
-  CHECK(bucket.reserve() == 0ms);
-  CHECK(bucket.reserve() == 0ms);
-  CHECK(bucket.reserve() == 100ms);
-  CHECK(bucket.reserve() == 200ms);  // reservations queue up behind each other
-  clock.advance(1000ms);
-  CHECK(bucket.reserve() == 0ms);
-}

@@ -3,7 +3,8 @@
 // workload's pod template annotated and evicts pods whose credentials expire.
 //
 //   queue_key.hpp        the queue's key: reconciler, namespace, name
-//   work_queue.hpp       deduplicating, debouncing, backing-off queue; global write limiter
+//   work_queue.hpp       deduplicating, debouncing, backing-off queue
+//   rate_limiter.hpp     the global write limiter and the reference loads' limiter (a token bucket)
 //   reconcile.hpp        the Reconciler interface, Action, the error policy, the shared context
 //   watches.hpp          the watch table's rows: store -> reconciler, predicate, delay or mapper
 //   predicates.hpp       which cache updates the rows let through

@@ -15,8 +15,8 @@
 
 #include "restarter/controller/metrics.hpp"
 #include "restarter/controller/queue_key.hpp"
+#include "restarter/controller/rate_limiter.hpp"
 #include "restarter/controller/slim.hpp"
-#include "restarter/controller/work_queue.hpp"
 #include "restarter/core/reloader.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/core/rollout_window.hpp"
@@ -24,6 +24,8 @@
 #include "restarter/obs/log.hpp"
 
 namespace restarter::controller {
+
+using std::chrono::milliseconds;
 
 class RolloutSlots;  // rollout_slots.hpp
 
@@ -65,7 +67,7 @@ struct ReconcileContext {
   kube::Client& client;
   obs::Logger& logger;
   Metrics& metrics;
-  TokenBucket& writeLimiter;
+  RateLimiter& writeLimiter;
   base::Clock& clock;
   bool dryRun = false;
   std::string reportingController = "restarter.stackable.tech/controller";

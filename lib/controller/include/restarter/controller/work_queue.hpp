@@ -1,5 +1,5 @@
 #pragma once
-// The controller's work queue and write limiter.
+// The controller's work queue (its write limiter: rate_limiter.hpp).
 //
 // WorkQueue (client-go's workqueue, with a debounce): keys (QueueKey: reconciler and object) wait
 // until they are due, then are handed to one worker at a time.
@@ -17,11 +17,7 @@
 // `tryGet(now)` and `nextDue()` let tests drive the queue with a fake clock, `get(stop)` is the
 // blocking form for workers.
 //
-// TokenBucket: the global write limit (Wave's lesson: a flapping object must not overwhelm the
-// apiserver). Each write takes a token; `rate` tokens come back per second (of monotonic time) up
-// to `burst`.
-//
-// Thread-safety: every member function of both classes may be called from any thread.
+// Thread-safety: every member function may be called from any thread.
 
 #include <chrono>
 #include <condition_variable>
@@ -87,26 +83,6 @@ class WorkQueue {
   std::unordered_map<QueueKey, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
   bool shutDown_ = false;
-};
-
-class TokenBucket {
- public:
-  // `rate` tokens per second (> 0), at most `burst` (>= 1) saved up; starts full.
-  TokenBucket(base::Clock& clock, double rate, double burst);
-
-  // Takes a token; returns how long the caller must wait before using it (0 when one was there).
-  // Tokens are reserved in order, so concurrent callers are spaced out, never all let through.
-  milliseconds reserve();
-  // reserve(), then waits on the clock. False if `stop` was requested while waiting.
-  bool acquire(std::stop_token stop);
-
- private:
-  base::Clock& clock_;
-  double rate_;
-  double burst_;
-  std::mutex mutex_;
-  double tokens_;
-  base::Clock::MonotonicTime last_;
 };
 
 }  // namespace restarter::controller

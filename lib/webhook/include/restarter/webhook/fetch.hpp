@@ -34,6 +34,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "restarter/base/clock.hpp"
+#include "restarter/base/token_bucket.hpp"
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/content.hpp"
 #include "restarter/kube/client.hpp"
@@ -117,13 +119,13 @@ static_assert(kLookupRefusedTooMany.size() <= kMaxWarningReason &&
 // connects) it is the one the request is made in, so a tenant's reviews drain only its
 // namespaces' shares; without, whoever sends a review chooses it, and a sender naming many
 // namespaces is held by the shared bucket alone (docs/architecture.md, "Fresh lookups").
-// Thread-safe: one mutex guards the buckets and the shares; `now` is called under it. Memory:
-// at most LookupLimits::maxShares shares.
+// The buckets are base::TokenBucket on `clock`'s monotonic time (docs/architecture.md, "Injected
+// time"). Thread-safe: one mutex guards the buckets and the shares; the clock is read under it.
+// Memory: at most LookupLimits::maxShares shares.
 class LookupBudget {
  public:
-  using Now = std::function<std::chrono::steady_clock::time_point()>;
-  explicit LookupBudget(
-      LookupLimits limits, Now now = [] { return std::chrono::steady_clock::now(); });
+  // `clock` must outlive the budget.
+  explicit LookupBudget(LookupLimits limits, base::Clock& clock = base::systemClock());
 
   enum class Decision { Admitted, TooMany, RateLimited, ShareSpent };
   // For `lookups` lookups of a review in namespace `namespace_`.
@@ -134,21 +136,19 @@ class LookupBudget {
 
  private:
   struct Share {
-    double tokens = 0;
-    std::chrono::steady_clock::time_point last;
+    base::TokenBucket bucket;
     std::list<std::string>::iterator recent;  // its entry in recent_
   };
-  Share& shareOf(std::string_view namespace_, std::chrono::steady_clock::time_point now);
+  Share& shareOf(std::string_view namespace_, base::Clock::MonotonicTime now);
 
   const LookupLimits limits_;
   const double reserve_;
   const double shareRate_;
   const double shareReserve_;
   const double shareBurst_;
-  const Now now_;
+  base::Clock& clock_;
   mutable std::mutex mutex_;
-  double tokens_;                                  // guarded by mutex_
-  std::chrono::steady_clock::time_point last_;     // guarded by mutex_
+  base::TokenBucket bucket_;                       // guarded by mutex_
   std::unordered_map<std::string, Share> shares_;  // guarded by mutex_; at most limits_.maxShares
   std::list<std::string> recent_;                  // guarded by mutex_; shares_'s keys, most recent first
 };
