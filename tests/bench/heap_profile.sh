@@ -21,26 +21,16 @@ shift $(($# < 2 ? $# : 2))
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_init "" heaptrack heaptrack_print
-cluster="$repo/tests/cluster/cluster.sh"
 out=$(mktemp -d /tmp/heap-profile.XXXXXX)
 echo "== serve-controller under heaptrack over namespace $ns; load: $(load)"
-"$cluster" exec -- bash -c "heaptrack -o '$out/controller' '$bin' serve-controller --namespace '$ns' --debounce 0 \
-  --leader-elect=false --metrics-bind-address 127.0.0.1:18082 --health-probe-bind-address 127.0.0.1:18083 \
-  --max-writes-per-second 1000 --write-burst 1000 $* >'$out/controller.log' 2>&1" &
-wrapper=$!
-bench_track "$wrapper"
-pid=
-until pid=$(pgrep -f -n "^$bin serve-controller --namespace $ns ") && [[ -n $pid ]]; do
-  kill -0 "$wrapper" 2>/dev/null || { cat "$out/controller.log" >&2; exit 1; }
-  sleep 0.1
-done
+bench_scale_controller "$ns" "$out/controller.log" 18082 18083 "heaptrack -o '$out/controller'" "$@"
 started=$SECONDS
 bench_wait_synced "$out/controller.log" "$pid"
 echo "caches synced after $((SECONDS - started)) s under heaptrack"
 sleep "$idle"
 echo "RSS under heaptrack before the kill: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status")"
 kill -KILL "$pid"
-wait "$wrapper" 2>/dev/null || true
+wait "$controller_wrapper" 2>/dev/null || true
 file=$(find "$out" -name 'controller*.zst' -o -name 'controller*.gz' | head -1)
 [[ -n $file ]] || { echo "heap_profile: heaptrack wrote no file in $out" >&2; exit 1; }
 echo "== live at the kill, by the innermost function of restarter's code on each allocation's stack: $file"

@@ -13,6 +13,14 @@
 #                           waits until serve-controller's LOG says "caches synced"; fails,
 #                           printing the log's tail, when PID has exited or after
 #                           $BENCH_WAIT_SECONDS (default 1800): a benchmark that cannot start fails
+#   bench_scale_controller NS LOG METRICS_PORT HEALTH_PORT PREFIX [FLAGS...]
+#                           serve-controller ($bin) over namespace NS inside the cluster's network
+#                           namespace, with scale.sh's flags (--debounce 0 --max-writes-per-second
+#                           1000 --write-burst 1000, no leader election) and FLAGS, its output in
+#                           LOG, run under PREFIX when not empty (e.g. "heaptrack -o FILE"); sets
+#                           $pid once it runs (fails, printing LOG, if it exits first) and
+#                           $controller_wrapper (the cluster.sh exec that runs it; it ends when
+#                           PREFIX does); both tracked
 #   bench_until WHAT CMD... runs CMD every 0.2 s until it succeeds; fails naming WHAT after
 #                           $BENCH_WAIT_SECONDS (default 1800)
 #   bench_init BIN TOOL...  sets repo (the checkout) and bin (BIN, else $RESTARTER_BIN, else
@@ -84,6 +92,23 @@ bench_until() {
     ((SECONDS < deadline)) || { echo "bench: $what: not within ${BENCH_WAIT_SECONDS:-1800} s" >&2; return 1; }
     sleep 0.2
   done
+}
+
+bench_scale_controller() {
+  local ns=$1 log=$2 metrics_port=$3 health_port=$4 prefix=$5
+  shift 5
+  "$repo/tests/cluster/cluster.sh" exec -- bash -c "$prefix '$bin' serve-controller --namespace '$ns' --debounce 0 \
+    --leader-elect=false --metrics-bind-address 127.0.0.1:$metrics_port \
+    --health-probe-bind-address 127.0.0.1:$health_port --max-writes-per-second 1000 --write-burst 1000 \
+    $* >'$log' 2>&1" &
+  controller_wrapper=$!
+  bench_track "$controller_wrapper"
+  pid=
+  until pid=$(pgrep -f -n "^$bin serve-controller --namespace $ns ") && [[ -n $pid ]]; do
+    kill -0 "$controller_wrapper" 2>/dev/null || { cat "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  bench_track "$pid" # the wrapper's end does not end the controller inside the cluster's namespace
 }
 
 bench_track() { bench_pids+=("$1"); }

@@ -32,6 +32,11 @@
 //       sts-00000, which references it, shows a higher metadata.generation; the tool's time from
 //       start to its first reload is then the time to this command's success (an update it saw
 //       in its initial list is not a change to it, hence the repeats); fails after <seconds>
+//   controller_bench wait-quiet <ns> <quiet-seconds> <seconds>
+//       after wait-reloading: until sts-00000's metadata.generation has not changed for
+//       <quiet-seconds>, so the tool has worked off the updates wait-reloading sent before it first
+//       reloaded (Reloader answers each, one after the other) and what is measured next is not
+//       that backlog; prints how many more reloads it made; fails after <seconds>
 //   controller_bench requests
 //       apiserver_request_total of every verb but WATCH for the workload kinds, events,
 //       ConfigMaps and Secrets, status subresources left out (the workload controllers' writes
@@ -550,6 +555,28 @@ int waitReloading(const std::string& ns, int seconds) {
   }
 }
 
+int waitQuiet(const std::string& ns, int quietSeconds, int seconds) {
+  auto client = bench::connectOrExit();
+  const std::string stsName = numbered("sts-", 0);
+  auto list = listLabeled(*client, ns);
+  if (!list) return 1;
+  AnnotationWatch watch(*client, ns, *list);
+  const long first = watch.generation(stsName);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    watch.expectGeneration(stsName, watch.generation(stsName) + 1);
+    if (!watch.wait(std::chrono::seconds(quietSeconds))) {
+      std::cout << stsName << " quiet for " << quietSeconds << " s after " << watch.generation(stsName) - first
+                << " more reloads\n";
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) {
+      std::cerr << "bench: " << stsName << " still reloaded after " << seconds << " s\n";
+      return 1;
+    }
+  }
+}
+
 int requests() {
   auto client = bench::connectOrExit();
   auto text = client->getRaw("/metrics");
@@ -597,8 +624,11 @@ int main(int argc, char** argv) {
     return latency(args[1], std::stoi(args[2]), std::stoi(args[3]),
                    std::chrono::milliseconds(args.size() == 5 ? std::stoi(args[4]) : 0));
   if (args.size() == 3 && args[0] == "wait-reloading") return waitReloading(args[1], std::stoi(args[2]));
+  if (args.size() == 4 && args[0] == "wait-quiet")
+    return waitQuiet(args[1], std::stoi(args[2]), std::stoi(args[3]));
   if (args.size() == 1 && args[0] == "requests") return requests();
   std::cerr
-      << "usage: controller_bench populate|wait-settled|latency|wait-reloading|requests ... (see the source)\n";
+      << "usage: controller_bench populate|wait-settled|latency|wait-reloading|wait-quiet|requests ... (see "
+         "the source)\n";
   return 2;
 }
