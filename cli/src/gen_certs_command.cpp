@@ -8,6 +8,7 @@
 
 #include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
+#include "restarter/certs/secret_data.hpp"
 #include "restarter/cli/files.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -98,12 +99,6 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 
 }  // namespace
 
-std::vector<std::string> defaultDnsNames(const std::string& service, const std::string& ns,
-                                         const std::string& clusterDomain) {
-  return {service, service + "." + ns, service + "." + ns + ".svc",
-          service + "." + ns + ".svc." + clusterDomain};
-}
-
 namespace {
 
 struct Generated {
@@ -118,9 +113,10 @@ core::Result<Generated> generate(const GenCertsOptions& options, core::TimePoint
   auto ca = certs::createCa(caRequest, now);
   if (!ca) return std::move(ca).error();
   certs::ServingRequest serving;
-  serving.dnsNames = options.dnsNames.empty()
-                         ? defaultDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
-                         : options.dnsNames;
+  serving.dnsNames =
+      options.dnsNames.empty()
+          ? certs::serviceDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
+          : options.dnsNames;
   serving.ipAddresses = options.ipAddresses;
   serving.validity = options.validity;
   serving.keyType = options.keyType;
@@ -175,10 +171,9 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
       // kubernetes.io/tls: tls.crt and tls.key are checked by the apiserver and the Secret mounts
       // as a --cert-dir directly; ca.crt is the conventional extra key.
       {"type", "kubernetes.io/tls"},
-      {"data",
-       {{"ca.crt", core::base64Encode(generated->ca.certPem)},
-        {"tls.crt", core::base64Encode(generated->leaf.certPem)},
-        {"tls.key", core::base64Encode(generated->leaf.keyPem)}}}};
+      {"data", certs::encodeSecretData({{certs::kCaCertKey, generated->ca.certPem},
+                                        {certs::kLeafCertKey, generated->leaf.certPem},
+                                        {certs::kLeafKeyKey, generated->leaf.keyPem}})}};
   core::Result<nlohmann::json> written = existing
       ? [&] {
           secret["metadata"]["resourceVersion"] = existing->value("/metadata/resourceVersion"_json_pointer, std::string());

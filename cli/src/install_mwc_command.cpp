@@ -4,12 +4,12 @@
 
 #include <cxxopts.hpp>
 
+#include "restarter/certs/secret_data.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/mwc_flags.hpp"
 #include "restarter/cli/selection_flags.hpp"
-#include "restarter/core/base64.hpp"
 #include "restarter/core/yaml_writer.hpp"
 #include "restarter/kube/client.hpp"
 #include "restarter/kube/config.hpp"
@@ -117,11 +117,10 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
     const std::string name = options.caBundleSecret.substr(slash + 1);
     auto secret = client->get(kube::resources::secrets(), ns, name);
     if (!secret) return fail(secret.error().describe());
-    const auto data = secret->value("data", nlohmann::json::object());
-    for (const char* key : {"ca-bundle.crt", "ca.crt"}) {
-      if (data.contains(key) && data[key].is_string()) {
-        auto pem = core::base64Decode(data[key].get<std::string>());
-        if (pem) options.mwc.caBundlePem = *pem;
+    const certs::SecretPems pems = certs::decodeSecretData(*secret);
+    for (const char* key : {certs::kCaBundleKey, certs::kCaCertKey}) {
+      if (auto found = pems.find(key); found != pems.end()) {
+        options.mwc.caBundlePem = found->second;
         break;
       }
     }

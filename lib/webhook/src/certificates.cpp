@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "restarter/certs/secret_data.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/kube/files.hpp"
@@ -18,15 +19,15 @@ using nlohmann::json;
 
 namespace {
 
-using Material = std::map<std::string, std::string>;  // Secret data key -> PEM
+using Material = certs::SecretPems;  // Secret data key -> PEM (certs/secret_data.hpp)
 
-constexpr const char* kCaCert = "ca.crt";
+constexpr const char* kCaCert = certs::kCaCertKey;
 constexpr const char* kCaKey = "ca.key";
 constexpr const char* kNextCaCert = "next-ca.crt";
 constexpr const char* kNextCaKey = "next-ca.key";
-constexpr const char* kLeafCert = "tls.crt";
-constexpr const char* kLeafKey = "tls.key";
-constexpr const char* kBundle = "ca-bundle.crt";
+constexpr const char* kLeafCert = certs::kLeafCertKey;
+constexpr const char* kLeafKey = certs::kLeafKeyKey;
+constexpr const char* kBundle = certs::kCaBundleKey;
 
 std::string get(const Material& m, const char* key) {
   const auto it = m.find(key);
@@ -132,25 +133,13 @@ core::Status apply(core::RotationAction action, Material& m, const ManagedOption
   return core::okStatus();
 }
 
-Material decodeSecret(const json& secret) {
-  Material m;
-  const auto data = secret.find("data");
-  if (data == secret.end() || !data->is_object()) return m;
-  for (const auto& [key, value] : data->items()) {
-    if (!value.is_string()) continue;
-    if (auto decoded = core::base64Decode(value.get<std::string>())) m[key] = *decoded;
-  }
-  return m;
-}
-
 // The Secret to write: a new one, or the live one with its data replaced. Everything else of the
 // live Secret stays as it was (its type is immutable; the labels and annotations are those of
 // whoever shipped it: a Helm release's ownership annotations, a GitOps tool's tracking label or
 // last-applied record), so that installing it empty (docs/architecture.md, "Least privilege") and
 // the webhook filling it are no drift for the tool that applied it.
 json secretObject(const ManagedOptions& options, const Material& m, const json* live) {
-  json data = json::object();
-  for (const auto& [key, value] : m) data[key] = core::base64Encode(value);
+  json data = certs::encodeSecretData(m);
   if (live != nullptr && live->is_object()) {
     json secret = *live;
     secret.erase("stringData");
@@ -239,7 +228,7 @@ core::Result<CheckReport> checkManagedCertificates(kube::Client& client, const M
                                                    options.secretName);
     }
     if (exists) {
-      material = decodeSecret(*secret);
+      material = certs::decodeSecretData(*secret);
     } else {
       material.clear();
     }
@@ -342,8 +331,7 @@ core::Result<ServingNames> servingNames(const std::string& webhookUrl, const std
                                         const std::string& serviceNamespace, const std::string& clusterDomain) {
   ServingNames names;
   if (webhookUrl.empty()) {
-    names.dnsNames = {service, service + "." + serviceNamespace, service + "." + serviceNamespace + ".svc",
-                      service + "." + serviceNamespace + ".svc." + clusterDomain};
+    names.dnsNames = certs::serviceDnsNames(service, serviceNamespace, clusterDomain);
     return names;
   }
   const std::string& url = webhookUrl;

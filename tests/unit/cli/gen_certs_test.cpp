@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "restarter/certs/secret_data.hpp"
 #include "restarter/core/base64.hpp"
 #include "restarter/kube/auth.hpp"
 #include "restarter/kube/client.hpp"
@@ -57,7 +58,8 @@ TEST_CASE("gen-certs writes a CA and a serving certificate that chains to it", "
   CHECK(r.out == core::base64Encode(ca) + "\n");  // stdout holds only the caBundle
   auto info = certs::inspect(cert);
   REQUIRE(info.ok());
-  CHECK(info->front().dnsNames == defaultDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
+  CHECK(info->front().dnsNames ==
+        restarter::certs::serviceDnsNames("restarter-webhook", "restarter-system", "cluster.local"));
   CHECK(info->front().ipAddresses == std::vector<std::string>{"127.0.0.1"});
 
   struct stat st {};

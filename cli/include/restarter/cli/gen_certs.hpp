@@ -24,7 +24,7 @@ struct GenCertsOptions {
   std::string service = "restarter-webhook";
   std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
-  std::vector<std::string> dnsNames;     // empty: defaultDnsNames(service, namespace, domain)
+  std::vector<std::string> dnsNames;     // empty: certs::serviceDnsNames(service, namespace, domain)
   std::vector<std::string> ipAddresses;  // e.g. 127.0.0.1 for a webhook reached by URL
   std::chrono::seconds validity{std::chrono::hours(24 * 365)};
   std::chrono::seconds caValidity{std::chrono::hours(24 * 365 * 10)};
@@ -37,11 +37,6 @@ struct GenCertsOptions {
   std::string kubeconfig;
   std::string context;
 };
-
-// The names the apiserver may use for a Service-referenced webhook:
-// <svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>.
-std::vector<std::string> defaultDnsNames(const std::string& service, const std::string& ns,
-                                         const std::string& clusterDomain);
 
 // Runs gen-certs with parsed options at time `now`. Writes nothing unless it can write all three
 // files (existing files are kept unless `force`).
