@@ -34,16 +34,17 @@ constexpr const char* kName = "serve-controller";
 
 // serve-controller's flags, bound to `out` (whose values are the defaults).
 FlagTable flagTable(ServeControllerOptions& out) {
+  controller::ControllerOptions& settings = out.controller;
   FlagTable table;
   table
       .list({"n,namespace",
              "namespace to watch; repeat or separate with commas for several (default: all namespaces)", "NS"},
-            out.namespaces)
+            settings.namespaces)
       .duration({"debounce",
                  "wait this long after the first change of a workload before acting, so a burst of changes "
                  "becomes one rollout (e.g. 0, 250ms, 1s)",
                  "DURATION"},
-                kDebounceBounds, out.debounce)
+                kDebounceBounds, settings.debounce)
       .duration({"min-rollout-interval",
                  "the upper bound of a rollout hold: a change that follows a rollout by restarter is "
                  "held while that rollout is in progress (the workload's status; at least 10s after it), "
@@ -51,7 +52,7 @@ FlagTable flagTable(ServeControllerOptions& out) {
                  "when this long has passed since it (Event reason RolloutHeld); measured from the "
                  "workload's restarter.stackable.tech/last-rollout annotation; 0 disables holds",
                  "DURATION"},
-                kMinRolloutIntervalBounds, out.minRolloutInterval)
+                kMinRolloutIntervalBounds, settings.minRolloutInterval)
       .integer({"max-concurrent-rollouts",
                 "at most N of restarter's rollouts in progress at once across every watched namespace; "
                 "a rollout counts while the workload's status says it is unfinished, at most "
@@ -61,28 +62,28 @@ FlagTable flagTable(ServeControllerOptions& out) {
                 "cluster's spare capacity and the control plane take at once (each rollout adds up to "
                 "maxSurge pods and a burst of pod and ReplicaSet writes); 0: no limit",
                 "N"},
-               out.maxConcurrentRollouts, {.min = 0, .max = kMaxConcurrentRolloutsLimit})
+               settings.maxConcurrentRollouts, {.min = 0, .max = kMaxConcurrentRolloutsLimit})
       .duration({"ondelete-ready-timeout",
                  "OnDelete StatefulSets and DaemonSets are rolled pod by pod by restarter; a replacement pod "
                  "not Ready this long after it became not Ready pauses its workload's roll (Warning Event "
                  "RollPaused) until it is Ready or the template changes again",
                  "DURATION"},
-                kPositiveDuration, out.onDeleteReadyTimeout)
+                kPositiveDuration, settings.onDeleteReadyTimeout)
       .toggle({"dry-run",
                "log and announce (Event reasons WouldRestart, WouldEvict) what would be done; write nothing "
                "to workloads or pods",
                ""},
-              out.dryRun);
+              settings.dryRun);
   addContentAwareFlag(
-      table, out.contentAware,
+      table, settings.contentAware,
       "whose content is read so that a change of metadata alone (a label, an annotation, kubectl "
       "apply's last-applied, a Secret rewritten with the same data) restarts nothing: all (ConfigMaps "
       "and Secrets: their data reaches the controller, hashed and dropped as it arrives), configmaps "
       "(Secret data never reaches restarter; every new Secret resourceVersion restarts) or off (metadata only; every new "
       "resourceVersion restarts, as commons-operator)");
-  addRollOnOptInFlag(table, out.rollOnOptIn);
+  addRollOnOptInFlag(table, settings.rollOnOptIn);
   addRolloutWindowFlag(
-      table, out.rolloutWindow,
+      table, settings.rolloutWindow,
       "when a workload without its own restarter.stackable.tech/rollout-window annotation may start a "
       "rollout: a change outside every window is held (Event reason RolloutHeld), merged with every later "
       "change, and rolled once at the next opening; e.g. \"Mon-Fri 02:00-04:00 Europe/Berlin; Sat,Sun "
@@ -107,18 +108,18 @@ FlagTable flagTable(ServeControllerOptions& out) {
           out.healthBind, obs::parseBindAddress, obs::formatBindAddress)
       .deprecatedAlias("health-bind-address", "health-probe-bind-address")
       .positive({"max-writes-per-second", "global limit on workload writes and evictions per second", "N"},
-                out.maxWritesPerSecond)
+                settings.writesPerSecond)
       .integer({"write-burst", "writes allowed at once before --max-writes-per-second applies", "N"},
-               out.writeBurst, {.min = 1});
+               settings.writeBurst, {.min = 1});
   addLogFlags(table, out.logFormat, out.logLevel);
-  addSelectionFlags(table, out.selection);
-  addArgoRolloutsFlag(table, out.argoRollouts);
+  addSelectionFlags(table, settings.selection);
+  addArgoRolloutsFlag(table, settings.argoRollouts);
   table.duration({"crd-check-interval",
                   "with --argo-rollouts: while the Rollout CRD is not installed, look for it this often "
                   "(one discovery request each time; nothing is logged until it is found)",
                   "DURATION"},
-                 kCrdCheckIntervalBounds, out.crdCheckInterval);
-  addDigestKeyFlags(table, out.digestKey, "created with 32 random bytes when missing");
+                 kCrdCheckIntervalBounds, settings.crdCheckInterval);
+  addDigestKeyFlags(table, settings.digestKey, "created with 32 random bytes when missing");
   addConnectionFlags(table, out.kubeconfig, out.context);
   return table;
 }
@@ -156,8 +157,8 @@ std::optional<int> parseServeControllerFlags(const std::vector<std::string>& arg
   FlagTable table = flagTable(out);
   cxxopts::Options options = makeOptions(io, table);
   std::optional<int> exitNow = parseFlags(options, table, args, io, kName).exitNow;
-  if (!exitNow && out.maxConcurrentRollouts > 0 &&
-      out.minRolloutInterval <= std::chrono::milliseconds::zero()) {
+  if (!exitNow && out.controller.maxConcurrentRollouts > 0 &&
+      out.controller.minRolloutInterval <= std::chrono::milliseconds::zero()) {
     // Without an upper bound no rollout would hold a slot: the limit would silently do nothing.
     return reportUsageError(io, kName,
                             "--max-concurrent-rollouts needs --min-rollout-interval above 0 (the longest a "
@@ -188,32 +189,16 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
     return kExitFailure;
   }
 
-  controller::ControllerOptions controllerOptions;
-  controllerOptions.namespaces = options.namespaces;
-  controllerOptions.debounce = options.debounce;
-  controllerOptions.minRolloutInterval = options.minRolloutInterval;
-  controllerOptions.maxConcurrentRollouts = options.maxConcurrentRollouts;
-  controllerOptions.onDeleteReadyTimeout = options.onDeleteReadyTimeout;
-  controllerOptions.dryRun = options.dryRun;
-  controllerOptions.contentAware = options.contentAware;
-  controllerOptions.selection = options.selection;
-  controllerOptions.argoRollouts = options.argoRollouts;
-  controllerOptions.crdCheckInterval = options.crdCheckInterval;
-  controllerOptions.digestKeyNamespace = options.digestKey.namespace_;
-  controllerOptions.digestKeySecret = options.digestKey.name;
-  controllerOptions.rollOnOptIn = options.rollOnOptIn;
-  controllerOptions.rolloutWindow = options.rolloutWindow;
-  controllerOptions.writesPerSecond = options.maxWritesPerSecond;
-  controllerOptions.writeBurst = options.writeBurst;
+  controller::ControllerOptions controllerOptions = options.controller;
   controllerOptions.identity = replicaIdentity();
   const bool leaderElect = options.leaderElect.value_or(config->source == "in-cluster");
   if (leaderElect) {
     controller::LeaderElectionOptions election;
     election.name = options.leaderElectionId;
     election.identity = controllerOptions.identity;
-    election.namespace_ = !options.leaderElectionNamespace.empty() ? options.leaderElectionNamespace
-                          : options.namespaces.size() == 1         ? options.namespaces.front()
-                                                                   : config->namespace_;
+    election.namespace_ = !options.leaderElectionNamespace.empty()   ? options.leaderElectionNamespace
+                          : controllerOptions.namespaces.size() == 1 ? controllerOptions.namespaces.front()
+                                                                     : config->namespace_;
     controllerOptions.leaderElection = election;
   }
   std::unique_ptr<kube::Client> leaseClient;
@@ -249,7 +234,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   runtime::Manager manager(std::move(process), logger, registry);
 
   std::string namespaces;
-  for (const std::string& ns : options.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
+  for (const std::string& ns : controllerOptions.namespaces) namespaces += (namespaces.empty() ? "" : ",") + ns;
   const obs::Fields starting = {
       {"server", config->server},
       {"namespaces", namespaces.empty() ? "*" : namespaces},
@@ -257,7 +242,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
       {"leaderElection",
        leaderElect ? controllerOptions.leaderElection->namespace_ + "/" + controllerOptions.leaderElection->name
                    : "off"},
-      {"dryRun", options.dryRun ? "true" : "false"}};
+      {"dryRun", controllerOptions.dryRun ? "true" : "false"}};
   runtime::Runnable runnable;
   runnable.ready = [&controller] { return controller.synced(); };
   runnable.notReadyReason = [&controller] { return controller.notReadyReason(); };

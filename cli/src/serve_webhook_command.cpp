@@ -54,8 +54,8 @@ core::Result<double> parseShare(const std::string& text) {
 // several of them.
 FlagTable flagTable(ServeWebhookOptions& out) {
   FlagTable table;
-  table.text({"bind-address", "address to serve HTTPS on", "HOST"}, out.address.host)
-      .integer({"port", "port to serve HTTPS on (0: any free port, logged)", "PORT"}, out.address.port,
+  table.text({"bind-address", "address to serve HTTPS on", "HOST"}, out.server.address.host)
+      .integer({"port", "port to serve HTTPS on (0: any free port, logged)", "PORT"}, out.server.address.port,
                {.min = 0, .max = 65535})
       .parsed<std::optional<obs::BindAddress>>(
           {"metrics-bind-address", "plain HTTP /metrics address, or 0 to disable", "ADDR"}, out.metricsAddress,
@@ -67,7 +67,7 @@ FlagTable flagTable(ServeWebhookOptions& out) {
              "serve tls.crt and tls.key from this directory (reloaded when they change) instead of "
              "managing certificates",
              "DIR"},
-            out.certDir)
+            out.server.certDir)
       .text({"service", "webhook Service name (in cluster): the certificate's DNS names", "NAME"}, out.service)
       .text({"cluster-domain", "cluster DNS domain for the Service's DNS names", "DOMAIN"}, out.clusterDomain)
       .text({"webhook-url",
@@ -100,41 +100,41 @@ FlagTable flagTable(ServeWebhookOptions& out) {
                               certs::parseKeyType, certs::keyTypeName)
       .duration({"cert-check-interval",
                  "how often the certificates (Secret or files) are checked, by wall-clock time", "DURATION"},
-                kPositiveDuration, out.certCheckInterval)
+                kPositiveDuration, out.server.certCheckInterval)
       .duration({"lookup-timeout",
                  "deadline for reading the referenced ConfigMaps and Secrets; keep it below the "
                  "configuration's timeoutSeconds",
                  "DURATION"},
-                kPositiveDuration, out.lookupTimeout);
+                kPositiveDuration, out.server.lookupTimeout);
   addContentAwareFlag(
-      table, out.contentAware,
+      table, out.server.contentAware,
       "whose content the lookups read, to write at admission the content record serve-controller "
       "--content-aware keeps (set both alike): all (ConfigMaps and Secrets: their data reaches the "
       "webhook, hashed and dropped at once), configmaps or off (metadata only)");
-  addRollOnOptInFlag(table, out.rollOnOptIn);
+  addRollOnOptInFlag(table, out.server.rollOnOptIn);
   table
       .integer({"threads",
                 "threads answering AdmissionReviews (connections hold none; 4 x N more may queue, 503 "
                 "beyond); as many more look up references (a fixed pool)",
                 "N"},
-               out.threads, {.min = 1, .max = 1024})
+               out.server.threads, {.min = 1, .max = 1024})
       .integer({"max-lookups-per-review",
                 "the most ConfigMaps and Secrets one AdmissionReview may have looked up; a review naming "
                 "more is answered at once without a patch (the controller writes its annotations) and "
                 "counted in restarter_webhook_lookup_refusals_total",
                 "N"},
-               out.lookupLimits.maxPerReview, {.min = 1})
+               out.server.lookupLimits.maxPerReview, {.min = 1})
       .positive({"max-lookups-per-second",
                  "global limit on reference lookups (API GETs) per second, whoever sends the reviews; a "
                  "review whose lookups do not fit is answered at once without a patch (the controller "
                  "writes its annotations)",
                  "N"},
-                out.lookupLimits.perSecond)
+                out.server.lookupLimits.perSecond)
       .parsed<double>({"lookup-burst",
                        "lookups allowed at once before --max-lookups-per-second applies; a tenth is kept for "
                        "reviews of few references, so a review of more than 90% of it is never looked up",
                        "N"},
-                      out.lookupLimits.burst, parseBurst,
+                      out.server.lookupLimits.burst, parseBurst,
                       [](const double& burst) { return std::to_string(static_cast<std::int64_t>(burst)); })
       .parsed<double>(
           {"lookup-share",
@@ -143,7 +143,7 @@ FlagTable flagTable(ServeWebhookOptions& out) {
            "namespace's share is answered at once without a patch, so a flood of reviews of one "
            "namespace leaves the others the rest. 1: no share",
            "F"},
-          out.lookupLimits.share, parseShare,
+          out.server.lookupLimits.share, parseShare,
           [](const double& share) {
             std::ostringstream text;
             text << share;
@@ -159,28 +159,28 @@ FlagTable flagTable(ServeWebhookOptions& out) {
              "with --client-ca-file: accept only client certificates whose common name or a DNS "
              "subjectAltName is one of these (comma-separated, repeatable); empty: any the CA signed",
              "NAME"},
-            out.clientAllowedNames);
+            out.server.clientAllowedNames);
   addLogFlags(table, out.logFormat, out.logLevel);
-  addSelectionFlags(table, out.selection);
+  addSelectionFlags(table, out.server.selection);
   addArgoRolloutsFlag(table, out.configuration.argoRollouts);
-  addDigestKeyFlags(table, out.digestKey,
+  addDigestKeyFlags(table, out.server.digestKey,
                     "only read (serve-controller creates it); until it is read, reviews that reference what "
                     "--content-aware reads are not patched");
   addConnectionFlags(table, out.kubeconfig, out.context);
   table
       .rule([&out](const FlagTable&) {
-        if (!out.clientAllowedNames.empty() && out.clientCaFile.empty())
+        if (!out.server.clientAllowedNames.empty() && out.clientCaFile.empty())
           return flagProblem("--client-allowed-names needs --client-ca-file");
         return core::okStatus();
       })
       .rule([&out](const FlagTable&) {
         // Only managed certificates are rotated; with --cert-dir these durations are unused.
-        if (!out.certDir.empty()) return core::okStatus();
+        if (!out.server.certDir.empty()) return core::okStatus();
         const std::vector<std::string> problems = core::checkRotationTimings(
             {.validity = out.validity,
              .caValidity = out.caValidity,
              .caPropagation = out.caPropagation,
-             .checkInterval = out.certCheckInterval},
+             .checkInterval = out.server.certCheckInterval},
             {"--validity", "--ca-validity", "--ca-propagation", "--cert-check-interval"});
         if (!problems.empty()) return flagProblem(joinProblems(problems));
         if (auto names = servingNames(out); !names) return flagProblem(names.error().message);
@@ -189,7 +189,7 @@ FlagTable flagTable(ServeWebhookOptions& out) {
       .rule([&out](const FlagTable&) {
         if (!out.manageConfiguration) return core::okStatus();
         // The caBundle comes from the managed Secret; with --cert-dir there is none to publish.
-        if (!out.certDir.empty())
+        if (!out.server.certDir.empty())
           return flagProblem("--manage-configuration needs managed certificates (not --cert-dir)");
         if (out.configurationName.empty())
           return flagProblem("--manage-configuration needs a --configuration-name");
@@ -239,7 +239,7 @@ std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, 
   cxxopts::Options options = makeOptions(io, table);
   const std::optional<int> exit = parseFlags(options, table, args, io, kName).exitNow;
   // The managed configuration must send what the handler now calls ours.
-  out.configuration.reloaderAnnotations = out.selection.reloaderAnnotations;
+  out.configuration.reloaderAnnotations = out.server.selection.reloaderAnnotations;
   return exit;
 }
 
@@ -267,8 +267,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
   }
   auto client = kube::Client::create(*config);
   kube::TransportOptions lookupTransport;
-  lookupTransport.requestTimeout = options.lookupTimeout;
-  lookupTransport.connectTimeout = options.lookupTimeout;
+  lookupTransport.requestTimeout = options.server.lookupTimeout;
+  lookupTransport.connectTimeout = options.server.lookupTimeout;
   auto lookupClient = kube::Client::create(*config, lookupTransport);
   if (!client || !lookupClient) {
     log.error("cannot create the Kubernetes client",
@@ -276,13 +276,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
     return kExitFailure;
   }
 
-  webhook::ServiceOptions service;
-  service.address = options.address;
-  service.certDir = options.certDir;
-  service.certCheckInterval = options.certCheckInterval;
-  service.lookupTimeout = options.lookupTimeout;
-  service.threads = options.threads;
-  service.lookupLimits = options.lookupLimits;
+  webhook::ServiceOptions service = options.server;
   if (!options.clientCaFile.empty()) {
     auto pem = kube::readFile(options.clientCaFile);
     if (pem) {
@@ -295,14 +289,8 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
       return kExitUsage;
     }
     service.clientCaPem = *pem;
-    service.clientAllowedNames = options.clientAllowedNames;
   }
-  service.contentAware = options.contentAware;
-  service.digestKeyNamespace = options.digestKey.namespace_;
-  service.digestKeySecret = options.digestKey.name;
-  service.selection = options.selection;
-  service.rollOnOptIn = options.rollOnOptIn;
-  if (options.certDir.empty()) {
+  if (options.server.certDir.empty()) {
     auto names = servingNames(options);
     if (!names) {
       log.error("bad webhook names", {{"error", names.error().describe()}});

@@ -167,8 +167,8 @@ bool Controller::Impl::acquireDigestKey(std::stop_token stop) {
   // may find no namespace, a Secret it may not read, or one holding no valid key: each is a
   // readiness reason that says what to do; the retries back off so a wait of hours neither floods
   // the log nor the apiserver.
-  const std::string& ns = options.digestKeyNamespace;
-  const std::string& name = options.digestKeySecret;
+  const std::string& ns = options.digestKey.namespace_;
+  const std::string& name = options.digestKey.name;
   const std::string keyName = ns + "/" + name;
   milliseconds delay = options.digestKeyRetry.first;
   std::optional<base::Clock::MonotonicTime> lastWarning;

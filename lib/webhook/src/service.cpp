@@ -130,9 +130,9 @@ struct Service::Impl {
   // held; it is logged while there is none, and once when the key changes.
   void refreshDigestKey() {
     if (options.contentAware == core::ContentAwareness::Off) return;
-    auto key = kube::readDigestKey(client, options.digestKeyNamespace, options.digestKeySecret);
+    auto key = kube::readDigestKey(client, options.digestKey.namespace_, options.digestKey.name);
     const auto held = digestKey.get();
-    const std::string secret = options.digestKeyNamespace + "/" + options.digestKeySecret;
+    const std::string secret = options.digestKey.namespace_ + "/" + options.digestKey.name;
     if (!key) {
       if (held == nullptr) {
         log.warn("digest key not available yet: reviews referencing what --content-aware reads are not patched",

@@ -37,13 +37,13 @@ TEST_CASE("serve-webhook: defaults and flags parse", "[cli][serve-webhook]") {
              "0", "--secret-namespace", "hooks", "--lookup-share", "0.5"},
             options);
   REQUIRE_FALSE(p.exit);
-  CHECK(options.lookupLimits.share == 0.5);
-  CHECK(ServeWebhookOptions{}.lookupLimits.share == 0.25);
-  CHECK(options.address.port == 9443);
-  CHECK(options.address.host == "127.0.0.1");
+  CHECK(options.server.lookupLimits.share == 0.5);
+  CHECK(ServeWebhookOptions{}.server.lookupLimits.share == 0.25);
+  CHECK(options.server.address.port == 9443);
+  CHECK(options.server.address.host == "127.0.0.1");
   CHECK(options.validity == std::chrono::hours(1));
   CHECK(options.caValidity == std::chrono::hours(48));
-  CHECK(options.lookupTimeout == std::chrono::seconds(2));
+  CHECK(options.server.lookupTimeout == std::chrono::seconds(2));
   CHECK_FALSE(options.metricsAddress.has_value());
   CHECK(options.healthAddress.has_value());
   CHECK(options.secretNamespace == "hooks");
@@ -249,8 +249,8 @@ TEST_CASE("serve-webhook: --reloader-annotations reaches the handler and the man
             {"--webhook-url", "https://127.0.0.1:9443/mutate", "--reloader-annotations", "--auto-reload-all"},
             options);
   REQUIRE_FALSE(p.exit);
-  CHECK(options.selection.reloaderAnnotations);
-  CHECK(options.selection.autoReloadAll);
+  CHECK(options.server.selection.reloaderAnnotations);
+  CHECK(options.server.selection.autoReloadAll);
   CHECK(options.configuration.reloaderAnnotations);
 
   ServeWebhookOptions plain;

@@ -21,7 +21,7 @@ namespace restarter::cli {
 
 struct GenCertsOptions {
   std::filesystem::path outDir = ".";
-  std::string service = "restarter-webhook";
+  std::string service = webhook::kDefaultServiceName;
   std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
   std::vector<std::string> dnsNames;     // empty: certs::serviceDnsNames(service, namespace, domain)

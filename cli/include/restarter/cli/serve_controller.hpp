@@ -21,31 +21,20 @@
 
 namespace restarter::cli {
 
+// The controller's own settings are bound to `controller`'s fields (their defaults are
+// controller::ControllerOptions'); the rest is the program's: connection, leader election's
+// flags, endpoints and logs.
 struct ServeControllerOptions {
+  controller::ControllerOptions controller{};
   std::string kubeconfig;
   std::string context;
-  std::vector<std::string> namespaces;  // empty: all namespaces
-  std::chrono::milliseconds debounce{1000};
-  std::chrono::milliseconds minRolloutInterval = controller::kDefaultMinRolloutInterval;
-  std::size_t maxConcurrentRollouts = 0;  // --max-concurrent-rollouts; 0: no limit
-  std::chrono::seconds onDeleteReadyTimeout = controller::kDefaultOnDeleteReadyTimeout;
-  bool dryRun = false;
-  core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
-  core::SelectionOptions selection{};                  // --reloader-annotations, --auto-reload-all
-  bool rollOnOptIn = false;                            // --roll-on-opt-in
-  std::string rolloutWindow = "always";                // --rollout-window
-  bool argoRollouts = false;                           // --argo-rollouts
-  std::chrono::milliseconds crdCheckInterval{30'000};  // --crd-check-interval
-  std::optional<bool> leaderElect;                     // nullopt: on when running in a cluster
+  std::optional<bool> leaderElect;      // nullopt: on when running in a cluster
   std::string leaderElectionNamespace;  // empty: the only --namespace, else the config's namespace
   std::string leaderElectionId = "restarter-controller";
   std::optional<obs::BindAddress> metricsBind = obs::BindAddress{"", 8080};
   std::optional<obs::BindAddress> healthBind = obs::BindAddress{"", 8081};
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;
-  double maxWritesPerSecond = 10.0;
-  int writeBurst = 50;
-  DigestKeySecret digestKey;  // --digest-key-*
 };
 
 // Parses the flags after `serve-controller`. Returns an exit code when the command must end now

@@ -29,25 +29,28 @@
 #include "restarter/webhook/certificates.hpp"
 #include "restarter/webhook/fetch.hpp"
 #include "restarter/webhook/mwc.hpp"
+#include "restarter/webhook/service.hpp"
 
 namespace restarter::cli {
 
+// The served webhook's settings are bound to `server`'s fields (their defaults are
+// webhook::ServiceOptions'); the rest is the program's: connection, certificates' names and
+// lifetimes, the configuration it may manage, endpoints and logs. server.managed and
+// server.clientCaPem are filled by runServeWebhook from these.
 struct ServeWebhookOptions {
-  obs::BindAddress address{"0.0.0.0", 8443};
+  webhook::ServiceOptions server{};
   std::optional<obs::BindAddress> metricsAddress = obs::BindAddress{"", 8080};
   std::optional<obs::BindAddress> healthAddress = obs::BindAddress{"", 8081};
   std::string kubeconfig;
   std::string context;
 
-  std::string certDir;  // non-empty: files, not managed
-
-  std::string service = "restarter-webhook";
+  std::string service = webhook::kDefaultServiceName;
   std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
   std::string webhookUrl;  // out of cluster: its host is the certificate's only name
   std::string secretName = "restarter-webhook-certs";
   std::string secretNamespace;  // empty: serviceNamespace
-  std::string configurationName = "restarter-webhook.stackable.tech";
+  std::string configurationName = webhook::kDefaultConfigurationName;
   bool manageConfiguration = false;
   // With manageConfiguration: the Service port, timeoutSeconds and namespace selectors (the
   // name and clientConfig come from configurationName, service/serviceNamespace or webhookUrl).
@@ -56,20 +59,10 @@ struct ServeWebhookOptions {
   std::chrono::seconds caValidity{std::chrono::hours(24 * 365)};
   std::chrono::seconds caPropagation{std::chrono::seconds(30)};
   certs::KeyType keyType = certs::KeyType::EcdsaP256;
-  std::chrono::seconds certCheckInterval{std::chrono::seconds(10)};
 
-  std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
-  core::ContentAwareness contentAware = core::ContentAwareness::All;  // --content-aware
-  core::SelectionOptions selection{};  // --reloader-annotations, --auto-reload-all
-  bool rollOnOptIn = false;            // --roll-on-opt-in
-  DigestKeySecret digestKey;           // --digest-key-*
-  std::size_t threads = 16;
-  // --max-lookups-per-review, --max-lookups-per-second, --lookup-burst.
-  webhook::LookupLimits lookupLimits{};
   // --client-ca-file, --client-allowed-names: require a client certificate signed by this CA
   // (and naming one of these, when any) at the TLS handshake (webhook/server.hpp ClientAuth).
   std::string clientCaFile{};
-  std::vector<std::string> clientAllowedNames{};
   obs::LogFormat logFormat = obs::LogFormat::Text;
   obs::LogLevel logLevel = obs::LogLevel::Info;
 };

@@ -48,6 +48,7 @@
 
 #include "restarter/controller/leader_election.hpp"
 #include "restarter/controller/metrics.hpp"
+#include "restarter/controller/ondelete.hpp"
 #include "restarter/controller/slim.hpp"
 #include "restarter/controller/work_queue.hpp"
 #include "restarter/core/content.hpp"
@@ -66,6 +67,9 @@ namespace restarter::controller {
 // finishes holds the next change no longer than this.
 inline constexpr milliseconds kDefaultMinRolloutInterval{5 * 60 * 1000};
 
+// What serve-controller's flags set (cli/serve_controller.hpp binds them to these fields, so each
+// default is written here and nowhere else) and what only the program sets (identity, leader
+// election, the Lease's client).
 struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   milliseconds debounce{1000};
@@ -83,7 +87,7 @@ struct ControllerOptions {
   // the cli has parsed already; "always": no window.
   std::string rolloutWindow = "always";
   double writesPerSecond = 10.0;  // global write limit (token bucket)
-  double writeBurst = 50.0;
+  int writeBurst = 50;            // writes allowed at once before writesPerSecond applies
   int workers = 2;
   std::string identity;  // this replica, for Events and the Lease
   std::optional<LeaderElectionOptions> leaderElection;
@@ -93,7 +97,7 @@ struct ControllerOptions {
   kube::Client* leaseClient = nullptr;
   // How long a replacement pod of the OnDelete roll may take to become Ready before the roll of
   // its workload pauses (ondelete.hpp).
-  std::chrono::seconds onDeleteReadyTimeout{10 * 60};
+  std::chrono::seconds onDeleteReadyTimeout = kDefaultOnDeleteReadyTimeout;
   // --reloader-annotations, --auto-reload-all (core/reloader.hpp): with them the workloads are
   // listed without the label selector and those Reloader's annotations do not opt in are kept as
   // stubs (slimWorkload).
@@ -105,8 +109,7 @@ struct ControllerOptions {
   milliseconds crdCheckInterval{30'000};
   // The Secret holding the key of content digests (kube/digest_key.hpp): run() gets it, or creates
   // it when missing, before it reads any content (docs/architecture.md, "Keyed digests").
-  std::string digestKeyNamespace = "restarter-system";
-  std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
+  kube::DigestKeySecret digestKey{};
   // While run() has no key: the first retry, the longest (each retry doubles the wait up to it),
   // and at most one warning per warningInterval. Tests shorten them.
   struct DigestKeyRetry {

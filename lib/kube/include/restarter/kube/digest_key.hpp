@@ -13,6 +13,7 @@
 #include "restarter/core/content.hpp"
 #include "restarter/core/result.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/install_defaults.hpp"
 
 namespace restarter::kube {
 
@@ -22,7 +23,7 @@ inline constexpr std::string_view kDefaultDigestKeySecret = "restarter-digest-ke
 // Where the key lives: --digest-key-namespace and --digest-key-secret of the commands that make
 // or read it, defaulting to where manifests/ install it.
 struct DigestKeySecret {
-  std::string namespace_ = "restarter-system";
+  std::string namespace_ = kInstallNamespace;
   std::string name = std::string(kDefaultDigestKeySecret);
 };
 inline constexpr std::string_view kDigestKeyDataKey = "key";

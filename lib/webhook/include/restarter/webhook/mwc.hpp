@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/core/result.hpp"
+#include "restarter/kube/install_defaults.hpp"
 
 namespace restarter::webhook {
 
 inline constexpr const char* kDefaultConfigurationName = "restarter-webhook.stackable.tech";
-// The namespace manifests/ installs into, so the default of --service-namespace.
-inline constexpr const char* kDefaultServiceNamespace = "restarter-system";
+// The Service manifests/ install, so the defaults of --service and --service-namespace.
+inline constexpr const char* kDefaultServiceName = "restarter-webhook";
+inline constexpr const char* kDefaultServiceNamespace = kube::kInstallNamespace;
 inline constexpr const char* kInstallFieldManager = "restarter.stackable.tech/install-mwc";
 // serve-webhook --manage-configuration applies the configuration (caBundle included) under this
 // manager, so `kubectl get -o yaml --show-managed-fields` tells it from install-mwc's.

@@ -97,12 +97,15 @@ struct ClientAuth {
   std::function<void(const char* reason)> refused{};
 };
 
+// serve-webhook --threads' default (ServiceOptions::threads).
+inline constexpr std::size_t kDefaultThreads = 16;
+
 struct ServerOptions {
   obs::BindAddress address{"0.0.0.0", 8443};
   std::string path;  // POST route, e.g. /mutate
   // Worker threads running the handler (which may wait for lookups up to --lookup-timeout).
   // Connections do not hold one.
-  std::size_t threads = 16;
+  std::size_t threads = kDefaultThreads;
   http::Limits limits = webhookLimits();
   http::Observer* observer = nullptr;      // connection and rejection counts; must outlive the server
   std::optional<ClientAuth> clientAuth{};  // none: any client may connect (no certificate asked for)

@@ -24,16 +24,19 @@
 #include "restarter/obs/metrics.hpp"
 #include "restarter/webhook/certificates.hpp"
 #include "restarter/webhook/fetch.hpp"
+#include "restarter/webhook/server.hpp"
 
 namespace restarter::webhook {
 
+// What serve-webhook's flags set (cli/serve_webhook.hpp binds them to these fields, so each default
+// is written here and nowhere else) and what the program derives from them (managed, clientCaPem).
 struct ServiceOptions {
   obs::BindAddress address{"0.0.0.0", 8443};
   std::string certDir;     // non-empty: serve tls.crt and tls.key from it, reloaded when they change
   ManagedOptions managed;  // without certDir: the managed certificates (and configuration)
   std::chrono::seconds certCheckInterval{10};
   std::chrono::milliseconds lookupTimeout{std::chrono::seconds(3)};
-  std::size_t threads = 16;  // HTTPS workers, and as many lookup threads
+  std::size_t threads = kDefaultThreads;  // HTTPS workers, and as many lookup threads
   // What the lookups of any one review, and of all reviews per second, may cost (fetch.hpp).
   LookupLimits lookupLimits{};
   // --client-ca-file (its content) and --client-allowed-names: only clients with such a
@@ -45,8 +48,7 @@ struct ServiceOptions {
   // The Secret holding the key of content digests (kube/digest_key.hpp), which the webhook only
   // reads: at start and at every certificate check, so a re-created key is picked up
   // (docs/architecture.md, "Keyed digests").
-  std::string digestKeyNamespace = "restarter-system";
-  std::string digestKeySecret = std::string(kube::kDefaultDigestKeySecret);
+  kube::DigestKeySecret digestKey{};
   // Which workloads are ours and what they track (core/reloader.hpp; --reloader-annotations).
   core::SelectionOptions selection{};
   // --roll-on-opt-in (AdmissionOptions).
