@@ -7,12 +7,15 @@
 # compiles file by file, which keeps a one-file edit a one-file rebuild; so does the fuzz preset,
 # which also proves there that every file of the modules it compiles includes what it uses.
 #
-# restarter_compile_alone(<files...>): keep these sources out of the batches. For files that
-# define a file-local name (in an anonymous namespace) that another file of the same target also
-# defines, such as every subcommand's kName and makeOptions or the unit tests' Fixture, and for
-# files whose classes hold file-local types (GCC's -Wsubobject-linkage treats a .cpp included into
-# a batch as a header). Call it in the CMakeLists.txt that adds the target (source properties are
-# per directory).
+# Every file's own names must therefore be unique within its target: a file-local helper that
+# another file of the target also defines (every subcommand's kName and makeOptions, the unit
+# tests' Fixture) lives in a namespace named after its file (cli/src/*_command.cpp, the test files
+# that need it), and a type an exported class holds is never in an anonymous namespace (GCC's
+# -Wsubobject-linkage treats a .cpp included into a batch as a header; lib/webhook/src/server.cpp).
+#
+# restarter_compile_alone(<files...>): keep these sources out of the batches, only to let two
+# cores share a target's costliest sources (lib/http's listener and connection). Call it in the
+# CMakeLists.txt that adds the target (source properties are per directory).
 function(restarter_compile_alone)
   set_source_files_properties(${ARGN} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

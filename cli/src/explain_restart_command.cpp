@@ -30,6 +30,9 @@ int exitForReadError(const core::Error& error) {
   }
 }
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace explain_restart {
 namespace {
 
 constexpr const char* kName = "explain-restart";
@@ -96,7 +99,9 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 }
 
 }  // namespace
+}  // namespace explain_restart
 
+namespace explain_restart {
 namespace {
 
 // --watch: prints one line (text) or one JSON object (json/yaml) per new revision until the
@@ -131,6 +136,7 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
 }
 
 }  // namespace
+}  // namespace explain_restart
 
 core::Result<WorkloadTarget> parseWorkloadTarget(std::vector<std::string> target) {
   if (target.size() == 2 && target[0].find('/') == std::string::npos) {
@@ -185,60 +191,60 @@ int reportWorkloadReadError(Io& io, const std::string& prefix, const std::string
 }
 
 Subcommand explainRestartCommand() {
-  return Subcommand{kName, "explain why a workload restarted, and whether it will",
-                    [](const std::vector<std::string>& args, Io& io) {
-                      ExplainRestartOptions options;
-                      FlagTable table = flagTable(options);
-                      cxxopts::Options declared = makeOptions(io, table);
-                      ParsedFlags parsed = parseFlags(declared, table, args, io, kName, true);
-                      if (parsed.exitNow) return *parsed.exitNow;
-                      const cxxopts::ParseResult& flags = *parsed.result;
+  return Subcommand{
+      explain_restart::kName, "explain why a workload restarted, and whether it will",
+      [](const std::vector<std::string>& args, Io& io) {
+        explain_restart::ExplainRestartOptions options;
+        FlagTable table = explain_restart::flagTable(options);
+        cxxopts::Options declared = explain_restart::makeOptions(io, table);
+        ParsedFlags parsed = parseFlags(declared, table, args, io, explain_restart::kName, true);
+        if (parsed.exitNow) return *parsed.exitNow;
+        const cxxopts::ParseResult& flags = *parsed.result;
 
-                      auto target = parseWorkloadTarget(flags.count("target") > 0
-                                                            ? flags["target"].as<std::vector<std::string>>()
-                                                            : std::vector<std::string>{});
-                      if (!target) return reportUsageError(io, kName, target.error().message);
-                      const core::WorkloadKind* kind = &target->kind;
-                      const std::string& name = target->name;
-                      const OutputFormat format = options.format;
-                      const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr &&
-                                         &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
-                      const inspect::JudgementOptions& judgement = options.judgement;
-                      const std::string prefix = io.programName + " " + kName + ": ";
-                      auto client = kube::Client::connect(options.connection);
-                      if (!client) {
-                        io.err << prefix << client.error().describe() << "\n";
-                        return kExitFailure;
-                      }
-                      const std::string namespace_ = (*client)->defaultNamespace();
-                      const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
-                      auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
-                                                            digestKey ? &*digestKey : nullptr, true);
-                      if (!input) {
-                        return reportWorkloadReadError(
-                            io, prefix,
-                            std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
-                            input.error());
-                      }
-                      const ordered_json document = inspect::explanationDocument(*input);
-                      switch (format) {
-                        case OutputFormat::Text: io.out << inspect::renderText(document, color); break;
-                        case OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
-                        case OutputFormat::Yaml: io.out << core::toYaml(document); break;
-                      }
-                      io.out.flush();
-                      if (input->revisions.empty() && !options.watch) {
-                        io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
-                               << " has no revisions yet\n";
-                        return kExitNoRevisions;
-                      }
-                      if (options.watch) return watchRevisions(**client, *input, namespace_, format, io);
-                      return kExitOk;
-                    },
-                    [](const Io& io) {
-                      ExplainRestartOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
-                    }};
+        auto target =
+            parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
+                                                          : std::vector<std::string>{});
+        if (!target) return reportUsageError(io, explain_restart::kName, target.error().message);
+        const core::WorkloadKind* kind = &target->kind;
+        const std::string& name = target->name;
+        const explain_restart::OutputFormat format = options.format;
+        const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr && &io.out == &std::cout &&
+                           isatty(STDOUT_FILENO) == 1;
+        const inspect::JudgementOptions& judgement = options.judgement;
+        const std::string prefix = io.programName + " " + explain_restart::kName + ": ";
+        auto client = kube::Client::connect(options.connection);
+        if (!client) {
+          io.err << prefix << client.error().describe() << "\n";
+          return kExitFailure;
+        }
+        const std::string namespace_ = (*client)->defaultNamespace();
+        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
+        auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
+                                              digestKey ? &*digestKey : nullptr, true);
+        if (!input) {
+          return reportWorkloadReadError(
+              io, prefix, std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
+              input.error());
+        }
+        const ordered_json document = inspect::explanationDocument(*input);
+        switch (format) {
+          case explain_restart::OutputFormat::Text: io.out << inspect::renderText(document, color); break;
+          case explain_restart::OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
+          case explain_restart::OutputFormat::Yaml: io.out << core::toYaml(document); break;
+        }
+        io.out.flush();
+        if (input->revisions.empty() && !options.watch) {
+          io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
+                 << " has no revisions yet\n";
+          return kExitNoRevisions;
+        }
+        if (options.watch) return explain_restart::watchRevisions(**client, *input, namespace_, format, io);
+        return kExitOk;
+      },
+      [](const Io& io) {
+        explain_restart::ExplainRestartOptions defaults;
+        return describeFlags(explain_restart::makeOptions(io, explain_restart::flagTable(defaults)));
+      }};
 }
 
 }  // namespace restarter::cli

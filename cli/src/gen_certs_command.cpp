@@ -20,6 +20,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace gen_certs {
 namespace {
 
 constexpr const char* kName = "gen-certs";
@@ -98,7 +101,9 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 }
 
 }  // namespace
+}  // namespace gen_certs
 
+namespace gen_certs {
 namespace {
 
 struct Generated {
@@ -140,9 +145,10 @@ void describeServing(const std::string& certPem, Io& io) {
 }
 
 }  // namespace
+}  // namespace gen_certs
 
 int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint now, kube::Client& client) {
-  const std::string prefix = io.programName + " " + kName + ": ";
+  const std::string prefix = io.programName + " " + gen_certs::kName + ": ";
   const std::string ns = options.secretNamespace.empty() ? options.serviceNamespace : options.secretNamespace;
   const std::string where = "Secret " + ns + "/" + options.secretName;
   const auto secrets = kube::resources::secrets();
@@ -156,7 +162,7 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
     io.err << prefix << existing.error().describe() << "\n";
     return kExitFailure;
   }
-  auto generated = generate(options, now);
+  auto generated = gen_certs::generate(options, now);
   if (!generated) {
     io.err << prefix << generated.error().describe() << "\n";
     return kExitFailure;
@@ -188,13 +194,13 @@ int runGenCertsToSecret(const GenCertsOptions& options, Io& io, core::TimePoint 
     return kExitFailure;
   }
   io.err << "wrote " << where << "\n";
-  describeServing(generated->leaf.certPem, io);
+  gen_certs::describeServing(generated->leaf.certPem, io);
   if (options.printCaBundle) io.out << core::base64Encode(generated->ca.certPem) << "\n";
   return kExitOk;
 }
 
 int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
-  const std::string prefix = io.programName + " " + kName + ": ";
+  const std::string prefix = io.programName + " " + gen_certs::kName + ": ";
   std::error_code ec;
   std::filesystem::create_directories(options.outDir, ec);
   if (ec) {
@@ -215,7 +221,7 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
     }
   }
 
-  auto generated = generate(options, now);
+  auto generated = gen_certs::generate(options, now);
   if (!generated) {
     io.err << prefix << generated.error().describe() << "\n";
     return kExitFailure;
@@ -232,19 +238,19 @@ int runGenCerts(const GenCertsOptions& options, Io& io, core::TimePoint now) {
     }
   }
   io.err << "wrote " << caPath.string() << ", " << certPath.string() << ", " << keyPath.string() << "\n";
-  describeServing(leaf->certPem, io);
+  gen_certs::describeServing(leaf->certPem, io);
   if (options.printCaBundle) io.out << core::base64Encode(ca->certPem) << "\n";
   return kExitOk;
 }
 
 Subcommand genCertsCommand() {
   return Subcommand{
-      kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
+      gen_certs::kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
       [](const std::vector<std::string>& args, Io& io) {
         GenCertsOptions genOptions;
-        FlagTable table = flagTable(genOptions);
-        cxxopts::Options options = makeOptions(io, table);
-        if (auto exit = parseFlags(options, table, args, io, kName).exitNow) return *exit;
+        FlagTable table = gen_certs::flagTable(genOptions);
+        cxxopts::Options options = gen_certs::makeOptions(io, table);
+        if (auto exit = parseFlags(options, table, args, io, gen_certs::kName).exitNow) return *exit;
         const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(base::systemClock().wallNow());
         if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
         kube::LoadOptions load;
@@ -252,14 +258,14 @@ Subcommand genCertsCommand() {
         load.context = genOptions.context;
         auto client = kube::Client::connect(load);
         if (!client) {
-          io.err << io.programName << " " << kName << ": " << client.error().describe() << "\n";
+          io.err << io.programName << " " << gen_certs::kName << ": " << client.error().describe() << "\n";
           return kExitFailure;
         }
         return runGenCertsToSecret(genOptions, io, now, **client);
       },
       [](const Io& io) {
         GenCertsOptions defaults;
-        return describeFlags(makeOptions(io, flagTable(defaults)));
+        return describeFlags(gen_certs::makeOptions(io, gen_certs::flagTable(defaults)));
       }};
 }
 

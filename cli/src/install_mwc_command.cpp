@@ -18,6 +18,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace install_mwc {
 namespace {
 
 constexpr const char* kName = "install-mwc";
@@ -81,15 +84,16 @@ core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& 
 }
 
 }  // namespace
+}  // namespace install_mwc
 
 std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io& io, InstallMwcOptions& out) {
-  FlagTable table = flagTable(out);
-  cxxopts::Options options = makeOptions(io, table);
-  return parseFlags(options, table, args, io, kName).exitNow;
+  FlagTable table = install_mwc::flagTable(out);
+  cxxopts::Options options = install_mwc::makeOptions(io, table);
+  return parseFlags(options, table, args, io, install_mwc::kName).exitNow;
 }
 
 int runInstallMwc(InstallMwcOptions options, Io& io) {
-  const std::string prefix = io.programName + " " + kName + ": ";
+  const std::string prefix = io.programName + " " + install_mwc::kName + ": ";
   auto fail = [&](const std::string& message) {
     io.err << prefix << message << "\n";
     return kExitFailure;
@@ -97,7 +101,7 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
   const auto resource = kube::resources::mutatingWebhookConfigurations();
   std::unique_ptr<kube::Client> client;
   if (!options.dryRun || !options.caBundleSecret.empty()) {
-    auto made = makeClient(options);
+    auto made = install_mwc::makeClient(options);
     if (!made) return fail(made.error().describe());
     client = std::move(made).value();
   }
@@ -149,7 +153,7 @@ int runInstallMwc(InstallMwcOptions options, Io& io) {
 }
 
 Subcommand installMwcCommand() {
-  return Subcommand{kName, "create, update, print or delete the MutatingWebhookConfiguration",
+  return Subcommand{install_mwc::kName, "create, update, print or delete the MutatingWebhookConfiguration",
                     [](const std::vector<std::string>& args, Io& io) {
                       InstallMwcOptions options;
                       if (auto exit = parseInstallMwcFlags(args, io, options)) return *exit;
@@ -157,7 +161,7 @@ Subcommand installMwcCommand() {
                     },
                     [](const Io& io) {
                       InstallMwcOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                      return describeFlags(install_mwc::makeOptions(io, install_mwc::flagTable(defaults)));
                     }};
 }
 

@@ -16,6 +16,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace roll {
 namespace {
 
 constexpr const char* kName = "roll";
@@ -67,23 +70,24 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 }
 
 }  // namespace
+}  // namespace roll
 
 Subcommand rollCommand() {
   return Subcommand{
-      kName, "roll the pending change of a workload (manual mode), once",
+      roll::kName, "roll the pending change of a workload (manual mode), once",
       [](const std::vector<std::string>& args, Io& io) {
-        RollOptions options;
-        FlagTable table = flagTable(options);
-        cxxopts::Options declared = makeOptions(io, table);
-        ParsedFlags parsed = parseFlags(declared, table, args, io, kName, true);
+        roll::RollOptions options;
+        FlagTable table = roll::flagTable(options);
+        cxxopts::Options declared = roll::makeOptions(io, table);
+        ParsedFlags parsed = parseFlags(declared, table, args, io, roll::kName, true);
         if (parsed.exitNow) return *parsed.exitNow;
         const cxxopts::ParseResult& flags = *parsed.result;
         auto target =
             parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
                                                           : std::vector<std::string>{});
-        if (!target) return reportUsageError(io, kName, target.error().message);
+        if (!target) return reportUsageError(io, roll::kName, target.error().message);
 
-        const std::string prefix = io.programName + " " + kName + ": ";
+        const std::string prefix = io.programName + " " + roll::kName + ": ";
         auto client = kube::Client::connect(options.connection);
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
@@ -141,8 +145,8 @@ Subcommand rollCommand() {
         return kExitOk;
       },
       [](const Io& io) {
-        RollOptions defaults;
-        return describeFlags(makeOptions(io, flagTable(defaults)));
+        roll::RollOptions defaults;
+        return describeFlags(roll::makeOptions(io, roll::flagTable(defaults)));
       }};
 }
 

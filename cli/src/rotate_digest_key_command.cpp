@@ -18,6 +18,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace rotate_digest_key {
 namespace {
 
 constexpr const char* kName = "rotate-digest-key";
@@ -63,6 +66,7 @@ int exitFor(const core::Error& error) {
 }
 
 }  // namespace
+}  // namespace rotate_digest_key
 
 std::vector<std::string> workloadsUsingKey(const std::vector<nlohmann::json>& workloads,
                                            const std::string& kind, const std::string& keyId) {
@@ -81,13 +85,13 @@ std::vector<std::string> workloadsUsingKey(const std::vector<nlohmann::json>& wo
 
 Subcommand rotateDigestKeyCommand() {
   return Subcommand{
-      kName, "rotate the key of content digests without restarting any workload",
+      rotate_digest_key::kName, "rotate the key of content digests without restarting any workload",
       [](const std::vector<std::string>& args, Io& io) {
-        RotateOptions options;
-        FlagTable table = flagTable(options);
-        cxxopts::Options declared = makeOptions(io, table);
-        if (auto exit = parseFlags(declared, table, args, io, kName).exitNow) return *exit;
-        const std::string prefix = io.programName + " " + kName + ": ";
+        rotate_digest_key::RotateOptions options;
+        FlagTable table = rotate_digest_key::flagTable(options);
+        cxxopts::Options declared = rotate_digest_key::makeOptions(io, table);
+        if (auto exit = parseFlags(declared, table, args, io, rotate_digest_key::kName).exitNow) return *exit;
+        const std::string prefix = io.programName + " " + rotate_digest_key::kName + ": ";
         auto client = kube::Client::connect(options.connection);
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
@@ -99,19 +103,19 @@ Subcommand rotateDigestKeyCommand() {
           auto rotated = kube::rotateDigestKey(**client, ns, name);
           if (!rotated) {
             io.err << prefix << rotated.error().describe() << "\n";
-            return exitFor(rotated.error());
+            return rotate_digest_key::exitFor(rotated.error());
           }
           io.out << "rotation started: key " << rotated->id() << ", previous key " << rotated->previous()->id()
                  << " kept in secret " << ns << "/" << name << "\n"
                  << "next: restart serve-controller (kubectl -n <its namespace> rollout restart deployment "
                     "<its name>); once no record uses key "
-                 << rotated->previous()->id() << ", run " << kName << " --finish\n";
+                 << rotated->previous()->id() << ", run " << rotate_digest_key::kName << " --finish\n";
           return kExitOk;
         }
         auto key = kube::readDigestKey(**client, ns, name);
         if (!key) {
           io.err << prefix << key.error().describe() << "\n";
-          return exitFor(key.error());
+          return rotate_digest_key::exitFor(key.error());
         }
         if (key->previous() == nullptr) {
           io.err << prefix << "secret " << ns << "/" << name
@@ -130,7 +134,7 @@ Subcommand rotateDigestKeyCommand() {
           auto listed = (*client)->list(resource, "", list);
           if (!listed) {
             io.err << prefix << listed.error().describe() << "\n";
-            return exitFor(listed.error());
+            return rotate_digest_key::exitFor(listed.error());
           }
           for (std::string& found : workloadsUsingKey(listed->items, kind, previousId))
             using_.push_back(std::move(found));
@@ -146,15 +150,15 @@ Subcommand rotateDigestKeyCommand() {
         auto finished = kube::finishDigestKeyRotation(**client, ns, name, previousId);
         if (!finished) {
           io.err << prefix << finished.error().describe() << "\n";
-          return exitFor(finished.error());
+          return rotate_digest_key::exitFor(finished.error());
         }
         io.out << "rotation finished: key " << finished->id() << ", previous key " << previousId
                << " removed from secret " << ns << "/" << name << "\n";
         return kExitOk;
       },
       [](const Io& io) {
-        RotateOptions defaults;
-        return describeFlags(makeOptions(io, flagTable(defaults)));
+        rotate_digest_key::RotateOptions defaults;
+        return describeFlags(rotate_digest_key::makeOptions(io, rotate_digest_key::flagTable(defaults)));
       }};
 }
 

@@ -28,6 +28,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace serve_controller {
 namespace {
 
 constexpr const char* kName = "serve-controller";
@@ -151,16 +154,17 @@ std::string replicaIdentity() {
 }
 
 }  // namespace
+}  // namespace serve_controller
 
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out) {
-  FlagTable table = flagTable(out);
-  cxxopts::Options options = makeOptions(io, table);
-  std::optional<int> exitNow = parseFlags(options, table, args, io, kName).exitNow;
+  FlagTable table = serve_controller::flagTable(out);
+  cxxopts::Options options = serve_controller::makeOptions(io, table);
+  std::optional<int> exitNow = parseFlags(options, table, args, io, serve_controller::kName).exitNow;
   if (!exitNow && out.controller.maxConcurrentRollouts > 0 &&
       out.controller.minRolloutInterval <= std::chrono::milliseconds::zero()) {
     // Without an upper bound no rollout would hold a slot: the limit would silently do nothing.
-    return reportUsageError(io, kName,
+    return reportUsageError(io, serve_controller::kName,
                             "--max-concurrent-rollouts needs --min-rollout-interval above 0 (the longest a "
                             "rollout holds a slot)");
   }
@@ -190,7 +194,7 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
   }
 
   controller::ControllerOptions controllerOptions = options.controller;
-  controllerOptions.identity = replicaIdentity();
+  controllerOptions.identity = serve_controller::replicaIdentity();
   const bool leaderElect = options.leaderElect.value_or(config->source == "in-cluster");
   if (leaderElect) {
     controller::LeaderElectionOptions election;
@@ -257,18 +261,19 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
 }
 
 Subcommand serveControllerCommand() {
-  return Subcommand{kName,
-                    "restart labeled workloads when their ConfigMaps/Secrets change; evict pods "
-                    "whose credentials expire",
-                    [](const std::vector<std::string>& args, Io& io) {
-                      ServeControllerOptions options;
-                      if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
-                      return runServeController(options, io);
-                    },
-                    [](const Io& io) {
-                      ServeControllerOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
-                    }};
+  return Subcommand{
+      serve_controller::kName,
+      "restart labeled workloads when their ConfigMaps/Secrets change; evict pods "
+      "whose credentials expire",
+      [](const std::vector<std::string>& args, Io& io) {
+        ServeControllerOptions options;
+        if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
+        return runServeController(options, io);
+      },
+      [](const Io& io) {
+        ServeControllerOptions defaults;
+        return describeFlags(serve_controller::makeOptions(io, serve_controller::flagTable(defaults)));
+      }};
 }
 
 }  // namespace restarter::cli

@@ -24,6 +24,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace serve_webhook {
 namespace {
 
 constexpr const char* kName = "serve-webhook";
@@ -215,6 +218,7 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 }
 
 }  // namespace
+}  // namespace serve_webhook
 
 core::Result<webhook::ServingNames> servingNames(const ServeWebhookOptions& options) {
   return webhook::servingNames(options.webhookUrl, options.service, options.serviceNamespace,
@@ -235,9 +239,9 @@ core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& opt
 
 std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,
                                           ServeWebhookOptions& out) {
-  FlagTable table = flagTable(out);
-  cxxopts::Options options = makeOptions(io, table);
-  const std::optional<int> exit = parseFlags(options, table, args, io, kName).exitNow;
+  FlagTable table = serve_webhook::flagTable(out);
+  cxxopts::Options options = serve_webhook::makeOptions(io, table);
+  const std::optional<int> exit = parseFlags(options, table, args, io, serve_webhook::kName).exitNow;
   // The managed configuration must send what the handler now calls ours.
   out.configuration.reloaderAnnotations = out.server.selection.reloaderAnnotations;
   return exit;
@@ -328,7 +332,7 @@ int runServeWebhook(const ServeWebhookOptions& options, Io& io) {
 }
 
 Subcommand serveWebhookCommand() {
-  return Subcommand{kName, "serve the mutating admission webhook (HTTPS, managed certificates)",
+  return Subcommand{serve_webhook::kName, "serve the mutating admission webhook (HTTPS, managed certificates)",
                     [](const std::vector<std::string>& args, Io& io) {
                       ServeWebhookOptions options;
                       if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
@@ -336,7 +340,7 @@ Subcommand serveWebhookCommand() {
                     },
                     [](const Io& io) {
                       ServeWebhookOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                      return describeFlags(serve_webhook::makeOptions(io, serve_webhook::flagTable(defaults)));
                     }};
 }
 

@@ -14,6 +14,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace status {
 namespace {
 
 constexpr const char* kName = "status";
@@ -98,20 +101,21 @@ int exitFor(const core::Error& error) {
 }
 
 }  // namespace
+}  // namespace status
 
 Subcommand statusCommand() {
   return Subcommand{
-      kName, "list the labeled workloads: restarts, pending restarts, first rollouts",
+      status::kName, "list the labeled workloads: restarts, pending restarts, first rollouts",
       [](const std::vector<std::string>& args, Io& io) {
-        StatusOptions options;
-        FlagTable table = flagTable(options);
-        cxxopts::Options declared = makeOptions(io, table);
-        if (auto exit = parseFlags(declared, table, args, io, kName).exitNow) return *exit;
+        status::StatusOptions options;
+        FlagTable table = status::flagTable(options);
+        cxxopts::Options declared = status::makeOptions(io, table);
+        if (auto exit = parseFlags(declared, table, args, io, status::kName).exitNow) return *exit;
         const inspect::JudgementOptions& judgement = options.judgement;
         const bool allNamespaces = options.allNamespaces;
         const std::string selector = inspect::statusSelector(judgement.selection, options.selector);
 
-        const std::string prefix = io.programName + " " + kName + ": ";
+        const std::string prefix = io.programName + " " + status::kName + ": ";
         auto client = kube::Client::connect(options.connection);
         if (!client) {
           io.err << prefix << client.error().describe() << "\n";
@@ -124,19 +128,19 @@ Subcommand statusCommand() {
                                             digestKey ? &*digestKey : nullptr);
         if (!read) {
           io.err << prefix << read.error().describe() << "\n";
-          return exitFor(read.error());
+          return status::exitFor(read.error());
         }
         std::vector<inspect::WorkloadStatus> rows = std::move(*read);
         inspect::sortByAttention(rows);
 
-        if (options.format == OutputFormat::Json) {
+        if (options.format == status::OutputFormat::Json) {
           io.out << inspect::statusDocument(rows).dump(2) << "\n";
-        } else if (options.format == OutputFormat::Yaml) {
+        } else if (options.format == status::OutputFormat::Yaml) {
           io.out << core::toYaml(inspect::statusDocument(rows));
         } else {
           const std::string scope = allNamespaces ? "in any namespace" : "in namespace " + namespace_;
-          io.out << inspect::renderStatusTable(rows, allNamespaces, options.format == OutputFormat::Wide,
-                                               scope);
+          io.out << inspect::renderStatusTable(rows, allNamespaces,
+                                               options.format == status::OutputFormat::Wide, scope);
         }
         io.out.flush();
         if (options.failIfPending) {
@@ -147,8 +151,8 @@ Subcommand statusCommand() {
         return kExitOk;
       },
       [](const Io& io) {
-        StatusOptions defaults;
-        return describeFlags(makeOptions(io, flagTable(defaults)));
+        status::StatusOptions defaults;
+        return describeFlags(status::makeOptions(io, status::flagTable(defaults)));
       }};
 }
 

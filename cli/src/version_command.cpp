@@ -12,6 +12,9 @@
 
 namespace restarter::cli {
 
+// This file's own names, in a namespace of their own: a unity batch holds several subcommands
+// (cmake/unity.cmake).
+namespace version {
 namespace {
 
 constexpr const char* kName = "version";
@@ -50,6 +53,7 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
 }
 
 }  // namespace
+}  // namespace version
 
 std::string targetPlatform() {
 #if defined(__x86_64__)
@@ -64,9 +68,9 @@ std::string targetPlatform() {
 std::string versionLine(const std::string& programName) { return programName + " " + kVersion; }
 
 std::optional<int> parseVersionFlags(const std::vector<std::string>& args, Io& io, VersionOptions& out) {
-  FlagTable table = flagTable(out);
-  cxxopts::Options options = makeOptions(io, table);
-  return parseFlags(options, table, args, io, kName).exitNow;
+  FlagTable table = version::flagTable(out);
+  cxxopts::Options options = version::makeOptions(io, table);
+  return parseFlags(options, table, args, io, version::kName).exitNow;
 }
 
 int runVersion(const VersionOptions& options, Io& io) {
@@ -85,7 +89,7 @@ int runVersion(const VersionOptions& options, Io& io) {
 }
 
 Subcommand versionCommand() {
-  return Subcommand{kName, "print the version, the commit and the platform of this binary",
+  return Subcommand{version::kName, "print the version, the commit and the platform of this binary",
                     [](const std::vector<std::string>& args, Io& io) {
                       VersionOptions options;
                       if (auto exit = parseVersionFlags(args, io, options)) return *exit;
@@ -93,7 +97,7 @@ Subcommand versionCommand() {
                     },
                     [](const Io& io) {
                       VersionOptions defaults;
-                      return describeFlags(makeOptions(io, flagTable(defaults)));
+                      return describeFlags(version::makeOptions(io, version::flagTable(defaults)));
                     }};
 }
 

@@ -17,7 +17,9 @@
 
 namespace restarter::webhook {
 
-namespace {
+// OpenSSL's deleters, named outside the anonymous namespace because CertificateStore::Snapshot,
+// a member of an exported class, holds them (GCC's -Wsubobject-linkage in a unity batch).
+namespace server_openssl {
 
 struct X509Free {
   void operator()(X509* x) const { X509_free(x); }
@@ -31,6 +33,15 @@ struct BioFree {
 struct ChainFree {
   void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
 };
+
+}  // namespace server_openssl
+
+namespace {
+
+using server_openssl::BioFree;
+using server_openssl::ChainFree;
+using server_openssl::KeyFree;
+using server_openssl::X509Free;
 
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 
@@ -51,9 +62,9 @@ std::string hex(const unsigned char* data, unsigned int size) {
 }  // namespace
 
 struct CertificateStore::Snapshot {
-  std::unique_ptr<X509, X509Free> cert;
-  std::unique_ptr<EVP_PKEY, KeyFree> key;
-  std::unique_ptr<STACK_OF(X509), ChainFree> chain;
+  std::unique_ptr<X509, server_openssl::X509Free> cert;
+  std::unique_ptr<EVP_PKEY, server_openssl::KeyFree> key;
+  std::unique_ptr<STACK_OF(X509), server_openssl::ChainFree> chain;
   std::string fingerprint;
   std::string certPem;
   std::string keyPem;

@@ -17,6 +17,10 @@
 #include "restarter/testing/fake_clock.hpp"
 #include "restarter/testing/temp_dir.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace gen_certs_test {
+
 using namespace restarter;
 using namespace restarter::cli;
 namespace fs = std::filesystem;
@@ -273,3 +277,5 @@ TEST_CASE("gen-certs refuses a serving certificate that would outlive its CA nam
   CHECK(runArgs({"--out-dir", dir.path(), "--ip", "127.0.0.1", "--validity", "24h", "--ca-validity", "1d"})
             .code == kExitOk);
 }
+
+}  // namespace gen_certs_test

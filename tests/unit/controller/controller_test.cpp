@@ -12,6 +12,10 @@
 #include "restarter/testing/builders.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace controller_test {
+
 using namespace restarter;
 using namespace restarter::controller;
 using nlohmann::json;
@@ -462,3 +466,5 @@ TEST_CASE("Argo Rollouts without their CRD are looked for quietly and watched on
     CHECK(f.api->requestsTo("argoproj.io") == 0);
   }
 }
+
+}  // namespace controller_test

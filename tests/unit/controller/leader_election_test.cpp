@@ -4,6 +4,10 @@
 
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace leader_election_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::kube::testing::ok;
@@ -218,3 +222,5 @@ TEST_CASE("a stuck Lease request cannot keep a holder working past the lease dur
   CHECK(leaseRequestTimeout(fast) == 1s);
   CHECK(fast.renewDeadline + 2 * leaseRequestTimeout(fast) < fast.leaseDuration);
 }
+
+}  // namespace leader_election_test

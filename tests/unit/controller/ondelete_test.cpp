@@ -10,6 +10,10 @@
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace ondelete_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -301,3 +305,5 @@ TEST_CASE("a DaemonSet rolls from its newest ControllerRevision and first node f
   CHECK(remainingPods(f.api()) == std::vector<std::string>{"agent-b"});
   CHECK(f.harness.metrics.rollEvictions.with({"daemonset", "evicted"}).value() == 1);
 }
+
+}  // namespace ondelete_test

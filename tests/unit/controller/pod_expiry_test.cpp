@@ -8,6 +8,10 @@
 #include "restarter/core/time.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace pod_expiry_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::cache::Store;
@@ -165,3 +169,5 @@ TEST_CASE("dry run evicts nothing", "[controller][expiry]") {
   CHECK(recorded[0]["reason"] == "WouldEvict");
   CHECK(f.harness.logs.str().find("pod eviction planned (dry run") != std::string::npos);
 }
+
+}  // namespace pod_expiry_test

@@ -8,6 +8,10 @@
 #include "restarter/controller/workload.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace reloader_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 
@@ -135,3 +139,5 @@ TEST_CASE("a stub is never written", "[controller][reloader]") {
   CHECK(f.harness.api->requests().empty());
   CHECK(f.harness.api->events().empty());
 }
+
+}  // namespace reloader_test

@@ -11,6 +11,10 @@
 #include "restarter/core/rollout_mode.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace workload_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::controller::testing::Backend;
@@ -910,3 +914,5 @@ TEST_CASE("a pending set rolled and pending again is announced again", "[control
   CHECK(workloadWrites(f) == 0);
   CHECK(f.harness.metrics.manualPending.with({"statefulset"}).value() == 1);
 }
+
+}  // namespace workload_test

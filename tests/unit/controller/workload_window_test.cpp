@@ -8,6 +8,10 @@
 #include "restarter/testing/builders.hpp"
 #include "support.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace workload_window_test {
+
 using namespace restarter::controller;
 using nlohmann::json;
 using restarter::controller::testing::Backend;
@@ -181,3 +185,5 @@ TEST_CASE("the controller's default window holds a workload without its own and 
     CHECK(f.writes() == 1);
   }
 }
+
+}  // namespace workload_window_test

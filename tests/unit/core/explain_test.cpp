@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace explain_test {
+
 using namespace restarter::core;
 using nlohmann::json;
 
@@ -143,3 +147,5 @@ TEST_CASE("a rollout is held while its latest RolloutHeld Event is newer than th
   CHECK_FALSE(currentRolloutHold(events, t0 + 20s, false));
   CHECK_FALSE(currentRolloutHold({}, t0, true));
 }
+
+}  // namespace explain_test
