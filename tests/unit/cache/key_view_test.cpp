@@ -1,6 +1,7 @@
 #include "restarter/cache/key_view.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,13 @@ using restarter::cache::KeyView;
 using restarter::cache::keyViewOf;
 using restarter::cache::objectKey;
 using restarter::cache::splitKey;
+
+namespace {
+template <typename Object>
+constexpr bool viewable = requires(Object&& object) {
+  keyViewOf(std::forward<Object>(object));
+};
+}  // namespace
 
 TEST_CASE("a key splits at its first slash into namespace and name", "[cache][key_view]") {
   KeyView namespaced = splitKey("ns/a");
@@ -51,9 +59,13 @@ TEST_CASE("an object's key view reads its metadata strings and nothing else", "[
   // Views into the object, not copies.
   CHECK(view.name.data() == object["metadata"]["name"].get_ref<const std::string&>().data());
 
-  KeyView clusterScoped = keyViewOf({{"metadata", {{"name", "n"}}}});
+  const nlohmann::json node = {{"metadata", {{"name", "n"}}}};
+  KeyView clusterScoped = keyViewOf(node);
   CHECK(clusterScoped.namespace_.empty());
   CHECK(clusterScoped.name == "n");
+  // A view of a temporary object is refused at compile time: it would dangle after the statement.
+  STATIC_REQUIRE(viewable<const nlohmann::json&>);
+  STATIC_REQUIRE_FALSE(viewable<nlohmann::json>);
   for (const nlohmann::json& odd :
        {nlohmann::json(nullptr), nlohmann::json::array(), nlohmann::json({{"metadata", 1}}),
         nlohmann::json({{"metadata", {{"name", 1}, {"namespace", {1}}}}})}) {

@@ -25,6 +25,8 @@ KeyView splitKey(std::string_view key) noexcept;
 // metadata.namespace and metadata.name of `object` as views into it; a field that is missing or
 // not a string views "".
 KeyView keyViewOf(const nlohmann::json& object) noexcept;
+// Views of a temporary would dangle at the end of the statement: refused at compile time.
+KeyView keyViewOf(const nlohmann::json&& object) = delete;
 
 // Orders keys as their strings order ("a-b/x" before "a/x": '-' sorts before '/'), without making
 // the strings, so a store's entries list in the order their keys would.
