@@ -3,7 +3,8 @@
 # (OpenSSL flavour), OpenSSL 3, Boost 1.81 headers (Asio, Beast), cxxopts, nlohmann/json, yaml-cpp,
 # Howard Hinnant's date/tz (with tzdata, the tz database it reads), Catch2, and the tools the tests use; clang with libclang-rt-14-dev (which holds libFuzzer,
 # libclang_rt.fuzzer-x86_64.a, on Debian 12) builds the fuzz targets; shellcheck and python3-yaml
-# (for the kuttl steps' scripts) run tests/check-shell.sh, clang-format tests/check-format.sh.
+# (for the kuttl steps' scripts) run tests/check-shell.sh, clang-format tests/check-format.sh,
+# clang-tidy tests/check-tidy.sh.
 # Idempotent and quick when everything is there: apt-get runs only for missing packages. Uses sudo
 # only when not root.
 # Usage: tests/install-deps.sh [--build | --unit] [--target-arch ARCH]
@@ -32,7 +33,7 @@ test_packages=(
   python3-jsonschema jq
   clang libclang-rt-14-dev
   iproute2 openssl util-linux procps
-  shellcheck python3-yaml clang-format
+  shellcheck python3-yaml clang-format clang-tidy
 )
 # What the release's Krew suite runs on this machine besides its own binary: the arm64 plugin, under
 # qemu-user through binfmt_misc, with this machine's arm64 runtime libraries (multiarch; runtime

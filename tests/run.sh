@@ -7,7 +7,8 @@
 #      version is written once (tests/check-version.sh), that time is read only through the clock
 #      seam (tests/check-clock.sh) and that every cited documentation section exists
 #      (tests/check-citations.py), each a stage of its own;
-#   3. builds with warnings as errors and runs the unit tests;
+#   3. builds with warnings as errors and runs the unit tests, then runs clang-tidy's checks
+#      (.clang-tidy) over the product's sources as that build compiles them (tests/check-tidy.sh);
 #   4. builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests again;
 #   5. builds with ThreadSanitizer and runs the unit tests again (any race report fails);
 #   6. builds the fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed,
@@ -422,6 +423,7 @@ stage "every cited documentation section exists (tests/check-citations.py)" test
 # The four builds are CMakePresets.json's dev, asan, tsan and fuzz (a developer's `cmake --preset
 # NAME` configures exactly what CI builds, in the same directory), through cmd/build.sh's ccache.
 stage "build (warnings as errors) and unit tests" build_and_unit_test build/ci --preset dev
+stage "clang-tidy's checks over lib/, cli/ and cmd/ (tests/check-tidy.sh)" tests/check-tidy.sh build/ci
 # Only what its stages run: the unit tests and the binary the kuttl suites run a second time (the
 # asan preset leaves the integration tests out).
 stage "build with ASan+UBSan and unit tests" build_and_unit_test build/asan --preset asan

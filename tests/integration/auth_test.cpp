@@ -72,7 +72,7 @@ TEST_CASE("a kubeconfig with a client certificate works", "[integration][auth]")
   auto admin = adminConfig();
   REQUIRE_FALSE(admin.clientCertPem.empty());  // the cluster's admin kubeconfig uses one
   const restarter::testing::TempDir temp;
-  const std::string dir = temp.path();
+  const std::string& dir = temp.path();
   writeFile(dir + "/admin.crt", admin.clientCertPem);
   writeFile(dir + "/admin.key", admin.clientKeyPem);
   writeFile(dir + "/config",
@@ -96,7 +96,7 @@ TEST_CASE("a kubeconfig with a token user works and a bad token is Unauthorized"
   std::string token = serviceAccountToken(*admin, ns.name());
   auto config = adminConfig();
   const restarter::testing::TempDir temp;
-  const std::string dir = temp.path();
+  const std::string& dir = temp.path();
   writeFile(dir + "/token", token + "\n");
   auto write = [&](const std::string& user) {
     writeFile(dir + "/config", clusterStanza(config, dir) + "users:\n- name: u\n  user: " + user +
@@ -130,7 +130,7 @@ TEST_CASE("an exec credential plugin is used and cached and run again after a 40
   std::string token = serviceAccountToken(*admin, ns.name());
   auto config = adminConfig();
   const restarter::testing::TempDir temp;
-  const std::string dir = temp.path();
+  const std::string& dir = temp.path();
   writeFile(dir + "/token", token);
   // The first run hands out a wrong token (the server answers 401); later runs the real one.
   writeFile(dir + "/plugin.sh", R"(#!/bin/sh

@@ -55,9 +55,10 @@ WatchTable Controller::Impl::watchTable(NamespaceCaches& ns) {
   // A ConfigMap or Secret queues the workloads whose templates reference it (the store's index).
   for (auto [rows, index] :
        {std::pair{&table.configMaps, kConfigMapIndex}, std::pair{&table.secrets, kSecretIndex}}) {
-    rows->push_back({nullptr, debounce, debounce, {}, [this, &ns, index](const cache::MetaPtr& object) {
-                       return referencing(ns, index, object);
-                     }});
+    rows->push_back(
+        {nullptr, debounce, debounce, {}, [this, &ns, indexName = index](const cache::MetaPtr& object) {
+           return referencing(ns, indexName, object);
+         }});
   }
   // Pod expiry: a pod's expires-at annotations or identity; a deleted pod needs nothing.
   table.pods.push_back({podReconciler.get(), now, std::nullopt, podChanged, {}});
@@ -206,7 +207,7 @@ void Controller::Impl::setUp() {
 
   makeReconcilers();
 
-  const Enqueue enqueue = [this](QueueKey key, milliseconds delay) { queue.add(std::move(key), delay); };
+  const Enqueue enqueue = [this](const QueueKey& key, milliseconds delay) { queue.add(key, delay); };
   for (const auto& entry : caches) {
     NamespaceCaches& c = *entry;
     // Only the ConfigMaps and Secrets a workload references are kept as entries.

@@ -64,7 +64,8 @@ class Client {
       sockaddr_in local{};
       local.sin_family = AF_INET;
       inet_pton(AF_INET, source, &local.sin_addr);
-      bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local);
+      // Not bound to `source`: connected() stays false rather than the test being another address.
+      if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return;
     }
     sockaddr_in address{};
     address.sin_family = AF_INET;

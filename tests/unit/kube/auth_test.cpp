@@ -156,7 +156,7 @@ TEST_CASE("exec plugin failures are Unauthorized errors with the plugin's words"
   CHECK(failed.error().message.find("exited with 3: login required") != std::string::npos);
 
   for (
-      std::string out :
+      const std::string& out :
       {std::string("garbage"), std::string(R"({"kind":"ExecCredential"})"),
        std::string(
            R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"x"}})"),

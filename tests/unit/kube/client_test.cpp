@@ -106,8 +106,9 @@ TEST_CASE("a metadata-only list answered with full objects is refused", "[kube][
 
 TEST_CASE("malformed and truncated and mistyped answers are errors", "[kube][client]") {
   Fixture f;
-  for (std::string body : {std::string(R"({"kind":"ConfigMapList","items":[{"a":)"), std::string("[]"),
-                           std::string(R"({"items":{}})"), std::string(R"({"items":[1]})"), std::string("")}) {
+  for (const std::string& body :
+       {std::string(R"({"kind":"ConfigMapList","items":[{"a":)"), std::string("[]"),
+        std::string(R"({"items":{}})"), std::string(R"({"items":[1]})"), std::string("")}) {
     f.transport->push(ok(body));
     auto list = f.client->list(resources::configMaps(), "ns", ListOptions{});
     REQUIRE_FALSE(list.ok());

@@ -46,10 +46,11 @@ TEST_CASE("a stream cut mid-object is an error at finish", "[kube][watch]") {
 }
 
 TEST_CASE("malformed lines and unexpected types are errors not crashes", "[kube][watch]") {
-  for (std::string line : {std::string("{not json"), std::string("[1]"), std::string("\"x\""),
-                           std::string(R"({"type":5,"object":{}})"),
-                           std::string(R"({"type":"ADDED","object":"x"})"), std::string(R"({"type":"ADDED"})"),
-                           std::string(R"({"type":"SOMETHING","object":{}})"), std::string("\xff\xfe")}) {
+  for (const std::string& line :
+       {std::string("{not json"), std::string("[1]"), std::string("\"x\""),
+        std::string(R"({"type":5,"object":{}})"), std::string(R"({"type":"ADDED","object":"x"})"),
+        std::string(R"({"type":"ADDED"})"), std::string(R"({"type":"SOMETHING","object":{}})"),
+        std::string("\xff\xfe")}) {
     WatchDecoder decoder;
     auto status = decoder.feed(line + "\n", [](WatchEvent&&) { return true; });
     REQUIRE_FALSE(status.ok());
