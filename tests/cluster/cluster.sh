@@ -19,6 +19,8 @@
 # RESTARTER_CLUSTER=<name> (default: default) selects the cluster (state dir, network namespace).
 # RESTARTER_CLUSTER_REAL_NODE=1 at build/up: also build/start the real node (containerd, kubelet).
 # RESTARTER_CLUSTER_NETWORK_POLICY=1 with it: also build/start its NetworkPolicy enforcement (kube-router).
+# RESTARTER_CLUSTER_CONTROL_PLANE_ONLY=1 at build/up: only the control plane, not the tests' tools
+#   (kuttl, krew, helm, fluxssa, the Rollout CRD); cmd/demo.sh.
 # RESTARTER_CLUSTER_ETCD_QUOTA_BYTES=N at up: etcd's database quota (default 2 GiB; the scale benchmark needs more).
 # More in tests/cluster/README.md.
 set -euo pipefail

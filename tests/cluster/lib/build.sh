@@ -3,7 +3,9 @@
 # proxy into the cache (see common.sh for the layout). Sourced, never executed.
 #
 # Contract: after build_all returns, $BIN_DIR holds etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kwok and kubectl-kuttl, and $KWOK_STAGES exists. A warm run (everything
+# kube-scheduler, kubectl and kwok, and $KWOK_STAGES exists; and, unless
+# RESTARTER_CLUSTER_CONTROL_PLANE_ONLY=1, the tests' tools (EXTRA_TOOLS: kubectl-kuttl, krew, helm,
+# fluxssa, the Rollout CRD). A warm run (everything
 # cached) does no Go work at all and takes well under a second.
 
 # Debian packages providing the host commands that cluster.sh uses.
@@ -274,21 +276,19 @@ build_all() {
   mkdir -p "$CACHE_ROOT"
   exec 9>"$CACHE_ROOT/.lock"
   flock 9
-  local k8s etcd kwok kuttl pids=() f failed=0
-  # All four at once: downloads overlap, and etcd, kwok and kuttl compile while the (much
-  # larger) Kubernetes build runs. Each writes its own log; build_tool reports failures.
+  local k8s etcd kwok pids=() f failed=0
+  # All three at once: downloads overlap, and etcd and kwok compile while the (much larger)
+  # Kubernetes build runs. Each writes its own log; build_tool reports failures.
   build_tool k8s "$K8S_VERSION" >/dev/null & pids+=($!)
   build_tool etcd "$ETCD_VERSION" >/dev/null & pids+=($!)
   build_tool kwok "$KWOK_VERSION" >/dev/null & pids+=($!)
-  build_tool kuttl "$KUTTL_VERSION" >/dev/null & pids+=($!)
   for f in "${pids[@]}"; do wait "$f" || failed=1; done
   ((failed == 0)) || die "building the control plane failed (see above)"
   k8s=$(build_tool k8s "$K8S_VERSION")
   etcd=$(build_tool etcd "$ETCD_VERSION")
   kwok=$(build_tool kwok "$KWOK_VERSION")
-  kuttl=$(build_tool kuttl "$KUTTL_VERSION")
   mkdir -p "$BIN_DIR"
-  for f in "$k8s"/bin/* "$etcd"/bin/* "$kuttl"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
+  for f in "$k8s"/bin/* "$etcd"/bin/*; do ln -sfn "$f" "$BIN_DIR/"; done
   ln -sfn "$kwok/bin/kwok" "$BIN_DIR/kwok"
   cp "$kwok/bin/kwok-stages.yaml" "$KWOK_STAGES"
   touch "$CACHE_ROOT/$VERSIONS_KEY/.complete"
@@ -299,7 +299,11 @@ build_all() {
 }
 
 # Build (or reuse) each of EXTRA_TOOLS and link it into $BIN_DIR; quick when all are cached.
-link_extra_tools() { link_tools "${EXTRA_TOOLS[@]}"; }
+# Nothing with RESTARTER_CLUSTER_CONTROL_PLANE_ONLY=1.
+link_extra_tools() {
+  [[ ${RESTARTER_CLUSTER_CONTROL_PLANE_ONLY:-0} == 1 ]] && return 0
+  link_tools "${EXTRA_TOOLS[@]}"
+}
 
 # Build (or reuse) each tool named and link its binaries into $BIN_DIR, under the cache lock.
 link_tools() {

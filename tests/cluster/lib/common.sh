@@ -62,13 +62,14 @@ for _tool in k8s etcd kwok kuttl krew helm fluxssa kubenode containerd cosign re
     "$(tool_sources "$_tool")" | sha256sum | cut -c1-10)
 done
 unset _tool
-VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_kuttl-${KUTTL_VERSION}_$(
-  printf '%s\n' "${TOOL_KEY[k8s]}" "${TOOL_KEY[etcd]}" "${TOOL_KEY[kwok]}" "${TOOL_KEY[kuttl]}" \
-    | sha256sum | cut -c1-10)"
+VERSIONS_KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_$(
+  printf '%s\n' "${TOOL_KEY[k8s]}" "${TOOL_KEY[etcd]}" "${TOOL_KEY[kwok]}" | sha256sum | cut -c1-10)"
 BIN_DIR="$CACHE_ROOT/$VERSIONS_KEY/bin"
-# Tools outside the control plane's version set (not in VERSIONS_KEY, so adding one rebuilds
-# nothing else): each is built into its own cache entry and linked into $BIN_DIR by `build`.
-EXTRA_TOOLS=(krew helm fluxssa argorollouts)
+# The tests' tools, outside the control plane's version set (not in VERSIONS_KEY, so adding one
+# rebuilds nothing else): each is built into its own cache entry and linked into $BIN_DIR by
+# `build` and `up`, unless RESTARTER_CLUSTER_CONTROL_PLANE_ONLY=1 (cmd/demo.sh, which runs none of
+# them: on a machine with nothing cached they are about five minutes of its first run).
+EXTRA_TOOLS=(kuttl krew helm fluxssa argorollouts)
 # The real node's tools (lib/node.sh), outside VERSIONS_KEY too: built and linked into $BIN_DIR only
 # when the node is asked for (RESTARTER_CLUSTER_REAL_NODE=1 at build or up), so a cluster without it
 # never waits for them.
