@@ -28,7 +28,8 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
       limiter(clock, options.writesPerSecond, options.writeBurst),
       referenceLoads(clock, kReferenceLoadsPerSecond, kReferenceLoadBurst),
       queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
-      rolloutSlots(options.maxConcurrentRollouts, [this](const QueueKey& key) { queue.add(key); }),
+      rolloutSlots(options.maxConcurrentRollouts,
+                   [this](const QueueKey& key) { queue.add(key, QueueReason::SlotFreed); }),
       context{client,
               logger,
               metrics,
@@ -54,6 +55,13 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
 void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   const std::string& controller = queued.reconciler->name();
   const std::string key = queued.object.key();
+  const QueueReasons reasons = queue.reasonsOf(queued);
+  for (QueueReason reason : kQueueReasons) {
+    if (reasons.contains(reason))
+      metrics.reconcileReasons.with({controller, std::string(queueReasonName(reason))}).inc();
+  }
+  const std::string queuedFor = queueReasonsText(reasons);
+  logger.debug("reconciling", {{"controller", controller}, {"key", key}, {"queuedFor", queuedFor}});
   const auto started = clock.monotonicNow();
   core::Result<Action> result = queued.reconciler->reconcile(queued.object, stop);
   metrics.reconcileDuration.with({controller})
@@ -61,7 +69,7 @@ void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   if (result) {
     metrics.reconciles.with({controller, "success"}).inc();
     queue.forget(queued);
-    if (result->requeueAfter) queue.add(queued, *result->requeueAfter);
+    if (result->requeueAfter) queue.add(queued, QueueReason::RequeueAfter, *result->requeueAfter);
     return;
   }
   const core::Error& error = result.error();
@@ -69,8 +77,9 @@ void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   metrics.errors.with({controller, core::errorKindName(error.kind)}).inc();
   RetryDecision decision = retryPolicy(error);
   if (!decision.retry) {
-    logger.error("reconcile failed; waiting for the object to change",
-                 {{"controller", controller}, {"key", key}, {"error", error.describe()}});
+    logger.error(
+        "reconcile failed; waiting for the object to change",
+        {{"controller", controller}, {"key", key}, {"queuedFor", queuedFor}, {"error", error.describe()}});
     queue.forget(queued);
     return;
   }
@@ -78,6 +87,7 @@ void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   const milliseconds delay = queue.addRateLimited(queued, decision.atLeast);
   logger.warn("reconcile failed; retrying", {{"controller", controller},
                                              {"key", key},
+                                             {"queuedFor", queuedFor},
                                              {"error", error.describe()},
                                              {"retryIn", std::to_string(delay.count()) + "ms"}});
 }

@@ -207,7 +207,9 @@ void Controller::Impl::setUp() {
 
   makeReconcilers();
 
-  const Enqueue enqueue = [this](const QueueKey& key, milliseconds delay) { queue.add(key, delay); };
+  const Enqueue enqueue = [this](const QueueKey& key, milliseconds delay, QueueReason reason) {
+    queue.add(key, reason, delay);
+  };
   for (const auto& entry : caches) {
     NamespaceCaches& c = *entry;
     // Only the ConfigMaps and Secrets a workload references are kept as entries.

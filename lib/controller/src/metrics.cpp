@@ -5,6 +5,10 @@ namespace restarter::controller {
 Metrics::Metrics(obs::Registry& registry)
     : reconciles(registry.counter("restarter_controller_reconciles_total",
                                   "Reconciles run, by controller and result.", {"controller", "result"})),
+      reconcileReasons(registry.counter("restarter_controller_reconcile_reasons_total",
+                                        "Why the keys reconciled were queued, by controller and reason "
+                                        "(a key queued for two reasons counts under both).",
+                                        {"controller", "reason"})),
       errors(registry.counter("restarter_controller_reconcile_errors_total",
                               "Reconciles that failed, by controller and error kind.",
                               {"controller", "error"})),

@@ -8,34 +8,39 @@ namespace restarter::controller {
 WorkQueue::WorkQueue(base::Clock& clock, cache::BackoffPolicy backoff, base::Random& random)
     : clock_(clock), backoff_(backoff), random_(random) {}
 
-void WorkQueue::queueLocked(const QueueKey& key, base::Clock::MonotonicTime due) {
+void WorkQueue::queueLocked(const QueueKey& key, Turn turn) {
   auto it = waiting_.find(key);
-  if (it != waiting_.end()) {
-    if (it->second <= due) return;  // already due earlier: keep it (deduplication)
-    auto [first, last] = byDue_.equal_range(it->second);
-    for (auto entry = first; entry != last; ++entry) {
-      if (entry->second == key) {
-        byDue_.erase(entry);
-        break;
-      }
-    }
-    it->second = due;
-  } else {
-    waiting_.emplace(key, due);
+  if (it == waiting_.end()) {
+    waiting_.emplace(key, turn);
+    byDue_.emplace(turn.due, key);
+    return;
   }
-  byDue_.emplace(due, key);
+  it->second.reasons |= turn.reasons;
+  if (it->second.due <= turn.due) return;  // already due earlier: keep it (deduplication)
+  auto [first, last] = byDue_.equal_range(it->second.due);
+  for (auto entry = first; entry != last; ++entry) {
+    if (entry->second == key) {
+      byDue_.erase(entry);
+      break;
+    }
+  }
+  it->second.due = turn.due;
+  byDue_.emplace(turn.due, key);
 }
 
-void WorkQueue::add(const QueueKey& key, milliseconds delay) {
-  const base::Clock::MonotonicTime due = clock_.monotonicNow() + std::max(delay, milliseconds(0));
+void WorkQueue::add(const QueueKey& key, QueueReason reason, milliseconds delay) {
+  const Turn turn{clock_.monotonicNow() + std::max(delay, milliseconds(0)), reason};
   {
     std::lock_guard lock(mutex_);
     if (shutDown_) return;
     if (processing_.count(key) > 0) {
-      auto [it, inserted] = dirty_.emplace(key, due);
-      if (!inserted) it->second = std::min(it->second, due);
+      auto [it, inserted] = dirty_.emplace(key, turn);
+      if (!inserted) {
+        it->second.due = std::min(it->second.due, turn.due);
+        it->second.reasons |= turn.reasons;
+      }
     } else {
-      queueLocked(key, due);
+      queueLocked(key, turn);
     }
     ++generation_;
   }
@@ -49,7 +54,7 @@ milliseconds WorkQueue::addRateLimited(const QueueKey& key, milliseconds atLeast
     count = ++failures_[key];
   }
   milliseconds delay = std::max(cache::backoffDelay(backoff_, count, random_.uniform()), atLeast);
-  add(key, delay);
+  add(key, QueueReason::ErrorRetry, delay);
   return delay;
 }
 
@@ -67,9 +72,16 @@ int WorkQueue::failures(const QueueKey& key) const {
 QueueKey WorkQueue::takeFirstLocked() {
   QueueKey key = std::move(byDue_.begin()->second);
   byDue_.erase(byDue_.begin());
-  waiting_.erase(key);
-  processing_.insert(key);
+  const auto waiting = waiting_.find(key);
+  processing_.emplace(key, waiting->second.reasons);
+  waiting_.erase(waiting);
   return key;
+}
+
+QueueReasons WorkQueue::reasonsOf(const QueueKey& key) const {
+  std::lock_guard lock(mutex_);
+  const auto it = processing_.find(key);
+  return it == processing_.end() ? QueueReasons{} : it->second;
 }
 
 std::optional<QueueKey> WorkQueue::tryGet(base::Clock::MonotonicTime now) {
@@ -102,9 +114,9 @@ void WorkQueue::done(const QueueKey& key) {
     processing_.erase(key);
     auto it = dirty_.find(key);
     if (it == dirty_.end()) return;
-    const base::Clock::MonotonicTime due = it->second;
+    const Turn turn = it->second;
     dirty_.erase(it);
-    if (!shutDown_) queueLocked(key, due);
+    if (!shutDown_) queueLocked(key, turn);
     ++generation_;
   }
   cv_.notify_all();
@@ -119,8 +131,8 @@ std::optional<base::Clock::MonotonicTime> WorkQueue::nextDue() const {
 std::size_t WorkQueue::depth() const {
   std::lock_guard lock(mutex_);
   std::size_t count = waiting_.size() + processing_.size();
-  for (const auto& [key, due] : dirty_) {
-    (void)due;
+  for (const auto& [key, turn] : dirty_) {
+    (void)turn;
     if (waiting_.count(key) == 0 && processing_.count(key) == 0) ++count;
   }
   return count;

@@ -28,9 +28,9 @@ TEST_CASE("a key added many times is handed out once", "[controller][queue]") {
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add(key("a"));
-  queue.add(key("a"));
-  queue.add(key("b"));
+  queue.add(key("a"), QueueReason::ObjectChanged);
+  queue.add(key("a"), QueueReason::ObjectChanged);
+  queue.add(key("b"), QueueReason::ObjectChanged);
   CHECK(queue.depth() == 2);
   auto first = queue.tryGet(clock.monotonicNow());
   auto second = queue.tryGet(clock.monotonicNow());
@@ -44,9 +44,9 @@ TEST_CASE("one object under two reconcilers is two keys", "[controller][queue]")
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add(QueueKey{&statefulSets, {"ns", "web"}});
-  queue.add(QueueKey{&rolls, {"ns", "web"}});
-  queue.add(QueueKey{&statefulSets, {"other", "web"}});
+  queue.add(QueueKey{&statefulSets, {"ns", "web"}}, QueueReason::ObjectChanged);
+  queue.add(QueueKey{&rolls, {"ns", "web"}}, QueueReason::ObjectChanged);
+  queue.add(QueueKey{&statefulSets, {"other", "web"}}, QueueReason::ObjectChanged);
   CHECK(queue.depth() == 3);
 }
 
@@ -54,9 +54,9 @@ TEST_CASE("the debounce window starts at the first change and coalesces the burs
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add(key("sts"), 1000ms);
+  queue.add(key("sts"), QueueReason::ObjectChanged, 1000ms);
   clock.advance(400ms);
-  queue.add(key("sts"), 1000ms);  // does not push the due time back
+  queue.add(key("sts"), QueueReason::ObjectChanged, 1000ms);  // does not push the due time back
   clock.advance(500ms);
   CHECK_FALSE(queue.tryGet(clock.monotonicNow()));
   REQUIRE(queue.nextDue());
@@ -70,10 +70,10 @@ TEST_CASE("a key added while it is processed comes back after done", "[controlle
   FakeClock clock;
   FakeRandom random;
   WorkQueue queue(clock, policy(), random);
-  queue.add(key("a"));
+  queue.add(key("a"), QueueReason::ObjectChanged);
   auto first = queue.tryGet(clock.monotonicNow());
   REQUIRE(first);
-  queue.add(key("a"));
+  queue.add(key("a"), QueueReason::ObjectChanged);
   CHECK_FALSE(queue.tryGet(clock.monotonicNow()));  // never to two workers at once
   queue.done(key("a"));
   CHECK(queue.tryGet(clock.monotonicNow()) == std::optional<QueueKey>(key("a")));
@@ -106,7 +106,7 @@ TEST_CASE("get blocks until a key is due and shutDown releases it", "[controller
   WorkQueue queue(restarter::base::systemClock(), policy());
   std::jthread producer([&] {
     std::this_thread::sleep_for(20ms);
-    queue.add(key("late"), 10ms);
+    queue.add(key("late"), QueueReason::ObjectChanged, 10ms);
   });
   CHECK(queue.get({}) == std::optional<QueueKey>(key("late")));
   queue.done(key("late"));
@@ -140,4 +140,44 @@ TEST_CASE("workers requeueing with backoff at once share the randomness safely",
     CHECK(delay <= 10ms);
   }
   CHECK(queue.failures(key("key-0-0")) == 25);
+}
+
+TEST_CASE("a key carries every reason it was queued for until a worker takes it", "[controller][queue]") {
+  FakeClock clock;
+  FakeRandom random;
+  WorkQueue queue(clock, policy(), random);
+  CHECK(queue.reasonsOf(key("a")).empty());  // not held by a worker
+  queue.add(key("a"), QueueReason::ObjectChanged, 100ms);
+  queue.add(key("a"), QueueReason::RelatedChanged, 500ms);
+  clock.advance(100ms);
+  REQUIRE(queue.tryGet(clock.monotonicNow()));
+  QueueReasons both = QueueReason::ObjectChanged;
+  both |= QueueReason::RelatedChanged;
+  CHECK(queue.reasonsOf(key("a")) == both);
+  CHECK(queueReasonsText(queue.reasonsOf(key("a"))) == "object-changed,related-changed");
+
+  // Added while held: the reasons go with the next turn, not this one.
+  queue.add(key("a"), QueueReason::RequeueAfter);
+  CHECK(queue.reasonsOf(key("a")) == both);
+  queue.done(key("a"));
+  REQUIRE(queue.tryGet(clock.monotonicNow()));
+  CHECK(queue.reasonsOf(key("a")) == QueueReasons(QueueReason::RequeueAfter));
+  queue.done(key("a"));
+  CHECK(queue.reasonsOf(key("a")).empty());
+
+  queue.addRateLimited(key("a"));
+  clock.advance(1s);
+  REQUIRE(queue.tryGet(clock.monotonicNow()));
+  CHECK(queue.reasonsOf(key("a")) == QueueReasons(QueueReason::ErrorRetry));
+}
+
+TEST_CASE("every queue reason has a name of its own", "[controller][queue]") {
+  std::vector<std::string> names;
+  for (QueueReason reason : kQueueReasons) names.emplace_back(queueReasonName(reason));
+  CHECK(names == std::vector<std::string>{"object-changed", "related-changed", "requeue-after", "error-retry",
+                                          "slot-freed"});
+  QueueReasons all;
+  for (QueueReason reason : kQueueReasons) all |= reason;
+  CHECK(queueReasonsText(all) == "object-changed,related-changed,requeue-after,error-retry,slot-freed");
+  CHECK(queueReasonsText(QueueReasons{}).empty());
 }

@@ -513,7 +513,7 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
       auto action = f.reconciler->reconcile(due->object);
       REQUIRE(action.ok());
       queue.forget(*due);
-      if (action->requeueAfter) queue.add(*due, *action->requeueAfter);
+      if (action->requeueAfter) queue.add(*due, QueueReason::RequeueAfter, *action->requeueAfter);
       queue.done(*due);
       // The watch: each write reaches the cache, and the workload's update queues it again.
       json updated = storedWorkload(f);
@@ -527,12 +527,12 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
       f.workloads.upsert(updated);
       result.lastWritten = updated["spec"]["template"]["metadata"]["annotations"][kCm];
       result.rollouts.push_back(nowOf(f));
-      queue.add(key, debounce);
+      queue.add(key, QueueReason::ObjectChanged, debounce);
     }
   };
   for (int tick = 0; tick < 600; ++tick) {
     f.configMaps.upsert(configMap("app-config", "cm-uid", std::to_string(++result.configVersion)));
-    queue.add(key, debounce);
+    queue.add(key, QueueReason::ObjectChanged, debounce);
     work();
     clock.advance(100ms);
   }

@@ -15,6 +15,9 @@ struct Metrics {
 
   // restarter_controller_reconciles_total{controller, result}: result = success | error.
   obs::Family<obs::Counter>& reconciles;
+  // restarter_controller_reconcile_reasons_total{controller, reason}: why the keys reconciled were
+  // queued (queue_reason.hpp names the reasons); a key queued for two reasons counts under both.
+  obs::Family<obs::Counter>& reconcileReasons;
   // restarter_controller_reconcile_errors_total{controller, error}: by error kind.
   obs::Family<obs::Counter>& errors;
   // restarter_controller_writes_total{resource, operation}: API writes made (apply, patch, evict,

@@ -27,9 +27,9 @@
 
 namespace restarter::controller {
 
-// Queues `key` after `delay` (the work queue's add: a key queued again within its delay is queued
-// once).
-using Enqueue = std::function<void(QueueKey key, milliseconds delay)>;
+// Queues `key` after `delay` for `reason` (the work queue's add: a key queued again within its delay
+// is queued once, with both reasons).
+using Enqueue = std::function<void(QueueKey key, milliseconds delay, QueueReason reason)>;
 
 // One row of the watch table over a store of T (cache::BasicStore<T>).
 template <typename T>
@@ -44,10 +44,10 @@ struct Watch {
   // After a delete; nullopt: a delete queues nothing.
   std::optional<milliseconds> deleteDelay = milliseconds(0);
   // An update queues only when this holds (predicates.hpp); empty: every update.
-  std::function<bool(const Ptr& before, const Ptr& after)> updated;
+  std::function<bool(const Ptr& before, const Ptr& after)> updated{};
   // The keys an event queues instead of the object's own (the workloads that reference a
   // ConfigMap); empty: the object's own key for `reconciler`.
-  std::function<std::vector<QueueKey>(const Ptr& object)> map;
+  std::function<std::vector<QueueKey>(const Ptr& object)> map{};
 };
 
 // The name of a cached object, as a queue key holds it.
@@ -58,20 +58,22 @@ inline ObjectName objectNameOf(const nlohmann::json& object) {
   return {core::metadataString(object, "namespace"), core::metadataString(object, "name")};
 }
 
-// Adds `row` to `store` as one set of handlers that queue through `enqueue`. An object without a
-// name queues nothing.
+// Adds `row` to `store` as one set of handlers that queue through `enqueue`: the object's own key
+// for QueueReason::ObjectChanged, or the keys `row.map` names for QueueReason::RelatedChanged. An
+// object without a name queues nothing.
 template <typename T>
 void installWatch(cache::BasicStore<T>& store, Watch<T> row, Enqueue enqueue) {
   using Ptr = typename Watch<T>::Ptr;
   auto queueFor = [row, enqueue](const Ptr& object, milliseconds delay) {
     if (row.map) {
       for (QueueKey& key : row.map(object)) {
-        if (!key.object.name.empty()) enqueue(std::move(key), delay);
+        if (!key.object.name.empty()) enqueue(std::move(key), delay, QueueReason::RelatedChanged);
       }
       return;
     }
     ObjectName name = objectNameOf(*object);
-    if (!name.name.empty()) enqueue(QueueKey{row.reconciler, std::move(name)}, delay);
+    if (!name.name.empty())
+      enqueue(QueueKey{row.reconciler, std::move(name)}, delay, QueueReason::ObjectChanged);
   };
   typename cache::BasicStore<T>::Handlers handlers;
   handlers.onAdd = [queueFor, delay = row.delay](const Ptr& object) { queueFor(object, delay); };

@@ -12,6 +12,9 @@
 //     it dirty, and done() queues it again (with the delay asked for).
 //   - Errors: addRateLimited(key) re-queues after an exponential backoff with jitter
 //     (cache::backoffDelay) that grows with the key's consecutive failures; forget(key) resets it.
+//   - Reasons: every add says why (queue_reason.hpp); a key carries the union of the reasons it
+//     was added for until a worker takes it, and reasonsOf(key) tells the worker while it holds the
+//     key. Reasons added while the key is processed go with its next turn.
 // Due times are monotonic (base::Clock::monotonicNow, docs/architecture.md, "Injected time"): a
 // step of the wall clock neither fires a debounce early nor holds a key back. The non-blocking
 // `tryGet(now)` and `nextDue()` let tests drive the queue with a fake clock, `get(stop)` is the
@@ -27,12 +30,12 @@
 #include <optional>
 #include <stop_token>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "restarter/base/clock.hpp"
 #include "restarter/base/random.hpp"
 #include "restarter/cache/reflector.hpp"
 #include "restarter/controller/queue_key.hpp"
+#include "restarter/controller/queue_reason.hpp"
 
 namespace restarter::controller {
 
@@ -44,10 +47,11 @@ class WorkQueue {
   // contract, so the workers may share it without the queue's lock).
   WorkQueue(base::Clock& clock, cache::BackoffPolicy backoff, base::Random& random = base::systemRandom());
 
-  // Queues `key`, due after `delay` (0: at once). See the class comment for the merge rules.
-  void add(const QueueKey& key, milliseconds delay = milliseconds(0));
-  // Queues `key` after its next backoff delay (at least `atLeast`); counts a failure.
-  // Returns the delay chosen.
+  // Queues `key` for `reason`, due after `delay` (0: at once). See the class comment for the merge
+  // rules.
+  void add(const QueueKey& key, QueueReason reason, milliseconds delay = milliseconds(0));
+  // Queues `key` after its next backoff delay (at least `atLeast`), for QueueReason::ErrorRetry;
+  // counts a failure. Returns the delay chosen.
   milliseconds addRateLimited(const QueueKey& key, milliseconds atLeast = milliseconds(0));
   // Clears the key's failure count (after a success).
   void forget(const QueueKey& key);
@@ -57,6 +61,8 @@ class WorkQueue {
   std::optional<QueueKey> tryGet(base::Clock::MonotonicTime now);
   // Blocks until a key is due (returned, marked processing), or `stop` / shutDown() (nullopt).
   std::optional<QueueKey> get(std::stop_token stop);
+  // Why `key` was queued, while a worker holds it (between get/tryGet and done); empty otherwise.
+  QueueReasons reasonsOf(const QueueKey& key) const;
   // The worker finished `key`. If it was added meanwhile, it is queued again.
   void done(const QueueKey& key);
 
@@ -68,7 +74,12 @@ class WorkQueue {
   void shutDown();
 
  private:
-  void queueLocked(const QueueKey& key, base::Clock::MonotonicTime due);
+  // When a key is due and why it was queued.
+  struct Turn {
+    base::Clock::MonotonicTime due;
+    QueueReasons reasons;
+  };
+  void queueLocked(const QueueKey& key, Turn turn);
   QueueKey takeFirstLocked();
 
   base::Clock& clock_;
@@ -76,10 +87,10 @@ class WorkQueue {
   base::Random& random_;
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
-  std::unordered_map<QueueKey, base::Clock::MonotonicTime> waiting_;  // key -> due
-  std::multimap<base::Clock::MonotonicTime, QueueKey> byDue_;         // due -> key (mirrors waiting_)
-  std::unordered_set<QueueKey> processing_;
-  std::unordered_map<QueueKey, base::Clock::MonotonicTime> dirty_;  // added while processing -> due
+  std::unordered_map<QueueKey, Turn> waiting_;                 // key -> its turn
+  std::multimap<base::Clock::MonotonicTime, QueueKey> byDue_;  // due -> key (mirrors waiting_)
+  std::unordered_map<QueueKey, QueueReasons> processing_;      // key -> why it was taken
+  std::unordered_map<QueueKey, Turn> dirty_;                   // added while processing -> next turn
   std::unordered_map<QueueKey, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
   bool shutDown_ = false;
