@@ -12,7 +12,7 @@
 //      new leader resumes where the cluster stands and never evicts a pod twice: an evicted pod
 //      is terminating, missing, or replaced on the update revision;
 //   3. core::decideRoll; the gauge of outdated pods is set for the workload;
-//   4. evict: through the shared Evictor (uid precondition, PDB refusals retried with backoff,
+//   4. evict: through the Evictor every OnDelete roller shares (uid precondition, PDB refusals retried with backoff,
 //      one EvictionBlocked Warning per pod per interval), then a Normal Event `Evicted` on the pod
 //      naming the revision change and a log line. In dry-run: a Normal Event `WouldEvict` and a
 //      log line once per pod and revision, no eviction;

@@ -13,8 +13,9 @@
 //     naming the annotation and its time), so `kubectl describe pod` and `kubectl get events`
 //     say why the pod went. The eviction, and a PodDisruptionBudget refusal (429: retried after
 //     max(5 s, Retry-After), commons-operator's delay, with at most one Warning EvictionBlocked
-//     per pod per kEvictionBlockedEventInterval), are eviction.hpp's Evictor, shared with the
-//     OnDelete roll. In dry-run: logged once and recorded once as an Event with reason WouldEvict.
+//     per pod per kEvictionBlockedEventInterval), are eviction.hpp's Evictor: pod expiry
+//     owns one, the OnDelete rollers share another. In dry-run: logged once and recorded once
+//     as an Event with reason WouldEvict.
 //   An Event that cannot be written is logged, never retried (the eviction itself is done).
 //
 // Thread-safety: as WorkloadReconciler.
