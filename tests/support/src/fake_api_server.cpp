@@ -163,12 +163,18 @@ struct FakeApiServer::Target {
 FakeApiServer::FakeApiServer() = default;
 FakeApiServer::~FakeApiServer() { endWatches(); }
 
-json FakeApiServer::seed(const kube::ResourceRef& ref, json object) {
+FakeApiServer::Target FakeApiServer::targetOf(const kube::ResourceRef& ref, std::string_view namespace_,
+                                              std::string_view name) {
   Target target;
   target.collection = ref.group + "/" + ref.plural;
   target.apiVersion = ref.apiVersion();
-  target.namespace_ = ref.namespaced ? metadataString(object, "namespace") : std::string();
-  target.name = metadataString(object, "name");
+  target.namespace_ = ref.namespaced ? std::string(namespace_) : std::string();
+  target.name = std::string(name);
+  return target;
+}
+
+json FakeApiServer::seed(const kube::ResourceRef& ref, json object) {
+  const Target target = targetOf(ref, metadataString(object, "namespace"), metadataString(object, "name"));
   if (!object.contains("apiVersion")) object["apiVersion"] = ref.apiVersion();
   if (!object.contains("kind")) object["kind"] = ref.kind;
   const std::string uid = metadataString(object, "uid");
@@ -180,6 +186,24 @@ json FakeApiServer::seed(const kube::ResourceRef& ref, json object) {
     changes_.back().object["metadata"]["uid"] = uid;
   }
   return stored;
+}
+
+json FakeApiServer::put(const kube::ResourceRef& ref, json object) {
+  const Target target = targetOf(ref, metadataString(object, "namespace"), metadataString(object, "name"));
+  {
+    std::lock_guard lock(mutex_);
+    if (const json* current = find(target); current != nullptr) {
+      object["metadata"]["uid"] = metadataString(*current, "uid");
+      store(target, std::move(object), false, false);
+      return *find(target);
+    }
+  }
+  return seed(ref, std::move(object));
+}
+
+bool FakeApiServer::erase(const kube::ResourceRef& ref, std::string_view namespace_, std::string_view name) {
+  std::lock_guard lock(mutex_);
+  return remove(targetOf(ref, namespace_, name), json::object(), false).status == 200;
 }
 
 std::optional<json> FakeApiServer::object(const kube::ResourceRef& ref, std::string_view namespace_,
@@ -210,6 +234,20 @@ std::vector<json> FakeApiServer::events() const {
 std::vector<kube::Request> FakeApiServer::requests() const {
   std::lock_guard lock(mutex_);
   return requests_;
+}
+
+std::size_t FakeApiServer::writes() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(std::count_if(requests_.begin(), requests_.end(), [](const kube::Request& r) {
+    return r.method == "POST" || r.method == "PUT" || r.method == "PATCH" || r.method == "DELETE";
+  }));
+}
+
+std::size_t FakeApiServer::applies() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(std::count_if(requests_.begin(), requests_.end(), [](const kube::Request& r) {
+    return r.method == "PATCH" && header(r, "Content-Type") == "application/apply-patch+yaml";
+  }));
 }
 
 void FakeApiServer::compact() {

@@ -182,4 +182,39 @@ TEST_CASE("fake api: an interceptor answers before the server") {
   CHECK(api.client->get(kube::resources::configMaps(), "shop", "app"));
 }
 
+TEST_CASE("fake api: another writer's put replaces in place and its erase deletes without a request") {
+  auto api = connectFakeApi(base::systemClock());
+  auto created = api.client->create(kube::resources::configMaps(), "shop", configMap("app", "1"));
+  REQUIRE(created);
+  const json replaced = api.server->put(kube::resources::configMaps(), configMap("app", "2"));
+  CHECK(replaced["metadata"]["uid"] == created->at("metadata").at("uid"));
+  CHECK(replaced["metadata"]["resourceVersion"] != created->at("metadata").at("resourceVersion"));
+  auto read = api.client->get(kube::resources::configMaps(), "shop", "app");
+  REQUIRE(read);
+  CHECK(read->at("data").at("v") == "2");
+  // A put of a name not stored creates it, as seed() does.
+  CHECK_FALSE(api.server->put(kube::resources::configMaps(), configMap("new", "1"))["metadata"]["uid"]
+                  .get<std::string>()
+                  .empty());
+
+  CHECK(api.server->erase(kube::resources::configMaps(), "shop", "app"));
+  CHECK_FALSE(api.server->erase(kube::resources::configMaps(), "shop", "app"));
+  CHECK_FALSE(api.server->object(kube::resources::configMaps(), "shop", "app"));
+  CHECK(api.server->requests().size() == 2);  // the create and the get: put and erase send none
+}
+
+TEST_CASE("fake api: writes and applies count the requests that were writes") {
+  auto api = connectFakeApi(base::systemClock());
+  REQUIRE(api.client->create(kube::resources::configMaps(), "shop", configMap("app", "1")));
+  REQUIRE(api.client->get(kube::resources::configMaps(), "shop", "app"));
+  CHECK(api.server->writes() == 1);
+  CHECK(api.server->applies() == 0);
+  json applied = configMap("app", "2");
+  applied["apiVersion"] = "v1";
+  applied["kind"] = "ConfigMap";
+  REQUIRE(api.client->apply(kube::resources::configMaps(), "shop", "app", applied, kube::ApplyOptions{"test"}));
+  CHECK(api.server->writes() == 2);
+  CHECK(api.server->applies() == 1);
+}
+
 }  // namespace restarter::testing

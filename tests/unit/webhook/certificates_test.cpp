@@ -5,14 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
+#include <optional>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "restarter/core/base64.hpp"
-#include "restarter/kube/auth.hpp"
+#include "restarter/kube/resource.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 #include "restarter/testing/fake_clock.hpp"
 #include "restarter/testing/temp_dir.hpp"
 #include "restarter/webhook/mwc.hpp"
@@ -24,106 +24,26 @@ using nlohmann::json;
 
 namespace {
 
-// An in-memory API server for Secrets and MutatingWebhookConfigurations: GET, POST (create), PUT
-// (replace with resourceVersion preconditions), as the real one answers them.
-class FakeApi final : public kube::Transport {
- public:
-  std::map<std::string, json> objects;  // by item path
-  std::function<void(const std::string& method, const std::string& path)> before;
-  int writes = 0;
-  int applies = 0;
-  int nextVersion = 1;
-  bool forbidCreate = false;  // RBAC without create on Secrets (the installs' webhook role)
-
-  core::Result<kube::Response> send(const kube::Request& request) override {
-    std::lock_guard lock(mutex_);
-    std::string path = request.path.substr(0, request.path.find('?'));
-    if (before) before(request.method, path);
-    if (request.method == "GET") {
-      const auto it = objects.find(path);
-      if (it == objects.end()) return status(404, "NotFound");
-      return kube::Response{200, {}, it->second.dump()};
-    }
-    json body = json::parse(request.body);
-    if (request.method == "POST") {
-      if (forbidCreate) return status(403, "Forbidden");
-      path += "/" + body["metadata"]["name"].get<std::string>();
-      if (objects.count(path) > 0) return status(409, "AlreadyExists");
-      return store(path, body);
-    }
-    if (request.method == "PATCH") {
-      // Server-side apply as far as this test needs it: the applied object becomes the object
-      // (creating it when missing), plus a field the server defaults.
-      for (const auto& [name, value] : request.headers) {
-        if (name == "Content-Type" && value != "application/apply-patch+yaml")
-          return status(415, "UnsupportedMediaType");
-      }
-      ++applies;
-      const auto it = objects.find(path);
-      if (it != objects.end()) body["metadata"]["uid"] = it->second["metadata"].value("uid", "");
-      if (body["metadata"].value("uid", "").empty())
-        body["metadata"]["uid"] = "uid-" + std::to_string(nextVersion);
-      return store(path, body);
-    }
-    if (request.method == "PUT") {
-      const auto it = objects.find(path);
-      if (it == objects.end()) return status(404, "NotFound");
-      if (body["metadata"].value("resourceVersion", "") != it->second["metadata"]["resourceVersion"]) {
-        return status(409, "Conflict");
-      }
-      return store(path, body);
-    }
-    return status(405, "MethodNotAllowed");
-  }
-  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&,
-                                      std::stop_token) override {
-    return core::makeError(core::ErrorKind::Internal, "no streams here");
-  }
-
-  // Writes without going through send() (another replica, a test setup).
-  void put(const std::string& path, json object) {
-    std::lock_guard lock(mutex_);
-    object["metadata"]["resourceVersion"] = std::to_string(nextVersion++);
-    objects[path] = object;
-  }
-
- private:
-  core::Result<kube::Response> store(const std::string& path, json body) {
-    body["metadata"]["resourceVersion"] = std::to_string(nextVersion++);
-    objects[path] = body;
-    ++writes;
-    return kube::Response{path.find("/secrets/") != std::string::npos ? 201L : 200L, {}, body.dump()};
-  }
-  static core::Result<kube::Response> status(long code, const std::string& reason) {
-    const json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                    {"reason", reason}, {"code", code},       {"message", reason}};
-    return kube::Response{code, {}, s.dump()};
-  }
-  std::recursive_mutex mutex_;
-};
-
-class NoAuth final : public kube::Authenticator {
- public:
-  core::Result<kube::Credential> credential() override { return kube::Credential{}; }
-  bool invalidate(const kube::Credential&) override { return false; }
-};
+const kube::Response kForbidden{
+    403,
+    {},
+    R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"forbidden"})"};
 
 const std::string kSecretPath = "/api/v1/namespaces/restarter/secrets/restarter-webhook-certs";
-const std::string kMwcPath =
-    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/restarter-webhook.stackable.tech";
 
+// The webhook's check against the in-memory API server, with the configuration it publishes to.
 struct Fixture {
-  FakeApi* api = nullptr;
   restarter::testing::FakeClock clock{restarter::testing::FakeClock::Waits::Advance, {}};
+  restarter::testing::FakeApiServer* api = nullptr;
   std::unique_ptr<kube::Client> client;
   ManagedOptions options;
   core::TimePoint start =
       std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
 
   Fixture() {
-    auto transport = std::make_unique<FakeApi>();
-    api = transport.get();
-    client = std::make_unique<kube::Client>(std::move(transport), std::make_unique<NoAuth>(), "default", clock);
+    auto fake = restarter::testing::connectFakeApi(clock);
+    api = fake.server;
+    client = std::move(fake.client);
     options.secretNamespace = "restarter";
     options.secretName = "restarter-webhook-certs";
     options.configurationName = "restarter-webhook.stackable.tech";
@@ -131,12 +51,33 @@ struct Fixture {
     options.serving.validity = 300s;
     options.ca.validity = 3000s;
     options.policy.caPropagation = 30s;
-    api->put(kMwcPath, {{"apiVersion", "admissionregistration.k8s.io/v1"},
-                        {"kind", "MutatingWebhookConfiguration"},
-                        {"metadata", {{"name", "restarter-webhook.stackable.tech"}}},
-                        {"webhooks",
-                         {{{"name", "restarter-webhook.stackable.tech"},
-                           {"clientConfig", {{"url", "https://127.0.0.1:9443/mutate"}}}}}}});
+    putMwc({{"apiVersion", "admissionregistration.k8s.io/v1"},
+            {"kind", "MutatingWebhookConfiguration"},
+            {"metadata", {{"name", "restarter-webhook.stackable.tech"}}},
+            {"webhooks",
+             {{{"name", "restarter-webhook.stackable.tech"},
+               {"clientConfig", {{"url", "https://127.0.0.1:9443/mutate"}}}}}}});
+  }
+
+  json secret() const {
+    return api->object(kube::resources::secrets(), "restarter", "restarter-webhook-certs").value_or(json());
+  }
+  json mwc() const {
+    return api->object(kube::resources::mutatingWebhookConfigurations(), "", "restarter-webhook.stackable.tech")
+        .value_or(json());
+  }
+  bool hasMwc() const { return !mwc().is_null(); }
+  void putSecret(json object) { api->put(kube::resources::secrets(), std::move(object)); }
+  void putMwc(json object) { api->put(kube::resources::mutatingWebhookConfigurations(), std::move(object)); }
+  void eraseMwc() {
+    api->erase(kube::resources::mutatingWebhookConfigurations(), "", "restarter-webhook.stackable.tech");
+  }
+  // RBAC without create on Secrets (the installs' webhook role).
+  void forbidSecretCreates() {
+    api->setInterceptor([](const kube::Request& request) -> std::optional<kube::Response> {
+      if (request.method == "POST" && request.path.find("/secrets") != std::string::npos) return kForbidden;
+      return std::nullopt;
+    });
   }
 
   // serve-webhook --manage-configuration by URL.
@@ -149,13 +90,12 @@ struct Fixture {
   }
 
   std::string data(const std::string& key) {
-    auto decoded = core::base64Decode(api->objects.at(kSecretPath)["data"].value(key, ""));
+    auto decoded = core::base64Decode(secret()["data"].value(key, ""));
     REQUIRE(decoded);
     return *decoded;
   }
   std::string publishedBundle() {
-    auto decoded =
-        core::base64Decode(api->objects.at(kMwcPath)["webhooks"][0]["clientConfig"].value("caBundle", ""));
+    auto decoded = core::base64Decode(mwc()["webhooks"][0]["clientConfig"].value("caBundle", ""));
     REQUIRE(decoded);
     return *decoded;
   }
@@ -192,9 +132,9 @@ TEST_CASE("certificates: a caBundle that is not a string is replaced without a t
   // Found by a fuzzing review of json::value() calls: value("caBundle", std::string()) threw on a
   // number, and the exception left the library.
   Fixture f;
-  json mwc = f.api->objects.at(kMwcPath);
+  json mwc = f.mwc();
   mwc["webhooks"][0]["clientConfig"]["caBundle"] = 7;
-  f.api->put(kMwcPath, mwc);
+  f.putMwc(mwc);
   CertificateStore store;
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
   REQUIRE(report.ok());
@@ -208,7 +148,14 @@ TEST_CASE("certificates: a Secret whose resourceVersion is not a string is read 
   Fixture f;
   CertificateStore store;
   REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());
-  f.api->objects.at(kSecretPath)["metadata"]["resourceVersion"] = 7;
+  // The API answers the Secret with a number for its resourceVersion.
+  const json stored = f.secret();
+  f.api->setInterceptor([stored](const kube::Request& request) -> std::optional<kube::Response> {
+    if (request.method != "GET" || request.path.rfind(kSecretPath, 0) != 0) return std::nullopt;
+    json answer = stored;
+    answer["metadata"]["resourceVersion"] = 7;
+    return kube::Response{200, {}, answer.dump()};
+  });
   core::Result<CheckReport> again = core::makeError(core::ErrorKind::Internal, "not run");
   CHECK_NOTHROW(again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s));
   REQUIRE(again.ok());
@@ -220,21 +167,21 @@ TEST_CASE("certificates: a Secret shipped empty is filled in place with its type
   // The installs ship the Secret without data (a Helm release's or a GitOps tool's object): the
   // webhook only replaces its data, by name.
   Fixture f;
-  f.api->forbidCreate = true;
-  f.api->put(kSecretPath, {{"apiVersion", "v1"},
-                           {"kind", "Secret"},
-                           {"metadata",
-                            {{"name", "restarter-webhook-certs"},
-                             {"namespace", "restarter"},
-                             {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}},
-                             {"annotations", {{"meta.helm.sh/release-name", "restarter"}}}}},
-                           {"type", "Opaque"}});
+  f.forbidSecretCreates();
+  f.putSecret({{"apiVersion", "v1"},
+               {"kind", "Secret"},
+               {"metadata",
+                {{"name", "restarter-webhook-certs"},
+                 {"namespace", "restarter"},
+                 {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}},
+                 {"annotations", {{"meta.helm.sh/release-name", "restarter"}}}}},
+               {"type", "Opaque"}});
   CertificateStore store;
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
   REQUIRE(report.ok());
   CHECK(report->secretWritten);
   CHECK(store.ready());
-  const json& secret = f.api->objects.at(kSecretPath);
+  const json secret = f.secret();
   CHECK(secret["type"] == "Opaque");
   CHECK(secret["metadata"]["labels"] == json{{"app.kubernetes.io/managed-by", "Helm"}});
   CHECK(secret["metadata"]["annotations"] == json{{"meta.helm.sh/release-name", "restarter"}});
@@ -246,7 +193,7 @@ TEST_CASE("certificates: a Secret shipped empty is filled in place with its type
 
 TEST_CASE("certificates: a missing Secret the webhook may not create is named in the error", "[certificates]") {
   Fixture f;
-  f.api->forbidCreate = true;
+  f.forbidSecretCreates();
   CertificateStore store;
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
   REQUIRE_FALSE(report.ok());
@@ -260,35 +207,35 @@ TEST_CASE("certificates: a second check writes nothing", "[certificates]") {
   Fixture f;
   CertificateStore store;
   REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());
-  const int writes = f.api->writes;
+  const std::size_t writes = f.api->writes();
   auto again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
   REQUIRE(again.ok());
   CHECK_FALSE(again->secretWritten);
   CHECK_FALSE(again->bundlePublished);
   CHECK(again->actions.empty());
-  CHECK(f.api->writes == writes);
+  CHECK(f.api->writes() == writes);
 }
 
 TEST_CASE("certificates: a managed configuration is created with the CA bundle and then left alone",
           "[certificates]") {
   Fixture f;
-  f.api->objects.erase(kMwcPath);
+  f.eraseMwc();
   f.manageConfiguration();
   CertificateStore store;
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start);
   REQUIRE(report.ok());
   CHECK(report->configurationApplied);
   CHECK(report->publishProblem.empty());
-  REQUIRE(f.api->objects.count(kMwcPath) == 1);
+  REQUIRE(f.hasMwc());
   CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
-  CHECK(f.api->objects.at(kMwcPath)["webhooks"][0]["failurePolicy"] == "Ignore");
-  CHECK(f.api->applies == 1);
+  CHECK(f.mwc()["webhooks"][0]["failurePolicy"] == "Ignore");
+  CHECK(f.api->applies() == 1);
 
   // Up to date (the server added fields of its own): no write.
   auto again = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
   REQUIRE(again.ok());
   CHECK_FALSE(again->configurationApplied);
-  CHECK(f.api->applies == 1);
+  CHECK(f.api->applies() == 1);
 }
 
 TEST_CASE("certificates: a hand edit of the managed configuration is undone at the next check",
@@ -297,13 +244,13 @@ TEST_CASE("certificates: a hand edit of the managed configuration is undone at t
   f.manageConfiguration();
   CertificateStore store;
   REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());
-  json edited = f.api->objects.at(kMwcPath);
+  json edited = f.mwc();
   edited["webhooks"][0]["failurePolicy"] = "Fail";
-  f.api->put(kMwcPath, edited);
+  f.putMwc(edited);
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start + 10s);
   REQUIRE(report.ok());
   CHECK(report->configurationApplied);
-  CHECK(f.api->objects.at(kMwcPath)["webhooks"][0]["failurePolicy"] == "Ignore");
+  CHECK(f.mwc()["webhooks"][0]["failurePolicy"] == "Ignore");
   CHECK(f.publishedBundle() == f.data("ca-bundle.crt"));
 }
 
@@ -312,17 +259,18 @@ TEST_CASE("certificates: a replica that loses the create race adopts the winner'
   Fixture winner;
   CertificateStore winnerStore;
   REQUIRE(checkManagedCertificates(*winner.client, winner.options, winnerStore, winner.start).ok());
-  const json winnerSecret = winner.api->objects.at(kSecretPath);
+  const json winnerSecret = winner.secret();
 
   Fixture loser;
   bool raced = false;
-  loser.api->before = [&](const std::string& method, const std::string&) {
+  loser.api->setInterceptor([&](const kube::Request& request) -> std::optional<kube::Response> {
     // The other replica creates the Secret between our read and our create.
-    if (method == "POST" && !raced) {
+    if (request.method == "POST" && !raced) {
       raced = true;
-      loser.api->put(kSecretPath, winnerSecret);
+      loser.putSecret(winnerSecret);
     }
-  };
+    return std::nullopt;
+  });
   CertificateStore loserStore;
   auto report = checkManagedCertificates(*loser.client, loser.options, loserStore, loser.start);
   REQUIRE(report.ok());
@@ -367,7 +315,7 @@ TEST_CASE("certificates: the CA rolls with both CAs trusted during the overlap",
   auto promoted = checkManagedCertificates(*f.client, f.options, store, f.start + 2032s);
   REQUIRE(promoted.ok());
   CHECK(f.data("ca.crt") != oldCa);
-  CHECK(f.api->objects.at(kSecretPath)["data"].count("next-ca.crt") == 0);
+  CHECK(f.secret()["data"].count("next-ca.crt") == 0);
   CHECK(certs::checkIssuedBy(f.data("tls.crt"), f.data("ca.crt")).ok());
   CHECK(f.certificatesIn(f.publishedBundle()) == 2);
   // Once the old CA has expired it leaves the bundle.
@@ -403,7 +351,7 @@ TEST_CASE("certificates: API errors leave the current certificate in place", "[c
   CertificateStore store;
   REQUIRE(checkManagedCertificates(*f.client, f.options, store, f.start).ok());
   const std::string first = store.fingerprint();
-  f.api->objects.erase(kMwcPath);
+  f.eraseMwc();
   auto report = checkManagedCertificates(*f.client, f.options, store, f.start + 1000s);
   REQUIRE(report.ok());  // the Secret part worked; publishing is reported
   CHECK_FALSE(report->publishProblem.empty());

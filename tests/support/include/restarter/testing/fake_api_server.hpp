@@ -58,6 +58,12 @@ class FakeApiServer final : public kube::Transport {
   // metadata.namespace) as a create would, without a request, keeping its metadata.uid when it
   // has one; returns it as stored.
   nlohmann::json seed(const kube::ResourceRef& ref, nlohmann::json object);
+  // Stores `object` as another writer would, without a request: a replace (the stored uid kept, no
+  // resourceVersion precondition) when one of its name is stored, else a create as seed() does.
+  // Returns it as stored.
+  nlohmann::json put(const kube::ResourceRef& ref, nlohmann::json object);
+  // Deletes the object as another writer would, without a request; false when none was stored.
+  bool erase(const kube::ResourceRef& ref, std::string_view namespace_, std::string_view name);
   // The stored object, or std::nullopt.
   std::optional<nlohmann::json> object(const kube::ResourceRef& ref, std::string_view namespace_,
                                        std::string_view name) const;
@@ -67,6 +73,9 @@ class FakeApiServer final : public kube::Transport {
   std::vector<nlohmann::json> events() const;
   // Every request received, in order.
   std::vector<kube::Request> requests() const;
+  // How many of them were writes (POST, PUT, PATCH, DELETE), and how many server-side applies.
+  std::size_t writes() const;
+  std::size_t applies() const;
   // Changes up to now are forgotten by watches: one from an older resourceVersion gets 410 Gone.
   void compact();
   // Ends every open watch (as the apiserver does at its timeout); later watches wait again.
@@ -79,6 +88,7 @@ class FakeApiServer final : public kube::Transport {
 
  private:
   struct Target;
+  static Target targetOf(const kube::ResourceRef& ref, std::string_view namespace_, std::string_view name);
   struct Change {
     std::string collection;  // "group/resource"
     std::string namespace_;
