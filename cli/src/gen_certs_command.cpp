@@ -45,17 +45,17 @@ FlagTable flagTable(GenCertsOptions& out) {
              "DNS name for the certificate (repeatable); replaces the defaults <svc>, <svc>.<ns>, "
              "<svc>.<ns>.svc, <svc>.<ns>.svc.<domain>",
              "NAME"},
-            out.dnsNames)
+            out.serving.dnsNames)
       .list(
           {"ip", "IP address for the certificate (repeatable), e.g. 127.0.0.1 for a webhook registered by URL",
            "ADDR"},
-          out.ipAddresses)
+          out.serving.ipAddresses)
       .duration({"validity", "serving certificate lifetime, in whole seconds (e.g. 8760h, 30d)", "DURATION"},
-                kPositiveDuration, out.validity)
+                kPositiveDuration, out.serving.validity)
       .duration({"ca-validity", "CA lifetime, in whole seconds (e.g. 87600h)", "DURATION"}, kPositiveDuration,
-                out.caValidity)
-      .parsed<certs::KeyType>({"key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096", "TYPE"}, out.keyType,
-                              certs::parseKeyType, certs::keyTypeName)
+                out.ca.validity)
+      .parsed<certs::KeyType>({"key-type", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-4096", "TYPE"},
+                              out.serving.keyType, certs::parseKeyType, certs::keyTypeName)
       .toggle({"force", "overwrite existing files", ""}, out.force)
       .toggle({"print-ca-bundle", "print ca.crt base64-encoded (the caBundle value) on stdout", ""},
               out.printCaBundle)
@@ -82,7 +82,7 @@ FlagTable flagTable(GenCertsOptions& out) {
       })
       .rule([&out](const FlagTable&) {
         const std::vector<std::string> problems = core::checkIssueTimings(
-            out.validity, out.caValidity, {.validity = "--validity", .caValidity = "--ca-validity"});
+            out.serving.validity, out.ca.validity, {.validity = "--validity", .caValidity = "--ca-validity"});
         if (!problems.empty()) return flagProblem(joinProblems(problems));
         return core::okStatus();
       });
@@ -112,19 +112,13 @@ struct Generated {
 };
 
 core::Result<Generated> generate(const GenCertsOptions& options, core::TimePoint now) {
-  certs::CaRequest caRequest;
-  caRequest.validity = options.caValidity;
-  caRequest.keyType = options.keyType;
+  certs::CaRequest caRequest = options.ca;
+  caRequest.keyType = options.serving.keyType;
   auto ca = certs::createCa(caRequest, now);
   if (!ca) return std::move(ca).error();
-  certs::ServingRequest serving;
-  serving.dnsNames =
-      options.dnsNames.empty()
-          ? certs::serviceDnsNames(options.service, options.serviceNamespace, options.clusterDomain)
-          : options.dnsNames;
-  serving.ipAddresses = options.ipAddresses;
-  serving.validity = options.validity;
-  serving.keyType = options.keyType;
+  certs::ServingRequest serving = options.serving;
+  if (serving.dnsNames.empty())
+    serving.dnsNames = certs::serviceDnsNames(options.service, options.serviceNamespace, options.clusterDomain);
   auto leaf = certs::issueServing(serving, *ca, now);
   if (!leaf) return std::move(leaf).error();
   return Generated{std::move(ca).value(), std::move(leaf).value()};

@@ -94,9 +94,9 @@ TEST_CASE("gen-certs honours validity and key type", "[cli][gen-certs]") {
   TempDir dir;
   GenCertsOptions options;
   options.outDir = dir.path();
-  options.dnsNames = {"a.example"};
-  options.validity = std::chrono::hours(48);
-  options.keyType = certs::KeyType::Rsa2048;
+  options.serving.dnsNames = {"a.example"};
+  options.serving.validity = std::chrono::hours(48);
+  options.serving.keyType = certs::KeyType::Rsa2048;
   const core::TimePoint now = core::TimePoint{} + std::chrono::hours(24 * 365 * 56);
   std::ostringstream out, err;
   Io io{out, err, "restarter"};
@@ -208,7 +208,7 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   GenCertsOptions options;
   options.secretName = "webhook-tls";
   options.serviceNamespace = "hooks";
-  options.ipAddresses = {"127.0.0.1"};
+  options.serving.ipAddresses = {"127.0.0.1"};
   options.printCaBundle = true;
   const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
   std::ostringstream out, err;

@@ -24,11 +24,11 @@ struct GenCertsOptions {
   std::string service = webhook::kDefaultServiceName;
   std::string serviceNamespace = webhook::kDefaultServiceNamespace;
   std::string clusterDomain = "cluster.local";
-  std::vector<std::string> dnsNames;     // empty: certs::serviceDnsNames(service, namespace, domain)
-  std::vector<std::string> ipAddresses;  // e.g. 127.0.0.1 for a webhook reached by URL
-  std::chrono::seconds validity{std::chrono::hours(24 * 365)};
-  std::chrono::seconds caValidity{std::chrono::hours(24 * 365 * 10)};
-  certs::KeyType keyType = certs::KeyType::EcdsaP256;
+  // The serving certificate as the flags ask for it, with the library's defaults: empty dnsNames
+  // means certs::serviceDnsNames(service, namespace, domain); ipAddresses e.g. 127.0.0.1 for a
+  // webhook reached by URL; its keyType is the CA's too.
+  certs::ServingRequest serving;
+  certs::CaRequest ca;         // its validity (--ca-validity); its keyType is serving's
   bool force = false;          // overwrite existing files
   bool printCaBundle = false;  // print base64(ca.crt) on stdout
   // Secret mode: store in this Secret instead of files.
