@@ -8,8 +8,10 @@
 #include "json_access.hpp"
 #include "restarter/core/annotation_keys.hpp"
 #include "restarter/core/constants.hpp"
+#include "restarter/core/decision_fold.hpp"
 #include "restarter/core/ignore.hpp"
 #include "restarter/core/json_access.hpp"
+#include "restarter/core/reference_decision.hpp"
 #include "restarter/core/reloader.hpp"
 
 namespace restarter::core {
@@ -210,34 +212,18 @@ ContentRecords recordedContentDigests(const json& workload) {
 
 namespace {
 
-// Do the restarter-owned keys of `current` differ from `desired` (which holds owned keys only)?
-bool ownedKeysDiffer(const AnnotationMap& current, const AnnotationMap& desired) {
-  std::size_t owned = 0;
-  for (const auto& [key, value] : current) {
-    if (!parseTemplateAnnotationKey(key)) continue;
-    ++owned;
-    const auto it = desired.find(key);
-    if (it == desired.end() || it->second != value) return true;
-  }
-  return owned != desired.size();
-}
-
-// One reference's decision before the workload-wide one (does it roll?) is known.
-struct Pending {
-  ReferenceStatus status;
-  // Held out of the template (a baseline entry, or a deleted object's kept value): the template
-  // value it gets if the workload rolls anyway.
-  bool heldBack = false;
-  std::optional<std::string> valueIfRolled;
-  std::optional<std::string> baselineEntry;  // the baseline entry to keep if it does not roll
-  std::optional<ContentRecord> record;       // the content record entry to keep
-  std::optional<ContentRecord> recordIfRolled;
+// What desiredAnnotations reads of the workload before deciding its references.
+struct WorkloadInputs {
+  IgnoreRules rules;
+  ReferenceSelector selector;
+  std::vector<Reference> refs;
+  AnnotationMap templateNow;
+  ContentRecords recorded;
+  BaselineRecords baseline;
+  bool hasRecord = false;
 };
 
-}  // namespace
-
-Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup,
-                                              DesiredOptions options) {
+Result<WorkloadInputs> readWorkload(const json& workload, const SelectionOptions& selection) {
   if (!workload.is_object()) return d::wrongType("workload", "an object", workload);
   auto workloadAnnotations = nestedObject(workload, {"metadata", "annotations"});
   if (!workloadAnnotations) return std::move(workloadAnnotations).error();
@@ -250,198 +236,68 @@ Result<DesiredAnnotations> desiredAnnotations(const json& workload, const Object
   }
   auto refs = collectReferences(**podTemplate);
   if (!refs) return std::move(refs).error();
-  ReferenceSelector selector = referenceSelector(workload, options.selection);
+  ReferenceSelector selector = referenceSelector(workload, selection);
   selector.addListed(*refs);
   auto current = templateAnnotations(workload);
   if (!current) return std::move(current).error();
+  // The baseline is read on CREATE too: an `absent` entry recorded there must survive the
+  // webhook's reinvocation (the patched object, admitted again, must be final).
+  return WorkloadInputs{std::move(*rules),
+                        std::move(selector),
+                        std::move(*refs),
+                        std::move(*current),
+                        recordedContentDigests(workload),
+                        recordedBaseline(workload),
+                        hasRestarterRecord(workload)};
+}
 
-  const ContentRecords recorded = recordedContentDigests(workload);
-  // Read on CREATE too: an `absent` entry recorded there must survive the webhook's reinvocation
-  // (the patched object, admitted again, must be final).
-  const BaselineRecords baseline = recordedBaseline(workload);
-  DesiredAnnotations out;
-  const bool hasRecord = hasRestarterRecord(workload);
-  out.optingIn = options.podsRunning && !options.rollOnOptIn && !hasRecord;
+template <typename Map>
+std::optional<typename Map::mapped_type> entryOf(const Map& map, const std::string& key) {
+  const auto it = map.find(key);
+  return it == map.end() ? std::nullopt : std::optional<typename Map::mapped_type>(it->second);
+}
 
-  std::vector<Pending> pending;
-  pending.reserve(refs->size());
-  bool forceRoll = false;  // a change that needs a rollout though no template value changed yet
-  for (Reference& ref : *refs) {
-    Pending p;
-    ReferenceStatus& status = p.status;
-    status.key = templateAnnotationKey(ref.kind, ref.name);
-    const auto existing = current->find(status.key);
-    const std::optional<std::string> frozen =
-        existing == current->end() ? std::nullopt : std::optional<std::string>(existing->second);
-    const std::string recordKey = contentRecordKey(ref.kind, ref.name);
-    const auto baselined = baseline.find(recordKey);
-    if (baselined != baseline.end()) status.baseline = baselined->second;
-    const auto recordedEntry = recorded.find(recordKey);
-    const std::optional<ContentRecord> entry =
-        recordedEntry == recorded.end() ? std::nullopt : std::optional<ContentRecord>(recordedEntry->second);
-    // The pods' version where the template has none: the baseline's.
-    const std::optional<std::string>& held = frozen ? frozen : status.baseline;
+// One reference's facts: what the workload holds for it, and its object unless screened out (the
+// lookup is called only then).
+ReferenceFacts factsOf(Reference ref, const WorkloadInputs& in, const ObjectLookup& lookup) {
+  ReferenceFacts facts;
+  facts.templateValue = entryOf(in.templateNow, templateAnnotationKey(ref.kind, ref.name));
+  const std::string recordKey = contentRecordKey(ref.kind, ref.name);
+  facts.baseline = entryOf(in.baseline, recordKey);
+  facts.recorded = entryOf(in.recorded, recordKey);
+  if (in.rules.ignores(ref.kind, ref.name)) {
+    facts.screening = Screening::IgnoredByAnnotation;
+  } else if (auto decided = in.selector.preselect(ref)) {
+    // Reloader's rules select it in no case (reloader.hpp): kept as an ignored one, not looked up.
+    facts.screening = Screening::NotSelected;
+    facts.selection = std::move(*decided);
+  } else {
+    facts.state = lookup(ref.kind, ref.name);
+    narrowToReadKeys(facts.state, ref);
+    // Reloader's rules (reloader.hpp); under the restarter label everything is selected.
+    if (facts.state.presence != Presence::Unknown) facts.selection = in.selector.select(ref, facts.state);
+  }
+  facts.ref = std::move(ref);
+  return facts;
+}
 
-    if (rules->ignores(ref.kind, ref.name)) {
-      status.disposition = Disposition::IgnoredByAnnotation;
-      status.value = frozen;
-    } else if (auto decided = selector.preselect(ref)) {
-      // Reloader's rules select it in no case (reloader.hpp): kept as an ignored one, not looked up.
-      status.disposition = Disposition::NotSelected;
-      status.selection = std::move(decided->reason);
-      status.value = frozen;
-    } else {
-      status.state = lookup(ref.kind, ref.name);
-      narrowToReadKeys(status.state, ref);
-      // Reloader's rules (reloader.hpp); under the restarter label everything is selected.
-      const Selection selection =
-          status.state.presence == Presence::Unknown ? Selection{} : selector.select(ref, status.state);
-      status.selection = selection.reason;
-      switch (status.state.presence) {
-        case Presence::Unknown:
-          return makeError(ErrorKind::Unavailable, std::string(refKindName(ref.kind)) + "/" + ref.name +
-                                                       ": state unknown: " + status.state.problem);
-        case Presence::Absent:
-          if (!selection.selected) {
-            status.disposition = Disposition::NotSelected;
-            status.value = frozen;
-            break;
-          }
-          status.disposition = Disposition::Absent;
-          if (frozen == kLegacyChangesIgnoredValue) {
-            status.value = frozen;
-          } else if (options.podsRunning && !ref.optional && held && *held != kBaselineAbsent) {
-            // The running pods keep their copy; a rollout would leave new pods waiting for it.
-            status.noRestart = NoRestart::DeletedKept;
-            status.value = frozen;
-            p.heldBack = true;
-            if (!frozen) p.baselineEntry = status.baseline;
-            if (entry && entry->version == *held) p.record = entry;
-          } else if (options.podsRunning && ref.optional && !frozen && status.baseline &&
-                     *status.baseline != kBaselineAbsent) {
-            // An optional object the running pods had, deleted: as when its template annotation
-            // is removed, the workload rolls (and, with nothing else to write, records it absent).
-            forceRoll = true;
-            p.heldBack = true;
-            p.baselineEntry = std::string(kBaselineAbsent);
-          } else if (ref.optional && !frozen && (status.baseline || !hasRecord)) {
-            // Pods start without it: recorded, so that its creation rolls them even on a workload
-            // that carries no other record (which would otherwise look opted in).
-            p.heldBack = true;
-            p.baselineEntry = std::string(kBaselineAbsent);
-          }
-          break;
-        case Presence::Present:
-          if (status.state.ignoreLabel) {
-            status.disposition = Disposition::IgnoredByLabel;
-            status.value = frozen;
-            break;
-          }
-          if (!selection.selected) {
-            status.disposition = Disposition::NotSelected;
-            status.value = frozen;
-            break;
-          }
-          status.disposition = Disposition::Tracked;
-          if (frozen || !options.podsRunning) {
-            TrackedValue tracked = decideTrackedValue(
-                frozen, entry, status.state.uid, status.state.resourceVersion, status.state.contentDigest,
-                status.state.digestKeyId, status.state.digestScheme, status.state.otherDigests);
-            status.value = std::move(tracked.value);
-            status.metadataOnly = tracked.metadataOnly;
-            p.record = std::move(tracked.record);
-          } else if (status.baseline == kBaselineAbsent && ref.optional) {
-            // An optional object the pods started without: they need a restart to see it.
-            TrackedValue tracked =
-                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
-                                   status.state.contentDigest, status.state.digestKeyId,
-                                   status.state.digestScheme, status.state.otherDigests);
-            status.value = std::move(tracked.value);
-            p.record = std::move(tracked.record);
-          } else if (status.baseline && status.baseline != kBaselineAbsent) {
-            TrackedValue tracked =
-                decideTrackedValue(status.baseline, entry, status.state.uid, status.state.resourceVersion,
-                                   status.state.contentDigest, status.state.digestKeyId,
-                                   status.state.digestScheme, status.state.otherDigests);
-            if (tracked.value == *status.baseline) {
-              status.noRestart = NoRestart::Baseline;
-              status.metadataOnly = tracked.metadataOnly;
-              p.heldBack = true;
-              p.valueIfRolled = tracked.value;
-              p.baselineEntry = status.baseline;
-              p.record = tracked.record;
-              p.recordIfRolled = std::move(tracked.record);
-            } else {
-              status.value = std::move(tracked.value);
-              p.record = std::move(tracked.record);
-            }
-          } else if (out.optingIn || (!ref.optional && (hasRecord || status.baseline))) {
-            // Opted in while running, or an object the pods need that appeared after them: the
-            // pods run (or start) with this version.
-            TrackedValue tracked =
-                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
-                                   status.state.contentDigest, status.state.digestKeyId,
-                                   status.state.digestScheme, status.state.otherDigests);
-            status.noRestart = out.optingIn ? NoRestart::OptedIn : NoRestart::CreatedAfterWorkload;
-            p.heldBack = true;
-            p.valueIfRolled = tracked.value;
-            p.baselineEntry = std::move(tracked.value);
-            p.record = tracked.record;
-            p.recordIfRolled = std::move(tracked.record);
-          } else {
-            // An optional object that appeared: the pods started without it.
-            TrackedValue tracked =
-                decideTrackedValue(std::nullopt, std::nullopt, status.state.uid, status.state.resourceVersion,
-                                   status.state.contentDigest, status.state.digestKeyId,
-                                   status.state.digestScheme, status.state.otherDigests);
-            status.value = std::move(tracked.value);
-            p.record = std::move(tracked.record);
-          }
-          break;
-      }
-    }
-    if (status.value) out.annotations.emplace(status.key, *status.value);
-    status.ref = std::move(ref);
-    pending.push_back(std::move(p));
-  }
+}  // namespace
 
-  // One rollout takes everything: when some template value changes anyway, every reference held
-  // back goes into the template as it would be now, and the baseline empties.
-  const bool rolls = forceRoll || ownedKeysDiffer(*current, out.annotations);
-  ContentRecords records;
-  BaselineRecords newBaseline;
-  for (Pending& p : pending) {
-    ReferenceStatus& status = p.status;
-    const std::string recordKey = contentRecordKey(status.ref.kind, status.ref.name);
-    if (p.heldBack && rolls && options.podsRunning) {
-      status.noRestart = NoRestart::None;
-      status.value = p.valueIfRolled;
-      if (status.value) {
-        out.annotations.insert_or_assign(status.key, *status.value);
-      } else {
-        out.annotations.erase(status.key);
-      }
-      p.record = std::move(p.recordIfRolled);
-    } else if (p.heldBack && p.baselineEntry) {
-      newBaseline.insert_or_assign(recordKey, *p.baselineEntry);
-    }
-    if (p.record) records.insert_or_assign(recordKey, std::move(*p.record));
-    out.references.push_back(std::move(status));
+Result<DesiredAnnotations> desiredAnnotations(const json& workload, const ObjectLookup& lookup,
+                                              DesiredOptions options) {
+  auto in = readWorkload(workload, options.selection);
+  if (!in) return std::move(in).error();
+  const WorkloadSituation situation{
+      options.podsRunning, options.podsRunning && !options.rollOnOptIn && !in->hasRecord, in->hasRecord};
+  std::vector<ReferenceDecision> decisions;
+  decisions.reserve(in->refs.size());
+  for (Reference& ref : in->refs) {
+    auto decision = decideReference(factsOf(std::move(ref), *in, lookup), situation);
+    if (!decision) return std::move(decision).error();
+    decisions.push_back(std::move(*decision));
   }
-  out.contentDigests = formatContentRecords(records);
-  std::string keyId;  // the key the lookups' digests are keyed with, if any
-  for (const ReferenceStatus& status : out.references) {
-    if (status.state.contentDigest && !status.state.digestKeyId.empty()) keyId = status.state.digestKeyId;
-  }
-  if (recordNeedsRekey(recorded, keyId)) {
-    out.recordRewrite = RecordRewrite::Rekey;
-  } else if (std::any_of(records.begin(), records.end(), [&recorded](const auto& entry) {
-               const auto it = recorded.find(entry.first);
-               return it == recorded.end() || !(it->second == entry.second);
-             })) {
-    out.recordRewrite = RecordRewrite::Complete;
-  }
-  out.baseline = formatBaseline(newBaseline);
+  DesiredAnnotations out = foldDecisions(std::move(decisions), in->templateNow, in->recorded);
+  out.optingIn = situation.optingIn;
   return out;
 }
 

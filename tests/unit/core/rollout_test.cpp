@@ -6,6 +6,10 @@
 
 #include "restarter/base/rfc3339.hpp"
 
+// Everything of this file in a namespace of its own: a unity batch holds several test files
+// (cmake/unity.cmake).
+namespace rollout_test {
+
 using namespace restarter::core;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -261,3 +265,5 @@ TEST_CASE("rollout: an Argo Rollout has finished when its string generation is o
   // No status at all: the Argo Rollouts controller has not seen the Rollout.
   CHECK_FALSE(rolloutProgressOf(json{{"metadata", {{"generation", 1}}}}, WorkloadKind::Rollout).finished);
 }
+
+}  // namespace rollout_test

@@ -29,6 +29,10 @@
 //     fails (Unavailable). A guess would write a wrong annotation and restart pods for nothing.
 // Restarter-owned keys of the template that match no reference are dropped. Keys restarter does
 // not own are never touched.
+//
+// desiredAnnotations reads the workload and looks each reference's object up, then composes two
+// steps: each reference decided alone (reference_decision.hpp: the rules above as a table), and the
+// decisions folded into one write (decision_fold.hpp: whether the workload rolls).
 
 #include <functional>
 #include <map>
