@@ -49,120 +49,164 @@ core::Result<std::string> OnDeleteRoller::daemonSetRevision(const std::string& n
   return core::daemonSetRevisionHash(revisions->items, uid);
 }
 
+// What the read step found of one workload restarter rolls.
+struct OnDeleteRoller::Observed {
+  std::string key;  // "<namespace>/<name>"
+  json workload;
+  std::string uid;
+  std::string name;
+  core::RollWorkload input;
+  std::vector<core::RollPod> pods;                // the pods it controls
+  std::map<std::string, json> podObjects;         // the same, by name: evicted, named in Events
+  std::map<std::string, std::string> revisionOf;  // pod name -> its revision
+
+  // What evicting `podName` is for: the revision change, as log fields and in the Event.
+  struct Cause {
+    std::string text;    // "the roll of StatefulSet web (revision web-old -> web-new)"
+    obs::Fields fields;  // kind, workload, pod, revision
+  };
+  Cause causeOf(const WorkloadResource& kind, const std::string& podName) const {
+    const auto it = revisionOf.find(podName);
+    const std::string change =
+        (it == revisionOf.end() ? std::string() : it->second) + " -> " + input.updateRevision;
+    return Cause{"the roll of " + kind.resource.kind + " " + name + " (revision " + change + ")",
+                 {{"kind", kind.name}, {"workload", key}, {"pod", podName}, {"revision", change}}};
+  }
+};
+
+RollStep nextRollStep(core::RollDecision decision, core::TimePoint now, bool dryRun) {
+  using State = core::RollDecision::State;
+  RollStep step;
+  if (decision.state == State::Paused) {
+    step.kind = RollStep::Kind::Pause;
+    step.after = kRollPoll;
+  } else if (decision.state != State::Rolling) {
+    step.kind = RollStep::Kind::AwaitChange;
+  } else if (!decision.evict) {
+    step.kind = RollStep::Kind::Wait;
+    step.after = kRollPoll;
+    if (decision.recheckAt) {
+      step.after =
+          std::clamp(std::chrono::ceil<milliseconds>(*decision.recheckAt - now), milliseconds(1), kRollPoll);
+    }
+  } else {
+    step.kind = dryRun ? RollStep::Kind::AnnounceDryRun : RollStep::Kind::Evict;
+  }
+  step.decision = std::move(decision);
+  return step;
+}
+
 core::Result<Action> OnDeleteRoller::reconcile(const ObjectName& object, std::stop_token stop) {
+  auto observed = read(object);
+  if (!observed) return std::move(observed).error();
+  if (!*observed) {
+    setOutdated(object.key(), 0);
+    return Action::awaitChange();
+  }
+  const Observed& seen = **observed;
+  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.wallNow());
+  const RollStep step =
+      nextRollStep(core::decideRoll(seen.input, seen.pods, now, readyTimeout_), now, context_.dryRun);
+  setOutdated(seen.key, step.decision.outdated.size());
+  return act(seen, step, stop);
+}
+
+core::Result<std::optional<OnDeleteRoller::Observed>> OnDeleteRoller::read(const ObjectName& object) {
   const std::string& ns = object.namespace_;
-  const std::string key = object.key();
+  Observed seen;
+  seen.key = object.key();
   const cache::PackedStore* store = workloads_(ns);
   if (store == nullptr)
     return core::makeError(core::ErrorKind::Internal, "no cache for namespace \"" + ns + "\"");
-  auto cached = store->get(key);
+  auto cached = store->get(seen.key);
   if (!cached) return std::move(cached).error();
-  if (*cached == nullptr) {
-    setOutdated(key, 0);
-    return Action::awaitChange();
-  }
-  const json workload = (*cached)->unpack();
+  if (*cached == nullptr) return std::optional<Observed>();
+  seen.workload = (*cached)->unpack();
   // 1. Only OnDelete workloads are restarter's to roll; the others cost no request.
-  if (core::stringAt(workload, {"spec", "updateStrategy", "type"}) != "OnDelete") {
-    setOutdated(key, 0);
-    return Action::awaitChange();
+  if (core::stringAt(seen.workload, {"spec", "updateStrategy", "type"}) != "OnDelete") {
+    return std::optional<Observed>();
   }
-  const std::string uid = core::metadataString(workload, "uid");
-  const std::string name = core::metadataString(workload, "name");
+  seen.uid = core::metadataString(seen.workload, "uid");
+  seen.name = core::metadataString(seen.workload, "name");
 
   // 2. Fresh from the API (see the header).
   std::string revision;
   if (kind_.coreKind == core::WorkloadKind::DaemonSet) {
-    auto current = daemonSetRevision(ns, core::podSelector(workload), uid);
+    auto current = daemonSetRevision(ns, core::podSelector(seen.workload), seen.uid);
     if (!current) return std::move(current).error();
     revision = *current;
   }
-  auto input = core::rollWorkloadFromJson(workload, kind_.coreKind, revision);
+  auto input = core::rollWorkloadFromJson(seen.workload, kind_.coreKind, revision);
   if (!input) return std::move(input).error();
+  seen.input = std::move(*input);
   kube::ListOptions options;
-  options.labelSelector = core::podSelector(workload);
+  options.labelSelector = core::podSelector(seen.workload);
   auto listed = context_.client.list(kube::resources::pods(), ns, options);
   if (!listed) return std::move(listed).error();
-  std::vector<core::RollPod> pods;
-  std::map<std::string, const json*> byName;
-  for (const json& item : listed->items) {
-    if (!core::controlledBy(item, uid)) continue;
+  for (json& item : listed->items) {
+    if (!core::controlledBy(item, seen.uid)) continue;
     auto pod = core::rollPodFromJson(item, kind_.coreKind);
-    if (!pod) return std::move(pod).error().withContext("reading a pod of " + kind_.name + " " + key);
-    byName[pod->name] = &item;
-    pods.push_back(std::move(*pod));
+    if (!pod) return std::move(pod).error().withContext("reading a pod of " + kind_.name + " " + seen.key);
+    seen.revisionOf[pod->name] = pod->revision;
+    seen.podObjects[pod->name] = std::move(item);
+    seen.pods.push_back(std::move(*pod));
   }
-  std::map<std::string, std::string> revisionOf;
-  for (const core::RollPod& pod : pods) revisionOf[pod.name] = pod.revision;
+  return std::optional<Observed>(std::move(seen));
+}
 
-  // 3.
-  const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.wallNow());
-  const core::RollDecision decision = core::decideRoll(*input, std::move(pods), now, readyTimeout_);
-  setOutdated(key, decision.outdated.size());
-  const obs::Fields where{{"kind", kind_.name}, {"workload", key}};
+core::Result<Action> OnDeleteRoller::act(const Observed& observed, const RollStep& step, std::stop_token stop) {
+  switch (step.kind) {
+    case RollStep::Kind::AwaitChange: return Action::awaitChange();
+    case RollStep::Kind::Pause: announcePause(observed, step.decision); return Action::requeue(step.after);
+    case RollStep::Kind::Wait:
+      context_.logger.debug(
+          "roll waiting", {{"kind", kind_.name}, {"workload", observed.key}, {"reason", step.decision.reason}});
+      return Action::requeue(step.after);
+    case RollStep::Kind::AnnounceDryRun: announceDryRun(observed, step.decision); return Action::awaitChange();
+    case RollStep::Kind::Evict: return evict(observed, *step.decision.evict, stop);
+  }
+  return Action::awaitChange();
+}
 
-  // 4.
-  using State = core::RollDecision::State;
-  if (decision.state == State::Paused) {
-    if (announced_.once(key, "paused|" + uid + "|" + input->updateRevision + "|" + decision.blockingPod)) {
-      context_.logger.warn("roll paused", {{"kind", kind_.name},
-                                           {"workload", key},
-                                           {"pod", decision.blockingPod},
-                                           {"reason", decision.reason}});
-      (void)recordEvent(context_, referenceTo(workload, kind_.resource.apiVersion(), kind_.resource.kind),
-                        "Warning", "RollPaused", "Roll", "Roll paused: " + decision.reason);
-    }
-    return Action::requeue(kRollPoll);
+void OnDeleteRoller::announcePause(const Observed& observed, const core::RollDecision& decision) {
+  if (!announced_.once(observed.key, "paused|" + observed.uid + "|" + observed.input.updateRevision + "|" +
+                                         decision.blockingPod)) {
+    return;
   }
-  if (decision.state != State::Rolling) return Action::awaitChange();
-  if (!decision.evict) {
-    milliseconds wait = kRollPoll;
-    if (decision.recheckAt) {
-      wait = std::clamp(std::chrono::ceil<milliseconds>(*decision.recheckAt - now), milliseconds(1), kRollPoll);
-    }
-    context_.logger.debug("roll waiting",
-                          {{"kind", kind_.name}, {"workload", key}, {"reason", decision.reason}});
-    return Action::requeue(wait);
-  }
+  context_.logger.warn("roll paused", {{"kind", kind_.name},
+                                       {"workload", observed.key},
+                                       {"pod", decision.blockingPod},
+                                       {"reason", decision.reason}});
+  (void)recordEvent(context_, referenceTo(observed.workload, kind_.resource.apiVersion(), kind_.resource.kind),
+                    "Warning", "RollPaused", "Roll", "Roll paused: " + decision.reason);
+}
 
-  // What an eviction of `podName` is for: the revision change, as a log field and in the Event.
-  auto changeOf = [&](const std::string& podName) {
-    return revisionOf[podName] + " -> " + input->updateRevision;
-  };
-  auto causeOf = [&](const std::string& podName) {
-    return "the roll of " + kind_.resource.kind + " " + name + " (revision " + changeOf(podName) + ")";
-  };
-  auto fieldsOf = [&](const std::string& podName) {
-    obs::Fields fields = where;
-    fields.push_back({"pod", podName});
-    fields.push_back({"revision", changeOf(podName)});
-    return fields;
-  };
-  if (context_.dryRun) {
-    // Nothing is evicted, so the roll would never get past its first pod: announce every eviction
-    // it would make, in roll order, once each per update revision.
-    for (const std::string& planned : decision.outdated) {
-      const json& pod = *byName.at(planned);
-      if (!announced_.once(core::metadataString(pod, "uid"), "dry-run|" + input->updateRevision)) continue;
-      context_.logger.info("pod eviction planned (dry run, nothing written)", fieldsOf(planned));
-      context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
-      (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",
-                        "Would evict the pod (dry run) for " + causeOf(planned));
-    }
-    return Action::awaitChange();
+void OnDeleteRoller::announceDryRun(const Observed& observed, const core::RollDecision& decision) {
+  // Every eviction the roll would make, in roll order, once each per update revision.
+  for (const std::string& planned : decision.outdated) {
+    const json& pod = observed.podObjects.at(planned);
+    if (!announced_.once(core::metadataString(pod, "uid"), "dry-run|" + observed.input.updateRevision))
+      continue;
+    const Observed::Cause cause = observed.causeOf(kind_, planned);
+    context_.logger.info("pod eviction planned (dry run, nothing written)", cause.fields);
+    context_.metrics.rollEvictions.with({kind_.name, "dry_run"}).inc();
+    (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "WouldEvict", "Evict",
+                      "Would evict the pod (dry run) for " + cause.text);
   }
-  const std::string& podName = *decision.evict;
-  const json& pod = *byName.at(podName);
-  const std::string cause = causeOf(podName);
-  const obs::Fields fields = fieldsOf(podName);
-  auto eviction = evictor_.evict(pod, cause, stop);
+}
+
+core::Result<Action> OnDeleteRoller::evict(const Observed& observed, const std::string& podName,
+                                           std::stop_token stop) {
+  const json& pod = observed.podObjects.at(podName);
+  const Observed::Cause cause = observed.causeOf(kind_, podName);
+  auto eviction = evictor_.evict(pod, cause.text, stop);
   if (!eviction) return std::move(eviction).error();
   switch (eviction->outcome) {
     case Eviction::Outcome::Evicted:
       context_.metrics.rollEvictions.with({kind_.name, "evicted"}).inc();
-      context_.logger.info("pod evicted for the roll", fields);
+      context_.logger.info("pod evicted for the roll", cause.fields);
       (void)recordEvent(context_, referenceTo(pod, "v1", "Pod"), "Normal", "Evicted", "Evict",
-                        "Evicted the pod for " + cause);
+                        "Evicted the pod for " + cause.text);
       return Action::requeue(kRollPoll);
     case Eviction::Outcome::Gone:
       context_.metrics.rollEvictions.with({kind_.name, "gone"}).inc();
