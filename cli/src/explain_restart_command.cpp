@@ -14,6 +14,7 @@
 #include "restarter/cli/selection_flags.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/yaml_writer.hpp"
+#include "restarter/inspect/explanation.hpp"
 #include "restarter/inspect/status.hpp"
 #include "restarter/kube/digest_key.hpp"
 
@@ -112,15 +113,15 @@ int watchRevisions(kube::Client& client, const inspect::ExplainInput& start, con
     const core::Revision& revision = added.revision;
     if (format == OutputFormat::Text) {
       io.out << "revision " << revision.number << " " << revision.name << " " << revision.created << ":";
-      if (added.causes.empty()) io.out << " no template change";
-      for (std::size_t i = 0; i < added.causes.size(); ++i)
-        io.out << (i == 0 ? " " : "; ") << inspect::causeLine(added.causes[i]);
+      const std::vector<std::string> causes = inspect::causeLines(added.cause);
+      if (causes.empty()) io.out << " no template change";
+      for (std::size_t i = 0; i < causes.size(); ++i) io.out << (i == 0 ? " " : "; ") << causes[i];
       io.out << std::endl;
     } else {
       io.out << ordered_json{{"revision", revision.number},
                              {"name", revision.name},
                              {"created", revision.created},
-                             {"causes", added.causes}}
+                             {"causes", inspect::causesDocument(added.cause)}}
                     .dump()
              << std::endl;
     }
@@ -226,11 +227,15 @@ Subcommand explainRestartCommand() {
               io, prefix, std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
               input.error());
         }
-        const ordered_json document = inspect::explanationDocument(*input);
+        const inspect::Explanation explanation = inspect::explain(*input);
         switch (format) {
-          case explain_restart::OutputFormat::Text: io.out << inspect::renderText(document, color); break;
-          case explain_restart::OutputFormat::Json: io.out << document.dump(2) << "\n"; break;
-          case explain_restart::OutputFormat::Yaml: io.out << core::toYaml(document); break;
+          case explain_restart::OutputFormat::Text: io.out << inspect::renderText(explanation, color); break;
+          case explain_restart::OutputFormat::Json:
+            io.out << inspect::explanationDocument(explanation).dump(2) << "\n";
+            break;
+          case explain_restart::OutputFormat::Yaml:
+            io.out << core::toYaml(inspect::explanationDocument(explanation));
+            break;
         }
         io.out.flush();
         if (input->revisions.empty() && !options.watch) {

@@ -13,16 +13,12 @@
 
 #include "restarter/core/baseline.hpp"
 #include "restarter/core/constants.hpp"
-#include "restarter/core/disruption_budget.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/roll.hpp"
 #include "restarter/core/roll_input.hpp"
 #include "restarter/core/rollout.hpp"
-#include "restarter/core/rollout_mode.hpp"
 #include "restarter/core/rollout_queue.hpp"
 #include "restarter/core/rollout_source.hpp"
-#include "restarter/core/rollout_window.hpp"
-#include "restarter/core/write_plan.hpp"
 #include "restarter/inspect/status.hpp"
 #include "restarter/kube/digest_key.hpp"
 
@@ -135,103 +131,6 @@ std::optional<core::HeldRollout> heldRolloutFromEvent(const json& event) {
 }
 
 namespace {
-
-ordered_json annotationCause(const core::AnnotationChange& change) {
-  ordered_json out;
-  out["type"] = "annotation";
-  out["object"] = {{"kind", std::string(core::refKindName(change.kind))}, {"name", change.name}};
-  out["change"] = core::changeCauseName(change.cause);
-  out["before"] = change.before ? ordered_json(*change.before) : ordered_json(nullptr);
-  out["after"] = change.after ? ordered_json(*change.after) : ordered_json(nullptr);
-  return out;
-}
-
-}  // namespace
-
-ordered_json causesDocument(const core::RevisionCause& cause) {
-  ordered_json causes = ordered_json::array();
-  if (cause.created) causes.push_back({{"type", "created"}});
-  for (const auto& change : cause.annotations) causes.push_back(annotationCause(change));
-  for (const auto& path : cause.templatePaths) causes.push_back({{"type", "template"}, {"path", path}});
-  return causes;
-}
-
-namespace {
-
-// The "roll" section: the same core::decideRoll the controller's OnDelete roll makes, over the
-// pods read here. A workload or pod the API describes oddly gives state "unknown" and the reason.
-ordered_json rollDocument(const ExplainInput& input) {
-  ordered_json roll;
-  auto workload = core::rollWorkloadFromJson(input.workload, input.kind, input.daemonSetRevision);
-  std::vector<core::RollPod> pods;
-  core::Status read = core::okStatus();
-  if (workload) {
-    for (const json& item : input.pods) {
-      auto pod = core::rollPodFromJson(item, input.kind);
-      if (!pod) {
-        read = std::move(pod).error();
-        break;
-      }
-      pods.push_back(std::move(*pod));
-    }
-  }
-  roll["updateStrategy"] =
-      workload && workload->strategy == core::UpdateStrategy::OnDelete ? "OnDelete" : "RollingUpdate";
-  roll["readyTimeout"] = core::formatDuration(input.readyTimeout);
-  if (!workload || !read) {
-    roll["state"] = "unknown";
-    roll["reason"] = !workload ? workload.error().describe() : read.error().describe();
-    roll["outdatedPods"] = ordered_json::array();
-    roll["keptPods"] = ordered_json::array();
-    roll["blockingPod"] = "";
-    return roll;
-  }
-  const core::RollDecision decision =
-      core::decideRoll(*workload, std::move(pods), input.now, input.readyTimeout);
-  roll["state"] = core::rollStateName(decision.state);
-  std::string reason = decision.reason;
-  std::optional<core::BlockingBudget> budget;
-  if (decision.evict) {
-    reason = "the next pod to evict is " + *decision.evict;
-    // An eviction the Eviction API refuses is retried by the controller; name what it waits for.
-    for (const json& pod : input.pods) {
-      if (core::metadataString(pod, "name") != *decision.evict) continue;
-      budget = core::budgetBlocking(pod, input.budgets);
-      break;
-    }
-    if (budget) reason += ", whose eviction waits for " + budget->describe();
-  }
-  roll["reason"] = reason;
-  if (budget) roll["blockedBy"] = "PodDisruptionBudget/" + budget->name;
-  roll["outdatedPods"] = decision.outdated;
-  roll["keptPods"] = decision.kept;
-  roll["blockingPod"] = decision.blockingPod;
-  return roll;
-}
-
-// The "rolloutMode" of pending (core/rollout_mode.hpp): manual or auto, the invalid value warned
-// about, and for a manual workload with a change due the command that rolls it.
-ordered_json rolloutModeDocument(const ExplainInput& input, bool restartDue) {
-  const core::RolloutModeSetting setting = core::rolloutModeOf(input.workload);
-  const bool manual = setting.mode == core::RolloutMode::Manual;
-  ordered_json mode = {
-      {"mode", std::string(manual ? core::kRolloutModeManualValue : core::kRolloutModeAutoValue)}};
-  if (setting.invalid) mode["invalidValue"] = *setting.invalid;
-  if (manual && restartDue) {
-    mode["rollCommand"] = core::rollCommand(input.kind, core::metadataString(input.workload, "namespace"),
-                                            core::metadataString(input.workload, "name"));
-  }
-  return mode;
-}
-
-const char* managedByName(core::ManagedBy by) {
-  switch (by) {
-    case core::ManagedBy::Label: return "label";
-    case core::ManagedBy::Reloader: return "reloader-annotations";
-    case core::ManagedBy::None: return "none";
-  }
-  return "none";
-}
 
 // The desired annotations of `workload` as serve-controller decides them for a running workload,
 // its references read fresh (metadata only but for the kinds whose content is read: hashed, then
@@ -382,37 +281,6 @@ core::Result<ExplainInput> readExplainInput(kube::Client& client, core::Workload
   return input;
 }
 
-namespace {
-
-// The rollout window as serve-controller judges it at `input.now` (core/rollout_window.hpp): the
-// workload's annotation, else the controller's --rollout-window (as given to this command).
-//   status: none (no window), invalid (the annotation does not parse: no hold, a Warning Event),
-//   open, closed (nothing pending), held (a change pending waits for the opening).
-ordered_json rolloutWindowDocument(const ExplainInput& input, bool pendingRollout) {
-  const auto own = core::ownRolloutWindowOf(input.workload);
-  const std::string spec = own ? own->spec : input.defaultRolloutWindow;
-  ordered_json window = {
-      {"status", "none"}, {"window", spec}, {"source", own ? "annotation" : "controller default"}};
-  const auto schedule = own ? own->schedule : core::parseRolloutSchedule(spec);
-  if (!schedule) {
-    window["status"] = "invalid";
-    window["reason"] = schedule.error().message;
-    return window;
-  }
-  if (schedule->always()) return window;
-  const core::TimePoint opening = schedule->nextOpening(input.now);
-  if (schedule->isOpen(input.now)) {
-    window["status"] = "open";
-    return window;
-  }
-  window["status"] = pendingRollout ? "held" : "closed";
-  window["nextOpening"] = base::formatRfc3339(opening);
-  if (pendingRollout)
-    window["description"] = "held by the rollout window until " + base::formatRfc3339(opening);
-  return window;
-}
-
-}  // namespace
 std::optional<core::QueuedRollout> queuedRolloutOf(const json& workload, core::WorkloadKind kind) {
   const auto since = core::queuedSinceOf(workload);
   if (!since) return std::nullopt;
@@ -454,154 +322,6 @@ core::Result<std::vector<core::QueuedRollout>> readRolloutQueue(kube::Client& cl
   if (!own) return std::move(own).error().withContext("listing the rollout queue");
   scope = "namespace " + namespace_;
   return own;
-}
-
-ordered_json explanationDocument(const ExplainInput& input) {
-  const auto explained = core::explainRevisions(input.revisions);
-  // The write the controller would make (stamping its last-rollout), and whether it fits.
-  std::vector<core::AnnotationChange> pendingChanges;
-  std::string refusal;
-  if (input.desired) {
-    auto plan = core::planWrite(input.workload, *input.desired, core::WriteOptions{true});
-    if (plan) {
-      pendingChanges = std::move(plan->changes);
-      refusal = plan->refusal();
-    }
-  }
-  const core::FirstRollout first =
-      core::judgeFirstRollout(input.workload, input.kind, explained, pendingChanges);
-
-  ordered_json doc;
-  doc["apiVersion"] = "restarter.stackable.tech/v1alpha1";
-  doc["kind"] = "RestartExplanation";
-  doc["workload"] = {{"kind", core::workloadKindName(input.kind)},
-                     {"namespace", core::metadataString(input.workload, "namespace")},
-                     {"name", core::metadataString(input.workload, "name")},
-                     {"uid", core::metadataString(input.workload, "uid")},
-                     {"generation", first.generation}};
-  doc["managedBy"] = {{"by", managedByName(input.management.by)}, {"reason", input.management.reason}};
-  doc["firstRollout"] = {{"verdict", core::firstRolloutVerdictName(first.verdict)},
-                         {"reason", first.reason},
-                         {"generation", first.generation},
-                         {"revisions", first.revisions},
-                         {"annotationsWrittenBy", core::annotationWriterName(first.writer)},
-                         {"fieldManager", first.fieldManager}};
-  ordered_json revisions = ordered_json::array();
-  for (const core::ExplainedRevision& r : explained) {
-    revisions.push_back({{"revision", r.revision.number},
-                         {"name", r.revision.name},
-                         {"created", r.revision.created},
-                         {"pods", r.revision.pods},
-                         {"current", r.revision.name == input.currentRevision},
-                         {"causes", causesDocument(r.cause)}});
-  }
-  doc["revisions"] = std::move(revisions);
-
-  ordered_json pending;
-  if (!input.desired) {
-    pending["status"] = "unknown";
-    pending["reason"] = input.desired.error().describe();
-    pending["changes"] = ordered_json::array();
-    pending["references"] = ordered_json::array();
-  } else {
-    ordered_json changes = ordered_json::array();
-    for (const auto& change : pendingChanges) changes.push_back(annotationCause(change));
-    // A write the apiserver would refuse is never made: not "restart due" forever, but refused
-    // (the controller records an AnnotationsTooLarge Event once).
-    pending["status"] = !refusal.empty() ? "refused-too-large" : changes.empty() ? "up-to-date" : "restart-due";
-    if (!refusal.empty()) pending["reason"] = "annotations too large: " + refusal;
-    pending["changes"] = std::move(changes);
-    ordered_json references = ordered_json::array();
-    for (const core::ReferenceStatus& ref : input.desired->references) {
-      references.push_back(
-          {{"kind", std::string(core::refKindName(ref.ref.kind))},
-           {"name", ref.ref.name},
-           {"optional", ref.ref.optional},
-           {"disposition", core::dispositionName(ref.disposition)},
-           // Under Reloader's annotations: the rule that selects it, or why none does.
-           {"selection", ref.selection.empty() ? ordered_json(nullptr) : ordered_json(ref.selection)},
-           {"value", ref.value ? ordered_json(*ref.value) : ordered_json(nullptr)},
-           // The keys the template reads of the object (core/references.hpp); null: every key.
-           {"keysRead", ref.ref.allKeys ? ordered_json(nullptr) : ordered_json(ref.ref.keys)},
-           // The object has a newer version than `value` with the same content: its metadata alone
-           // changed, or its content changed and changed back before the controller acted (A -> B
-           // -> A within the debounce); the digests cannot tell which, so neither is claimed.
-           {"metadataOnlyChange", ref.metadataOnly
-                                      ? ordered_json(ref.state.uid + "/" + ref.state.resourceVersion)
-                                      : ordered_json(nullptr)},
-           // The version the pods run with where the template holds none.
-           {"baseline", ref.baseline ? ordered_json(*ref.baseline) : ordered_json(nullptr)},
-           {"noRestart", ref.noRestart == core::NoRestart::None
-                             ? ordered_json(nullptr)
-                             : ordered_json(core::noRestartText(ref.noRestart))}});
-    }
-    pending["references"] = std::move(references);
-  }
-  const std::optional<core::TimePoint> lastRollout = core::lastRolloutOf(input.workload);
-  ordered_json hold;
-  if (!input.heldRollouts) {
-    hold["status"] = "unknown";
-    hold["reason"] = input.heldRollouts.error().describe();
-  } else if (auto current =
-                 core::currentRolloutHold(*input.heldRollouts, lastRollout, !pendingChanges.empty())) {
-    // The Event says when the hold ends at the latest; what it waits for now is judged again from
-    // the workload's status, as the controller judges it (core::decideRollout), with the interval
-    // the Event implies (its upper bound less the last rollout).
-    std::optional<core::RolloutDecision> now;
-    if (lastRollout && current->until > *lastRollout) {
-      now = core::decideRollout(
-          lastRollout, input.now,
-          std::chrono::duration_cast<std::chrono::milliseconds>(current->until - *lastRollout),
-          core::rolloutProgressOf(input.workload, input.kind));
-    }
-    if (now && now->rollNow) {
-      hold["status"] = "not-held";
-      hold["reason"] = now->reason;
-    } else {
-      hold["status"] = "held";
-      const bool floorOnly = now && now->waitingFor.empty();
-      hold["until"] = base::formatRfc3339(floorOnly ? now->notBefore : current->until);
-      hold["waitingFor"] =
-          now && !now->waitingFor.empty() ? ordered_json(now->waitingFor) : ordered_json(nullptr);
-      hold["description"] =
-          now ? core::describeHold(*now) : "held until " + base::formatRfc3339(current->until);
-      hold["recorded"] = base::formatRfc3339(current->recorded);
-    }
-  } else {
-    hold["status"] = "not-held";
-  }
-  hold["lastRollout"] = lastRollout ? ordered_json(base::formatRfc3339(*lastRollout)) : ordered_json(nullptr);
-  pending["rolloutHold"] = std::move(hold);
-  pending["rolloutWindow"] = rolloutWindowDocument(input, !pendingChanges.empty() && refusal.empty());
-  // --max-concurrent-rollouts: the workload's place in the controller's queue.
-  ordered_json queue;
-  const auto self = queuedRolloutOf(input.workload, input.kind);
-  if (!self) {
-    queue["status"] = "not-queued";
-  } else if (pendingChanges.empty()) {
-    queue["status"] = "not-queued";
-    queue["reason"] = "nothing pending: the controller removes the queued-since record";
-  } else if (!input.rolloutQueue) {
-    queue["status"] = "unknown";
-    queue["reason"] = input.rolloutQueue.error().describe();
-  } else {
-    const core::SlotAdmission place = core::admitRollout(1, 1, *input.rolloutQueue, *self);
-    queue["status"] = "queued";
-    queue["since"] = base::formatRfc3339(self->since);
-    queue["priority"] = self->priority;
-    queue["ahead"] = place.ahead;
-    queue["scope"] = input.rolloutQueueScope;
-    queue["description"] = core::describeQueued(place.ahead);
-  }
-  pending["rolloutQueue"] = std::move(queue);
-  if (input.baselineRecorded) {
-    pending["baselineRecorded"] = {{"time", input.baselineRecorded->first},
-                                   {"note", input.baselineRecorded->second}};
-  }
-  pending["rolloutMode"] = rolloutModeDocument(input, !pendingChanges.empty() && refusal.empty());
-  doc["pending"] = std::move(pending);
-  if (!core::revisionsInReplicaSets(input.kind)) doc["roll"] = rollDocument(input);
-  return doc;
 }
 
 std::optional<core::DigestKey> readJudgementDigestKey(kube::Client& client, const JudgementOptions& judgement,

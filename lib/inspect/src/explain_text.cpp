@@ -1,13 +1,13 @@
-// The text of an explanation document (see explain.hpp, renderText).
+// The text of an explanation (see explanation.hpp, renderText).
 #include <algorithm>
 #include <sstream>
 
-#include "restarter/inspect/explain.hpp"
+#include "restarter/base/rfc3339.hpp"
+#include "restarter/core/rollout_queue.hpp"
+#include "restarter/inspect/explanation.hpp"
 #include "text_cells.hpp"
 
 namespace restarter::inspect {
-
-using nlohmann::ordered_json;
 
 namespace {
 
@@ -18,57 +18,81 @@ struct Style {
   std::string yellow(const std::string& s) const { return on ? "\033[33m" + s + "\033[0m" : s; }
 };
 
-std::string str(const ordered_json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "none";
-  return value.dump();
-}
+std::string orNone(const std::optional<std::string>& value) { return value ? *value : "none"; }
 
-// "a, b, c" for the first kShownKeys keys of an array, then "and N more": one line whatever the
-// object holds (a key is at most 253 characters; the list at most core::kMaxReadKeys).
-std::string keyList(const ordered_json& keys) {
+// "a, b, c" for the first kShownKeys keys, then "and N more": one line whatever the object holds
+// (a key is at most 253 characters; the list at most core::kMaxReadKeys).
+std::string keyList(const std::vector<std::string>& keys) {
   constexpr std::size_t kShownKeys = 8;
   std::string out;
   std::size_t shown = 0;
   for (const auto& key : keys) {
     if (shown == kShownKeys) break;
-    out += (shown++ == 0 ? "" : ", ") + str(key);
+    out += (shown++ == 0 ? "" : ", ") + key;
   }
   if (keys.size() > shown) out += " and " + std::to_string(keys.size() - shown) + " more";
   return shown == 0 ? std::string("none") : out;
 }
 
-}  // namespace
-
-std::string causeLine(const ordered_json& cause) {
-  const std::string type = str(cause["type"]);
-  if (type == "annotation") {
-    return str(cause["object"]["kind"]) + "/" + str(cause["object"]["name"]) + ": " + str(cause["before"]) +
-           " -> " + str(cause["after"]) + " (" + str(cause["change"]) + ")";
-  }
-  if (type == "template") {
-    const std::string path = str(cause["path"]);
-    return (path.empty() ? "the pod template" : path) + " changed";
-  }
-  return "created";
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
 }
 
-namespace {
+void printHeader(std::ostream& out, const Explanation& e, const Style& style) {
+  out << style.bold(std::string(core::workloadKindName(e.workload.kind)) + " " + e.workload.namespace_ + "/" +
+                    e.workload.name)
+      << "  generation " << e.firstRollout.generation << "  uid " << e.workload.uid << "\n";
+  out << "managed: "
+      << (e.management.by == core::ManagedBy::None
+              ? std::string("no (neither labeled nor opted in by Reloader's annotations)")
+              : e.management.reason)
+      << "\n\n";
+}
 
-void printRevisionTable(std::ostream& out, const ordered_json& doc, const Style& style) {
+std::string verdictText(core::FirstRolloutVerdict verdict, const Style& style) {
+  switch (verdict) {
+    case core::FirstRolloutVerdict::RestartFree: return style.green("restart-free");
+    case core::FirstRolloutVerdict::ExtraRestart: return style.yellow("extra restart");
+    case core::FirstRolloutVerdict::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+void printFirstRollout(std::ostream& out, const core::FirstRollout& first, const Style& style) {
+  out << style.bold("First rollout") << ": " << verdictText(first.verdict, style) << "\n  " << first.reason
+      << "\n";
+  switch (first.writer) {
+    case core::AnnotationWriter::Admission:
+      out << "  restarter annotations set at admission by the webhook (no field manager owns them)\n";
+      break;
+    case core::AnnotationWriter::Other:
+      out << "  restarter annotations owned by field manager " << first.fieldManager
+          << " (not restarter: the manifest carries them)\n";
+      break;
+    case core::AnnotationWriter::Controller:
+      // The owner of the live annotations, not of revision 1's: after any later change the
+      // controller owns them even when the webhook set them at creation.
+      out << "  restarter annotations last written by the controller (" << first.fieldManager << ")\n";
+      break;
+    case core::AnnotationWriter::None:
+    case core::AnnotationWriter::Unknown: break;
+  }
+  out << "\n";
+}
+
+void printRevisionTable(std::ostream& out, const Explanation& e, const Style& style) {
   struct Row {
     std::string number, name, created, pods;
     std::vector<std::string> causes;
   };
   std::vector<Row> rows;
-  for (const auto& revision : doc["revisions"]) {
-    Row row{std::to_string(revision["revision"].get<std::int64_t>()) +
-                (revision["current"].get<bool>() ? " *" : ""),
-            str(revision["name"]),
-            str(revision["created"]),
-            std::to_string(revision["pods"].get<std::int64_t>()),
-            {}};
-    for (const auto& cause : revision["causes"]) row.causes.push_back(causeLine(cause));
+  for (const core::ExplainedRevision& revision : e.revisions) {
+    Row row{
+        std::to_string(revision.revision.number) + (revision.revision.name == e.currentRevision ? " *" : ""),
+        revision.revision.name, revision.revision.created, std::to_string(revision.revision.pods),
+        causeLines(revision.cause)};
     if (row.causes.empty()) row.causes.push_back("no template change");
     rows.push_back(std::move(row));
   }
@@ -94,164 +118,143 @@ void printRevisionTable(std::ostream& out, const ordered_json& doc, const Style&
   }
 }
 
-}  // namespace
+// A restart due (not manual): the first gate that holds it, or that the controller applies it.
+void printRestartDue(std::ostream& out, const Pending& pending, const Style& style) {
+  const RolloutHold& hold = pending.hold;
+  const RolloutWindow& window = pending.window;
+  const RolloutQueue& queue = pending.queue;
+  if (window.state == WindowState::Held) {
+    // The first gate: whatever else holds it is judged again at the opening.
+    out << style.yellow("a restart is due") << ", rollout " << window.description << " (window \""
+        << window.window << "\" from the " << windowSourceName(window.source) << ")\n";
+  } else if (hold.state == HoldState::Held) {
+    out << style.yellow("a restart is due") << (hold.waitingFor ? ", rollout held: " : ", rollout ")
+        << hold.description << " (the controller's rollout hold since the last rollout at "
+        << (hold.lastRollout ? base::formatRfc3339(*hold.lastRollout) : "none") << "; RolloutHeld Event at "
+        << base::formatRfc3339(hold.recorded) << ")\n";
+  } else {
+    if (queue.state == QueueState::Queued) {
+      out << style.yellow("a restart is due") << ", " << core::describeQueued(queue.ahead)
+          << " (--max-concurrent-rollouts; priority " << queue.priority << ", queued since "
+          << base::formatRfc3339(queue.since) << ", counted in " << queue.scope << ")\n";
+    } else {
+      out << style.yellow("a restart is due") << " (the controller will apply it)\n";
+      if (queue.state == QueueState::Unknown)
+        out << "  its place in the controller's rollout queue is unknown: " << orNone(queue.reason) << "\n";
+    }
+    if (hold.state == HoldState::Unknown)
+      out << "  whether the controller holds it is unknown: " << orNone(hold.reason) << "\n";
+  }
+}
 
-std::string renderText(const ordered_json& doc, bool color) {
-  const Style style{color};
-  std::ostringstream out;
-  const auto& w = doc["workload"];
-  out << style.bold(str(w["kind"]) + " " + str(w["namespace"]) + "/" + str(w["name"])) << "  generation "
-      << w["generation"].get<std::int64_t>() << "  uid " << str(w["uid"]) << "\n";
-  if (doc.contains("managedBy")) {
-    const auto& managed = doc["managedBy"];
-    out << "managed: "
-        << (str(managed["by"]) == "none"
-                ? std::string("no (neither labeled nor opted in by Reloader's annotations)")
-                : str(managed["reason"]))
+void printPendingState(std::ostream& out, const Pending& pending, const Style& style) {
+  out << "\n" << style.bold("Pending") << ": ";
+  switch (pending.state) {
+    case PendingState::UpToDate: out << style.green("up to date") << "\n"; return;
+    case PendingState::RestartDue:
+      if (pending.mode.rollCommand) {
+        // Manual mode (gate 1): the controller records it and never rolls it; no other gate applies.
+        out << style.yellow("manual: pending") << "; run `" << *pending.mode.rollCommand
+            << "` (restarter.stackable.tech/rollout: manual: the controller does not roll it)\n";
+      } else {
+        printRestartDue(out, pending, style);
+      }
+      break;
+    case PendingState::RefusedTooLarge:
+      out << style.yellow("refused") << ": " << pending.reason
+          << " (the apiserver would refuse the write; the controller records one AnnotationsTooLarge Event and "
+             "does not retry)\n";
+      break;
+    case PendingState::Unknown: out << "unknown: " << pending.reason << "\n"; return;
+  }
+  for (const auto& change : pending.changes) out << "  " << changeLine(change) << "\n";
+}
+
+std::string referenceLine(const core::ReferenceStatus& ref, std::size_t width) {
+  std::string line = "    " +
+                     padCell(std::string(core::refKindName(ref.ref.kind)) + "/" + ref.ref.name, width) + "  " +
+                     padCell(core::dispositionName(ref.disposition), 21);
+  if (ref.value) line += "  " + *ref.value;
+  if (ref.ref.optional) line += "  (optional)";
+  if (ref.baseline) line += "  baseline " + *ref.baseline;
+  if (!ref.ref.allKeys) line += "  keys read: " + keyList(ref.ref.keys);
+  if (ref.metadataOnly) {
+    const std::string now = ref.state.uid + "/" + ref.state.resourceVersion;
+    line += !ref.ref.allKeys
+                ? "  keys read unchanged, no restart (now " + now +
+                      ": other keys or metadata changed, or a read key changed back before restarter acted)"
+                : "  same content, no restart (now " + now +
+                      ": only metadata changed, or the content changed back before restarter acted)";
+  }
+  if (!ref.selection.empty())
+    line += (ref.disposition == core::Disposition::NotSelected ? "  not selected: " : "  selected by ") +
+            ref.selection;
+  if (ref.noRestart != core::NoRestart::None) line += "  " + std::string(core::noRestartText(ref.noRestart));
+  return line;
+}
+
+void printPendingDetails(std::ostream& out, const Pending& pending, const Style& style) {
+  if (pending.mode.invalidValue) {
+    out << "  " << style.yellow("warning") << ": restarter.stackable.tech/rollout is \""
+        << *pending.mode.invalidValue << "\", neither manual nor auto: rolled as auto\n";
+  }
+  if (pending.window.state == WindowState::Invalid) {
+    out << "  " << style.yellow("invalid rollout window") << " \"" << pending.window.window
+        << "\": " << pending.window.reason << " (no window holds this workload; InvalidRolloutWindow Event)\n";
+  }
+  if (pending.baselineRecorded) {
+    out << "  baseline recorded at " << pending.baselineRecorded->time << ": " << pending.baselineRecorded->note
         << "\n";
   }
-  out << "\n";
+  if (pending.references.empty()) return;
+  std::size_t width = 0;
+  for (const auto& ref : pending.references)
+    width = std::max(width, std::string(core::refKindName(ref.ref.kind)).size() + 1 + ref.ref.name.size());
+  out << "  references:\n";
+  for (const auto& ref : pending.references) out << referenceLine(ref, width) << "\n";
+}
 
-  const auto& first = doc["firstRollout"];
-  const std::string verdict = str(first["verdict"]);
-  out << style.bold("First rollout") << ": "
-      << (verdict == "restart-free"    ? style.green("restart-free")
-          : verdict == "extra-restart" ? style.yellow("extra restart")
-                                       : std::string("unknown"))
-      << "\n  " << str(first["reason"]) << "\n";
-  const std::string writer = str(first["annotationsWrittenBy"]);
-  if (writer == "admission") {
-    out << "  restarter annotations set at admission by the webhook (no field manager owns them)\n";
-  } else if (writer == "other") {
-    out << "  restarter annotations owned by field manager " << str(first["fieldManager"])
-        << " (not restarter: the manifest carries them)\n";
-  } else if (writer == "controller") {
-    // The owner of the live annotations, not of revision 1's: after any later change the
-    // controller owns them even when the webhook set them at creation.
-    out << "  restarter annotations last written by the controller (" << str(first["fieldManager"]) << ")\n";
-  }
+void printRoll(std::ostream& out, const Roll& roll, const Style& style) {
+  const std::string state = rollStateName(roll.state);
+  out << "\n"
+      << style.bold("Roll") << " (" << updateStrategyName(roll.strategy) << "): "
+      << (roll.state == RollState::Done     ? style.green(state)
+          : roll.state == RollState::Paused ? style.yellow(state)
+                                            : state);
+  if (!roll.reason.empty()) out << "\n  " << roll.reason;
   out << "\n";
-  printRevisionTable(out, doc, style);
+  if (!roll.outdatedPods.empty()) {
+    out << "  " << roll.outdatedPods.size()
+        << " pods still run an outdated revision: " << joined(roll.outdatedPods) << "\n";
+  }
+  if (!roll.keptPods.empty()) out << "  kept by the partition: " << joined(roll.keptPods) << "\n";
+}
 
-  const auto& pending = doc["pending"];
-  const std::string status = str(pending["status"]);
-  out << "\n" << style.bold("Pending") << ": ";
-  if (status == "up-to-date") {
-    out << style.green("up to date") << "\n";
-  } else if (status == "restart-due" && pending.contains("rolloutMode") &&
-             pending["rolloutMode"].contains("rollCommand")) {
-    // Manual mode (gate 1): the controller records it and never rolls it; no other gate applies.
-    out << style.yellow("manual: pending") << "; run `" << str(pending["rolloutMode"]["rollCommand"])
-        << "` (restarter.stackable.tech/rollout: manual: the controller does not roll it)\n";
-    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
-  } else if (status == "restart-due") {
-    const ordered_json hold = pending.contains("rolloutHold") ? pending["rolloutHold"] : ordered_json::object();
-    const std::string holdStatus = hold.contains("status") ? str(hold["status"]) : "";
-    const ordered_json window =
-        pending.contains("rolloutWindow") ? pending["rolloutWindow"] : ordered_json::object();
-    if (window.contains("status") && str(window["status"]) == "held") {
-      // The first gate: whatever else holds it is judged again at the opening.
-      out << style.yellow("a restart is due") << ", rollout " << str(window["description"]) << " (window \""
-          << str(window["window"]) << "\" from the " << str(window["source"]) << ")\n";
-    } else if (holdStatus == "held") {
-      const std::string description =
-          hold.contains("description") ? str(hold["description"]) : "held until " + str(hold["until"]);
-      const bool waiting = hold.contains("waitingFor") && hold["waitingFor"].is_string();
-      out << style.yellow("a restart is due") << (waiting ? ", rollout held: " : ", rollout ") << description
-          << " (the controller's rollout hold since the last rollout at " << str(hold["lastRollout"])
-          << "; RolloutHeld Event at " << str(hold["recorded"]) << ")\n";
-    } else {
-      const ordered_json queue =
-          pending.contains("rolloutQueue") ? pending["rolloutQueue"] : ordered_json::object();
-      const std::string queueStatus = queue.contains("status") ? str(queue["status"]) : "";
-      if (queueStatus == "queued") {
-        out << style.yellow("a restart is due") << ", " << str(queue["description"])
-            << " (--max-concurrent-rollouts; priority " << queue["priority"].dump() << ", queued since "
-            << str(queue["since"]) << ", counted in " << str(queue["scope"]) << ")\n";
-      } else {
-        out << style.yellow("a restart is due") << " (the controller will apply it)\n";
-        if (queueStatus == "unknown")
-          out << "  its place in the controller's rollout queue is unknown: " << str(queue["reason"]) << "\n";
-      }
-      if (holdStatus == "unknown")
-        out << "  whether the controller holds it is unknown: " << str(hold["reason"]) << "\n";
-    }
-    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
-  } else if (status == "refused-too-large") {
-    out << style.yellow("refused") << ": " << str(pending["reason"])
-        << " (the apiserver would refuse the write; the controller records one AnnotationsTooLarge Event and "
-           "does not retry)\n";
-    for (const auto& change : pending["changes"]) out << "  " << causeLine(change) << "\n";
-  } else {
-    out << "unknown: " << str(pending["reason"]) << "\n";
-  }
-  if (pending.contains("rolloutMode") && pending["rolloutMode"].contains("invalidValue")) {
-    out << "  " << style.yellow("warning") << ": restarter.stackable.tech/rollout is \""
-        << str(pending["rolloutMode"]["invalidValue"]) << "\", neither manual nor auto: rolled as auto\n";
-  }
-  if (pending.contains("rolloutWindow") && str(pending["rolloutWindow"]["status"]) == "invalid") {
-    out << "  " << style.yellow("invalid rollout window") << " \"" << str(pending["rolloutWindow"]["window"])
-        << "\": " << str(pending["rolloutWindow"]["reason"])
-        << " (no window holds this workload; InvalidRolloutWindow Event)\n";
-  }
-  if (pending.contains("baselineRecorded")) {
-    out << "  baseline recorded at " << str(pending["baselineRecorded"]["time"]) << ": "
-        << str(pending["baselineRecorded"]["note"]) << "\n";
-  }
-  if (!pending["references"].empty()) {
-    std::size_t width = 0;
-    for (const auto& ref : pending["references"]) {
-      width = std::max(width, str(ref["kind"]).size() + 1 + str(ref["name"]).size());
-    }
-    out << "  references:\n";
-    for (const auto& ref : pending["references"]) {
-      const std::string name = str(ref["kind"]) + "/" + str(ref["name"]);
-      out << "    " << padCell(name, width) << "  " << padCell(str(ref["disposition"]), 21)
-          << (ref["value"].is_null() ? "" : "  " + str(ref["value"]))
-          << (ref["optional"].get<bool>() ? "  (optional)" : "")
-          << (ref.contains("baseline") && !ref["baseline"].is_null() ? "  baseline " + str(ref["baseline"])
-                                                                     : "")
-          << (ref.contains("keysRead") && ref["keysRead"].is_array()
-                  ? "  keys read: " + keyList(ref["keysRead"])
-                  : "")
-          << (ref.contains("metadataOnlyChange") && !ref["metadataOnlyChange"].is_null()
-                  ? (ref.contains("keysRead") && ref["keysRead"].is_array()
-                         ? "  keys read unchanged, no restart (now " + str(ref["metadataOnlyChange"]) +
-                               ": other keys or metadata changed, or a read key changed back before restarter acted)"
-                         : "  same content, no restart (now " + str(ref["metadataOnlyChange"]) +
-                               ": only metadata changed, or the content changed back before restarter acted)")
-                  : "")
-          << (ref.contains("selection") && !ref["selection"].is_null()
-                  ? (str(ref["disposition"]) == "not-selected" ? "  not selected: " : "  selected by ") +
-                        str(ref["selection"])
-                  : "")
-          << (ref.contains("noRestart") && !ref["noRestart"].is_null() ? "  " + str(ref["noRestart"]) : "")
-          << "\n";
-    }
-  }
-  if (doc.contains("roll")) {
-    const auto& roll = doc["roll"];
-    const std::string state = str(roll["state"]);
-    out << "\n"
-        << style.bold("Roll") << " (" << str(roll["updateStrategy"]) << "): "
-        << (state == "done"     ? style.green(state)
-            : state == "paused" ? style.yellow(state)
-                                : state);
-    if (!str(roll["reason"]).empty()) out << "\n  " << str(roll["reason"]);
-    out << "\n";
-    auto names = [](const ordered_json& list) {
-      std::string joined;
-      for (const auto& name : list) joined += (joined.empty() ? "" : ", ") + str(name);
-      return joined;
-    };
-    if (!roll["outdatedPods"].empty()) {
-      out << "  " << roll["outdatedPods"].size()
-          << " pods still run an outdated revision: " << names(roll["outdatedPods"]) << "\n";
-    }
-    if (!roll["keptPods"].empty()) {
-      out << "  kept by the partition: " << names(roll["keptPods"]) << "\n";
-    }
-  }
+}  // namespace
+
+std::string changeLine(const core::AnnotationChange& change) {
+  return std::string(core::refKindName(change.kind)) + "/" + change.name + ": " + orNone(change.before) +
+         " -> " + orNone(change.after) + " (" + core::changeCauseName(change.cause) + ")";
+}
+
+std::vector<std::string> causeLines(const core::RevisionCause& cause) {
+  std::vector<std::string> lines;
+  if (cause.created) lines.emplace_back("created");
+  for (const auto& change : cause.annotations) lines.push_back(changeLine(change));
+  for (const auto& path : cause.templatePaths)
+    lines.push_back((path.empty() ? "the pod template" : path) + " changed");
+  return lines;
+}
+
+std::string renderText(const Explanation& explanation, bool color) {
+  const Style style{color};
+  std::ostringstream out;
+  printHeader(out, explanation, style);
+  printFirstRollout(out, explanation.firstRollout, style);
+  printRevisionTable(out, explanation, style);
+  printPendingState(out, explanation.pending, style);
+  printPendingDetails(out, explanation.pending, style);
+  if (explanation.roll) printRoll(out, *explanation.roll, style);
   return out.str();
 }
 

@@ -34,7 +34,7 @@ std::optional<RevisionFeed::NewRevision> RevisionFeed::add(const nlohmann::json&
   } else {
     cause.created = true;
   }
-  NewRevision out{*revision, causesDocument(cause)};
+  NewRevision out{*revision, std::move(cause)};
   known_[revision->name] = std::move(*revision);
   return out;
 }

@@ -1,59 +1,46 @@
 // restarter roll: the plan and the write (see roll.hpp).
 #include "restarter/inspect/roll.hpp"
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout_mode.hpp"
+#include "restarter/core/rollout_queue.hpp"
 #include "restarter/core/workload_kinds.hpp"
 #include "restarter/core/write_plan.hpp"
 
 namespace restarter::inspect {
 
 using nlohmann::json;
-using nlohmann::ordered_json;
 
-namespace {
-
-std::string textAt(const ordered_json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const ordered_json& memberOf(const ordered_json& object, const char* key) {
-  static const ordered_json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it != object.end() ? *it : kNull;
-}
-
-}  // namespace
-
-std::vector<std::string> gatesHolding(const ordered_json& explanation) {
+std::vector<std::string> gatesHolding(const Explanation& explanation) {
   std::vector<std::string> gates;
-  const ordered_json& pending = memberOf(explanation, "pending");
+  const Pending& pending = explanation.pending;
   // A rollout window (the workload's or the controller's --rollout-window) that has not opened.
-  const ordered_json& window = memberOf(pending, "rolloutWindow");
-  if (textAt(window, "status") == "held" || textAt(window, "status") == "closed") {
-    gates.push_back("the rollout window \"" + textAt(window, "window") + "\" holds it until " +
-                    textAt(window, "nextOpening"));
+  const RolloutWindow& window = pending.window;
+  if (window.state == WindowState::Held || window.state == WindowState::Closed) {
+    gates.push_back("the rollout window \"" + window.window + "\" holds it until " +
+                    (window.nextOpening ? base::formatRfc3339(*window.nextOpening) : ""));
   }
   // Today's hold (--min-rollout-interval): the floor, or the previous rollout still in progress.
-  const ordered_json& hold = memberOf(pending, "rolloutHold");
-  const std::string holdStatus = textAt(hold, "status");
-  if (holdStatus == "held") {
-    const std::string description = textAt(hold, "description");
-    gates.push_back("the rollout hold holds it: " +
-                    (description.empty() ? "held until " + textAt(hold, "until") : description));
-  } else if (holdStatus == "unknown") {
-    gates.push_back("the rollout hold may hold it (unknown: " + textAt(hold, "reason") + ")");
+  const RolloutHold& hold = pending.hold;
+  switch (hold.state) {
+    case HoldState::Held: gates.push_back("the rollout hold holds it: " + hold.description); break;
+    case HoldState::Unknown:
+      gates.push_back("the rollout hold may hold it (unknown: " + hold.reason.value_or("") + ")");
+      break;
+    case HoldState::NotHeld: break;
   }
   // The fleet-wide rollout queue (--max-concurrent-rollouts): queued behind others, or unknown.
-  const ordered_json& queue = memberOf(pending, "rolloutQueue");
-  if (textAt(queue, "status") == "queued") {
-    gates.push_back("the rollout queue holds it: " + textAt(queue, "description"));
-  } else if (textAt(queue, "status") == "unknown") {
-    gates.push_back("the rollout queue may hold it (unknown: " + textAt(queue, "reason") + ")");
+  const RolloutQueue& queue = pending.queue;
+  switch (queue.state) {
+    case QueueState::Queued:
+      gates.push_back("the rollout queue holds it: " + core::describeQueued(queue.ahead));
+      break;
+    case QueueState::Unknown:
+      gates.push_back("the rollout queue may hold it (unknown: " + queue.reason.value_or("") + ")");
+      break;
+    case QueueState::NotQueued: break;
   }
   return gates;
 }
@@ -94,7 +81,7 @@ RollPlan planRoll(const ExplainInput& input, bool now) {
   plan.verdict = RollVerdict::Roll;
   // Running roll on a manual workload is the decision its gates would otherwise make.
   if (now || plan.manual) return plan;
-  const std::vector<std::string> gates = gatesHolding(explanationDocument(input));
+  const std::vector<std::string> gates = gatesHolding(explain(input));
   if (gates.empty()) return plan;
   plan.verdict = RollVerdict::Held;
   for (const std::string& gate : gates) plan.reason += (plan.reason.empty() ? "" : "; ") + gate;

@@ -1,4 +1,4 @@
-// Condensing explanation documents into status rows, sorting and rendering them (see status.hpp).
+// Condensing explanations into status rows, sorting and rendering them (see status.hpp).
 #include "restarter/inspect/status.hpp"
 
 #include "restarter/kube/discovery.hpp"
@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "restarter/base/rfc3339.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/json_access.hpp"
 #include "restarter/core/rollout_queue.hpp"
@@ -30,73 +31,84 @@ const Json& member(const Json& object, const char* key) {
 }
 
 template <typename Json>
-std::string text(const Json& value) {
-  return value.is_string() ? value.template get<std::string>() : "";
-}
-
-template <typename Json>
 std::int64_t integer(const Json& value, std::int64_t fallback = 0) {
   return value.is_number_integer() ? value.template get<std::int64_t>() : fallback;
 }
 
-// "configmap/app: u/1 -> u/2 (updated)": the same words explain-restart prints for a change.
-std::string changeLine(const ordered_json& change) {
-  const auto& object = member(change, "object");
-  auto version = [](const ordered_json& value) {
-    return value.is_string() ? value.get<std::string>() : "none";
-  };
-  return text(member(object, "kind")) + "/" + text(member(object, "name")) + ": " +
-         version(member(change, "before")) + " -> " + version(member(change, "after")) + " (" +
-         text(member(change, "change")) + ")";
+// The roll needs attention: paused, unknown, or its next eviction waits for a budget.
+bool rollNeedsAttention(const WorkloadStatus& row) {
+  return row.roll &&
+         (row.roll->state == RollState::Paused || row.roll->state == RollState::Unknown || row.roll->blockedBy);
 }
 
 int attentionGroup(const WorkloadStatus& row) {
-  if (row.pending == "unknown") return 0;
-  if (row.pending == "restart-due" || row.pending == "refused-too-large" || row.roll == "paused" ||
-      row.roll == "unknown" || !row.rollBlockedBy.empty())
-    return 1;
-  if (row.firstRollout == "extra-restart") return 2;
+  switch (row.pending) {
+    case PendingState::Unknown: return 0;
+    case PendingState::RestartDue:
+    case PendingState::RefusedTooLarge: return 1;
+    case PendingState::UpToDate: break;
+  }
+  if (rollNeedsAttention(row)) return 1;
+  if (row.firstRollout == core::FirstRolloutVerdict::ExtraRestart) return 2;
   if (row.ready < row.desired || row.current < row.desired) return 3;
   return 4;
 }
 
 std::string pendingText(const WorkloadStatus& row) {
-  if (row.pending == "restart-due") {
-    if (row.rollCommand) return "manual: pending; run `" + *row.rollCommand + "`";
-    if (row.heldByWindowUntil) return "held by the rollout window until " + *row.heldByWindowUntil;
-    if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
-    if (row.queuedAhead) return core::describeQueued(static_cast<std::size_t>(*row.queuedAhead));
-    return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
+  switch (row.pending) {
+    case PendingState::RestartDue:
+      if (row.rollCommand) return "manual: pending; run `" + *row.rollCommand + "`";
+      if (row.heldByWindowUntil) return "held by the rollout window until " + *row.heldByWindowUntil;
+      if (row.heldFor) return "held: waiting for the previous rollout (" + *row.heldFor + ")";
+      if (row.queuedAhead) return core::describeQueued(static_cast<std::size_t>(*row.queuedAhead));
+      return row.heldUntil ? "held until " + *row.heldUntil : "restart due";
+    case PendingState::UpToDate: return row.noRestart.empty() ? "no" : "no (held back)";
+    case PendingState::RefusedTooLarge: return "refused: annotations too large";
+    case PendingState::Unknown: break;
   }
-  if (row.pending == "up-to-date") return row.noRestart.empty() ? "no" : "no (held back)";
-  if (row.pending == "refused-too-large") return "refused: annotations too large";
   return "unknown";
 }
 
 // The ROLL cell: the state, and the budget a rolling eviction waits for ("rolling (blocked by
 // pdb/db-budget)", as kubectl abbreviates the kind).
 std::string rollText(const WorkloadStatus& row) {
-  if (row.roll.empty()) return "-";
-  if (row.rollBlockedBy.empty()) return row.roll;
+  if (!row.roll) return "-";
+  const std::string state = rollStateName(row.roll->state);
+  if (!row.roll->blockedBy) return state;
   const std::string_view prefix = "PodDisruptionBudget/";
-  std::string budget = row.rollBlockedBy;
+  std::string budget = *row.roll->blockedBy;
   if (budget.rfind(prefix, 0) == 0) budget = "pdb/" + budget.substr(prefix.size());
-  return row.roll + " (blocked by " + budget + ")";
+  return state + " (blocked by " + budget + ")";
+}
+
+// The CHANGES cell of the wide table: the pending changes (or why pending is unknown or refused),
+// what restarts nothing, and why a roll needs attention.
+std::string changesText(const WorkloadStatus& row) {
+  std::string changes;
+  for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
+  if ((row.pending == PendingState::Unknown || row.pending == PendingState::RefusedTooLarge) &&
+      !row.pendingReason.empty())
+    changes = row.pendingReason;
+  for (const std::string& note : row.noRestart) changes += (changes.empty() ? "" : "; ") + note;
+  if (rollNeedsAttention(row) && !row.roll->reason.empty()) {
+    changes += (changes.empty() ? "" : "; ") +
+               ("roll " + std::string(rollStateName(row.roll->state)) + ": " + row.roll->reason);
+  }
+  return changes.empty() ? "-" : changes;
 }
 
 }  // namespace
 
-WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json& workload) {
+WorkloadStatus statusFromExplanation(const Explanation& explanation, const json& workload) {
   WorkloadStatus row;
-  const auto& identity = member(explanation, "workload");
-  row.kind = text(member(identity, "kind"));
-  row.namespace_ = text(member(identity, "namespace"));
-  row.name = text(member(identity, "name"));
-  row.managedBy = text(member(member(explanation, "managedBy"), "reason"));
+  row.kind = core::workloadKindName(explanation.workload.kind);
+  row.namespace_ = explanation.workload.namespace_;
+  row.name = explanation.workload.name;
+  row.managedBy = explanation.management.reason;
 
   const json& spec = member(workload, "spec");
   const json& status = member(workload, "status");
-  if (row.kind == "DaemonSet") {
+  if (explanation.workload.kind == core::WorkloadKind::DaemonSet) {
     row.desired = integer(member(status, "desiredNumberScheduled"));
     row.ready = integer(member(status, "numberReady"));
   } else {
@@ -104,52 +116,34 @@ WorkloadStatus statusFromExplanation(const ordered_json& explanation, const json
     row.ready = integer(member(status, "readyReplicas"));
   }
 
-  for (const auto& revision : member(explanation, "revisions")) {
-    if (member(revision, "current").is_boolean() && member(revision, "current").template get<bool>()) {
-      row.current = integer(member(revision, "pods"));
-    }
-    const auto& causes = member(revision, "causes");
-    if (causes.is_array() && std::any_of(causes.begin(), causes.end(), [](const ordered_json& cause) {
-          return text(member(cause, "type")) == "annotation";
-        })) {
-      ++row.restarts;
-    }
+  for (const core::ExplainedRevision& revision : explanation.revisions) {
+    if (revision.revision.name == explanation.currentRevision) row.current = revision.revision.pods;
+    if (!revision.cause.annotations.empty()) ++row.restarts;
   }
 
-  const auto& pending = member(explanation, "pending");
-  row.pending = text(member(pending, "status"));
-  if (row.pending.empty()) row.pending = "unknown";
-  row.pendingReason = text(member(pending, "reason"));
-  for (const auto& change : member(pending, "changes")) row.pendingChanges.push_back(changeLine(change));
-  for (const auto& ref : member(pending, "references")) {
-    if (!member(ref, "noRestart").is_string()) continue;
-    row.noRestart.push_back(text(member(ref, "kind")) + "/" + text(member(ref, "name")) + ": " +
-                            text(member(ref, "noRestart")));
+  const Pending& pending = explanation.pending;
+  row.pending = pending.state;
+  row.pendingReason = pending.reason;
+  for (const auto& change : pending.changes) row.pendingChanges.push_back(changeLine(change));
+  for (const auto& ref : pending.references) {
+    if (ref.noRestart == core::NoRestart::None) continue;
+    row.noRestart.push_back(std::string(core::refKindName(ref.ref.kind)) + "/" + ref.ref.name + ": " +
+                            core::noRestartText(ref.noRestart));
   }
-  if (const auto& command = member(member(pending, "rolloutMode"), "rollCommand"); command.is_string())
-    row.rollCommand = text(command);
-  const auto& hold = member(pending, "rolloutHold");
-  if (text(member(hold, "status")) == "held") {
-    row.heldUntil = text(member(hold, "until"));
-    if (member(hold, "waitingFor").is_string()) row.heldFor = text(member(hold, "waitingFor"));
+  row.rollCommand = pending.mode.rollCommand;
+  if (pending.hold.state == HoldState::Held) {
+    row.heldUntil = base::formatRfc3339(pending.hold.until);
+    row.heldFor = pending.hold.waitingFor;
   }
-  const auto& window = member(pending, "rolloutWindow");
-  if (text(member(window, "status")) == "held") row.heldByWindowUntil = text(member(window, "nextOpening"));
-  if (member(hold, "lastRollout").is_string()) row.lastRollout = text(member(hold, "lastRollout"));
-  const auto& queue = member(pending, "rolloutQueue");
-  if (text(member(queue, "status")) == "queued" && member(queue, "ahead").is_number_integer())
-    row.queuedAhead = member(queue, "ahead").get<std::int64_t>();
+  if (pending.window.state == WindowState::Held && pending.window.nextOpening)
+    row.heldByWindowUntil = base::formatRfc3339(*pending.window.nextOpening);
+  if (pending.hold.lastRollout) row.lastRollout = base::formatRfc3339(*pending.hold.lastRollout);
+  if (pending.queue.state == QueueState::Queued)
+    row.queuedAhead = static_cast<std::int64_t>(pending.queue.ahead);
 
-  row.firstRollout = text(member(member(explanation, "firstRollout"), "verdict"));
-  if (row.firstRollout.empty()) row.firstRollout = "unknown";
-
-  const auto& roll = member(explanation, "roll");
-  if (text(member(roll, "updateStrategy")) == "OnDelete") {
-    row.roll = text(member(roll, "state"));
-    if (row.roll.empty()) row.roll = "unknown";
-    row.rollReason = text(member(roll, "reason"));
-    row.rollBlockedBy = text(member(roll, "blockedBy"));
-  }
+  row.firstRollout = explanation.firstRollout.verdict;
+  if (explanation.roll && explanation.roll->strategy == core::UpdateStrategy::OnDelete)
+    row.roll = explanation.roll;
   return row;
 }
 
@@ -159,9 +153,8 @@ WorkloadStatus unreadableStatus(const std::string& kind, const std::string& name
   row.kind = kind;
   row.namespace_ = namespace_;
   row.name = name;
-  row.pending = "unknown";
+  row.pending = PendingState::Unknown;
   row.pendingReason = reason;
-  row.firstRollout = "unknown";
   return row;
 }
 
@@ -172,12 +165,12 @@ void sortByAttention(std::vector<WorkloadStatus>& rows) {
   });
 }
 
-bool pendingOrUnknown(const WorkloadStatus& row) { return row.pending != "up-to-date"; }
+bool pendingOrUnknown(const WorkloadStatus& row) { return row.pending != PendingState::UpToDate; }
 
 ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
   ordered_json items = ordered_json::array();
   for (const WorkloadStatus& row : rows) {
-    ordered_json pending = {{"status", row.pending}, {"changes", row.pendingChanges}};
+    ordered_json pending = {{"status", pendingStateName(row.pending)}, {"changes", row.pendingChanges}};
     if (row.heldUntil) pending["heldUntil"] = *row.heldUntil;
     if (row.heldFor) pending["heldFor"] = *row.heldFor;
     if (row.rollCommand) {
@@ -189,13 +182,13 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     if (!row.pendingReason.empty()) pending["reason"] = row.pendingReason;
     if (!row.noRestart.empty()) pending["noRestart"] = row.noRestart;
     ordered_json roll = nullptr;
-    if (!row.roll.empty()) roll = {{"state", row.roll}, {"reason", row.rollReason}};
-    if (!row.rollBlockedBy.empty()) roll["blockedBy"] = row.rollBlockedBy;
+    if (row.roll) roll = {{"state", rollStateName(row.roll->state)}, {"reason", row.roll->reason}};
+    if (row.roll && row.roll->blockedBy) roll["blockedBy"] = *row.roll->blockedBy;
     items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
                      {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
                      {"restarts", row.restarts},
                      {"pending", std::move(pending)},
-                     {"firstRollout", row.firstRollout},
+                     {"firstRollout", core::firstRolloutVerdictName(row.firstRollout)},
                      {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
                      {"roll", std::move(roll)}});
     if (!row.managedBy.empty()) items.back()["managedBy"] = row.managedBy;
@@ -224,21 +217,12 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
                                       std::to_string(row.current) + "/" + std::to_string(row.desired),
                                       std::to_string(row.restarts),
                                       pendingText(row),
-                                      row.firstRollout,
+                                      core::firstRolloutVerdictName(row.firstRollout),
                                       rollText(row)};
     if (allNamespaces) cells.insert(cells.begin(), row.namespace_);
     if (wide) {
       cells.push_back(row.lastRollout ? *row.lastRollout : "-");
-      std::string changes;
-      for (const std::string& change : row.pendingChanges) changes += (changes.empty() ? "" : "; ") + change;
-      if ((row.pending == "unknown" || row.pending == "refused-too-large") && !row.pendingReason.empty())
-        changes = row.pendingReason;
-      for (const std::string& note : row.noRestart) changes += (changes.empty() ? "" : "; ") + note;
-      if ((row.roll == "paused" || row.roll == "unknown" || !row.rollBlockedBy.empty()) &&
-          !row.rollReason.empty()) {
-        changes += (changes.empty() ? "" : "; ") + ("roll " + row.roll + ": " + row.rollReason);
-      }
-      cells.push_back(changes.empty() ? "-" : changes);
+      cells.push_back(changesText(row));
       cells.push_back(row.managedBy.empty() ? "-" : row.managedBy);
     }
     table.push_back(std::move(cells));
@@ -319,7 +303,7 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
     }
     input->rolloutQueue = queue;
     input->rolloutQueueScope = namespace_.empty() ? "all namespaces" : "namespace " + namespace_;
-    rows.push_back(statusFromExplanation(explanationDocument(*input), input->workload));
+    rows.push_back(statusFromExplanation(explain(*input), input->workload));
   }
   return rows;
 }

@@ -1,4 +1,4 @@
-#include "restarter/inspect/explain.hpp"
+#include "restarter/inspect/explanation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -39,7 +39,8 @@ json plain(const nlohmann::ordered_json& value) { return json::parse(value.dump(
 }  // namespace
 
 TEST_CASE("the explanation document follows its schema", "[inspect][explain]") {
-  const auto doc = explanationDocument(sampleInput());
+  const auto explained = explain(sampleInput());
+  const auto doc = explanationDocument(explained);
   CHECK(doc["apiVersion"] == "restarter.stackable.tech/v1alpha1");
   CHECK(doc["kind"] == "RestartExplanation");
   CHECK(plain(doc["workload"]) == json{{"kind", "StatefulSet"},
@@ -85,25 +86,27 @@ TEST_CASE(
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::present("u", "3", false, core::parseDigest("00112233445566778899aabbccddeeff"));
   });
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(doc["pending"]["status"] == "up-to-date");
   CHECK(doc["pending"]["references"][0]["value"] == "u/2");
   CHECK(doc["pending"]["references"][0]["metadataOnlyChange"] == "u/3");
-  CHECK_THAT(renderText(doc, false),
+  CHECK_THAT(renderText(explained, false),
              Catch::Contains("Pending: up to date") &&
                  Catch::Contains(
                      "same content, no restart (now u/3: only metadata changed, or the content changed back"));
 }
 
 TEST_CASE("the text names every cause and colours only when asked", "[inspect][explain]") {
-  const auto doc = explanationDocument(sampleInput());
-  const std::string plain = renderText(doc, false);
+  const auto explained = explain(sampleInput());
+  const auto doc = explanationDocument(explained);
+  const std::string plain = renderText(explained, false);
   CHECK_THAT(plain, Catch::Contains("StatefulSet shop/web") &&
                         Catch::Contains("configmap/cfg: u/1 -> u/2 (updated)") &&
                         Catch::Contains("containers[app].image changed") &&
                         Catch::Contains("a restart is due") && Catch::Contains("3 *"));
   CHECK(plain.find('\033') == std::string::npos);
-  CHECK(renderText(doc, true).find("\033[1m") != std::string::npos);
+  CHECK(renderText(explained, true).find("\033[1m") != std::string::npos);
 }
 
 TEST_CASE("the writer line names who last wrote the annotations and does not contradict the verdict",
@@ -111,11 +114,11 @@ TEST_CASE("the writer line names who last wrote the annotations and does not con
   // A webhook-annotated StatefulSet whose ConfigMap later changed: revision 1 was complete
   // (restart-free) and the controller owns the annotations now. The text must not claim the
   // controller wrote them after creation, which would read as the extra restart.
-  auto doc = explanationDocument(sampleInput());
-  doc["firstRollout"]["verdict"] = "restart-free";
-  doc["firstRollout"]["annotationsWrittenBy"] = "controller";
-  doc["firstRollout"]["fieldManager"] = "restarter-statefulset";
-  const std::string plain = renderText(doc, false);
+  Explanation explained = explain(sampleInput());
+  explained.firstRollout.verdict = core::FirstRolloutVerdict::RestartFree;
+  explained.firstRollout.writer = core::AnnotationWriter::Controller;
+  explained.firstRollout.fieldManager = "restarter-statefulset";
+  const std::string plain = renderText(explained, false);
   CHECK_THAT(plain, Catch::Contains("restart-free") &&
                         Catch::Contains("last written by the controller (restarter-statefulset)"));
   CHECK(plain.find("after creation") == std::string::npos);
@@ -126,10 +129,11 @@ TEST_CASE("an unreadable reference makes pending unknown with the reason", "[ins
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::unknown("forbidden");
   });
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(doc["pending"]["status"] == "unknown");
   CHECK_THAT(doc["pending"]["reason"].get<std::string>(), Catch::Contains("forbidden"));
-  CHECK_THAT(renderText(doc, false), Catch::Contains("Pending: unknown"));
+  CHECK_THAT(renderText(explained, false), Catch::Contains("Pending: unknown"));
 }
 
 TEST_CASE("a write too large for the apiserver is pending as refused in the text and the JSON",
@@ -141,10 +145,11 @@ TEST_CASE("a write too large for the apiserver is pending as refused in the text
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::present("u", "3", false);
   });
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(doc["pending"]["status"] == "refused-too-large");
   CHECK_THAT(doc["pending"]["reason"].get<std::string>(), Catch::StartsWith("annotations too large: "));
-  const std::string text = renderText(doc, false);
+  const std::string text = renderText(explained, false);
   CHECK_THAT(text, Catch::Contains("Pending: refused: annotations too large: "));
   CHECK(text.find("Pending: unknown") == std::string::npos);
   CHECK(text.find("a restart is due") == std::string::npos);
@@ -165,7 +170,8 @@ TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[in
   input.workload["status"] = {{"observedGeneration", 3}, {"updatedReplicas", 2}, {"readyReplicas", 3}};
   input.heldRollouts = std::vector<core::HeldRollout>{{t0() + 5s, t0() + 5min}};
   input.now = t0() + 30s;
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(plain(doc["pending"]["rolloutHold"]) ==
         json{{"status", "held"},
              {"until", "2027-01-15T08:05:00Z"},
@@ -176,7 +182,7 @@ TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[in
              {"recorded", "2027-01-15T08:00:05Z"},
              {"lastRollout", "2027-01-15T08:00:00Z"}});
   CHECK_THAT(
-      renderText(doc, false),
+      renderText(explained, false),
       Catch::Contains("Pending: a restart is due, rollout held: waiting for the previous rollout (2 of 3 "
                       "pods updated), at most until 2027-01-15T08:05:00Z") &&
           Catch::Contains("since the last rollout at 2027-01-15T08:00:00Z"));
@@ -184,42 +190,49 @@ TEST_CASE("a held rollout says what it waits for in the text and the JSON", "[in
   // Within the floor, the previous rollout finished: held until the floor ends.
   input.workload["status"]["updatedReplicas"] = 3;
   input.now = t0() + 5s;
-  const auto floor = explanationDocument(input);
+  const auto floorExplained = explain(input);
+  const auto floor = explanationDocument(floorExplained);
   CHECK(floor["pending"]["rolloutHold"]["status"] == "held");
   CHECK(floor["pending"]["rolloutHold"]["until"] == "2027-01-15T08:00:10Z");
   CHECK(floor["pending"]["rolloutHold"]["waitingFor"].is_null());
-  CHECK_THAT(renderText(floor, false),
+  CHECK_THAT(renderText(floorExplained, false),
              Catch::Contains("Pending: a restart is due, rollout held until 2027-01-15T08:00:10Z (the previous "
                              "rollout was less than 10s ago"));
 
   // After the floor, the previous rollout finished: the controller rolls it now.
   input.now = t0() + 30s;
-  const auto released = explanationDocument(input);
+  const auto releasedExplained = explain(input);
+  const auto released = explanationDocument(releasedExplained);
   CHECK(released["pending"]["rolloutHold"]["status"] == "not-held");
   CHECK_THAT(released["pending"]["rolloutHold"]["reason"].get<std::string>(), Catch::Contains("finished"));
-  CHECK_THAT(renderText(released, false), Catch::Contains("a restart is due (the controller will apply it)"));
+  CHECK_THAT(renderText(releasedExplained, false),
+             Catch::Contains("a restart is due (the controller will apply it)"));
 
   // The held rollout was made: the workload's record is newer than the Event.
   input.workload["metadata"]["annotations"]["restarter.stackable.tech/last-rollout"] = "2027-01-15T08:05:00Z";
-  const auto rolled = explanationDocument(input);
+  const auto rolledExplained = explain(input);
+  const auto rolled = explanationDocument(rolledExplained);
   CHECK(rolled["pending"]["rolloutHold"]["status"] == "not-held");
-  CHECK_THAT(renderText(rolled, false), Catch::Contains("a restart is due (the controller will apply it)"));
+  CHECK_THAT(renderText(rolledExplained, false),
+             Catch::Contains("a restart is due (the controller will apply it)"));
 }
 
 TEST_CASE("without RolloutHeld Events nothing is held and the last rollout may be unknown",
           "[inspect][explain]") {
-  const auto doc = explanationDocument(sampleInput());
+  const auto explained = explain(sampleInput());
+  const auto doc = explanationDocument(explained);
   CHECK(plain(doc["pending"]["rolloutHold"]) == json{{"status", "not-held"}, {"lastRollout", nullptr}});
 }
 
 TEST_CASE("unlistable Events make the hold unknown and leave the rest standing", "[inspect][explain]") {
   ExplainInput input = sampleInput();
   input.heldRollouts = core::makeError(core::ErrorKind::Forbidden, "events is forbidden");
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(doc["pending"]["status"] == "restart-due");
   CHECK(doc["pending"]["rolloutHold"]["status"] == "unknown");
   CHECK_THAT(doc["pending"]["rolloutHold"]["reason"].get<std::string>(), Catch::Contains("forbidden"));
-  CHECK_THAT(renderText(doc, false), Catch::Contains("whether the controller holds it is unknown"));
+  CHECK_THAT(renderText(explained, false), Catch::Contains("whether the controller holds it is unknown"));
 }
 
 TEST_CASE("a RolloutHeld Event is read from the core Event fields", "[inspect][explain]") {
@@ -283,12 +296,14 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-1", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-2", "web-3", true, "2026-11-29T18:00:00Z")};
-    const auto doc = explanationDocument(input);
+    const auto explained = explain(input);
+    const auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "rolling");
     CHECK(doc["roll"]["updateStrategy"] == "OnDelete");
     CHECK(plain(doc["roll"]["outdatedPods"]) == json{"web-1", "web-0"});
     CHECK(doc["roll"]["reason"] == "the next pod to evict is web-1");
-    CHECK_THAT(renderText(doc, false), Catch::Contains("2 pods still run an outdated revision: web-1, web-0"));
+    CHECK_THAT(renderText(explained, false),
+               Catch::Contains("2 pods still run an outdated revision: web-1, web-0"));
   }
   SECTION("rolling: a budget that allows no disruption of the next pod is named") {
     ExplainInput input = onDeleteInput();
@@ -302,7 +317,8 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
                      {{"metadata", {{"name", "web-budget"}}},
                       {"spec", {{"selector", selector}}},
                       {"status", {{"disruptionsAllowed", 0}, {"currentHealthy", 3}, {"desiredHealthy", 3}}}}};
-    auto doc = explanationDocument(input);
+    auto explained = explain(input);
+    auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "rolling");
     CHECK(doc["roll"]["blockedBy"] == "PodDisruptionBudget/web-budget");
     CHECK(
@@ -311,7 +327,7 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
         "required: no disruption allowed)");
     // Once the budget allows a disruption, nothing is named.
     input.budgets[1]["status"]["disruptionsAllowed"] = 1;
-    doc = explanationDocument(input);
+    doc = explanationDocument(explain(input));
     CHECK_FALSE(doc["roll"].contains("blockedBy"));
     CHECK(doc["roll"]["reason"] == "the next pod to evict is web-1");
   }
@@ -320,17 +336,20 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-1", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-2", "web-3", false, "2026-11-29T18:30:00Z")};
-    const auto doc = explanationDocument(input);
+    const auto explained = explain(input);
+    const auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "paused");
     CHECK(doc["roll"]["blockingPod"] == "web-2");
-    CHECK_THAT(renderText(doc, false), Catch::Contains("Roll (OnDelete): paused") && Catch::Contains("web-2"));
+    CHECK_THAT(renderText(explained, false),
+               Catch::Contains("Roll (OnDelete): paused") && Catch::Contains("web-2"));
   }
   SECTION("opted out: the pods still on the old configuration are listed") {
     ExplainInput input = onDeleteInput();
     input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/ondelete", "manual"}};
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-1", "web-3", true, "2026-11-29T18:00:00Z")};
-    const auto doc = explanationDocument(input);
+    const auto explained = explain(input);
+    const auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "manual");
     CHECK(plain(doc["roll"]["outdatedPods"]) == json{"web-0"});
   }
@@ -340,23 +359,25 @@ TEST_CASE("the roll section says rolling or paused with the pod or manual or par
                                                 {"rollingUpdate", {{"partition", 1}}}};
     input.pods = {rollPod("web-0", "web-2", true, "2026-11-29T18:00:00Z"),
                   rollPod("web-1", "web-3", true, "2026-11-29T18:00:00Z")};
-    const auto doc = explanationDocument(input);
+    const auto explained = explain(input);
+    const auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "partitioned");
     CHECK(plain(doc["roll"]["keptPods"]) == json{"web-0"});
-    CHECK_THAT(renderText(doc, false),
+    CHECK_THAT(renderText(explained, false),
                Catch::Contains("kept by the partition: web-0") && Catch::Contains("partition 1"));
   }
   SECTION("a pod the API describes oddly makes the roll unknown, the rest stands") {
     ExplainInput input = onDeleteInput();
     input.pods = {json{{"metadata", {{"name", 7}}}}};
-    const auto doc = explanationDocument(input);
+    const auto explained = explain(input);
+    const auto doc = explanationDocument(explained);
     CHECK(doc["roll"]["state"] == "unknown");
     CHECK(doc["pending"]["status"] == "restart-due");
   }
   SECTION("a Deployment has no roll section") {
     ExplainInput input = sampleInput();
     input.kind = core::WorkloadKind::Deployment;
-    CHECK_FALSE(explanationDocument(input).contains("roll"));
+    CHECK_FALSE(explanationDocument(explain(input)).contains("roll"));
   }
 }
 
@@ -415,7 +436,7 @@ TEST_CASE("the revision watch reports each new revision once and backs off until
   const WatchStopped stopped = watchRevisions(
       client, start, "shop", clock,
       [&](const RevisionFeed::NewRevision& added) {
-        seen.push_back(added.revision.name + ": " + causeLine(added.causes.at(0)));
+        seen.push_back(added.revision.name + ": " + causeLines(added.cause).at(0));
       },
       [&](const core::Error&) { ++interruptions; });
   CHECK(seen == std::vector<std::string>{"web-2: containers[app].image changed",
@@ -458,38 +479,41 @@ TEST_CASE("a rollout window says until when it holds a pending restart", "[inspe
   ExplainInput input = sampleInput();  // a restart is due (u/2 -> u/3)
   input.now = t0();                    // 2027-01-15T08:00:00Z, a Friday
   input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "09:00-10:00"}};
-  const auto held = explanationDocument(input);
+  const auto heldExplained = explain(input);
+  const auto held = explanationDocument(heldExplained);
   CHECK(plain(held["pending"]["rolloutWindow"]) ==
         json{{"status", "held"},
              {"window", "09:00-10:00"},
              {"source", "annotation"},
              {"nextOpening", "2027-01-15T09:00:00Z"},
              {"description", "held by the rollout window until 2027-01-15T09:00:00Z"}});
-  CHECK_THAT(renderText(held, false),
+  CHECK_THAT(renderText(heldExplained, false),
              Catch::Contains("Pending: a restart is due, rollout held by the rollout window until "
                              "2027-01-15T09:00:00Z (window \"09:00-10:00\" from the annotation)"));
 
   input.now = t0() + 1h;
-  CHECK(explanationDocument(input)["pending"]["rolloutWindow"]["status"] == "open");
+  CHECK(explanationDocument(explain(input))["pending"]["rolloutWindow"]["status"] == "open");
 
   // The controller's default, as given to explain-restart --rollout-window.
   input.workload["metadata"].erase("annotations");
   input.defaultRolloutWindow = "Sat,Sun 00:00-24:00";
-  const auto byDefault = explanationDocument(input);
+  const auto byDefault = explanationDocument(explain(input));
   CHECK(byDefault["pending"]["rolloutWindow"]["source"] == "controller default");
   CHECK(byDefault["pending"]["rolloutWindow"]["nextOpening"] == "2027-01-16T00:00:00Z");
   input.defaultRolloutWindow = "always";
-  CHECK(plain(explanationDocument(input)["pending"]["rolloutWindow"]) ==
+  CHECK(plain(explanationDocument(explain(input))["pending"]["rolloutWindow"]) ==
         json{{"status", "none"}, {"window", "always"}, {"source", "controller default"}});
 
   // Invalid: nothing held, and said.
   input.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "9-10"}};
-  const auto invalid = explanationDocument(input);
+  const auto invalidExplained = explain(input);
+  const auto invalid = explanationDocument(invalidExplained);
   CHECK(invalid["pending"]["rolloutWindow"]["status"] == "invalid");
   CHECK(invalid["pending"]["rolloutWindow"]["reason"] ==
         "window 1 (\"9-10\"): \"9\" is not a start time (HH:MM, 00:00 to 23:59)");
-  CHECK_THAT(renderText(invalid, false), Catch::Contains("a restart is due (the controller will apply it)") &&
-                                             Catch::Contains("invalid rollout window \"9-10\""));
+  CHECK_THAT(renderText(invalidExplained, false),
+             Catch::Contains("a restart is due (the controller will apply it)") &&
+                 Catch::Contains("invalid rollout window \"9-10\""));
 
   // Nothing pending: closed, not held.
   ExplainInput upToDate = sampleInput();
@@ -498,7 +522,7 @@ TEST_CASE("a rollout window says until when it holds a pending restart", "[inspe
   });
   upToDate.now = t0();
   upToDate.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "09:00-10:00"}};
-  CHECK(explanationDocument(upToDate)["pending"]["rolloutWindow"]["status"] == "closed");
+  CHECK(explanationDocument(explain(upToDate))["pending"]["rolloutWindow"]["status"] == "closed");
 }
 
 TEST_CASE("a queued rollout says how many are ahead in the text and the JSON", "[inspect][explain][queue]") {
@@ -515,22 +539,24 @@ TEST_CASE("a queued rollout says how many are ahead in the text and the JSON", "
                                                         {"statefulset/c/low", 0, t0()},
                                                         {"statefulset/shop/web", 2, t0() + 5s}};
   input.rolloutQueueScope = "all namespaces";
-  const auto doc = explanationDocument(input);
+  const auto explained = explain(input);
+  const auto doc = explanationDocument(explained);
   CHECK(plain(doc["pending"]["rolloutQueue"]) == json{{"status", "queued"},
                                                       {"since", "2027-01-15T08:00:05Z"},
                                                       {"priority", 2},
                                                       {"ahead", 2},
                                                       {"scope", "all namespaces"},
                                                       {"description", "queued: 2 rollouts ahead"}});
-  CHECK_THAT(renderText(doc, false),
+  CHECK_THAT(renderText(explained, false),
              Catch::Contains("Pending: a restart is due, queued: 2 rollouts ahead (--max-concurrent-rollouts; "
                              "priority 2, queued since 2027-01-15T08:00:05Z, counted in all namespaces)"));
 
   // The queue could not be listed: unknown, said.
   input.rolloutQueue = core::makeError(core::ErrorKind::Forbidden, "deployments is forbidden");
-  const auto unknown = explanationDocument(input);
+  const auto unknownExplained = explain(input);
+  const auto unknown = explanationDocument(unknownExplained);
   CHECK(unknown["pending"]["rolloutQueue"]["status"] == "unknown");
-  CHECK_THAT(renderText(unknown, false),
+  CHECK_THAT(renderText(unknownExplained, false),
              Catch::Contains("its place in the controller's rollout queue is unknown"));
 
   // Nothing pending: a leftover record queues nothing.
@@ -538,10 +564,10 @@ TEST_CASE("a queued rollout says how many are ahead in the text and the JSON", "
   input.desired = core::desiredAnnotations(input.workload, [](core::RefKind, const std::string&) {
     return core::ObjectState::present("u", "3", false);
   });
-  CHECK(explanationDocument(input)["pending"]["rolloutQueue"]["status"] == "not-queued");
+  CHECK(explanationDocument(explain(input))["pending"]["rolloutQueue"]["status"] == "not-queued");
 
   // Not queued at all.
-  CHECK(explanationDocument(sampleInput())["pending"]["rolloutQueue"]["status"] == "not-queued");
+  CHECK(explanationDocument(explain(sampleInput()))["pending"]["rolloutQueue"]["status"] == "not-queued");
 }
 
 TEST_CASE("the queued place of a workload is read from its annotations", "[inspect][explain][queue]") {

@@ -9,7 +9,7 @@
 
 #include "fixtures.hpp"
 #include "restarter/base/rfc3339.hpp"
-#include "restarter/inspect/explain.hpp"
+#include "restarter/inspect/explanation.hpp"
 #include "restarter/inspect/status.hpp"
 
 namespace explanation_golden_test {
@@ -242,11 +242,11 @@ TEST_CASE("explain-restart prints the pinned JSON and text for each fixture", "[
   for (const Fixture& fixture : kFixtures) {
     INFO(fixture.name);
     const ExplainInput input = fixture.make();
-    const std::string jsonText = explanationDocument(input).dump(2) + "\n";
+    const std::string jsonText = explanationDocument(explain(input)).dump(2) + "\n";
     CHECK(jsonText == golden(std::string(fixture.name) + ".json", jsonText));
-    const std::string text = renderText(explanationDocument(input), false);
+    const std::string text = renderText(explain(input), false);
     CHECK(text == golden(std::string(fixture.name) + ".txt", text));
-    const std::string colored = renderText(explanationDocument(input), true);
+    const std::string colored = renderText(explain(input), true);
     CHECK(colored == golden(std::string(fixture.name) + ".color.txt", colored));
   }
 }
@@ -256,7 +256,7 @@ TEST_CASE("status prints the pinned table and document for the fixtures", "[insp
   for (const Fixture& fixture : kFixtures) {
     ExplainInput input = fixture.make();
     input.workload["metadata"]["name"] = fixture.name;
-    rows.push_back(statusFromExplanation(explanationDocument(input), input.workload));
+    rows.push_back(statusFromExplanation(explain(input), input.workload));
   }
   rows.push_back(unreadableStatus("Deployment", "shop", "unreadable", "pods is forbidden"));
   sortByAttention(rows);

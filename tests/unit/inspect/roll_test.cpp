@@ -66,7 +66,8 @@ TEST_CASE("roll plans exactly what explain-restart shows as pending under the ki
   CHECK(plan.verdict == RollVerdict::Roll);
   CHECK(plan.manual);
   CHECK(plan.fieldManager == "restarter.stackable.tech/statefulset");
-  const auto doc = explanationDocument(input);
+  const auto docExplained = explain(input);
+  const auto doc = explanationDocument(docExplained);
   REQUIRE(plan.changes.size() == doc["pending"]["changes"].size());
   REQUIRE(plan.changes.size() == 1);
   CHECK(plan.changes[0].after == doc["pending"]["changes"][0]["after"].get<std::string>());
@@ -74,7 +75,7 @@ TEST_CASE("roll plans exactly what explain-restart shows as pending under the ki
   // explain-restart and status name the command for the manual workload.
   CHECK(doc["pending"]["rolloutMode"]["mode"] == "manual");
   CHECK(doc["pending"]["rolloutMode"]["rollCommand"] == "kubectl restarter roll statefulset/web -n shop");
-  CHECK_THAT(renderText(doc, false),
+  CHECK_THAT(renderText(docExplained, false),
              Catch::Contains("Pending: manual: pending; run `kubectl restarter roll statefulset/web -n shop`"));
 }
 
@@ -83,7 +84,7 @@ TEST_CASE("roll says nothing is pending and refuses what it cannot or may not ro
     const RollPlan plan = planRoll(inputFor(webStatefulSet("manual"), "2"), false);
     CHECK(plan.verdict == RollVerdict::NothingPending);
     CHECK(plan.changes.empty());
-    CHECK(explanationDocument(inputFor(webStatefulSet("manual"), "2"))["pending"]["rolloutMode"].count(
+    CHECK(explanationDocument(explain(inputFor(webStatefulSet("manual"), "2")))["pending"]["rolloutMode"].count(
               "rollCommand") == 0);
   }
   SECTION("not managed") {
@@ -135,7 +136,7 @@ TEST_CASE(
   ExplainInput input = inputFor(workload, "3");
   const auto recorded = base::parseRfc3339("2027-01-15T08:00:05Z").value();
   input.heldRollouts = std::vector<core::HeldRollout>{{recorded, recorded + 5min}};
-  REQUIRE_FALSE(gatesHolding(explanationDocument(input)).empty());
+  REQUIRE_FALSE(gatesHolding(explain(input)).empty());
   CHECK(planRoll(input, false).verdict == RollVerdict::Roll);
 }
 

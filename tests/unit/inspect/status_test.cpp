@@ -6,7 +6,7 @@
 #include "restarter/base/rfc3339.hpp"
 
 #include "restarter/core/rollout.hpp"
-#include "restarter/inspect/explain.hpp"
+#include "restarter/inspect/explanation.hpp"
 
 using namespace restarter;
 using namespace restarter::inspect;
@@ -35,12 +35,11 @@ ExplainInput input(const std::string& live) {
   return in;
 }
 
-WorkloadStatus row(const ExplainInput& in) {
-  return statusFromExplanation(explanationDocument(in), in.workload);
-}
+WorkloadStatus row(const ExplainInput& in) { return statusFromExplanation(explain(in), in.workload); }
 
-WorkloadStatus named(const std::string& ns, const std::string& name, const std::string& pending,
-                     const std::string& first = "restart-free", std::int64_t ready = 1) {
+WorkloadStatus named(const std::string& ns, const std::string& name, PendingState pending,
+                     core::FirstRolloutVerdict first = core::FirstRolloutVerdict::RestartFree,
+                     std::int64_t ready = 1) {
   WorkloadStatus r;
   r.kind = "StatefulSet";
   r.namespace_ = ns;
@@ -51,6 +50,17 @@ WorkloadStatus named(const std::string& ns, const std::string& name, const std::
   r.pending = pending;
   r.firstRollout = first;
   return r;
+}
+
+// An OnDelete StatefulSet n/db with nothing pending; its roll's state is the test's.
+Explanation onDeleteExplanation() {
+  Explanation explanation;
+  explanation.workload = {core::WorkloadKind::StatefulSet, "n", "db", "db-uid"};
+  explanation.pending.state = PendingState::UpToDate;
+  explanation.firstRollout.verdict = core::FirstRolloutVerdict::RestartFree;
+  explanation.roll = Roll{};
+  explanation.roll->strategy = core::UpdateStrategy::OnDelete;
+  return explanation;
 }
 
 std::vector<std::string> names(const std::vector<WorkloadStatus>& rows) {
@@ -70,15 +80,15 @@ TEST_CASE("status: a row condenses the explanation", "[inspect][status]") {
   CHECK(r.ready == 2);
   CHECK(r.current == 2);   // pods of the current revision, web-3
   CHECK(r.restarts == 1);  // web-2 (a ConfigMap change); web-3 changed the image; web-1 is the creation
-  CHECK(r.pending == "up-to-date");
+  CHECK(r.pending == PendingState::UpToDate);
   CHECK(r.pendingChanges.empty());
-  CHECK(r.firstRollout == "restart-free");
+  CHECK(r.firstRollout == core::FirstRolloutVerdict::RestartFree);
   CHECK_FALSE(pendingOrUnknown(r));
 }
 
 TEST_CASE("status: a pending change is named and fails --fail-if-pending", "[inspect][status]") {
   const WorkloadStatus r = row(input("3"));
-  CHECK(r.pending == "restart-due");
+  CHECK(r.pending == PendingState::RestartDue);
   REQUIRE(r.pendingChanges.size() == 1);
   CHECK(r.pendingChanges[0] == "configmap/cfg: u/2 -> u/3 (updated)");
   CHECK_FALSE(r.heldUntil);
@@ -95,7 +105,7 @@ TEST_CASE("status: a held rollout shows what it waits for or until when", "[insp
       std::vector<core::HeldRollout>{{*last + std::chrono::seconds(10), *last + std::chrono::minutes(5)}};
   in.now = *last + std::chrono::seconds(40);
   const WorkloadStatus r = row(in);
-  CHECK(r.pending == "restart-due");
+  CHECK(r.pending == PendingState::RestartDue);
   REQUIRE(r.heldUntil);
   CHECK(*r.heldUntil == "2026-11-29T18:07:00Z");
   REQUIRE(r.heldFor);
@@ -121,7 +131,7 @@ TEST_CASE("status: a restart held by the rollout window shows its opening", "[in
   in.workload["metadata"]["annotations"] = {{"restarter.stackable.tech/rollout-window", "Mon-Fri 02:00-04:00"}};
   in.now = base::parseRfc3339("2026-12-05T12:00:00Z").value();  // a Saturday
   const WorkloadStatus r = row(in);
-  CHECK(r.pending == "restart-due");
+  CHECK(r.pending == PendingState::RestartDue);
   REQUIRE(r.heldByWindowUntil);
   CHECK(*r.heldByWindowUntil == "2026-12-07T02:00:00Z");
   CHECK(
@@ -147,31 +157,31 @@ TEST_CASE("status: a queued rollout shows how many are ahead", "[inspect][status
   CHECK(statusDocument({r})["items"][0]["pending"]["queuedAhead"] == 37);
 }
 
-TEST_CASE("status: DaemonSets count scheduled pods and any JSON shape is tolerated", "[inspect][status]") {
-  nlohmann::ordered_json explanation = {
-      {"workload", {{"kind", "DaemonSet"}, {"namespace", "n"}, {"name", "ds"}}},
-      {"revisions", 7},
-      {"pending", {{"status", 1}}}};
+TEST_CASE("status: DaemonSets count scheduled pods and any workload JSON shape is tolerated",
+          "[inspect][status]") {
+  Explanation explanation;
+  explanation.workload = {core::WorkloadKind::DaemonSet, "n", "ds", "ds-uid"};
   const WorkloadStatus r =
       statusFromExplanation(explanation, json{{"status", {{"desiredNumberScheduled", 2}, {"numberReady", 1}}}});
   CHECK(r.kind == "DaemonSet");
   CHECK(r.desired == 2);
   CHECK(r.ready == 1);
   CHECK(r.restarts == 0);
-  CHECK(r.pending == "unknown");
-  CHECK(r.firstRollout == "unknown");
-  const WorkloadStatus empty = statusFromExplanation(nlohmann::ordered_json("x"), json::array());
+  CHECK(r.pending == PendingState::Unknown);
+  CHECK(r.firstRollout == core::FirstRolloutVerdict::Unknown);
+  const WorkloadStatus empty = statusFromExplanation(Explanation{}, json::array());
   CHECK(empty.desired == 1);  // replicas defaults to 1
-  CHECK(empty.pending == "unknown");
+  CHECK(empty.pending == PendingState::Unknown);
 }
 
 TEST_CASE("status: what needs attention comes first", "[inspect][status]") {
-  std::vector<WorkloadStatus> rows = {named("b", "ok", "up-to-date"),
-                                      named("a", "ok", "up-to-date"),
-                                      named("a", "not-ready", "up-to-date", "restart-free", 0),
-                                      named("z", "extra", "up-to-date", "extra-restart"),
-                                      named("z", "due", "restart-due"),
-                                      unreadableStatus("StatefulSet", "z", "unreadable", "forbidden")};
+  std::vector<WorkloadStatus> rows = {
+      named("b", "ok", PendingState::UpToDate),
+      named("a", "ok", PendingState::UpToDate),
+      named("a", "not-ready", PendingState::UpToDate, core::FirstRolloutVerdict::RestartFree, 0),
+      named("z", "extra", PendingState::UpToDate, core::FirstRolloutVerdict::ExtraRestart),
+      named("z", "due", PendingState::RestartDue),
+      unreadableStatus("StatefulSet", "z", "unreadable", "forbidden")};
   sortByAttention(rows);
   CHECK(names(rows) ==
         std::vector<std::string>{"z/unreadable", "z/due", "z/extra", "a/not-ready", "a/ok", "b/ok"});
@@ -205,19 +215,16 @@ TEST_CASE("status: the table and the wide table and the document", "[inspect][st
 }
 
 TEST_CASE("status: a roll waiting for a disruption budget names it and needs attention", "[inspect][status]") {
-  nlohmann::ordered_json explanation = {
-      {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
-      {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
-      {"firstRollout", {{"verdict", "restart-free"}}},
-      {"roll",
-       {{"updateStrategy", "OnDelete"},
-        {"state", "rolling"},
-        {"reason", "the next pod to evict is db-2, whose eviction waits for PodDisruptionBudget db-pdb (...)"},
-        {"blockedBy", "PodDisruptionBudget/db-pdb"}}}};
+  Explanation explanation = onDeleteExplanation();
+  explanation.roll->state = RollState::Rolling;
+  explanation.roll->reason =
+      "the next pod to evict is db-2, whose eviction waits for PodDisruptionBudget db-pdb (...)";
+  explanation.roll->blockedBy = "PodDisruptionBudget/db-pdb";
   WorkloadStatus blocked = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
   blocked.ready = blocked.current = 3;
-  CHECK(blocked.rollBlockedBy == "PodDisruptionBudget/db-pdb");
-  std::vector<WorkloadStatus> rows = {named("a", "ok", "up-to-date", "restart-free", 3), blocked};
+  CHECK(blocked.roll->blockedBy == "PodDisruptionBudget/db-pdb");
+  std::vector<WorkloadStatus> rows = {
+      named("a", "ok", PendingState::UpToDate, core::FirstRolloutVerdict::RestartFree, 3), blocked};
   rows[0].desired = rows[0].ready = rows[0].current = 3;
   sortByAttention(rows);
   CHECK(rows[0].name == "db");
@@ -229,17 +236,17 @@ TEST_CASE("status: a roll waiting for a disruption budget names it and needs att
 }
 
 TEST_CASE("status: an OnDelete roll shows its state and a paused one needs attention", "[inspect][status]") {
-  nlohmann::ordered_json explanation = {
-      {"workload", {{"kind", "StatefulSet"}, {"namespace", "n"}, {"name", "db"}}},
-      {"pending", {{"status", "up-to-date"}, {"changes", nlohmann::ordered_json::array()}}},
-      {"firstRollout", {{"verdict", "restart-free"}}},
-      {"roll", {{"updateStrategy", "OnDelete"}, {"state", "paused"}, {"reason", "db-2 not Ready for 10m"}}}};
+  Explanation explanation = onDeleteExplanation();
+  explanation.roll->state = RollState::Paused;
+  explanation.roll->reason = "db-2 not Ready for 10m";
   const WorkloadStatus paused = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
-  CHECK(paused.roll == "paused");
-  explanation["roll"] = {{"updateStrategy", "RollingUpdate"}, {"state", "kubernetes-rolls"}, {"reason", ""}};
+  CHECK(paused.roll->state == RollState::Paused);
+  explanation.roll = Roll{};
+  explanation.roll->state = RollState::KubernetesRolls;
   const WorkloadStatus rolling = statusFromExplanation(explanation, json{{"spec", {{"replicas", 3}}}});
-  CHECK(rolling.roll.empty());  // Kubernetes rolls it: nothing of restarter's to show
-  std::vector<WorkloadStatus> rows = {named("a", "ok", "up-to-date", "restart-free", 3), paused};
+  CHECK_FALSE(rolling.roll);  // Kubernetes rolls it: nothing of restarter's to show
+  std::vector<WorkloadStatus> rows = {
+      named("a", "ok", PendingState::UpToDate, core::FirstRolloutVerdict::RestartFree, 3), paused};
   rows[0].desired = rows[0].ready = rows[0].current = 3;
   rows[1].ready = rows[1].current = 3;
   sortByAttention(rows);
@@ -259,7 +266,7 @@ TEST_CASE("status: a reference that restarts nothing says why", "[inspect][statu
   in.desired = core::desiredAnnotations(
       in.workload, [](core::RefKind, const std::string&) { return core::ObjectState::absent(); }, running);
   const WorkloadStatus r = row(in);
-  CHECK(r.pending == "up-to-date");
+  CHECK(r.pending == PendingState::UpToDate);
   REQUIRE(r.noRestart.size() == 1);
   CHECK(r.noRestart[0] == "configmap/cfg: deleted: running pods keep their copy, no restart");
   const std::string wide = renderStatusTable({r}, false, true, "in namespace shop");
@@ -279,17 +286,18 @@ TEST_CASE("status and explain-restart name what opts a workload in and each refe
   in.desired = core::desiredAnnotations(
       in.workload,
       [](core::RefKind, const std::string&) { return core::ObjectState::present("u", "2", false); }, options);
-  const auto doc = explanationDocument(in);
+  const Explanation explained = explain(in);
+  const auto doc = explanationDocument(explained);
   CHECK(doc["managedBy"]["by"] == "reloader-annotations");
   CHECK(doc["managedBy"]["reason"] == "reloader.stakater.com/search");
   const auto& ref = doc["pending"]["references"][0];
   CHECK(ref["disposition"] == "not-selected");
   CHECK(ref["selection"] == "reloader.stakater.com/search: the object lacks reloader.stakater.com/match");
-  const WorkloadStatus r = statusFromExplanation(doc, in.workload);
+  const WorkloadStatus r = statusFromExplanation(explained, in.workload);
   CHECK(r.managedBy == "reloader.stakater.com/search");
   CHECK(statusDocument({r})["items"][0]["managedBy"] == "reloader.stakater.com/search");
   CHECK(renderStatusTable({r}, false, true, "here").find("MANAGED-BY") != std::string::npos);
   // A labeled workload (the default input) keeps restarter's rules: no selection named.
-  const auto labeled = explanationDocument(input("2"));
+  const auto labeled = explanationDocument(explain(input("2")));
   CHECK(labeled["pending"]["references"][0]["selection"].is_null());
 }

@@ -3,11 +3,9 @@
 // (docs/architecture.md, "explain-restart").
 //
 // readExplainInput reads the workload, its revisions (ControllerRevisions for StatefulSets and
-// DaemonSets, ReplicaSets for Deployments) and its pods; explanationDocument explains each
-// revision with lib/core's diff, judges the first rollout, compares the live template with the
-// live ConfigMaps/Secrets (metadata only) for what is pending, and reads the workload's
-// RolloutHeld Events for whether the pending rollout is held by the controller's minimum rollout
-// interval, and until when. RevisionFeed says what each revision seen later adds.
+// DaemonSets, ReplicaSets for Deployments), its pods, the live ConfigMaps/Secrets it references
+// (metadata only, or hashed content) and its RolloutHeld Events; explain() (explanation.hpp)
+// judges them. RevisionFeed says what each revision seen later adds.
 
 #include <chrono>
 #include <functional>
@@ -67,17 +65,6 @@ struct ExplainInput {
 // The API resource of a workload kind (statefulsets, deployments, daemonsets, Argo rollouts).
 kube::ResourceRef workloadResourceOf(core::WorkloadKind kind);
 
-// The explanation document (the stable schema of `-o json` and `-o yaml`; docs/operations.md
-// "explain-restart: why did my pods restart, and will they?"): apiVersion restarter.stackable.tech/v1alpha1, kind RestartExplanation.
-nlohmann::ordered_json explanationDocument(const ExplainInput& input);
-
-// Human-readable text of an explanation document (explain_text.cpp).
-std::string renderText(const nlohmann::ordered_json& document, bool color);
-
-// One cause of the "causes" array as a line: "configmap/app-config: u/1 -> u/2 (updated)",
-// "containers[app].image changed", "created".
-std::string causeLine(const nlohmann::ordered_json& cause);
-
 // The revision a ControllerRevision (StatefulSet, DaemonSet) or ReplicaSet (Deployment) object
 // records, if the object belongs to the workload with `workloadUid`; nullopt otherwise. Tolerates
 // any JSON shape.
@@ -100,9 +87,6 @@ core::Result<std::vector<core::QueuedRollout>> readRolloutQueue(kube::Client& cl
                                                                 const std::string& namespace_,
                                                                 const std::string& labelSelector,
                                                                 std::string& scope);
-
-// The JSON causes of a revision (the "causes" array of the schema).
-nlohmann::ordered_json causesDocument(const core::RevisionCause& cause);
 
 // Reads an ExplainInput from the API. The referenced objects of the kinds `contentAware` reads
 // are read whole and hashed (their content is dropped at once), the others metadata only, as
@@ -159,7 +143,7 @@ class RevisionFeed {
 
   struct NewRevision {
     core::Revision revision;
-    nlohmann::ordered_json causes;  // causesDocument of its cause
+    core::RevisionCause cause;  // against the newest older revision known
   };
   // The revision `object` (a ControllerRevision or ReplicaSet) records, if it belongs to the
   // workload and was not seen before (or changed its number); then it is known.

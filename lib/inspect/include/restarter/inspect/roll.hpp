@@ -25,7 +25,7 @@
 #include "restarter/core/annotations.hpp"
 #include "restarter/core/rollout_write.hpp"
 #include "restarter/core/time.hpp"
-#include "restarter/inspect/explain.hpp"
+#include "restarter/inspect/explanation.hpp"
 #include "restarter/kube/client.hpp"
 
 namespace restarter::inspect {
@@ -48,11 +48,11 @@ struct RollPlan {
   std::string fieldManager;
 };
 
-// What holds the pending rollout of an explanation document (explanationDocument) besides manual
+// What holds the pending rollout of an explanation (explain()) besides manual
 // mode, one clause each ("the rollout hold holds it: waiting for the previous rollout (...), at
 // most until <time>"); empty when nothing does. A gate whose state cannot be read is named too
 // ("the rollout hold may hold it (unknown: ...)").
-std::vector<std::string> gatesHolding(const nlohmann::ordered_json& explanation);
+std::vector<std::string> gatesHolding(const Explanation& explanation);
 
 // The plan for `input` (see the file comment). `now`: consult no gate (as for a manual workload).
 RollPlan planRoll(const ExplainInput& input, bool now);

@@ -2,7 +2,7 @@
 // The fleet view of `restarter status`, one row per labeled workload (docs/architecture.md,
 // "status").
 //
-// Each row is derived from the workload's explanation document (explain.hpp), so status and
+// Each row is derived from the workload's explanation (explanation.hpp), so status and
 // explain-restart can never disagree: readStatusRows reads each labeled workload's explanation
 // input exactly as explain-restart does and condenses it; the rest are pure functions.
 
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "restarter/inspect/explain.hpp"
+#include "restarter/inspect/explanation.hpp"
 #include "restarter/kube/client.hpp"
 
 namespace restarter::inspect {
@@ -31,11 +32,10 @@ struct WorkloadStatus {
   // Revisions with at least one restarter annotation change among their causes: the restarts
   // restarter recorded (revision 1, the creation, never counts).
   std::int64_t restarts = 0;
-  // The explanation's pending.status: "up-to-date", "restart-due" or "unknown"; with "restart-due"
-  // the held-until time when the controller holds it (the upper bound while it waits for the
-  // previous rollout), and what it waits for ("2 of 3 pods updated"; none when only the floor
-  // holds it).
-  std::string pending;
+  // The explanation's pending state; with RestartDue the held-until time when the controller
+  // holds it (the upper bound while it waits for the previous rollout), and what it waits for
+  // ("2 of 3 pods updated"; none when only the floor holds it).
+  PendingState pending = PendingState::Unknown;
   std::optional<std::string> heldUntil;
   // When a pending restart waits for the rollout window: its next opening (RFC 3339).
   std::optional<std::string> heldByWindowUntil;
@@ -51,21 +51,18 @@ struct WorkloadStatus {
   // "configmap/app: deleted: running pods keep their copy, no restart", ...: the explanation's
   // references whose noRestart is set (docs/behaviour.md, "Restart only when pods need it").
   std::vector<std::string> noRestart;
-  std::string firstRollout;                // "restart-free", "extra-restart" or "unknown"
+  core::FirstRolloutVerdict firstRollout = core::FirstRolloutVerdict::Unknown;
   std::optional<std::string> lastRollout;  // RFC 3339, restarter's last rollout of it
-  // The explanation's roll.state for an OnDelete StatefulSet or DaemonSet (rolling, paused, done,
-  // manual, waiting-for-status, unknown); empty for other workloads, where Kubernetes rolls.
-  std::string roll;
-  std::string rollReason;
-  std::string
-      rollBlockedBy;  // the PodDisruptionBudget a rolling eviction waits for ("PodDisruptionBudget/<name>")
+  // The explanation's roll of an OnDelete StatefulSet or DaemonSet (its state, reason and the
+  // budget a rolling eviction waits for); none for other workloads, where Kubernetes rolls.
+  std::optional<Roll> roll;
   // The explanation's managedBy.reason: what opts it in (the label, or Reloader's annotations).
   std::string managedBy;
 };
 
-// The row of one explanation document (explanationDocument()) and the live workload object it
-// was made from (for the pod counts in its status). Tolerates any JSON shape.
-WorkloadStatus statusFromExplanation(const nlohmann::ordered_json& explanation, const nlohmann::json& workload);
+// The row of one explanation (explain()) and the live workload object it was made from (for the
+// pod counts in its status; any JSON shape is tolerated).
+WorkloadStatus statusFromExplanation(const Explanation& explanation, const nlohmann::json& workload);
 
 // A row for a workload whose explanation could not be read: pending "unknown" with the reason.
 WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
