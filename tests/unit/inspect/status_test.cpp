@@ -301,3 +301,28 @@ TEST_CASE("status and explain-restart name what opts a workload in and each refe
   const auto labeled = explanationDocument(explain(input("2")));
   CHECK(labeled["pending"]["references"][0]["selection"].is_null());
 }
+
+TEST_CASE("status: each pending state has its cell and its place and fails --fail-if-pending but up to date",
+          "[inspect][status]") {
+  struct Row {
+    PendingState state;
+    std::string cell;
+    std::string status;
+    bool fails;
+  };
+  const Row table[] = {
+      {PendingState::UpToDate, "no", "up-to-date", false},
+      {PendingState::RestartDue, "restart due", "restart-due", true},
+      {PendingState::RefusedTooLarge, "refused: annotations too large", "refused-too-large", true},
+      {PendingState::Unknown, "unknown", "unknown", true}};
+  for (const Row& expected : table) {
+    INFO(expected.status);
+    Explanation explanation = inspect_fixtures::dueExplanation();
+    explanation.pending.state = expected.state;
+    const WorkloadStatus r = statusFromExplanation(explanation, json{{"spec", {{"replicas", 1}}}});
+    CHECK(r.pending == expected.state);
+    CHECK(pendingOrUnknown(r) == expected.fails);
+    CHECK_THAT(renderStatusTable({r}, false, false, ""), Catch::Contains("   " + expected.cell + "   "));
+    CHECK(statusDocument({r})["items"][0]["pending"]["status"] == expected.status);
+  }
+}
