@@ -101,7 +101,7 @@ std::string changesText(const WorkloadStatus& row) {
 
 WorkloadStatus statusFromExplanation(const Explanation& explanation, const json& workload) {
   WorkloadStatus row;
-  row.kind = core::workloadKindName(explanation.workload.kind);
+  row.kind = explanation.workload.kind;
   row.namespace_ = explanation.workload.namespace_;
   row.name = explanation.workload.name;
   row.managedBy = explanation.management.reason;
@@ -147,7 +147,7 @@ WorkloadStatus statusFromExplanation(const Explanation& explanation, const json&
   return row;
 }
 
-WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
+WorkloadStatus unreadableStatus(core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
                                 const std::string& reason) {
   WorkloadStatus row;
   row.kind = kind;
@@ -160,8 +160,10 @@ WorkloadStatus unreadableStatus(const std::string& kind, const std::string& name
 
 void sortByAttention(std::vector<WorkloadStatus>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const WorkloadStatus& a, const WorkloadStatus& b) {
-    return std::make_tuple(attentionGroup(a), a.namespace_, a.kind, a.name) <
-           std::make_tuple(attentionGroup(b), b.namespace_, b.kind, b.name);
+    // By the kind's name, as the table shows it.
+    return std::make_tuple(attentionGroup(a), a.namespace_, std::string_view(core::workloadKindName(a.kind)),
+                           a.name) < std::make_tuple(attentionGroup(b), b.namespace_,
+                                                     std::string_view(core::workloadKindName(b.kind)), b.name);
   });
 }
 
@@ -184,13 +186,15 @@ ordered_json statusDocument(const std::vector<WorkloadStatus>& rows) {
     ordered_json roll = nullptr;
     if (row.roll) roll = {{"state", rollStateName(row.roll->state)}, {"reason", row.roll->reason}};
     if (row.roll && row.roll->blockedBy) roll["blockedBy"] = *row.roll->blockedBy;
-    items.push_back({{"workload", {{"kind", row.kind}, {"namespace", row.namespace_}, {"name", row.name}}},
-                     {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
-                     {"restarts", row.restarts},
-                     {"pending", std::move(pending)},
-                     {"firstRollout", core::firstRolloutVerdictName(row.firstRollout)},
-                     {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
-                     {"roll", std::move(roll)}});
+    items.push_back(
+        {{"workload",
+          {{"kind", core::workloadKindName(row.kind)}, {"namespace", row.namespace_}, {"name", row.name}}},
+         {"pods", {{"desired", row.desired}, {"ready", row.ready}, {"current", row.current}}},
+         {"restarts", row.restarts},
+         {"pending", std::move(pending)},
+         {"firstRollout", core::firstRolloutVerdictName(row.firstRollout)},
+         {"lastRollout", row.lastRollout ? ordered_json(*row.lastRollout) : ordered_json(nullptr)},
+         {"roll", std::move(roll)}});
     if (!row.managedBy.empty()) items.back()["managedBy"] = row.managedBy;
   }
   return {
@@ -210,7 +214,7 @@ std::string renderStatusTable(const std::vector<WorkloadStatus>& rows, bool allN
   }
   std::vector<std::vector<std::string>> table;
   for (const WorkloadStatus& row : rows) {
-    std::string kind = row.kind;
+    std::string kind = core::workloadKindName(row.kind);
     std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
     std::vector<std::string> cells = {kind + "/" + row.name,
                                       std::to_string(row.ready) + "/" + std::to_string(row.desired),
@@ -298,7 +302,7 @@ core::Result<std::vector<WorkloadStatus>> readStatusRows(kube::Client& client, c
     auto input = readJudgedInput(client, kind, ns, name, judgement, digestKey, false);
     if (!input) {
       if (input.error().kind == core::ErrorKind::NotFound) continue;  // deleted since the list
-      rows.push_back(unreadableStatus(core::workloadKindName(kind), ns, name, input.error().describe()));
+      rows.push_back(unreadableStatus(kind, ns, name, input.error().describe()));
       continue;
     }
     input->rolloutQueue = queue;

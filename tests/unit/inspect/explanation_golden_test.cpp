@@ -258,7 +258,7 @@ TEST_CASE("status prints the pinned table and document for the fixtures", "[insp
     input.workload["metadata"]["name"] = fixture.name;
     rows.push_back(statusFromExplanation(explain(input), input.workload));
   }
-  rows.push_back(unreadableStatus("Deployment", "shop", "unreadable", "pods is forbidden"));
+  rows.push_back(unreadableStatus(core::WorkloadKind::Deployment, "shop", "unreadable", "pods is forbidden"));
   sortByAttention(rows);
   std::string failing;
   for (const WorkloadStatus& row : rows)

@@ -41,7 +41,7 @@ WorkloadStatus named(const std::string& ns, const std::string& name, PendingStat
                      core::FirstRolloutVerdict first = core::FirstRolloutVerdict::RestartFree,
                      std::int64_t ready = 1) {
   WorkloadStatus r;
-  r.kind = "StatefulSet";
+  r.kind = core::WorkloadKind::StatefulSet;
   r.namespace_ = ns;
   r.name = name;
   r.desired = 1;
@@ -73,7 +73,7 @@ std::vector<std::string> names(const std::vector<WorkloadStatus>& rows) {
 
 TEST_CASE("status: a row condenses the explanation", "[inspect][status]") {
   const WorkloadStatus r = row(input("2"));
-  CHECK(r.kind == "StatefulSet");
+  CHECK(r.kind == core::WorkloadKind::StatefulSet);
   CHECK(r.namespace_ == "shop");
   CHECK(r.name == "web");
   CHECK(r.desired == 3);
@@ -163,7 +163,7 @@ TEST_CASE("status: DaemonSets count scheduled pods and any workload JSON shape i
   explanation.workload = {core::WorkloadKind::DaemonSet, "n", "ds", "ds-uid"};
   const WorkloadStatus r =
       statusFromExplanation(explanation, json{{"status", {{"desiredNumberScheduled", 2}, {"numberReady", 1}}}});
-  CHECK(r.kind == "DaemonSet");
+  CHECK(r.kind == core::WorkloadKind::DaemonSet);
   CHECK(r.desired == 2);
   CHECK(r.ready == 1);
   CHECK(r.restarts == 0);
@@ -181,7 +181,7 @@ TEST_CASE("status: what needs attention comes first", "[inspect][status]") {
       named("a", "not-ready", PendingState::UpToDate, core::FirstRolloutVerdict::RestartFree, 0),
       named("z", "extra", PendingState::UpToDate, core::FirstRolloutVerdict::ExtraRestart),
       named("z", "due", PendingState::RestartDue),
-      unreadableStatus("StatefulSet", "z", "unreadable", "forbidden")};
+      unreadableStatus(core::WorkloadKind::StatefulSet, "z", "unreadable", "forbidden")};
   sortByAttention(rows);
   CHECK(names(rows) ==
         std::vector<std::string>{"z/unreadable", "z/due", "z/extra", "a/not-ready", "a/ok", "b/ok"});

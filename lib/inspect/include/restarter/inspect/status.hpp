@@ -21,7 +21,7 @@ namespace restarter::inspect {
 
 // One labeled workload, condensed.
 struct WorkloadStatus {
-  std::string kind;  // "StatefulSet", "Deployment", "DaemonSet"
+  core::WorkloadKind kind = core::WorkloadKind::StatefulSet;
   std::string namespace_;
   std::string name;
   // Pods: what the workload wants, how many are Ready (from its status) and how many run its
@@ -64,8 +64,8 @@ struct WorkloadStatus {
 // pod counts in its status; any JSON shape is tolerated).
 WorkloadStatus statusFromExplanation(const Explanation& explanation, const nlohmann::json& workload);
 
-// A row for a workload whose explanation could not be read: pending "unknown" with the reason.
-WorkloadStatus unreadableStatus(const std::string& kind, const std::string& namespace_, const std::string& name,
+// A row for a workload whose explanation could not be read: pending Unknown with the reason.
+WorkloadStatus unreadableStatus(core::WorkloadKind kind, const std::string& namespace_, const std::string& name,
                                 const std::string& reason);
 
 // Sorted so that what needs attention comes first: pending unknown, then a restart due, a write
