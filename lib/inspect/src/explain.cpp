@@ -1,4 +1,4 @@
-// Reading the API and building the explanation document (see explain.hpp).
+// Reading a workload's explanation input from the API (see explain.hpp).
 #include "restarter/inspect/explain.hpp"
 
 #include "restarter/base/clock.hpp"

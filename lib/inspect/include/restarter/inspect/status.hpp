@@ -41,10 +41,10 @@ struct WorkloadStatus {
   std::optional<std::string> heldByWindowUntil;
   std::optional<std::string> heldFor;
   // A restart due on a workload in manual mode (restarter.stackable.tech/rollout: manual): the
-  // command that rolls it (the explanation's pending.rolloutMode.rollCommand); the controller never does.
+  // command that rolls it (the explanation's pending.mode.rollCommand); the controller never does.
   std::optional<std::string> rollCommand;
   // Waiting in the controller's rollout queue (--max-concurrent-rollouts): the queued rollouts
-  // ahead of it (the explanation's pending.rolloutQueue.ahead).
+  // ahead of it (the explanation's pending.queue.ahead).
   std::optional<std::int64_t> queuedAhead;
   std::vector<std::string> pendingChanges;  // "configmap/app: u/1 -> u/2 (updated)", ...
   std::string pendingReason;                // why pending is unknown or refused-too-large
