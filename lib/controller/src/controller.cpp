@@ -27,9 +27,9 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
       clock(clockIn),
       limiter(clock, options.writesPerSecond, options.writeBurst),
       referenceLoads(clock, kReferenceLoadsPerSecond, kReferenceLoadBurst),
-      queue(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
+      queues(clock, cache::BackoffPolicy{milliseconds(500), milliseconds(300'000), 0.5}),
       rolloutSlots(options.maxConcurrentRollouts,
-                   [this](const QueueKey& key) { queue.add(key, QueueReason::SlotFreed); }),
+                   [this](const QueueKey& key) { queues.enqueue(key, QueueReason::SlotFreed); }),
       context{client,
               logger,
               metrics,
@@ -52,16 +52,18 @@ Controller::Impl::Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs:
 }
 
 // One key, one call through the reconciler interface (reconcile.hpp): the key names its reconciler.
-void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
+// The debug line's fields are built only at debug level (a failure's, only on failure).
+void Controller::Impl::process(WorkQueue& queue, const WorkQueue::Taken& taken, std::stop_token stop) {
+  const QueueKey& queued = taken.key;
   const std::string& controller = queued.reconciler->name();
-  const std::string key = queued.object.key();
-  const QueueReasons reasons = queue.reasonsOf(queued);
   for (QueueReason reason : kQueueReasons) {
-    if (reasons.contains(reason))
+    if (taken.reasons.contains(reason))
       metrics.reconcileReasons.with({controller, std::string(queueReasonName(reason))}).inc();
   }
-  const std::string queuedFor = queueReasonsText(reasons);
-  logger.debug("reconciling", {{"controller", controller}, {"key", key}, {"queuedFor", queuedFor}});
+  if (logger.enabled(obs::LogLevel::Debug))
+    logger.debug("reconciling", {{"controller", controller},
+                                 {"key", queued.object.key()},
+                                 {"queuedFor", queueReasonsText(taken.reasons)}});
   const auto started = clock.monotonicNow();
   core::Result<Action> result = queued.reconciler->reconcile(queued.object, stop);
   metrics.reconcileDuration.with({controller})
@@ -77,23 +79,25 @@ void Controller::Impl::process(const QueueKey& queued, std::stop_token stop) {
   metrics.errors.with({controller, core::errorKindName(error.kind)}).inc();
   RetryDecision decision = retryPolicy(error);
   if (!decision.retry) {
-    logger.error(
-        "reconcile failed; waiting for the object to change",
-        {{"controller", controller}, {"key", key}, {"queuedFor", queuedFor}, {"error", error.describe()}});
+    logger.error("reconcile failed; waiting for the object to change",
+                 {{"controller", controller},
+                  {"key", queued.object.key()},
+                  {"queuedFor", queueReasonsText(taken.reasons)},
+                  {"error", error.describe()}});
     queue.forget(queued);
     return;
   }
   if (stop.stop_requested()) return;
   const milliseconds delay = queue.addRateLimited(queued, decision.atLeast);
   logger.warn("reconcile failed; retrying", {{"controller", controller},
-                                             {"key", key},
-                                             {"queuedFor", queuedFor},
+                                             {"key", queued.object.key()},
+                                             {"queuedFor", queueReasonsText(taken.reasons)},
                                              {"error", error.describe()},
                                              {"retryIn", std::to_string(delay.count()) + "ms"}});
 }
 
 void Controller::Impl::updateGauges() {
-  metrics.queueDepth.with().set(static_cast<double>(queue.depth()));
+  metrics.queueDepth.with().set(static_cast<double>(queues.depth()));
   // Also frees the slots whose upper bound has passed, waking the queue's head.
   const RolloutSlots::Counts slots =
       rolloutSlots.tick(std::chrono::floor<std::chrono::microseconds>(clock.wallNow()));
@@ -124,7 +128,7 @@ void Controller::Impl::rebuildRolloutSlots() {
                     {{"kind", kind.name}, {"error", listed.error().describe()}});
         continue;
       }
-      Reconciler* reconciler = workloadReconcilers.at(kind.name).get();
+      Reconciler* reconciler = reconcilers.at(kind.name).get();
       for (const cache::PackedPtr& packed : *listed) {
         const nlohmann::json workload = packed->unpack();
         if (!workload.is_object() || workload.contains(kUnmanagedField)) continue;
@@ -360,24 +364,18 @@ core::Status Controller::run(std::stop_token stop) {
   s.metrics.leader.with().set(1);
   s.rebuildRolloutSlots();
   s.logger.info("starting workers",
-                obs::Fields{{"workers", std::to_string(s.options.workers)},
+                obs::Fields{{"workers", std::to_string(s.queues.workers())},
+                            {"workersPerReconciler", std::to_string(s.options.workersPerReconciler)},
                             {"dryRun", s.options.dryRun ? "true" : "false"},
                             {"contentAware", core::contentAwarenessName(s.options.contentAware)},
                             {"debounce", std::to_string(s.options.debounce.count()) + "ms"},
                             {"minRolloutInterval", core::formatDuration(s.options.minRolloutInterval)},
                             {"rolloutWindow", s.context.rolloutWindowSpec},
                             {"maxConcurrentRollouts", std::to_string(s.options.maxConcurrentRollouts)}});
-  std::stop_source workStop;
-  std::vector<std::jthread> workers;
-  for (int i = 0; i < std::max(1, s.options.workers); ++i) {
-    workers.emplace_back([&s, token = workStop.get_token()] {
-      while (auto key = s.queue.get(token)) {
-        s.process(*key, token);
-        s.queue.done(*key);
-        s.reconciled.fetch_add(1, std::memory_order_relaxed);
-      }
-    });
-  }
+  s.queues.start([&s](WorkQueue& queue, const WorkQueue::Taken& taken, std::stop_token token) {
+    s.process(queue, taken, token);
+    s.reconciled.fetch_add(1, std::memory_order_relaxed);
+  });
 
   bool lost = false;
   if (elector) {
@@ -389,9 +387,7 @@ core::Status Controller::run(std::stop_token stop) {
   // Stop taking work; a reconcile in progress finishes its write (HTTP requests are not cancelled;
   // only a wait for the write limiter is).
   s.logger.info(lost ? "stopping work: leadership lost" : "shutting down: finishing in-flight work");
-  s.queue.shutDown();
-  workStop.request_stop();
-  for (auto& worker : workers) worker.join();
+  s.queues.stop();
   s.metrics.leader.with().set(0);
   stopCaches();
   if (lost) return core::makeError(core::ErrorKind::Unavailable, "leader election lost");

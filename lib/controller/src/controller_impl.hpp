@@ -1,16 +1,17 @@
 #pragma once
 // Controller::Impl, shared by the controller's two halves (docs/architecture.md, "Watches and
-// dispatch"): controller_wiring.cpp builds the caches, the reconcilers, the watch table and the
-// reflectors (setUp, once, in the constructor, before any thread starts); controller.cpp runs them
-// (run: the digest key, the reflectors, the workers, leader election) and dispatches each key
-// (process).
+// dispatch"): controller_wiring.cpp builds the caches, the reconcilers with their queues and
+// watches (each a row of reconciler_table.hpp) and the reflectors (setUp, once, in the
+// constructor, before any thread starts); controller.cpp runs them (run: the digest key, the
+// reflectors, the workers, leader election) and dispatches each key (process).
 //
 // Ownership and threads: Impl owns the caches, the reconcilers and the reflectors for the
 // controller's life; none is added or removed after setUp. The stores lock themselves
-// (cache/store.hpp), the queue and the rate limiters lock themselves (work_queue.hpp,
-// rate_limiter.hpp), as do the rollout slots (rollout_slots.hpp), each reconciler locks its own memory; Impl's one lock,
-// keyProblemMutex, guards keyProblem (written by run(), read by /readyz's threads). digestKey is written by run() before any reflector or
-// worker starts and read-only after.
+// (cache/store.hpp), the queues and the rate limiters lock themselves (reconciler_queues.hpp,
+// rate_limiter.hpp), as do the rollout slots (rollout_slots.hpp), each reconciler locks its own
+// memory; Impl's one lock, keyProblemMutex, guards keyProblem (written by run(), read by
+// /readyz's threads). digestKey is written by run() before any reflector or worker starts and
+// read-only after.
 
 #include <atomic>
 #include <cstdint>
@@ -26,12 +27,12 @@
 #include "restarter/cache/reflector.hpp"
 #include "restarter/cache/store.hpp"
 #include "restarter/controller/controller.hpp"
-#include "restarter/controller/ondelete.hpp"
-#include "restarter/controller/pod_expiry.hpp"
+#include "restarter/controller/namespace_caches.hpp"
 #include "restarter/controller/rate_limiter.hpp"
+#include "restarter/controller/reconciler_queues.hpp"
+#include "restarter/controller/reconciler_table.hpp"
 #include "restarter/controller/rollout_slots.hpp"
-#include "restarter/controller/watches.hpp"
-#include "restarter/controller/workload.hpp"
+#include "restarter/controller/workload_resources.hpp"
 
 namespace restarter::controller {
 
@@ -40,23 +41,6 @@ namespace restarter::controller {
 // references"); a worker waits for its turn.
 inline constexpr double kReferenceLoadsPerSecond = 50;
 inline constexpr double kReferenceLoadBurst = 100;
-
-// The caches of one namespace (or of all, with an empty name).
-struct NamespaceCaches {
-  std::string namespace_;
-  std::map<std::string, std::unique_ptr<cache::PackedStore>> workloads;  // by WorkloadResource::name
-  cache::MetaStore configMaps;  // identity and version only (docs/architecture.md, "Metadata only")
-  cache::MetaStore secrets;
-  cache::Store pods;
-};
-
-// The rows of the watch table for one namespace's caches, by store (watches.hpp).
-struct WatchTable {
-  std::map<std::string, std::vector<Watch<cache::PackedObject>>> workloads;  // by WorkloadResource::name
-  std::vector<Watch<cache::ObjectMeta>> configMaps;
-  std::vector<Watch<cache::ObjectMeta>> secrets;
-  std::vector<Watch<nlohmann::json>> pods;
-};
 
 struct Controller::Impl {
   Impl(kube::Client& clientIn, ControllerOptions optionsIn, obs::Logger& loggerIn, obs::Registry& registry,
@@ -70,18 +54,18 @@ struct Controller::Impl {
   RateLimiter limiter;
   // Paces the reads of unloaded objects a workload came to reference (loadReferenced).
   RateLimiter referenceLoads;
-  WorkQueue queue;
-  // The fleet's rollout slots (--max-concurrent-rollouts); wakes a queued key through `queue`.
+  // Each reconciler's queue and workers (reconciler_queues.hpp), filled by setUp.
+  ReconcilerQueues queues;
+  // The fleet's rollout slots (--max-concurrent-rollouts); wakes a queued key through `queues`.
   RolloutSlots rolloutSlots;
   ReconcileContext context;
 
   // The kinds managed (enabledWorkloadResources: Rollouts only with --argo-rollouts).
   std::vector<WorkloadResource> kinds;
   std::vector<std::unique_ptr<NamespaceCaches>> caches;
-  // The reconcilers, by WorkloadResource::name (rollers: only the kinds with an OnDelete strategy).
-  std::map<std::string, std::unique_ptr<WorkloadReconciler>> workloadReconcilers;
-  std::map<std::string, std::unique_ptr<OnDeleteRoller>> rollers;
-  std::unique_ptr<PodExpiryReconciler> podReconciler;
+  // Every row's reconciler (reconciler_table.hpp), by name; the workload restarters' names are
+  // their WorkloadResource::name.
+  std::map<std::string, std::unique_ptr<Reconciler>> reconcilers;
   std::unique_ptr<Evictor> rollEvictor;
   struct ReflectorEntry {
     std::unique_ptr<cache::Reflector> reflector;
@@ -110,10 +94,9 @@ struct Controller::Impl {
 
   // controller_wiring.cpp
   void setUp();
-  void makeReconcilers();
-  WatchTable watchTable(NamespaceCaches& ns);
+  // What the reconciler table's rows are made over (reconciler_table.hpp).
+  ReconcilerParts reconcilerParts();
   NamespaceCaches* cachesFor(std::string_view ns) const;
-  std::vector<QueueKey> referencing(NamespaceCaches& ns, const char* index, const cache::MetaPtr& object);
   // Whether a workload of a synced cache of `ns` references `key` ("<namespace>/<name>") under
   // `index`: the retention of its ConfigMap and Secret stores (docs/architecture.md, "Memory
   // that follows references"). Reflector threads.
@@ -142,7 +125,9 @@ struct Controller::Impl {
   void watchForCrds(std::vector<std::size_t> pending, std::vector<std::jthread>& threads, std::stop_token stop);
   bool crdServed(const kube::ResourceRef& resource);
   std::string lastDiscoveryError;  // watchForCrds' thread only (and run() before it starts)
-  void process(const QueueKey& queued, std::stop_token stop);
+  // One key a worker took from `queue` (its reconciler's): the reconcile, its metrics and logs, and
+  // what the result asks of the queue.
+  void process(WorkQueue& queue, const WorkQueue::Taken& taken, std::stop_token stop);
   // A new leader's rollout slots and queue from the caches (RolloutSlots::rebuild), before any
   // worker starts: the rollouts of managed workloads in progress by their status, the workloads
   // whose queued-since annotation says they wait.

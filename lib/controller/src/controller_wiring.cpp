@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "restarter/controller/predicates.hpp"
 #include "restarter/core/constants.hpp"
 
-// The wiring half of the controller (controller_impl.hpp): caches, reconcilers, the watch table,
-// reflectors. Everything here runs once, in the constructor, before any thread starts, except the
-// handlers and transforms it installs (reflector threads) and the watch table's mappers.
+// The wiring half of the controller (controller_impl.hpp): caches, the reconciler table's rows
+// (reconciler_table.hpp: each reconciler, its queue, its watches), reflectors. Everything here runs
+// once, in the constructor, before any thread starts, except the handlers and transforms it
+// installs (reflector threads) and the watches' mappers.
 
 namespace restarter::controller {
 
@@ -31,60 +31,11 @@ constexpr std::int64_t kContentListPageSize = 25;
 
 }  // namespace
 
-// The watch table (watches.hpp), every row in one place. Workload keys wait out the debounce
-// window after an add or update; a delete, the OnDelete roll and pod expiry are queued at once.
-WatchTable Controller::Impl::watchTable(NamespaceCaches& ns) {
-  const milliseconds debounce = options.debounce;
-  const milliseconds now{0};
-  WatchTable table;
-  for (const WorkloadResource& kind : kinds) {
-    auto& rows = table.workloads[kind.name];
-    // The workload restarter: its template, ignore annotations, identity, or the end of a rollout
-    // that held a change.
-    rows.push_back(
-        {workloadReconcilers.at(kind.name).get(),
-         debounce,
-         now,
-         [progressKind = kind.coreKind](const cache::PackedPtr& before, const cache::PackedPtr& after) {
-           return workloadChanged(before, after) || rolloutFinished(progressKind, before, after);
-         },
-         {}});
-    // The OnDelete roll of the kinds that have the strategy: any change but the resourceVersion.
-    if (kind.hasOnDelete) rows.push_back({rollers.at(kind.name).get(), now, now, rollInputChanged, {}});
-  }
-  // A ConfigMap or Secret queues the workloads whose templates reference it (the store's index).
-  for (auto [rows, index] :
-       {std::pair{&table.configMaps, kConfigMapIndex}, std::pair{&table.secrets, kSecretIndex}}) {
-    rows->push_back(
-        {nullptr, debounce, debounce, {}, [this, &ns, indexName = index](const cache::MetaPtr& object) {
-           return referencing(ns, indexName, object);
-         }});
-  }
-  // Pod expiry: a pod's expires-at annotations or identity; a deleted pod needs nothing.
-  table.pods.push_back({podReconciler.get(), now, std::nullopt, podChanged, {}});
-  return table;
-}
-
 NamespaceCaches* Controller::Impl::cachesFor(std::string_view ns) const {
   for (const auto& entry : caches) {
     if (entry->namespace_.empty() || entry->namespace_ == ns) return entry.get();
   }
   return nullptr;
-}
-
-// The keys of every workload (of any kind) whose template references `object`.
-std::vector<QueueKey> Controller::Impl::referencing(NamespaceCaches& ns, const char* index,
-                                                    const cache::MetaPtr& object) {
-  std::vector<QueueKey> keys;
-  const std::string key = cache::objectKey(*object);
-  for (const auto& [kind, store] : ns.workloads) {
-    auto found = store->byIndex(index, key);
-    if (!found) continue;  // not synced yet: its initial list queues every workload
-    Reconciler* reconciler = workloadReconcilers.at(kind).get();
-    for (const cache::PackedPtr& workload : *found)
-      keys.push_back(QueueKey{reconciler, objectNameOf(*workload)});
-  }
-  return keys;
 }
 
 bool Controller::Impl::referenced(const NamespaceCaches& ns, const std::string& index,
@@ -148,45 +99,19 @@ void Controller::Impl::noteContentUnchanged(const char* index, const cache::Obje
                                         {"resourceVersion", after.resourceVersion}});
 }
 
-// The reconcilers, each over the caches of the namespace it is asked about.
-void Controller::Impl::makeReconcilers() {
-  for (const WorkloadResource& kind : kinds) {
-    const std::string name = kind.name;
-    workloadReconcilers.emplace(
-        kind.name, std::make_unique<WorkloadReconciler>(
-                       kind,
-                       [this, name](std::string_view ns) -> std::optional<WorkloadCaches> {
-                         NamespaceCaches* c = cachesFor(ns);
-                         if (c == nullptr) return std::nullopt;
-                         const auto deployments = c->workloads.find("deployment");
-                         return WorkloadCaches{
-                             c->workloads.at(name).get(), &c->configMaps, &c->secrets,
-                             deployments == c->workloads.end() ? nullptr : deployments->second.get(),
-                             [this, c](core::RefKind refKind, std::string_view namespace_,
-                                       std::string_view object, std::stop_token stop) {
-                               return loadReferenced(*c, refKind, namespace_, object, stop);
-                             }};
-                       },
-                       context));
-  }
-  rollEvictor = std::make_unique<Evictor>(context);
-  for (const WorkloadResource& kind : kinds) {
-    if (!kind.hasOnDelete) continue;
-    const std::string name = kind.name;
-    rollers.emplace(kind.name, std::make_unique<OnDeleteRoller>(
-                                   kind,
-                                   [this, name](std::string_view ns) -> const cache::PackedStore* {
-                                     NamespaceCaches* c = cachesFor(ns);
-                                     return c == nullptr ? nullptr : c->workloads.at(name).get();
-                                   },
-                                   context, *rollEvictor, options.onDeleteReadyTimeout));
-  }
-  podReconciler = std::make_unique<PodExpiryReconciler>(
-      [this](std::string_view ns) -> const cache::Store* {
-        NamespaceCaches* c = cachesFor(ns);
-        return c == nullptr ? nullptr : &c->pods;
-      },
-      context);
+ReconcilerParts Controller::Impl::reconcilerParts() {
+  return ReconcilerParts{.context = context,
+                         .cachesFor = [this](std::string_view ns) { return cachesFor(ns); },
+                         .referenceLoader = [this](NamespaceCaches& ns) -> ReferenceLoader {
+                           return [this, &ns](core::RefKind kind, std::string_view namespace_,
+                                              std::string_view name, std::stop_token stop) {
+                             return loadReferenced(ns, kind, namespace_, name, stop);
+                           };
+                         },
+                         .rollEvictor = *rollEvictor,
+                         .onDeleteReadyTimeout = options.onDeleteReadyTimeout,
+                         .debounce = options.debounce,
+                         .workers = options.workersPerReconciler};
 }
 
 void Controller::Impl::setUp() {
@@ -205,10 +130,20 @@ void Controller::Impl::setUp() {
     caches.push_back(std::move(entry));
   }
 
-  makeReconcilers();
+  // Every row of the reconciler table: its reconciler, its queue and (below, per namespace) its
+  // watches.
+  rollEvictor = std::make_unique<Evictor>(context);
+  std::vector<ReconcilerRow> table = reconcilerTable(kinds, reconcilerParts());
+  std::vector<std::pair<Reconciler*, std::vector<WatchOn>>> watches;
+  for (ReconcilerRow& row : table) {
+    std::unique_ptr<Reconciler> reconciler = row.make();
+    queues.add(*reconciler, row.workers);
+    watches.emplace_back(reconciler.get(), std::move(row.watches));
+    reconcilers.emplace(row.name, std::move(reconciler));
+  }
 
   const Enqueue enqueue = [this](const QueueKey& key, milliseconds delay, QueueReason reason) {
-    queue.add(key, reason, delay);
+    queues.enqueue(key, reason, delay);
   };
   for (const auto& entry : caches) {
     NamespaceCaches& c = *entry;
@@ -229,13 +164,9 @@ void Controller::Impl::setUp() {
           },
           {}});
     }
-    WatchTable table = watchTable(c);
-    for (auto& [kind, rows] : table.workloads) {
-      for (auto& row : rows) installWatch(*c.workloads.at(kind), std::move(row), enqueue);
+    for (const auto& [reconciler, rows] : watches) {
+      for (const WatchOn& watch : rows) watch(c, *reconciler, enqueue);
     }
-    for (auto& row : table.configMaps) installWatch(c.configMaps, std::move(row), enqueue);
-    for (auto& row : table.secrets) installWatch(c.secrets, std::move(row), enqueue);
-    for (auto& row : table.pods) installWatch(c.pods, std::move(row), enqueue);
 
     // Reloader's annotations are annotations, which no selector can ask for: with them every
     // workload is listed, and those not opted in are kept as stubs (docs/architecture.md,

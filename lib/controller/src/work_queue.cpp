@@ -69,28 +69,23 @@ int WorkQueue::failures(const QueueKey& key) const {
   return it == failures_.end() ? 0 : it->second;
 }
 
-QueueKey WorkQueue::takeFirstLocked() {
+WorkQueue::Taken WorkQueue::takeFirstLocked() {
   QueueKey key = std::move(byDue_.begin()->second);
   byDue_.erase(byDue_.begin());
   const auto waiting = waiting_.find(key);
-  processing_.emplace(key, waiting->second.reasons);
+  const QueueReasons reasons = waiting->second.reasons;
   waiting_.erase(waiting);
-  return key;
+  processing_.insert(key);
+  return Taken{std::move(key), reasons};
 }
 
-QueueReasons WorkQueue::reasonsOf(const QueueKey& key) const {
-  std::lock_guard lock(mutex_);
-  const auto it = processing_.find(key);
-  return it == processing_.end() ? QueueReasons{} : it->second;
-}
-
-std::optional<QueueKey> WorkQueue::tryGet(base::Clock::MonotonicTime now) {
+std::optional<WorkQueue::Taken> WorkQueue::tryGet(base::Clock::MonotonicTime now) {
   std::lock_guard lock(mutex_);
   if (shutDown_ || byDue_.empty() || byDue_.begin()->first > now) return std::nullopt;
   return takeFirstLocked();
 }
 
-std::optional<QueueKey> WorkQueue::get(std::stop_token stop) {
+std::optional<WorkQueue::Taken> WorkQueue::get(std::stop_token stop) {
   // A wait is bounded so that a clock whose monotonic time does not follow the condition
   // variable's (a test's fake clock) can delay a due key by at most this long.
   constexpr milliseconds kMaxWait(1000);

@@ -510,11 +510,11 @@ StormResult storm(Fixture& f, bool finishAtOnce) {
   StormResult result;
   auto work = [&] {
     while (auto due = queue.tryGet(clock.monotonicNow())) {
-      auto action = f.reconciler->reconcile(due->object);
+      auto action = f.reconciler->reconcile(due->key.object);
       REQUIRE(action.ok());
-      queue.forget(*due);
-      if (action->requeueAfter) queue.add(*due, QueueReason::RequeueAfter, *action->requeueAfter);
-      queue.done(*due);
+      queue.forget(due->key);
+      if (action->requeueAfter) queue.add(due->key, QueueReason::RequeueAfter, *action->requeueAfter);
+      queue.done(due->key);
       // The watch: each write reaches the cache, and the workload's update queues it again.
       json updated = storedWorkload(f);
       if (updated["metadata"]["resourceVersion"] == seenVersion) continue;

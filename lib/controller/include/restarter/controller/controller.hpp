@@ -4,9 +4,12 @@
 //
 //   queue_key.hpp        the queue's key: reconciler, namespace, name
 //   work_queue.hpp       deduplicating, debouncing, backing-off queue
+//   reconciler_queues.hpp  each reconciler's own queue and workers
 //   rate_limiter.hpp     the global write limiter and the reference loads' limiter (a token bucket)
 //   reconcile.hpp        the Reconciler interface, Action, the error policy, the shared context
 //   watches.hpp          the watch table's rows: store -> reconciler, predicate, delay or mapper
+//   reconciler_table.hpp the reconcilers, one row each: name, factory, watches, workers
+//   namespace_caches.hpp the caches of one watched namespace
 //   predicates.hpp       which cache updates the rows let through
 //   slim.hpp             what the caches keep of each object
 //   announcements.hpp    the one bounded memory of what was announced
@@ -17,7 +20,8 @@
 //   events.hpp           recording Events
 //   leader_election.hpp  Lease-based leader election
 //   metrics.hpp          Prometheus metrics
-//   controller.hpp       this file: the manager wiring caches, the watch table, queue and workers
+//   controller.hpp       this file: the manager wiring caches, the reconciler table, queues and
+//                        workers
 //                        (docs/architecture.md, "Watches and dispatch")
 //
 // Caches (one set per watched namespace, or one set for all namespaces):
@@ -88,7 +92,10 @@ struct ControllerOptions {
   std::string rolloutWindow = "always";
   double writesPerSecond = 10.0;  // global write limit (token bucket)
   int writeBurst = 50;            // writes allowed at once before writesPerSecond applies
-  int workers = 2;
+  // Each reconciler's workers (its share, reconciler_queues.hpp): every reconciler has its own
+  // queue served by this many threads, as controller-runtime's MaxConcurrentReconciles; so
+  // serve-controller runs this many times the reconcilers (2 x 6, 2 x 7 with --argo-rollouts).
+  int workersPerReconciler = 2;
   std::string identity;  // this replica, for Events and the Lease
   std::optional<LeaderElectionOptions> leaderElection;
   // The client the Lease is read and written with; nullptr: the main client. serve-controller

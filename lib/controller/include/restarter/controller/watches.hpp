@@ -3,10 +3,10 @@
 // reconciler's keys, and after how long. In the manner of controller-runtime's builder
 // (For/Owns/Watches with predicates) and kube-rs's Controller::watches (with a mapper), written as
 // rows: one row is one store's events queuing the keys of one reconciler (reconcile.hpp), or with
-// a mapper the keys it names. The controller declares every row in one place
-// (lib/controller/src/controller_wiring.cpp, watchTable) and installs each row as one set of store
-// handlers; adding a reconciler is adding its rows, dispatch does not change (the key names the
-// reconciler, queue_key.hpp).
+// a mapper the keys it names. Each reconciler's row of the reconciler table (reconciler_table.hpp)
+// declares its watches, and the controller installs each as one set of store handlers; adding a
+// reconciler is adding its row, dispatch does not change (the key names the reconciler,
+// queue_key.hpp).
 //
 // Threads: a row's handlers run on the thread of the reflector that writes the store
 // (cache/store.hpp), with no lock held; predicates and mappers must not block. The reconcilers a

@@ -13,8 +13,8 @@
 //   - Errors: addRateLimited(key) re-queues after an exponential backoff with jitter
 //     (cache::backoffDelay) that grows with the key's consecutive failures; forget(key) resets it.
 //   - Reasons: every add says why (queue_reason.hpp); a key carries the union of the reasons it
-//     was added for until a worker takes it, and reasonsOf(key) tells the worker while it holds the
-//     key. Reasons added while the key is processed go with its next turn.
+//     was added for until a worker takes it, and get/tryGet hand them over with the key. Reasons
+//     added while the key is processed go with its next turn.
 // Due times are monotonic (base::Clock::monotonicNow, docs/architecture.md, "Injected time"): a
 // step of the wall clock neither fires a debounce early nor holds a key back. The non-blocking
 // `tryGet(now)` and `nextDue()` let tests drive the queue with a fake clock, `get(stop)` is the
@@ -30,6 +30,7 @@
 #include <optional>
 #include <stop_token>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "restarter/base/clock.hpp"
 #include "restarter/base/random.hpp"
@@ -57,12 +58,15 @@ class WorkQueue {
   void forget(const QueueKey& key);
   int failures(const QueueKey& key) const;
 
+  // A key a worker took and why it was queued (every reason it was added for since its last turn).
+  struct Taken {
+    QueueKey key;
+    QueueReasons reasons;
+  };
   // A due key, now marked as processing, or nothing. Non-blocking.
-  std::optional<QueueKey> tryGet(base::Clock::MonotonicTime now);
+  std::optional<Taken> tryGet(base::Clock::MonotonicTime now);
   // Blocks until a key is due (returned, marked processing), or `stop` / shutDown() (nullopt).
-  std::optional<QueueKey> get(std::stop_token stop);
-  // Why `key` was queued, while a worker holds it (between get/tryGet and done); empty otherwise.
-  QueueReasons reasonsOf(const QueueKey& key) const;
+  std::optional<Taken> get(std::stop_token stop);
   // The worker finished `key`. If it was added meanwhile, it is queued again.
   void done(const QueueKey& key);
 
@@ -80,7 +84,7 @@ class WorkQueue {
     QueueReasons reasons;
   };
   void queueLocked(const QueueKey& key, Turn turn);
-  QueueKey takeFirstLocked();
+  Taken takeFirstLocked();
 
   base::Clock& clock_;
   cache::BackoffPolicy backoff_;
@@ -89,7 +93,7 @@ class WorkQueue {
   std::condition_variable_any cv_;
   std::unordered_map<QueueKey, Turn> waiting_;                 // key -> its turn
   std::multimap<base::Clock::MonotonicTime, QueueKey> byDue_;  // due -> key (mirrors waiting_)
-  std::unordered_map<QueueKey, QueueReasons> processing_;      // key -> why it was taken
+  std::unordered_set<QueueKey> processing_;                    // handed to a worker, not done yet
   std::unordered_map<QueueKey, Turn> dirty_;                   // added while processing -> next turn
   std::unordered_map<QueueKey, int> failures_;
   std::uint64_t generation_ = 0;  // bumped on every change that may wake get()
