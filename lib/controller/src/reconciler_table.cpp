@@ -53,6 +53,15 @@ WatchOn onPods(Watch<nlohmann::json> row) {
   };
 }
 
+// A workload update worth a look by its restarter: its template, ignore annotations or identity
+// (workloadChanged), or the end of a rollout that held a change (rolloutFinished).
+std::function<bool(const cache::PackedPtr&, const cache::PackedPtr&)> restarterInputChanged(
+    core::WorkloadKind kind) {
+  return [kind](const cache::PackedPtr& before, const cache::PackedPtr& after) {
+    return workloadChanged(before, after) || rolloutFinished(kind, before, after);
+  };
+}
+
 std::unique_ptr<Reconciler> makeWorkloadReconciler(const WorkloadResource& kind, const ReconcilerParts& parts) {
   return std::make_unique<WorkloadReconciler>(
       kind,
@@ -94,19 +103,13 @@ std::vector<ReconcilerRow> reconcilerTable(const std::vector<WorkloadResource>& 
                                            const ReconcilerParts& parts) {
   std::vector<ReconcilerRow> table;
   for (const WorkloadResource& kind : kinds) {
-    // The workload restarter: its template, ignore annotations, identity, or the end of a rollout
-    // that held a change; a ConfigMap or Secret its template references.
+    // The workload restarter: its workload, and each ConfigMap or Secret its template references.
     table.push_back(
         {.name = kind.name,
          .make = [parts, kind] { return makeWorkloadReconciler(kind, parts); },
          .watches = {onWorkloads(kind.name, {.delay = parts.debounce,
                                              .deleteDelay = kAtOnce,
-                                             .updated =
-                                                 [progressKind = kind.coreKind](const cache::PackedPtr& before,
-                                                                                const cache::PackedPtr& after) {
-                                                   return workloadChanged(before, after) ||
-                                                          rolloutFinished(progressKind, before, after);
-                                                 }}),
+                                             .updated = restarterInputChanged(kind.coreKind)}),
                      onReferences(kind.name, &NamespaceCaches::configMaps, kConfigMapIndex, parts.debounce),
                      onReferences(kind.name, &NamespaceCaches::secrets, kSecretIndex, parts.debounce)},
          .workers = parts.workers});
