@@ -16,7 +16,7 @@ namespace restarter::controller {
 enum class QueueReason : std::uint8_t {
   ObjectChanged = 1 << 0,   // the key's own object was added, updated or deleted (a watch row)
   RelatedChanged = 1 << 1,  // an object that names it changed: a ConfigMap or Secret a workload
-                            // references, a pod of an OnDelete workload (a row with a mapper)
+                            // references (a row with a mapper, reconciler_table.cpp)
   RequeueAfter = 1 << 2,    // the last reconcile asked to look again later (Action::requeueAfter)
   ErrorRetry = 1 << 3,      // the last reconcile failed and is retried after a backoff
   SlotFreed = 1 << 4,       // a rollout slot came free (--max-concurrent-rollouts, rollout_slots.hpp)
