@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/cli/digest_key_flags.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
@@ -98,6 +99,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   options.parse_positional({"target"});
   return options;
 }
+
+const CommandFlags<ExplainRestartOptions> kFlags{kName, flagTable, makeOptions, true};
 
 }  // namespace
 }  // namespace explain_restart
@@ -192,64 +195,62 @@ int reportWorkloadReadError(Io& io, const std::string& prefix, const std::string
 }
 
 Subcommand explainRestartCommand() {
-  return Subcommand{
-      explain_restart::kName, "explain why a workload restarted, and whether it will",
-      [](const std::vector<std::string>& args, Io& io) {
-        explain_restart::ExplainRestartOptions options;
-        FlagTable table = explain_restart::flagTable(options);
-        cxxopts::Options declared = explain_restart::makeOptions(io, table);
-        ParsedFlags parsed = parseFlags(declared, table, args, io, explain_restart::kName, true);
-        if (parsed.exitNow) return *parsed.exitNow;
-        const cxxopts::ParseResult& flags = *parsed.result;
+  return Subcommand{explain_restart::kName, "explain why a workload restarted, and whether it will",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      explain_restart::ExplainRestartOptions options;
+                      const ParsedCommand parsed = explain_restart::kFlags.parse(args, io, options);
+                      if (parsed.flags.exitNow) return *parsed.flags.exitNow;
+                      const cxxopts::ParseResult& flags = *parsed.flags.result;
 
-        auto target =
-            parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
-                                                          : std::vector<std::string>{});
-        if (!target) return reportUsageError(io, explain_restart::kName, target.error().message);
-        const core::WorkloadKind* kind = &target->kind;
-        const std::string& name = target->name;
-        const explain_restart::OutputFormat format = options.format;
-        const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr && &io.out == &std::cout &&
-                           isatty(STDOUT_FILENO) == 1;
-        const inspect::JudgementOptions& judgement = options.judgement;
-        const std::string prefix = io.programName + " " + explain_restart::kName + ": ";
-        auto client = kube::Client::connect(options.connection);
-        if (!client) {
-          io.err << prefix << client.error().describe() << "\n";
-          return kExitFailure;
-        }
-        const std::string namespace_ = (*client)->defaultNamespace();
-        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
-        auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
-                                              digestKey ? &*digestKey : nullptr, true);
-        if (!input) {
-          return reportWorkloadReadError(
-              io, prefix, std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
-              input.error());
-        }
-        const inspect::Explanation explanation = inspect::explain(*input);
-        switch (format) {
-          case explain_restart::OutputFormat::Text: io.out << inspect::renderText(explanation, color); break;
-          case explain_restart::OutputFormat::Json:
-            io.out << inspect::explanationDocument(explanation).dump(2) << "\n";
-            break;
-          case explain_restart::OutputFormat::Yaml:
-            io.out << core::toYaml(inspect::explanationDocument(explanation));
-            break;
-        }
-        io.out.flush();
-        if (input->revisions.empty() && !options.watch) {
-          io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
-                 << " has no revisions yet\n";
-          return kExitNoRevisions;
-        }
-        if (options.watch) return explain_restart::watchRevisions(**client, *input, namespace_, format, io);
-        return kExitOk;
-      },
-      [](const Io& io) {
-        explain_restart::ExplainRestartOptions defaults;
-        return describeFlags(explain_restart::makeOptions(io, explain_restart::flagTable(defaults)));
-      }};
+                      auto target = parseWorkloadTarget(flags.count("target") > 0
+                                                            ? flags["target"].as<std::vector<std::string>>()
+                                                            : std::vector<std::string>{});
+                      if (!target) return reportUsageError(io, explain_restart::kName, target.error().message);
+                      const core::WorkloadKind* kind = &target->kind;
+                      const std::string& name = target->name;
+                      const explain_restart::OutputFormat format = options.format;
+                      const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr &&
+                                         &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
+                      const inspect::JudgementOptions& judgement = options.judgement;
+                      const std::string prefix = io.programName + " " + explain_restart::kName + ": ";
+                      auto client = kube::Client::connect(options.connection);
+                      if (!client) {
+                        io.err << prefix << client.error().describe() << "\n";
+                        return kExitFailure;
+                      }
+                      const std::string namespace_ = (*client)->defaultNamespace();
+                      const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
+                      auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
+                                                            digestKey ? &*digestKey : nullptr, true);
+                      if (!input) {
+                        return reportWorkloadReadError(
+                            io, prefix,
+                            std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
+                            input.error());
+                      }
+                      const inspect::Explanation explanation = inspect::explain(*input);
+                      switch (format) {
+                        case explain_restart::OutputFormat::Text:
+                          io.out << inspect::renderText(explanation, color);
+                          break;
+                        case explain_restart::OutputFormat::Json:
+                          io.out << inspect::explanationDocument(explanation).dump(2) << "\n";
+                          break;
+                        case explain_restart::OutputFormat::Yaml:
+                          io.out << core::toYaml(inspect::explanationDocument(explanation));
+                          break;
+                      }
+                      io.out.flush();
+                      if (input->revisions.empty() && !options.watch) {
+                        io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
+                               << " has no revisions yet\n";
+                        return kExitNoRevisions;
+                      }
+                      if (options.watch)
+                        return explain_restart::watchRevisions(**client, *input, namespace_, format, io);
+                      return kExitOk;
+                    },
+                    [](const Io& io) { return explain_restart::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

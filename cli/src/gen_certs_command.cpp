@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/base/clock.hpp"
 #include "restarter/base/rfc3339.hpp"
 #include "restarter/certs/secret_data.hpp"
@@ -99,6 +100,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   table.declare(options);
   return options;
 }
+
+const CommandFlags<GenCertsOptions> kFlags{kName, flagTable, makeOptions};
 
 }  // namespace
 }  // namespace gen_certs
@@ -242,9 +245,7 @@ Subcommand genCertsCommand() {
       gen_certs::kName, "create a CA and a serving certificate for the webhook (manual bootstrap)",
       [](const std::vector<std::string>& args, Io& io) {
         GenCertsOptions genOptions;
-        FlagTable table = gen_certs::flagTable(genOptions);
-        cxxopts::Options options = gen_certs::makeOptions(io, table);
-        if (auto exit = parseFlags(options, table, args, io, gen_certs::kName).exitNow) return *exit;
+        if (auto exit = gen_certs::kFlags.parse(args, io, genOptions).flags.exitNow) return *exit;
         const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(base::systemClock().wallNow());
         if (genOptions.secretName.empty()) return runGenCerts(genOptions, io, now);
         kube::LoadOptions load;
@@ -257,10 +258,7 @@ Subcommand genCertsCommand() {
         }
         return runGenCertsToSecret(genOptions, io, now, **client);
       },
-      [](const Io& io) {
-        GenCertsOptions defaults;
-        return describeFlags(gen_certs::makeOptions(io, gen_certs::flagTable(defaults)));
-      }};
+      [](const Io& io) { return gen_certs::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

@@ -4,6 +4,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/certs/secret_data.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -76,6 +77,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<InstallMwcOptions> kFlags{kName, flagTable, makeOptions};
+
 core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& options) {
   kube::LoadOptions load;
   load.kubeconfigPath = options.kubeconfig;
@@ -87,9 +90,7 @@ core::Result<std::unique_ptr<kube::Client>> makeClient(const InstallMwcOptions& 
 }  // namespace install_mwc
 
 std::optional<int> parseInstallMwcFlags(const std::vector<std::string>& args, Io& io, InstallMwcOptions& out) {
-  FlagTable table = install_mwc::flagTable(out);
-  cxxopts::Options options = install_mwc::makeOptions(io, table);
-  return parseFlags(options, table, args, io, install_mwc::kName).exitNow;
+  return install_mwc::kFlags.parse(args, io, out).flags.exitNow;
 }
 
 int runInstallMwc(InstallMwcOptions options, Io& io) {
@@ -159,10 +160,7 @@ Subcommand installMwcCommand() {
                       if (auto exit = parseInstallMwcFlags(args, io, options)) return *exit;
                       return runInstallMwc(std::move(options), io);
                     },
-                    [](const Io& io) {
-                      InstallMwcOptions defaults;
-                      return describeFlags(install_mwc::makeOptions(io, install_mwc::flagTable(defaults)));
-                    }};
+                    [](const Io& io) { return install_mwc::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

@@ -4,6 +4,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/base/clock.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
@@ -69,6 +70,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<RollOptions> kFlags{kName, flagTable, makeOptions, true};
+
 }  // namespace
 }  // namespace roll
 
@@ -77,11 +80,9 @@ Subcommand rollCommand() {
       roll::kName, "roll the pending change of a workload (manual mode), once",
       [](const std::vector<std::string>& args, Io& io) {
         roll::RollOptions options;
-        FlagTable table = roll::flagTable(options);
-        cxxopts::Options declared = roll::makeOptions(io, table);
-        ParsedFlags parsed = parseFlags(declared, table, args, io, roll::kName, true);
-        if (parsed.exitNow) return *parsed.exitNow;
-        const cxxopts::ParseResult& flags = *parsed.result;
+        const ParsedCommand parsed = roll::kFlags.parse(args, io, options);
+        if (parsed.flags.exitNow) return *parsed.flags.exitNow;
+        const cxxopts::ParseResult& flags = *parsed.flags.result;
         auto target =
             parseWorkloadTarget(flags.count("target") > 0 ? flags["target"].as<std::vector<std::string>>()
                                                           : std::vector<std::string>{});
@@ -144,10 +145,7 @@ Subcommand rollCommand() {
         }
         return kExitOk;
       },
-      [](const Io& io) {
-        roll::RollOptions defaults;
-        return describeFlags(roll::makeOptions(io, roll::flagTable(defaults)));
-      }};
+      [](const Io& io) { return roll::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

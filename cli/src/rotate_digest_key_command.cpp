@@ -1,4 +1,5 @@
 // rotate-digest-key: flags, the two steps of a rotation, exit codes (see rotate_digest_key.hpp).
+#include "command_flags.hpp"
 #include "restarter/cli/rotate_digest_key.hpp"
 
 #include <iostream>
@@ -59,6 +60,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<RotateOptions> kFlags{kName, flagTable, makeOptions};
+
 int exitFor(const core::Error& error) {
   return error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized
              ? kExitForbidden
@@ -88,9 +91,7 @@ Subcommand rotateDigestKeyCommand() {
       rotate_digest_key::kName, "rotate the key of content digests without restarting any workload",
       [](const std::vector<std::string>& args, Io& io) {
         rotate_digest_key::RotateOptions options;
-        FlagTable table = rotate_digest_key::flagTable(options);
-        cxxopts::Options declared = rotate_digest_key::makeOptions(io, table);
-        if (auto exit = parseFlags(declared, table, args, io, rotate_digest_key::kName).exitNow) return *exit;
+        if (auto exit = rotate_digest_key::kFlags.parse(args, io, options).flags.exitNow) return *exit;
         const std::string prefix = io.programName + " " + rotate_digest_key::kName + ": ";
         auto client = kube::Client::connect(options.connection);
         if (!client) {
@@ -156,10 +157,7 @@ Subcommand rotateDigestKeyCommand() {
                << " removed from secret " << ns << "/" << name << "\n";
         return kExitOk;
       },
-      [](const Io& io) {
-        rotate_digest_key::RotateOptions defaults;
-        return describeFlags(rotate_digest_key::makeOptions(io, rotate_digest_key::flagTable(defaults)));
-      }};
+      [](const Io& io) { return rotate_digest_key::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

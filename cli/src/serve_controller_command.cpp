@@ -10,6 +10,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/base/clock.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -140,6 +141,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<ServeControllerOptions> kFlags{kName, flagTable, makeOptions};
+
 std::string hostName() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof buffer - 1) != 0) return "restarter";
@@ -158,9 +161,7 @@ std::string replicaIdentity() {
 
 std::optional<int> parseServeControllerFlags(const std::vector<std::string>& args, Io& io,
                                              ServeControllerOptions& out) {
-  FlagTable table = serve_controller::flagTable(out);
-  cxxopts::Options options = serve_controller::makeOptions(io, table);
-  std::optional<int> exitNow = parseFlags(options, table, args, io, serve_controller::kName).exitNow;
+  std::optional<int> exitNow = serve_controller::kFlags.parse(args, io, out).flags.exitNow;
   if (!exitNow && out.controller.maxConcurrentRollouts > 0 &&
       out.controller.minRolloutInterval <= std::chrono::milliseconds::zero()) {
     // Without an upper bound no rollout would hold a slot: the limit would silently do nothing.
@@ -261,19 +262,15 @@ int runServeController(const ServeControllerOptions& options, Io& io) {
 }
 
 Subcommand serveControllerCommand() {
-  return Subcommand{
-      serve_controller::kName,
-      "restart labeled workloads when their ConfigMaps/Secrets change; evict pods "
-      "whose credentials expire",
-      [](const std::vector<std::string>& args, Io& io) {
-        ServeControllerOptions options;
-        if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
-        return runServeController(options, io);
-      },
-      [](const Io& io) {
-        ServeControllerOptions defaults;
-        return describeFlags(serve_controller::makeOptions(io, serve_controller::flagTable(defaults)));
-      }};
+  return Subcommand{serve_controller::kName,
+                    "restart labeled workloads when their ConfigMaps/Secrets change; evict pods "
+                    "whose credentials expire",
+                    [](const std::vector<std::string>& args, Io& io) {
+                      ServeControllerOptions options;
+                      if (auto exit = parseServeControllerFlags(args, io, options)) return *exit;
+                      return runServeController(options, io);
+                    },
+                    [](const Io& io) { return serve_controller::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

@@ -7,6 +7,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
 #include "restarter/cli/kube_flags.hpp"
@@ -217,6 +218,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<ServeWebhookOptions> kFlags{kName, flagTable, makeOptions};
+
 }  // namespace
 }  // namespace serve_webhook
 
@@ -239,9 +242,7 @@ core::Result<nlohmann::json> managedConfiguration(const ServeWebhookOptions& opt
 
 std::optional<int> parseServeWebhookFlags(const std::vector<std::string>& args, Io& io,
                                           ServeWebhookOptions& out) {
-  FlagTable table = serve_webhook::flagTable(out);
-  cxxopts::Options options = serve_webhook::makeOptions(io, table);
-  const std::optional<int> exit = parseFlags(options, table, args, io, serve_webhook::kName).exitNow;
+  const std::optional<int> exit = serve_webhook::kFlags.parse(args, io, out).flags.exitNow;
   // The managed configuration must send what the handler now calls ours.
   out.configuration.reloaderAnnotations = out.server.selection.reloaderAnnotations;
   return exit;
@@ -338,10 +339,7 @@ Subcommand serveWebhookCommand() {
                       if (auto exit = parseServeWebhookFlags(args, io, options)) return *exit;
                       return runServeWebhook(options, io);
                     },
-                    [](const Io& io) {
-                      ServeWebhookOptions defaults;
-                      return describeFlags(serve_webhook::makeOptions(io, serve_webhook::flagTable(defaults)));
-                    }};
+                    [](const Io& io) { return serve_webhook::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

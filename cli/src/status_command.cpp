@@ -3,6 +3,7 @@
 
 #include <cxxopts.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -94,6 +95,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<StatusOptions> kFlags{kName, flagTable, makeOptions};
+
 int exitFor(const core::Error& error) {
   return error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized
              ? kExitForbidden
@@ -108,9 +111,7 @@ Subcommand statusCommand() {
       status::kName, "list the labeled workloads: restarts, pending restarts, first rollouts",
       [](const std::vector<std::string>& args, Io& io) {
         status::StatusOptions options;
-        FlagTable table = status::flagTable(options);
-        cxxopts::Options declared = status::makeOptions(io, table);
-        if (auto exit = parseFlags(declared, table, args, io, status::kName).exitNow) return *exit;
+        if (auto exit = status::kFlags.parse(args, io, options).flags.exitNow) return *exit;
         const inspect::JudgementOptions& judgement = options.judgement;
         const bool allNamespaces = options.allNamespaces;
         const std::string selector = inspect::statusSelector(judgement.selection, options.selector);
@@ -150,10 +151,7 @@ Subcommand statusCommand() {
         }
         return kExitOk;
       },
-      [](const Io& io) {
-        status::StatusOptions defaults;
-        return describeFlags(status::makeOptions(io, status::flagTable(defaults)));
-      }};
+      [](const Io& io) { return status::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli

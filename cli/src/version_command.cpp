@@ -5,6 +5,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "command_flags.hpp"
 #include "restarter/cli/build_info.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
@@ -52,6 +53,8 @@ cxxopts::Options makeOptions(const Io& io, const FlagTable& table) {
   return options;
 }
 
+const CommandFlags<VersionOptions> kFlags{kName, flagTable, makeOptions};
+
 }  // namespace
 }  // namespace version
 
@@ -68,9 +71,7 @@ std::string targetPlatform() {
 std::string versionLine(const std::string& programName) { return programName + " " + kVersion; }
 
 std::optional<int> parseVersionFlags(const std::vector<std::string>& args, Io& io, VersionOptions& out) {
-  FlagTable table = version::flagTable(out);
-  cxxopts::Options options = version::makeOptions(io, table);
-  return parseFlags(options, table, args, io, version::kName).exitNow;
+  return version::kFlags.parse(args, io, out).flags.exitNow;
 }
 
 int runVersion(const VersionOptions& options, Io& io) {
@@ -95,10 +96,7 @@ Subcommand versionCommand() {
                       if (auto exit = parseVersionFlags(args, io, options)) return *exit;
                       return runVersion(options, io);
                     },
-                    [](const Io& io) {
-                      VersionOptions defaults;
-                      return describeFlags(version::makeOptions(io, version::flagTable(defaults)));
-                    }};
+                    [](const Io& io) { return version::kFlags.describe(io); }};
 }
 
 }  // namespace restarter::cli
