@@ -1,6 +1,7 @@
 #include "restarter/cache/store.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 #include <utility>
 
@@ -44,10 +45,17 @@ const std::string* ObjectMeta::label(std::string_view key) const {
   return it != labels.end() && it->first == key ? &it->second : nullptr;
 }
 
+PackedBytes::PackedBytes(std::span<const std::uint8_t> bytes) {
+  size_ = static_cast<std::uint32_t>(bytes.size());
+  data_ = std::make_unique_for_overwrite<std::uint8_t[]>(size_);
+  std::copy(bytes.begin(), bytes.end(), data_.get());
+}
+
 nlohmann::json PackedObject::unpack() const {
   // Exceptions stop here (docs/architecture.md, "No exception across modules"); none expected.
+  const std::span<const std::uint8_t> packed = bytes.view();
   try {
-    return nlohmann::json::from_msgpack(bytes);
+    return nlohmann::json::from_msgpack(packed.begin(), packed.end());
   } catch (const nlohmann::json::exception&) {
     return nullptr;
   }
@@ -56,12 +64,15 @@ nlohmann::json PackedObject::unpack() const {
 std::optional<PackedObject> packObject(const nlohmann::json& object) {
   PackedObject packed;
   if (!readIdentity(object, packed)) return std::nullopt;
+  std::vector<std::uint8_t> bytes;
   try {
-    packed.bytes = nlohmann::json::to_msgpack(object);
+    bytes = nlohmann::json::to_msgpack(object);
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // not representable (not expected for parsed JSON): skipped and reported
   }
-  packed.bytes.shrink_to_fit();
+  // Over 4 GiB: never from the apiserver, whose objects are ~1.5 MiB at most.
+  if (bytes.size() > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  packed.bytes = PackedBytes(bytes);
   return packed;
 }
 
@@ -82,20 +93,6 @@ std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object) {
       core::stringAt(object, {"metadata", "annotations", core::kReloaderMatchAnnotation}) == "true";
   meta.reloaderIgnore =
       core::stringAt(object, {"metadata", "annotations", core::kReloaderIgnoreAnnotation}) == "true";
-  if (const std::string digest = core::stringAt(object, {kContentDigestField}); !digest.empty()) {
-    meta.contentDigest = core::parseDigest(digest);
-  }
-  if (const std::string digest = core::stringAt(object, {kOtherDigestField}); !digest.empty()) {
-    meta.otherDigest = core::parseDigest(digest);
-  }
-  if (const nlohmann::json* keys = core::valueAt(object, {kKeyDigestsField});
-      keys != nullptr && keys->is_string()) {
-    if (auto parsed = core::parseKeyDigests(keys->get_ref<const std::string&>())) {
-      meta.keyDigests = std::move(*parsed);
-      meta.keyDigests.shrink_to_fit();
-      meta.keyDigestsKnown = true;
-    }
-  }
   return meta;
 }
 
@@ -169,6 +166,11 @@ void BasicStore<T>::setRetention(RetainFunc retain) {
 }
 
 template <typename T>
+void BasicStore<T>::setEntryMaker(EntryMaker make) {
+  make_ = std::move(make);
+}
+
+template <typename T>
 std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
   // Each object is converted (and its JSON freed) before the next page is parsed, so a list of
   // many pages never holds more than one page as JSON.
@@ -182,7 +184,7 @@ std::size_t BasicStore<T>::stage(std::vector<nlohmann::json> objects) {
       stagedUnloaded_.insert(key);
       continue;
     }
-    std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+    std::optional<T> entry = makeEntry(std::move(object));
     object = nullptr;
     if (!entry) {
       ++skipped;
@@ -266,7 +268,7 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
     if (!rv.empty()) resourceVersion_ = std::move(rv);
     return true;
   }
-  std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+  std::optional<T> entry = makeEntry(std::move(object));
   if (!entry) return false;
   auto now = std::make_shared<const T>(std::move(*entry));
   Ptr before;
@@ -295,7 +297,7 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
 template <typename T>
 bool BasicStore<T>::erase(const nlohmann::json& object) {
   // The deleted object's final state (as the DELETED event carries it) is what handlers see.
-  std::optional<T> entry = EntryTraits<T>::fromObject(nlohmann::json(object));
+  std::optional<T> entry = makeEntry(nlohmann::json(object));
   if (!entry) return false;
   const std::string key = EntryTraits<T>::key(*entry);
   bool existed = false;
@@ -326,7 +328,7 @@ core::Result<typename BasicStore<T>::Ptr> BasicStore<T>::promote(nlohmann::json 
     return core::makeError(core::ErrorKind::InvalidInput, "an object to keep has no metadata.name");
   // Converted before the lock: an object whose entry turns out to be there already costs a
   // conversion for nothing, a rare race, rather than every reader waiting on it.
-  std::optional<T> entry = EntryTraits<T>::fromObject(std::move(object));
+  std::optional<T> entry = makeEntry(std::move(object));
   if (!entry) return core::makeError(core::ErrorKind::InvalidInput, "an object to keep has no metadata.name");
   std::unique_lock lock(mutex_);
   if (auto s = checkSynced(); !s) return std::move(s).error();

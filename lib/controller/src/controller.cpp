@@ -131,7 +131,7 @@ void Controller::Impl::rebuildRolloutSlots() {
       Reconciler* reconciler = reconcilers.at(kind.name).get();
       for (const cache::PackedPtr& packed : *listed) {
         const nlohmann::json workload = packed->unpack();
-        if (!workload.is_object() || workload.contains(kUnmanagedField)) continue;
+        if (!workload.is_object() || packed->trim.stub) continue;
         if (options.selection.reloaderAnnotations &&
             core::workloadManagement(workload, options.selection).by == core::ManagedBy::None)
           continue;

@@ -108,7 +108,7 @@ struct Controller::Impl {
                                               std::stop_token stop);
   void noteContentUnchanged(const char* index, const cache::ObjectMeta& before, const cache::ObjectMeta& after);
   void addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind, const std::string& ns,
-                              cache::StoreBase& store);
+                              cache::MetaStore& store);
   void addReflector(const kube::ResourceRef& resource, const std::string& ns, const std::string& selector,
                     bool metadataOnly, cache::StoreBase& store, std::function<void(nlohmann::json&)> slim,
                     std::int64_t pageSize);

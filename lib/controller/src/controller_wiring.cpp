@@ -58,7 +58,7 @@ core::Result<cache::MetaPtr> Controller::Impl::loadReferenced(NamespaceCaches& n
     return core::makeError(core::ErrorKind::Unavailable,
                            "stopping before reading " + resource.plural + " " + object);
   // The same form as the reflector's (addReferencedReflector): metadata only unless the content
-  // is read, then hashed and slimmed.
+  // is read; the store's entry maker slims it (and hashes the content it reads).
   const bool content = core::readsContent(options.contentAware, kind);
   auto read = client.get(resource, namespace_, name, kube::GetOptions{!content});
   if (!read) {
@@ -68,11 +68,6 @@ core::Result<cache::MetaPtr> Controller::Impl::loadReferenced(NamespaceCaches& n
     }
     metrics.referenceLoads.with({resource.plural, "error"}).inc();
     return std::move(read).error().withContext("reading " + resource.plural + " " + object);
-  }
-  if (content) {
-    slimReferencedObjectWithDigest(*read, kind, *digestKey);
-  } else {
-    slimReferencedObject(*read);
   }
   auto entry = store.promote(std::move(*read));
   metrics.referenceLoads.with({resource.plural, entry ? (*entry ? "loaded" : "absent") : "error"}).inc();
@@ -123,6 +118,9 @@ void Controller::Impl::setUp() {
     entry->namespace_ = ns;
     for (const WorkloadResource& kind : kinds) {
       auto store = std::make_unique<cache::PackedStore>();
+      store->setEntryMaker([selection = options.selection](json&& object) {
+        return workloadEntry(std::move(object), selection);
+      });
       store->addIndex(kConfigMapIndex, packedReferenceIndex(core::RefKind::ConfigMap, options.selection));
       store->addIndex(kSecretIndex, packedReferenceIndex(core::RefKind::Secret, options.selection));
       entry->workloads.emplace(kind.name, std::move(store));
@@ -173,10 +171,8 @@ void Controller::Impl::setUp() {
     // "Reloader annotations").
     const bool reloader = options.selection.reloaderAnnotations;
     for (const WorkloadResource& kind : kinds) {
-      addReflector(
-          kind.resource, c.namespace_, reloader ? std::string() : std::string(core::kEnabledSelector), false,
-          *c.workloads.at(kind.name),
-          [selection = options.selection](json& object) { slimWorkload(object, selection); }, kListPageSize);
+      addReflector(kind.resource, c.namespace_, reloader ? std::string() : std::string(core::kEnabledSelector),
+                   false, *c.workloads.at(kind.name), nullptr, kListPageSize);
       if (kind.crd) reflectors.back().crd = kind.resource;
     }
     addReferencedReflector(kube::resources::configMaps(), core::RefKind::ConfigMap, c.namespace_, c.configMaps);
@@ -187,18 +183,15 @@ void Controller::Impl::setUp() {
 }
 
 // ConfigMaps or Secrets: metadata-only unless --content-aware reads the kind (then whole objects,
-// hashed and slimmed as they arrive).
+// hashed and slimmed as they arrive: referencedEntry).
 void Controller::Impl::addReferencedReflector(const kube::ResourceRef& resource, core::RefKind kind,
-                                              const std::string& ns, cache::StoreBase& store) {
-  if (!core::readsContent(options.contentAware, kind)) {
-    addReflector(resource, ns, "", true, store, slimReferencedObject, kListPageSize);
-  } else {
-    // digestKey is set before run() starts any reflector (and never changes after).
-    addReflector(
-        resource, ns, "", false, store,
-        [kind, this](json& object) { slimReferencedObjectWithDigest(object, kind, *digestKey); },
-        kContentListPageSize);
-  }
+                                              const std::string& ns, cache::MetaStore& store) {
+  const bool content = core::readsContent(options.contentAware, kind);
+  // digestKey is set before run() starts any reflector (and never changes after).
+  store.setEntryMaker([kind, content, this](json&& object) {
+    return referencedEntry(std::move(object), kind, content ? &*digestKey : nullptr);
+  });
+  addReflector(resource, ns, "", !content, store, nullptr, content ? kContentListPageSize : kListPageSize);
   reflectors.back().afterWorkloads = true;
 }
 

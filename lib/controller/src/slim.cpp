@@ -1,12 +1,13 @@
 #include "restarter/controller/slim.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "restarter/cache/store.hpp"
-#include "restarter/controller/workload.hpp"
 #include "restarter/core/constants.hpp"
 #include "restarter/core/write_plan.hpp"
 
@@ -50,23 +51,39 @@ void slimMetadata(json& object, const std::vector<const char*>& keep) {
 
 }  // namespace
 
-void slimReferencedObjectWithDigest(json& object, core::RefKind kind, const core::DigestKey& key) {
-  if (!object.is_object()) return;
-  std::optional<std::string> digest;
-  std::optional<std::string> other;
-  auto hashed = core::objectContentDigest(object, kind, key);
-  auto second = key.previous() != nullptr ? core::objectContentDigest(object, kind, *key.previous())
-                                          : core::keyedContentDigest(object, kind, key);
-  std::optional<std::string> keys;
-  if (hashed && second) {
-    digest = core::formatDigest(*hashed);
-    other = core::formatDigest(*second);
-    if (auto perKey = core::objectKeyDigests(object, key)) keys = core::formatKeyDigests(*perKey);
+std::optional<cache::ObjectMeta> referencedEntry(json&& object, core::RefKind kind,
+                                                 const core::DigestKey* key) {
+  std::optional<core::ContentDigest> digest;
+  std::optional<core::ContentDigest> other;
+  std::optional<core::KeyDigests> keys;
+  if (key != nullptr && object.is_object()) {
+    auto hashed = core::objectContentDigest(object, kind, *key);
+    auto second = key->previous() != nullptr ? core::objectContentDigest(object, kind, *key->previous())
+                                             : core::keyedContentDigest(object, kind, *key);
+    if (hashed && second) {
+      digest = *hashed;
+      other = *second;
+      keys = core::objectKeyDigests(object, *key);
+    }
   }
   slimReferencedObject(object);  // drops data, binaryData, type
-  if (digest) object[cache::kContentDigestField] = std::move(*digest);
-  if (other) object[cache::kOtherDigestField] = std::move(*other);
-  if (keys) object[cache::kKeyDigestsField] = std::move(*keys);
+  std::optional<cache::ObjectMeta> meta = cache::objectMetaOf(object);
+  if (!meta) return meta;
+  meta->contentDigest = digest;
+  meta->otherDigest = other;
+  if (keys) {
+    meta->keyDigests = std::move(*keys);
+    meta->keyDigests.shrink_to_fit();
+    meta->keyDigestsKnown = true;
+  }
+  return meta;
+}
+
+std::optional<cache::PackedObject> workloadEntry(json&& object, const core::SelectionOptions& selection) {
+  const cache::PackedTrim trim = slimWorkload(object, selection);
+  std::optional<cache::PackedObject> packed = cache::packObject(object);
+  if (packed) packed->trim = trim;
+  return packed;
 }
 
 OtherDigestKind otherDigestKind(const core::DigestKey& key) {
@@ -89,10 +106,10 @@ void slimReferencedObject(json& object) {
   }
 }
 
-void slimWorkload(json& object) {
-  if (!object.is_object()) return;
-  keepFields(object,
-             {"apiVersion", "kind", "metadata", "spec", "status", core::kOmittedAnnotationsBytesField.data()});
+cache::PackedTrim slimWorkload(json& object) {
+  cache::PackedTrim trim;
+  if (!object.is_object()) return trim;
+  keepFields(object, {"apiVersion", "kind", "metadata", "spec", "status"});
   slimMetadata(object, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations"});
   if (auto status = object.find("status"); status != object.end()) {
     // The OnDelete roll's inputs and triggers (ondelete.hpp): pods becoming Ready change these.
@@ -118,25 +135,26 @@ void slimWorkload(json& object) {
            core::kReloaderSearchAnnotation, core::kReloaderConfigMapReloadAnnotation,
            core::kReloaderSecretReloadAnnotation, core::kReloaderConfigMapExcludeAnnotation,
            core::kReloaderSecretExcludeAnnotation});
-      if (const std::size_t omitted = before - core::metadataAnnotationsBytes(object); omitted > 0)
-        object[std::string(core::kOmittedAnnotationsBytesField)] = omitted;
+      // At most 256 KiB (the apiserver's limit), so it fits (saturated all the same).
+      trim.omittedAnnotationsBytes = static_cast<std::uint32_t>(std::min<std::size_t>(
+          before - core::metadataAnnotationsBytes(object), std::numeric_limits<std::uint32_t>::max()));
     }
   }
   if (auto spec = object.find("spec"); spec != object.end()) {
     // workloadRef: an Argo Rollout's other source of its pod template (core/rollout_source.hpp).
     keepFields(*spec, {"template", "replicas", "selector", "updateStrategy", "minReadySeconds", "workloadRef"});
   }
+  return trim;
 }
 
-void slimWorkload(json& object, const core::SelectionOptions& selection) {
+cache::PackedTrim slimWorkload(json& object, const core::SelectionOptions& selection) {
   if (selection.reloaderAnnotations && object.is_object() &&
       core::workloadManagement(object, selection).by == core::ManagedBy::None) {
     keepFields(object, {"apiVersion", "kind", "metadata"});
     slimMetadata(object, {"name", "namespace", "uid", "resourceVersion"});
-    object[kUnmanagedField] = true;
-    return;
+    return cache::PackedTrim{0, true};
   }
-  slimWorkload(object);
+  return slimWorkload(object);
 }
 
 void slimPod(json& object) {

@@ -78,7 +78,7 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
                                     std::chrono::floor<std::chrono::microseconds>(context_.clock.wallNow()));
     return Action::awaitChange();
   }
-  json& workload = **cached;
+  json& workload = (*cached)->object;
   // An Argo Rollout whose pod template is its workloadRef's, or that has none: nothing of it is
   // written (its template must stay empty), said once per generation.
   if (const core::PodTemplateSource source = core::podTemplateSourceOf(workload, kind_.coreKind);
@@ -116,7 +116,8 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
                                desiredOptions);
   if (!desired) return std::move(desired).error().withContext(kind_.name + " " + key);
 
-  auto plan = core::planWrite(workload, *desired, core::WriteOptions{true});
+  auto plan =
+      core::planWrite(workload, *desired, core::WriteOptions{true, (*cached)->trim.omittedAnnotationsBytes});
   if (!plan) return std::move(plan).error().withContext(kind_.name + " " + key);
   if (plan->kind != core::WriteKind::Template) logMetadataOnly(key, *desired);
   if (plan->kind != core::WriteKind::Template) {
@@ -161,24 +162,23 @@ core::Result<Action> WorkloadReconciler::reconcile(const ObjectName& object, std
   return rollOut(workload, key, *desired, plan->changes, stop);
 }
 
-core::Result<std::optional<json>> WorkloadReconciler::managedWorkload(const cache::PackedStore& workloads,
-                                                                      const std::string& key) const {
+core::Result<std::optional<WorkloadReconciler::CachedWorkload>> WorkloadReconciler::managedWorkload(
+    const cache::PackedStore& workloads, const std::string& key) const {
   auto cached = workloads.get(key);
   if (!cached) return std::move(cached).error();
-  if (*cached == nullptr) return std::optional<json>();
+  // With Reloader's annotations the cache holds every workload of the kind; one that is not opted
+  // in is kept as a stub (slimWorkload) and never written.
+  if (*cached == nullptr || (*cached)->trim.stub) return std::optional<CachedWorkload>();
   json workload = (*cached)->unpack();
   if (!workload.is_object()) {
     return core::makeError(core::ErrorKind::Internal,
                            "cached " + kind_.name + " " + key + " cannot be decoded");
   }
-  // With Reloader's annotations the cache holds every workload of the kind; one that is not opted
-  // in is kept as a stub (slimWorkload) and never written.
-  if (workload.contains(kUnmanagedField) ||
-      (context_.selection.reloaderAnnotations &&
-       core::workloadManagement(workload, context_.selection).by == core::ManagedBy::None)) {
-    return std::optional<json>();
+  if (context_.selection.reloaderAnnotations &&
+      core::workloadManagement(workload, context_.selection).by == core::ManagedBy::None) {
+    return std::optional<CachedWorkload>();
   }
-  return std::optional<json>(std::move(workload));
+  return std::optional<CachedWorkload>(CachedWorkload{std::move(workload), (*cached)->trim});
 }
 
 void WorkloadReconciler::overlayLastWrite(const std::string& key, json& workload) {
@@ -482,7 +482,7 @@ Action WorkloadReconciler::noteTemplateSource(const json& workload, const std::s
   bool managed = false;
   if (deployments != nullptr) {
     auto cached = deployments->get(deploymentKey);
-    if (cached && *cached != nullptr) managed = !(*cached)->unpack().contains(kUnmanagedField);
+    if (cached && *cached != nullptr) managed = !(*cached)->trim.stub;
   }
   // A Deployment created with its Rollout may reach its cache later: looked for again.
   const Action recheck = managed ? Action::awaitChange() : Action::requeue(kWorkloadRefRecheck);

@@ -20,10 +20,12 @@ std::size_t lastRolloutValueBytes() {
   return bytes;
 }
 
-// The metadata annotations' size once `records` are set (an empty value removes the key).
-AnnotationsSize metadataSizeAfter(const json& workload, const std::vector<MetadataAnnotation>& records) {
+// The metadata annotations' size once `records` are set (an empty value removes the key), with
+// `omitted` bytes the copy `workload` lacks.
+AnnotationsSize metadataSizeAfter(const json& workload, const std::vector<MetadataAnnotation>& records,
+                                  std::size_t omitted) {
   AnnotationsSize size;
-  size.before = metadataAnnotationsBytes(workload);
+  size.before = metadataAnnotationsBytes(workload) + omitted;
   size.after = size.before;
   const json* annotations = valueAt(workload, {"metadata", "annotations"});
   for (const MetadataAnnotation& record : records) {
@@ -50,12 +52,6 @@ std::size_t metadataAnnotationsBytes(const json& workload) {
       annotations != nullptr && annotations->is_object()) {
     for (const auto& [key, value] : annotations->items()) {
       if (value.is_string()) total += key.size() + value.get_ref<const std::string&>().size();
-    }
-  }
-  if (workload.is_object()) {
-    if (const auto omitted = workload.find(kOmittedAnnotationsBytesField);
-        omitted != workload.end() && omitted->is_number_unsigned()) {
-      total += omitted->get<std::size_t>();
     }
   }
   return total;
@@ -97,7 +93,7 @@ Result<WritePlan> planWrite(const json& workload, const DesiredAnnotations& desi
   if (plan.kind == WriteKind::Template && options.stampsRollout) {
     written.push_back({std::string(kLastRolloutAnnotation), std::string(lastRolloutValueBytes(), '0')});
   }
-  plan.metadataSize = metadataSizeAfter(workload, written);
+  plan.metadataSize = metadataSizeAfter(workload, written, options.omittedAnnotationsBytes);
   return plan;
 }
 

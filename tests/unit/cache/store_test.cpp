@@ -233,8 +233,49 @@ TEST_CASE("a PackedStore gives each object back as it was stored", "[cache][stor
   CHECK(objectKey(**got) == "n/w");
   CHECK(store.byIndex("ref", "cm-a")->size() == 1);
   // Bytes that are not MessagePack decode to null, never an exception.
-  PackedObject broken{{"n", "b", "1"}, {0xc1}};
+  PackedObject broken{{"n", "b", "1"}, PackedBytes(std::vector<std::uint8_t>{0xc1}), {}};
   CHECK(broken.unpack().is_null());
+  // The trim kept beside the bytes costs no more than the std::vector the bytes once were.
+  STATIC_REQUIRE(sizeof(PackedObject) <= sizeof(ObjectIdentity) + sizeof(std::vector<std::uint8_t>));
+}
+
+TEST_CASE("an entry maker fills the typed fields of every entry the store makes", "[cache][store]") {
+  // What the maker derives from the whole object (here: its spec.size, then dropped) reaches the
+  // entry however the object arrives: listed, watched, deleted or promoted.
+  PackedStore store;
+  std::vector<std::uint32_t> deleted;
+  store.addHandlers(
+      {{}, {}, [&](const PackedPtr& last) { deleted.push_back(last->trim.omittedAnnotationsBytes); }});
+  store.setRetention([](std::string_view key) { return key != "n/unloaded"; });
+  store.setEntryMaker([](json&& whole) -> std::optional<PackedObject> {
+    const auto size = whole["spec"].value("size", 0U);
+    whole.erase("spec");
+    auto packed = packObject(whole);
+    if (packed) packed->trim = PackedTrim{size, size == 0};
+    return packed;
+  });
+  auto sized = [](const std::string& name, const std::string& rv, unsigned size) {
+    json o = object("n", name, rv);
+    o["spec"]["size"] = size;
+    return o;
+  };
+  store.replace({sized("listed", "1", 7), sized("unloaded", "1", 8)}, "1");
+  CHECK(store.upsert(sized("watched", "2", 9)));
+  const auto trimOf = [&](const std::string& key) { return (*store.get(key))->trim.omittedAnnotationsBytes; };
+  CHECK(trimOf("n/listed") == 7);
+  CHECK(trimOf("n/watched") == 9);
+  CHECK((*store.get("n/listed"))->unpack() == object("n", "listed", "1"));
+  auto promoted = store.promote(sized("unloaded", "1", 0));
+  REQUIRE(promoted.ok());
+  REQUIRE(*promoted != nullptr);
+  CHECK((*promoted)->trim.stub);
+  CHECK(store.erase(sized("watched", "3", 11)));
+  CHECK(deleted == std::vector<std::uint32_t>{11});
+  // Without a maker nothing is trimmed.
+  PackedStore plain;
+  plain.replace({sized("listed", "1", 7)}, "1");
+  CHECK((*plain.get("n/listed"))->trim.omittedAnnotationsBytes == 0);
+  CHECK((*plain.get("n/listed"))->unpack()["spec"]["size"] == 7);
 }
 
 TEST_CASE("cluster-scoped keys have no namespace part", "[cache][store]") {

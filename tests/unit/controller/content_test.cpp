@@ -38,20 +38,18 @@ json recordingStatefulSet(json templateAnnotations, json workloadAnnotations = j
   return object;
 }
 
-// A whole ConfigMap as the API sends it, slimmed as the content-aware cache does.
+// A whole ConfigMap as the API sends it (the content-aware cache's entry maker hashes and slims it).
 json cachedConfigMap(const std::string& rv, const std::string& value, json labels = json::object()) {
-  json object = {{"apiVersion", "v1"},
-                 {"kind", "ConfigMap"},
-                 {"metadata",
-                  {{"name", "app-config"},
-                   {"namespace", "ns"},
-                   {"uid", "cm-uid"},
-                   {"resourceVersion", rv},
-                   {"labels", labels},
-                   {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
-                 {"data", {{"key", value}}}};
-  slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey());
-  return object;
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata",
+           {{"name", "app-config"},
+            {"namespace", "ns"},
+            {"uid", "cm-uid"},
+            {"resourceVersion", rv},
+            {"labels", labels},
+            {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", value}}}}},
+          {"data", {{"key", value}}}};
 }
 
 // The h1 digest (what releases before this one wrote: the content alone, keyed) of a ConfigMap
@@ -79,7 +77,13 @@ std::string h1EntryOf(const std::string& value) {
 }
 
 struct Fixture {
-  Fixture() : harness(false, restarter::controller::testing::Backend::ApiServer) {
+  // The ConfigMaps cached as the controller caches them with `key` (nullopt: metadata only, the
+  // content not read).
+  explicit Fixture(std::optional<restarter::core::DigestKey> key = contentTestKey())
+      : harness(false, restarter::controller::testing::Backend::ApiServer) {
+    configMaps.setEntryMaker([key](json&& object) {
+      return referencedEntry(std::move(object), restarter::core::RefKind::ConfigMap, key ? &*key : nullptr);
+    });
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadResources().front(),
         [this](std::string_view) {
@@ -106,26 +110,34 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("the content-aware slim keeps a digest and drops the content", "[controller][content]") {
-  json object = cachedConfigMap("5", "s3cr3t");
-  CHECK_FALSE(object.contains("data"));
-  CHECK(object.dump().find("s3cr3t") == std::string::npos);
-  CHECK(object[restarter::cache::kContentDigestField] == keyedDigestOf("s3cr3t"));
-  CHECK(object[restarter::cache::kOtherDigestField] == h1DigestOf("s3cr3t"));
-  CHECK(keyedDigestOf("s3cr3t") != h1DigestOf("s3cr3t"));
-  CHECK(object["metadata"].contains("annotations") == false);
-  auto meta = restarter::cache::objectMetaOf(object);
+TEST_CASE("the content-aware entry keeps digests beside the metadata and drops the content",
+          "[controller][content]") {
+  auto meta = referencedEntry(cachedConfigMap("5", "s3cr3t", {{"team", "x"}}),
+                              restarter::core::RefKind::ConfigMap, &contentTestKey());
   REQUIRE(meta);
+  CHECK(meta->resourceVersion == "5");
+  CHECK(meta->labels.empty());  // slimmed: only the ignore label is kept
   CHECK(meta->contentDigest == restarter::core::parseDigest(keyedDigestOf("s3cr3t")));
   CHECK(meta->otherDigest == restarter::core::parseDigest(h1DigestOf("s3cr3t")));
+  CHECK(keyedDigestOf("s3cr3t") != h1DigestOf("s3cr3t"));
+  CHECK(meta->keyDigestsKnown);
+  CHECK(meta->keyDigests.size() == 1);
 
   json unhashable = {{"metadata", {{"name", "x"}, {"uid", "u"}, {"resourceVersion", "1"}}}, {"data", "s3cr3t"}};
-  slimReferencedObjectWithDigest(unhashable, restarter::core::RefKind::Secret, contentTestKey());
-  CHECK_FALSE(unhashable.contains(restarter::cache::kContentDigestField));
-  CHECK(unhashable.dump().find("s3cr3t") == std::string::npos);
-  auto noDigest = restarter::cache::objectMetaOf(unhashable);
+  auto noDigest = referencedEntry(std::move(unhashable), restarter::core::RefKind::Secret, &contentTestKey());
   REQUIRE(noDigest);
   CHECK_FALSE(noDigest->contentDigest);
+  CHECK_FALSE(noDigest->otherDigest);
+  CHECK_FALSE(noDigest->keyDigestsKnown);
+
+  // Metadata only: no digest, whatever the object holds.
+  auto metadataOnly =
+      referencedEntry(cachedConfigMap("5", "s3cr3t"), restarter::core::RefKind::ConfigMap, nullptr);
+  REQUIRE(metadataOnly);
+  CHECK_FALSE(metadataOnly->contentDigest);
+  CHECK_FALSE(metadataOnly->keyDigestsKnown);
+  CHECK_FALSE(
+      referencedEntry(json{{"data", {{"key", "v"}}}}, restarter::core::RefKind::ConfigMap, &contentTestKey()));
 }
 
 TEST_CASE("a metadata-only change with a recorded digest sends no request", "[controller][content]") {
@@ -241,7 +253,7 @@ TEST_CASE("a re-created object rolls even with the same content", "[controller][
 
 TEST_CASE("without content in the cache every new version rolls and no record is sent",
           "[controller][content]") {
-  Fixture f;
+  Fixture f(std::nullopt);
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
                               {{kRecord, "configmap/app-config=cm-uid/1/" + digestOf("v1")}}));
   // --content-aware=off: metadata-only entries, no digest.
@@ -274,7 +286,7 @@ TEST_CASE("during a rotation a relabel of a record under the previous key restar
   // not restart, and the record comes back under the new key in one metadata-only write.
   const restarter::core::DigestKey rotated =
       restarter::core::DigestKey::fromBytes(std::string(32, 'n'))->withPrevious(contentTestKey());
-  Fixture f;
+  Fixture f(rotated);
   f.harness.context->digestKeyId = rotated.id();
   f.harness.context->otherDigest = otherDigestKind(rotated);
   CHECK(f.harness.context->otherDigest.keyId == contentTestKey().id());
@@ -290,8 +302,8 @@ TEST_CASE("during a rotation a relabel of a record under the previous key restar
                   {"resourceVersion", "2"},
                   {"labels", {{"team", "x"}}}}},
                 {"data", {{"key", "v1"}}}};
-  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, rotated);
-  CHECK(whole[restarter::cache::kOtherDigestField] == keyedDigestOf("v1"));  // under the previous key
+  CHECK(referencedEntry(json(whole), restarter::core::RefKind::ConfigMap, &rotated)->otherDigest ==
+        restarter::core::parseDigest(keyedDigestOf("v1")));  // under the previous key
   f.configMaps.replace({whole}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.workloadWrites() == 1);
@@ -310,7 +322,7 @@ TEST_CASE("after a rotation without the previous key a record under the old key 
   // What the issue measured with the old procedure (delete the key, restart): the previous key
   // is gone, so the relabel is judged a change. This is why the rotation keeps it.
   const restarter::core::DigestKey fresh = *restarter::core::DigestKey::fromBytes(std::string(32, 'n'));
-  Fixture f;
+  Fixture f(fresh);
   f.harness.context->digestKeyId = fresh.id();
   f.harness.context->otherDigest = otherDigestKind(fresh);
   f.seed(recordingStatefulSet({{kCm, "cm-uid/1"}},
@@ -320,7 +332,6 @@ TEST_CASE("after a rotation without the previous key a record under the old key 
       {"kind", "ConfigMap"},
       {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", "2"}}},
       {"data", {{"key", "v1"}}}};
-  slimReferencedObjectWithDigest(whole, restarter::core::RefKind::ConfigMap, fresh);
   f.configMaps.replace({whole}, "20");
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
   CHECK(f.storedTemplateAnnotations() == json{{kCm, "cm-uid/2"}});
@@ -336,7 +347,6 @@ TEST_CASE("through the cache a workload reading one key is not written when anot
         {"kind", "ConfigMap"},
         {"metadata", {{"name", "app-config"}, {"namespace", "ns"}, {"uid", "cm-uid"}, {"resourceVersion", rv}}},
         {"data", {{"read", read}, {"other", other}}}};
-    slimReferencedObjectWithDigest(object, restarter::core::RefKind::ConfigMap, contentTestKey());
     return object;
   };
   json workload = restarter::testing::statefulSet();

@@ -64,15 +64,13 @@ struct Fixture {
 
 TEST_CASE("a workload Reloader's annotations do not opt in is cached as a stub", "[controller][reloader]") {
   json plain = deployment({{"other", "x"}});
-  slimWorkload(plain, kReloader);
-  CHECK(plain.contains(kUnmanagedField));
+  CHECK(slimWorkload(plain, kReloader).stub);
   CHECK_FALSE(plain.contains("spec"));
   CHECK(plain["metadata"] ==
         json{{"name", "web"}, {"namespace", "ns"}, {"uid", "sts-uid"}, {"resourceVersion", "10"}});
 
   json opted = deployment({{"reloader.stakater.com/search", "true"}, {"other", "x"}});
-  slimWorkload(opted, kReloader);
-  CHECK_FALSE(opted.contains(kUnmanagedField));
+  CHECK_FALSE(slimWorkload(opted, kReloader).stub);
   CHECK(opted["metadata"]["annotations"] == json{{"reloader.stakater.com/search", "true"}});
   CHECK(opted["spec"].contains("template"));
 
@@ -128,10 +126,12 @@ TEST_CASE("search tracks only the objects annotated match from a baseline that r
 
 TEST_CASE("a stub is never written", "[controller][reloader]") {
   Fixture f;
-  json stub = deployment({{"other", "x"}});
+  // Cached as the controller caches it: a stub (workloadEntry).
+  f.workloads.setEntryMaker([](json&& object) { return workloadEntry(std::move(object), kReloader); });
+  const json stub = deployment({{"other", "x"}});
   f.harness.api->seed(restarter::kube::resources::statefulSets(), stub);
-  slimWorkload(stub, kReloader);
   f.workloads.replace({stub}, "10");
+  CHECK((*f.workloads.get("ns/web"))->trim.stub);
   f.configMaps.replace({configMap("app-config", true)}, "20");
   f.secrets.replace({}, "20");
   auto action = f.reconciler->reconcile({"ns", "web"});

@@ -52,7 +52,7 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                 {"serviceName", "web"},
                 {"volumeClaimTemplates", json::array()}}},
               {"status", {{"replicas", 3}, {"updateRevision", "web-1"}, {"conditions", json::array()}}}};
-  slimWorkload(sts);
+  const restarter::cache::PackedTrim trim = slimWorkload(sts);
   CHECK(sts["status"] == json{{"replicas", 3}, {"updateRevision", "web-1"}});
   CHECK(sts["spec"] == json{{"replicas", 3},
                             {"template", {{"spec", {{"containers", json::array()}}}}},
@@ -63,12 +63,19 @@ TEST_CASE("a cached workload keeps its template and ignore annotations and roll 
                                                {"restarter.stackable.tech/rollout", "manual"}});
   CHECK(sts["metadata"]["generation"] == 3);
   CHECK(sts["metadata"]["labels"].size() == 1);
-  // The dropped annotation ("other": "y") still counts for the size check of a write.
-  CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);
-  CHECK(restarter::core::metadataAnnotationsBytes(sts) == 41 + 48 + 39 + 38 + 6);
-  // Slimming again keeps the count.
-  slimWorkload(sts);
-  CHECK(sts[std::string(restarter::core::kOmittedAnnotationsBytesField)] == 6);
+  // The dropped annotation ("other": "y") still counts for the size check of a write: its bytes
+  // are kept beside the copy, not in it.
+  CHECK(trim.omittedAnnotationsBytes == 6);
+  CHECK_FALSE(trim.stub);
+  CHECK(restarter::core::metadataAnnotationsBytes(sts) == 41 + 48 + 39 + 38);
+  CHECK(sts.size() == 5);  // apiVersion, kind, metadata, spec, status: no field added
+  // Packed as the cache keeps it: the same copy, the count beside it.
+  json whole = sts;
+  whole["metadata"]["annotations"]["other"] = "y";
+  auto entry = workloadEntry(std::move(whole), restarter::core::SelectionOptions{});
+  REQUIRE(entry);
+  CHECK(entry->unpack() == sts);
+  CHECK(entry->trim.omittedAnnotationsBytes == 6);
 }
 
 TEST_CASE("a cached pod keeps its expiry annotations", "[controller][cache]") {

@@ -609,9 +609,13 @@ TEST_CASE("a rollout whose records would pass the metadata annotations limit is 
   const json sts = mountingStatefulSet(json{{kCm, "cm-uid/1"}});
   f.harness.api->seed(restarter::kube::resources::statefulSets(), sts);
   // The cached copy dropped a large last-applied-configuration: its bytes still count.
+  f.workloads.setEntryMaker(
+      [](json&& object) { return workloadEntry(std::move(object), restarter::core::SelectionOptions{}); });
   json cached = sts;
-  cached[std::string(restarter::core::kOmittedAnnotationsBytesField)] = kLimit - 40;
+  const std::string lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+  cached["metadata"]["annotations"][lastApplied] = std::string(kLimit - 40 - lastApplied.size(), 'x');
   f.workloads.replace({cached}, "10");
+  REQUIRE((*f.workloads.get("ns/web"))->trim.omittedAnnotationsBytes == kLimit - 40);
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
 

@@ -133,15 +133,18 @@ TEST_CASE("write plan: a baseline alone is a record-only write and is checked to
 }
 
 TEST_CASE("write plan: annotations a trimmed copy dropped still count", "[write_plan]") {
-  json object = planWorkload(json::object(), json::object());
-  object[std::string(kOmittedAnnotationsBytesField)] = kMaxAnnotationsBytes - 40;
-  CHECK(metadataAnnotationsBytes(object) == kMaxAnnotationsBytes - 40);
-  const auto plan = planWrite(object, planDesired("u/1", "configmap/app-config=u/1/abc"));
-  REQUIRE(plan.ok());
-  CHECK_FALSE(plan->metadataSize.fits());
-  // A value of another type is not a count.
-  object[std::string(kOmittedAnnotationsBytesField)] = "many";
+  const json object = planWorkload(json::object(), json::object());
   CHECK(metadataAnnotationsBytes(object) == 0);
+  WriteOptions trimmed;
+  trimmed.omittedAnnotationsBytes = kMaxAnnotationsBytes - 40;
+  const auto plan = planWrite(object, planDesired("u/1", "configmap/app-config=u/1/abc"), trimmed);
+  REQUIRE(plan.ok());
+  CHECK(plan->metadataSize.before == kMaxAnnotationsBytes - 40);
+  CHECK_FALSE(plan->metadataSize.fits());
+  // The same copy, nothing trimmed: the record fits.
+  const auto whole = planWrite(object, planDesired("u/1", "configmap/app-config=u/1/abc"));
+  REQUIRE(whole.ok());
+  CHECK(whole->metadataSize.fits());
 }
 
 TEST_CASE("write plan: annotations of the wrong type are invalid input", "[write_plan]") {

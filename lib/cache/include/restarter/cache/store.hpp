@@ -25,7 +25,8 @@
 //   - Keys are "<namespace>/<name>", or "<name>" for cluster-scoped objects.
 //
 // Three entry types (BasicStore<T>; the writer side, StoreBase, always takes JSON as the API
-// sends it):
+// sends it, and an entry maker turns it into an entry: EntryTraits<T>::fromObject, or one a caller
+// sets with setEntryMaker to fill the entry's typed fields from the whole object):
 //   - Store = BasicStore<nlohmann::json>: the object as received (after the reflector's
 //     transform), ready to read (pods: few, small).
 //   - PackedStore = BasicStore<PackedObject>: the object as MessagePack bytes, parsed when read;
@@ -50,6 +51,7 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -77,19 +79,20 @@ struct ObjectIdentity {
 struct ObjectMeta : ObjectIdentity {
   CompactUid uid;                                           // 16 bytes for an apiserver uid (compact_text.hpp)
   std::vector<std::pair<std::string, std::string>> labels;  // string-valued labels, by key
-  // The content digest a reflector transform put in kContentDigestField (16 bytes, inline);
-  // nullopt when the content was not read (docs/architecture.md, "Content-aware restarts").
+  // What the store's entry maker derived from the object's content before dropping it
+  // (setEntryMaker; the controller's: controller/slim.hpp), typed beside the metadata, never read
+  // from the object's JSON:
+  // The content digest (16 bytes, inline); nullopt when the content was not read
+  // (docs/architecture.md, "Content-aware restarts").
   std::optional<core::ContentDigest> contentDigest;
-  // The digest a transform put in kOtherDigestField: the content's digest of the one other scheme
-  // or key whose record entries the controller still compares (the h1 digest, or h2 under the
-  // previous key during a rotation; which one is the controller's to know: docs/architecture.md,
-  // "Keyed digests"). Never written anywhere.
+  // The content's digest of the one other scheme or key whose record entries the controller still
+  // compares (the h1 digest, or h2 under the previous key during a rotation; which one is the
+  // controller's to know: docs/architecture.md, "Keyed digests").
   std::optional<core::ContentDigest> otherDigest;
-  // The key digests a transform put in kKeyDigestsField (core::KeyDigests, 16 bytes a key), when
-  // keyDigestsKnown (not for a kind whose content is not read, or more than core::kMaxKeyDigests
-  // keys): what a reference reading some keys compares (docs/architecture.md, "Key-level
-  // tracking"). Inline (an empty vector costs no allocation); lookups share it through the entry's
-  // own shared_ptr.
+  // The key digests (core::KeyDigests, 16 bytes a key), when keyDigestsKnown (not for a kind whose
+  // content is not read, or more than core::kMaxKeyDigests keys): what a reference reading some
+  // keys compares (docs/architecture.md, "Key-level tracking"). Inline (an empty vector costs no
+  // allocation); lookups share it through the entry's own shared_ptr.
   core::KeyDigests keyDigests;
   // Reloader's annotations reloader.stakater.com/match and .../ignore with the value "true"
   // (core/reloader.hpp): booleans, which fit in the padding after contentDigest, not strings
@@ -102,28 +105,46 @@ struct ObjectMeta : ObjectIdentity {
   const std::string* label(std::string_view key) const;
 };
 
+// MessagePack bytes held at exactly their size (at most 4 GiB): a pointer and a 4-byte size, 16
+// bytes with alignment where a std::vector takes 24, which leaves PackedObject room for its
+// PackedTrim within the size it had without it.
+class PackedBytes {
+ public:
+  PackedBytes() = default;
+  explicit PackedBytes(std::span<const std::uint8_t> bytes);  // a copy; `bytes` at most 4 GiB
+  std::span<const std::uint8_t> view() const noexcept { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> data_;
+  std::uint32_t size_ = 0;
+};
+
+// What an entry maker (BasicStore::setEntryMaker) learnt of an object while trimming it before
+// packing, kept typed beside the packed bytes (never as fields of the packed JSON).
+struct PackedTrim {
+  // The bytes (keys plus values) of the metadata annotations trimmed away, which a size check of
+  // the whole object still counts (the controller: core::WriteOptions::omittedAnnotationsBytes).
+  // The apiserver limits them to 256 KiB, far below this type's range.
+  std::uint32_t omittedAnnotationsBytes = 0;
+  // Kept as a stub, its identity only: the maker judged the object of no interest (the
+  // controller: a workload its selection does not opt in); readers leave it alone.
+  bool stub = false;
+};
+
 // A whole object as MessagePack (nlohmann::json::to_msgpack), with its identity at hand.
 struct PackedObject : ObjectIdentity {
-  std::vector<std::uint8_t> bytes;
+  PackedBytes bytes;
+  PackedTrim trim;  // nothing trimmed unless an entry maker says so
 
   // The object again; null if the bytes cannot be decoded (never for bytes packObject made).
   nlohmann::json unpack() const;
 };
 
-// A top-level field a reflector transform may set on a ConfigMap or Secret, after hashing its
-// content and before dropping it: the digest as core::formatDigest writes it. objectMetaOf keeps
-// it in ObjectMeta::contentDigest. No API object has a top-level field of this name.
-inline constexpr const char* kContentDigestField = "restarterContentDigest";
-// The same for the other digest (ObjectMeta::otherDigest).
-inline constexpr const char* kOtherDigestField = "restarterOtherDigest";
-// The same for the key digests (ObjectMeta::keyDigests): core::formatKeyDigests.
-inline constexpr const char* kKeyDigestsField = "restarterKeyDigests";
-
 // `object` packed; nullopt when metadata.name is missing or not a non-empty string.
 std::optional<PackedObject> packObject(const nlohmann::json& object);
 
-// metadata.{namespace, name, uid, resourceVersion, labels}, whether Reloader's match and ignore
-// annotations are "true", and kContentDigestField (when it parses) of `object`; nullopt when
+// metadata.{namespace, name, uid, resourceVersion, labels} and whether Reloader's match and ignore
+// annotations are "true" of `object` (no content digests: an entry maker adds them); nullopt when
 // metadata.name is missing or not a non-empty string. Fields of another type read as empty (and
 // non-string labels are left out): the reader decides whether an empty uid is a problem.
 std::optional<ObjectMeta> objectMetaOf(const nlohmann::json& object);
@@ -200,6 +221,13 @@ class BasicStore final : public StoreBase {
   // The values an object is indexed under (e.g. the names of the ConfigMaps a workload
   // references). Must not throw; gets an entry with a name.
   using IndexFunc = std::function<std::vector<std::string>(const T& object)>;
+  // How an object (as the API sent it, after the reflector's transform) becomes an entry
+  // (setEntryMaker): what a caller derives from the whole object before trimming it (a digest of
+  // content it then drops, the size of what it cut) goes into the entry's typed fields here, never
+  // into the object's JSON. nullopt: the object has no name (skipped). Must keep metadata.namespace
+  // and metadata.name as they are and must not throw; runs on the writer's thread and on
+  // promote()'s callers', so possibly on several threads at once.
+  using EntryMaker = std::function<std::optional<T>(nlohmann::json&& object)>;
   // Whether the object of `key` is kept as an entry (setRetention). Runs on the writer's thread
   // with no lock of this store held; must not throw.
   using RetainFunc = std::function<bool(std::string_view key)>;
@@ -223,6 +251,8 @@ class BasicStore final : public StoreBase {
   void addHandlers(Handlers handlers);
   // Keeps only the objects `retain` accepts as entries, the others as unloaded (see the contract).
   void setRetention(RetainFunc retain);
+  // Makes entries with `make` instead of EntryTraits<T>::fromObject (the default).
+  void setEntryMaker(EntryMaker make);
 
   std::size_t stage(std::vector<nlohmann::json> objects) override;
   void commitList(std::string resourceVersion) override;
@@ -278,12 +308,16 @@ class BasicStore final : public StoreBase {
   static std::vector<std::uint64_t> distinctDigests(const IndexFunc& function, const T& object);
   // Puts `entry` in `entries`, in place of the entry of its key if there is one.
   static void put(EntrySet& entries, Ptr entry);
+  std::optional<T> makeEntry(nlohmann::json&& object) const {
+    return make_ ? make_(std::move(object)) : EntryTraits<T>::fromObject(std::move(object));
+  }
   core::Status checkSynced() const;
   bool retained(std::string_view key) const { return !retain_ || retain_(key); }
 
   std::map<std::string, IndexFunc> indexFunctions_;
   std::vector<Handlers> handlers_;
   RetainFunc retain_;
+  EntryMaker make_;
 
   // The list being received (writer thread only).
   EntrySet staged_;

@@ -122,8 +122,14 @@ class WorkloadReconciler final : public Reconciler {
     std::optional<std::string> baseline;  // the baseline annotation written (nullopt: not sent)
   };
 
-  // Step 1: the cached workload, decoded; nullopt when it is gone or not managed (a stub).
-  core::Result<std::optional<nlohmann::json>> managedWorkload(const cache::PackedStore& workloads,
+  // Step 1: the cached workload, decoded, with what its entry keeps beside it (the size of the
+  // annotations the cache trimmed, which step 3 counts); nullopt when it is gone or not managed (a
+  // stub).
+  struct CachedWorkload {
+    nlohmann::json object;
+    cache::PackedTrim trim;
+  };
+  core::Result<std::optional<CachedWorkload>> managedWorkload(const cache::PackedStore& workloads,
                                                               const std::string& key) const;
   // Between steps 1 and 2: the cache may not show our last write yet (its watch event is on the
   // way): plan against what we wrote, not the stale copy, so that a second trigger in that gap

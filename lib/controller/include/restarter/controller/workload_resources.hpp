@@ -1,8 +1,7 @@
 #pragma once
 // The workloads the controller manages as it reads them from its caches: the table of kinds
-// (core::kManagedKinds as resources), the reference indexes of a workload store, the stub a
-// workload not opted in is cached as, and the lookup of referenced ConfigMaps and Secrets in the
-// metadata-only caches (docs/architecture.md, "Watches and dispatch", "Compact cache entries").
+// (core::kManagedKinds as resources), the reference indexes of a workload store, and the lookup of
+// referenced ConfigMaps and Secrets in the metadata-only caches (docs/architecture.md, "Watches and dispatch", "Compact cache entries").
 // The reconcilers (workload.hpp, ondelete.hpp) and the wiring (controller_wiring.cpp) share them.
 //
 // Thread-safety: pure functions and immutable tables; a lookup reads stores that are thread-safe.
@@ -51,11 +50,6 @@ cache::IndexFunc referenceIndex(core::RefKind kind, const core::SelectionOptions
 cache::PackedStore::IndexFunc packedReferenceIndex(core::RefKind kind,
                                                    const core::SelectionOptions& selection = {});
 
-// A top-level field slimWorkload sets (with Reloader's annotations read, the workloads are listed
-// without the label selector) on a workload that is not opted in, kept as a stub of its identity:
-// the reconcilers leave it alone. No API object has a top-level field of this name.
-inline constexpr const char* kUnmanagedField = "restarterUnmanaged";
-
 // Reads a ConfigMap or Secret its cache holds only as existing (cache::MetaStore::find says
 // unloaded) from the API into the cache: its entry, nullptr when it is gone, or why it could not
 // be read (docs/architecture.md, "Memory that follows references"). Controller::Impl's
@@ -81,7 +75,7 @@ using CachesFor = std::function<std::optional<WorkloadCaches>(std::string_view n
 // entry without uid or resourceVersion -> Unknown; the ignore label as core::hasIgnoreLabel reads it,
 // Reloader's match and ignore annotations as the entry's booleans; an entry's content digests as
 // the store keeps them: h2 under the key `digestKeyId` names, and the other digest as `other` says
-// (slimReferencedObjectWithDigest, otherDigestKind; its empty key id: h1 under `digestKeyId`).
+// (referencedEntry, otherDigestKind; its empty key id: h1 under `digestKeyId`).
 core::ObjectLookup cacheLookup(const cache::MetaStore& configMaps, const cache::MetaStore& secrets,
                                std::string namespace_, std::string digestKeyId = {}, OtherDigestKind other = {},
                                ReferenceLoader load = {}, std::stop_token stop = {});

@@ -33,13 +33,9 @@
 
 namespace restarter::core {
 
-// A workload copy trimmed to restarter's own metadata annotations (the controller's cache) keeps
-// here, as a top-level number, the bytes (keys plus values) of the metadata annotations trimmed
-// away, so that the metadata size check still counts them (metadataAnnotationsBytes).
-inline constexpr std::string_view kOmittedAnnotationsBytesField = "restarterOmittedAnnotationsBytes";
-
-// The size the apiserver counts for `workload`'s metadata annotations: those present (string
-// values) plus kOmittedAnnotationsBytesField when the copy was trimmed.
+// The bytes (keys plus values) of `workload`'s metadata annotations with string values: what the
+// apiserver counts of them, once the bytes a trimmed copy lacks are added
+// (WriteOptions::omittedAnnotationsBytes).
 std::size_t metadataAnnotationsBytes(const nlohmann::json& workload);
 
 // The reason of the Warning Event the controller records when it refuses a write that does not fit
@@ -52,6 +48,10 @@ struct WriteOptions {
   // The controller stamps kLastRolloutAnnotation with every rollout; the webhook does not (a
   // workload being created or updated by its owner is not a restarter rollout).
   bool stampsRollout = false;
+  // The bytes (keys plus values) of metadata annotations the workload has but its copy passed to
+  // planWrite does not: the controller's cache trims a workload to the annotations it reads
+  // (controller/slim.hpp), and the apiserver still counts the others.
+  std::size_t omittedAnnotationsBytes = 0;
 };
 
 struct WritePlan {
