@@ -106,6 +106,12 @@ struct ReferencesFixture {
     const json::json_pointer pointer("/metadata/annotations/restarter.stackable.tech~1baseline");
     return sts.contains(pointer) && sts.at(pointer).get<std::string>().find(entry) != std::string::npos;
   }
+  // The content record (metadata annotation restarter.stackable.tech/content-digests) holds `entry`.
+  bool recordNames(const std::string& entry) const {
+    const json sts = statefulSet();
+    const json::json_pointer pointer("/metadata/annotations/restarter.stackable.tech~1content-digests");
+    return sts.contains(pointer) && sts.at(pointer).get<std::string>().find(entry) != std::string::npos;
+  }
   void update(const std::string& name, const std::string& value) {
     REQUIRE(client->mergePatch(kube::resources::configMaps(), "ns", name, {{"data", {{"v", value}}}}).ok());
   }
@@ -168,6 +174,10 @@ TEST_CASE("a new reference to an unreferenced ConfigMap reads it once and then f
     return f.baselineNames("configmap/later=" + f.versionOf("later")) ||
            f.templateAnnotation("configmap.restarter.stackable.tech/later") == f.versionOf("later");
   }));
+  // The read object was hashed as the reflector would have (the store's entry maker): the content
+  // record has its digest.
+  REQUIRE(
+      referencesEventually([&] { return f.recordNames("configmap/later=" + f.versionOf("later") + "/h2."); }));
   // From now on its changes come by the watch and roll the StatefulSet, with no further read.
   f.update("later", "2");
   const std::string key = "configmap.restarter.stackable.tech/later";
