@@ -435,35 +435,4 @@ std::optional<ContentDigest> readKeysDigest(const KeyDigests& digests, const std
   return hasher.finish();
 }
 
-std::string formatKeyDigests(const KeyDigests& digests) {
-  std::string out;
-  out.reserve(digests.size() * 32);
-  for (const KeyDigest& entry : digests) {
-    for (const std::uint64_t word : {entry.name, entry.value}) {
-      for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
-    }
-  }
-  return out;
-}
-
-std::optional<KeyDigests> parseKeyDigests(std::string_view text) {
-  if (text.size() % 32 != 0 || text.size() / 32 > kMaxKeyDigests) return std::nullopt;
-  KeyDigests out;
-  out.reserve(text.size() / 32);
-  for (std::size_t at = 0; at < text.size(); at += 32) {
-    KeyDigest entry;
-    for (std::size_t i = 0; i < 32; ++i) {
-      const int nibble = hexValue(text[at + i]);
-      if (nibble < 0) return std::nullopt;
-      std::uint64_t& word = i < 16 ? entry.name : entry.value;
-      word = (word << 4) | static_cast<std::uint64_t>(nibble);
-    }
-    out.push_back(entry);
-  }
-  if (!std::is_sorted(out.begin(), out.end(),
-                      [](const KeyDigest& a, const KeyDigest& b) { return a.name < b.name; }))
-    return std::nullopt;
-  return out;
-}
-
 }  // namespace restarter::core

@@ -136,11 +136,6 @@ std::optional<KeyDigests> objectKeyDigests(const nlohmann::json& object, const D
 // digests are `digests`: the SHA-256 of a fixed label, the number of keys and, per key, its name
 // and its value digest or an absent marker. The same keys with the same values give the same
 // digest; a key read that appears or disappears changes it. Keyed through the value digests.
-// Key digests as text and back, for a reflector transform to hand them to the cache: 32 hex
-// digits a key (name, value), concatenated. parseKeyDigests: nullopt for any other text, or more
-// than kMaxKeyDigests keys.
-std::string formatKeyDigests(const KeyDigests& digests);
-std::optional<KeyDigests> parseKeyDigests(std::string_view text);
 // nullopt only when hashing fails (the caller then compares the whole content).
 std::optional<ContentDigest> readKeysDigest(const KeyDigests& digests, const std::vector<std::string>& keys);
 
