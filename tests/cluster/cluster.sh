@@ -28,12 +28,17 @@ set -euo pipefail
 CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$CLUSTER_DIR/lib/common.sh"
 source "$CLUSTER_DIR/lib/build.sh"
+source "$CLUSTER_DIR/lib/recipes.sh"
 source "$CLUSTER_DIR/lib/pki.sh"
 source "$CLUSTER_DIR/lib/run.sh"
+source "$CLUSTER_DIR/lib/netns.sh"
 source "$CLUSTER_DIR/lib/images.sh"
 source "$CLUSTER_DIR/lib/node.sh"
+source "$CLUSTER_DIR/lib/node-config.sh"
+source "$CLUSTER_DIR/lib/node-stop.sh"
 source "$CLUSTER_DIR/lib/netpol.sh"
 source "$CLUSTER_DIR/lib/registry.sh"
+source "$CLUSTER_DIR/lib/commands.sh"
 
 # Print the usage block at the top of this file; exit with $1.
 usage() {

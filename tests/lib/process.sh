@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The life cycle of a background process, for every script that starts one: the local control
-# plane (tests/cluster/lib/run.sh), the kuttl suites' servers (kuttl/lib/controller.sh,
+# plane (tests/cluster/lib/netns.sh), the kuttl suites' servers (kuttl/lib/controller.sh,
 # kuttl/lib/webhook.sh) and the demo (cmd/demo.sh). Sourced, never executed; bash only.
 #
 # A started process is recorded in a PID file as "<pid> <start time>", the start time in clock
