@@ -114,79 +114,8 @@ r() { "$cluster_sh" exec -- "$bin" "$@"; }
 
 # --- stopping everything ----------------------------------------------------------------------------
 
-cluster_started=0 webhook_pid="" controller_pid="" cleaned=0
-# How long a server may take after SIGTERM before SIGKILL (serve-controller finishes its in-flight
-# writes and releases its Lease first).
-stop_grace_seconds=30
-proc_log=(demo_log)
-demo_log() { echo "demo: $1"; }
-
-# Stop one process we started (recorded in $state/NAME.pid, tests/lib/process.sh): SIGTERM, SIGKILL
-# after stop_grace_seconds. Reaps it.
-stop_process() {
-  local name=$1 pid=$2
-  proc_stop "$stop_grace_seconds" "$state/$name.pid"
-  rm -f "$state/$name.pid"
-  wait "$pid" 2>/dev/null
-  echo "demo: stopped $name (pid $pid)"
-}
-
-# The demo's own stdout and stderr, for the traps: a signal can be handled while a command whose
-# output is redirected (a readiness probe's, to /dev/null) is running, and the trap would inherit that.
-exec 3>&1 4>&2
-
-# Runs once, on any exit: the end of the tour, an error, SIGINT or SIGTERM.
-cleanup() {
-  ((cleaned)) && return 0
-  cleaned=1
-  set +e
-  trap '' INT TERM   # a second Ctrl-C must not cut the clean-up short
-  echo
-  [[ -n $controller_pid ]] && stop_process serve-controller "$controller_pid"
-  [[ -n $webhook_pid ]] && stop_process serve-webhook "$webhook_pid"
-  if ((cluster_started)); then
-    if ((keep_cluster)); then
-      # Nothing serves it any more: left behind, it would make every labeled create fail open.
-      r install-mwc --name "$mwc" --delete >/dev/null 2>&1
-      echo "demo: the control plane '$RESTARTER_CLUSTER' stays up (--keep-cluster); stop it with:"
-      echo "  RESTARTER_CLUSTER=$RESTARTER_CLUSTER $cluster_sh down"
-    else
-      "$cluster_sh" down 2>&1 | sed 's/^/demo: /'
-    fi
-  fi
-  echo "demo: logs are in $state"
-}
-on_exit() {
-  local rc=$?
-  cleanup >&3 2>&4
-  exit "$rc"
-}
-on_signal() {
-  printf '\ndemo: %s received, stopping everything\n' "$1" >&3
-  cleanup >&3 2>&4
-  trap - EXIT
-  exit "$2"
-}
-trap on_exit EXIT
-trap 'on_signal SIGINT 130' INT
-trap 'on_signal SIGTERM 143' TERM
-
-# Poll "$@" until it succeeds; fail after wait_seconds, or at once when the process NAME we started
-# has exited.
-#   wait_until DESCRIPTION NAME CMD...
-wait_until() {
-  local what=$1 name=$2 rc=0
-  shift 2
-  proc_wait_until "$wait_seconds" "$state/$name.pid" quietly "$@" || rc=$?
-  case $rc in
-    0) ;;
-    1) tail -n 20 "$state/$name.log" | indent >&2
-       die "$name exited while waiting for $what (log: $state/$name.log)" ;;
-    *) die "timed out after ${wait_seconds}s waiting for $what" ;;
-  esac
-}
-quietly() { "$@" >/dev/null 2>&1; }
-ready() { "$cluster_sh" exec -- curl -fsS "http://$1/readyz"; }
+# shellcheck source=cmd/demo/lifecycle.sh
+source "$repo/cmd/demo/lifecycle.sh"
 
 # --- the tour ---------------------------------------------------------------------------------------
 
@@ -251,88 +180,8 @@ say "pid $controller_pid, log $state/serve-controller.log"
 wait_until "serve-controller /readyz" serve-controller ready "$controller_health"
 say "ready: http://$controller_health/readyz answers ok (every cache has synced)"
 
-step "Creating namespace $ns with ConfigMap web-config, Secret web-secret and the labeled StatefulSet web"
-sample() {
-  cat <<'YAML'
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: web
-  labels:
-    restarter.stackable.tech/enabled: "true"   # restarter manages this workload
-spec:
-  replicas: 3
-  serviceName: web
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-        - name: web
-          image: registry.k8s.io/nginx-slim:0.27   # kwok's fake nodes never pull or run it
-          envFrom:
-            - secretRef: {name: web-secret}
-          volumeMounts:
-            - {name: config, mountPath: /etc/web}
-      volumes:
-        - name: config
-          configMap: {name: web-config}
-YAML
-}
-k create namespace "$ns" >/dev/null
-k -n "$ns" create configmap web-config --from-literal=greeting=hello | indent
-k -n "$ns" create secret generic web-secret --from-literal=password=s3cret | indent
-# The apiserver picks up the new configuration and CA bundle within moments; a server-side dry run
-# shows when the webhook is really called (it then adds the annotations).
-webhook_called() {
-  sample | k -n "$ns" create --dry-run=server -o jsonpath='{.spec.template.metadata.annotations}' -f - |
-    grep -F configmap.restarter.stackable.tech/web-config
-}
-wait_until "the apiserver to call the webhook" serve-webhook webhook_called
-sample | k -n "$ns" create -f - | indent
-k -n "$ns" rollout status statefulset/web --timeout="${wait_seconds}s" | indent
-
-step "The first rollout: the webhook annotated the StatefulSet while it was created"
-generation=$(k -n "$ns" get statefulset web -o jsonpath='{.metadata.generation}')
-say "metadata.generation: $generation"
-say "pod template annotations:"
-k -n "$ns" get statefulset web -o json |
-  jq -r '.spec.template.metadata.annotations // {} | to_entries[] | "      \(.key): \(.value)"'
-if [[ $generation == 1 ]]; then
-  say "Generation 1: the first revision already carried the annotations, so no pod was restarted."
-  say "(Without the webhook the controller records the versions in the workload's metadata instead,"
-  say " restarter.stackable.tech/baseline, which restarts nothing either; docs/behaviour.md \"Restart only when pods need it\".)"
-else
-  say "Generation $generation, not 1: the webhook did not annotate the creation (see $state/serve-webhook.log);"
-  say "the controller added the annotations afterwards, at the cost of one extra restart."
-fi
-say "restarter explain-restart sts/web agrees:"
-r explain-restart sts/web -n "$ns" --no-color | indent
-pods_before=$(k -n "$ns" get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}')
-revision_before=$(k -n "$ns" get statefulset web -o jsonpath='{.status.updateRevision}')
-
-step "Changing ConfigMap web-config: the controller rolls the StatefulSet"
-cm_before=$(k -n "$ns" get configmap web-config -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
-k -n "$ns" patch configmap web-config --type merge -p '{"data":{"greeting":"hello again"}}' | indent
-cm_after=$(k -n "$ns" get configmap web-config -o jsonpath='{.metadata.uid}/{.metadata.resourceVersion}')
-say "web-config: $cm_before -> $cm_after"
-k -n "$ns" wait statefulset/web --for=jsonpath='{.metadata.generation}'=2 --timeout="${wait_seconds}s" | indent
-k -n "$ns" rollout status statefulset/web --timeout="${wait_seconds}s" | indent
-revision_after=$(k -n "$ns" get statefulset web -o jsonpath='{.status.updateRevision}')
-pods_after=$(k -n "$ns" get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}')
-replaced=$(comm -13 <(sort <<<"$pods_before") <(sort <<<"$pods_after") | wc -l)
-say "metadata.generation: 2; revision $revision_before -> $revision_after; $replaced of $(wc -l <<<"$pods_after") pods replaced"
-k -n "$ns" get controllerrevisions -l app=web | indent
-k -n "$ns" get pods -l app=web -L controller-revision-hash | indent
-
-step "Why did it restart? restarter explain-restart sts/web, and the Event"
-r explain-restart sts/web -n "$ns" --no-color | indent
-restarted_event() { [[ -n $(k -n "$ns" get events --field-selector reason=Restarted,involvedObject.name=web -o name) ]]; }
-wait_until "the Restarted Event" serve-controller restarted_event
-say "kubectl describe statefulset web (its Events):"
-k -n "$ns" describe statefulset web | sed -n '/^Events:/,$p' | indent
+# shellcheck source=cmd/demo/workload.sh
+source "$repo/cmd/demo/workload.sh"
 
 step "Keep exploring"
 cat <<TXT
