@@ -103,6 +103,16 @@ bool selected(const json& object, const std::string& selector) {
   return true;
 }
 
+// The group version whose discovery document `path` asks for ("/api/v1": "v1",
+// "/apis/argoproj.io/v1alpha1": "argoproj.io/v1alpha1"), or std::nullopt.
+std::optional<std::string> discoveredGroupVersion(std::string_view path) {
+  const std::vector<std::string> segments = split(path.substr(1, path.find('?') - 1), '/');
+  if (segments.size() == 2 && segments[0] == "api" && !segments[1].empty()) return segments[1];
+  if (segments.size() == 3 && segments[0] == "apis" && !segments[1].empty() && !segments[2].empty())
+    return segments[1] + "/" + segments[2];
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Where a request goes: the collection ("group/resource"), its kind's apiVersion, a namespace,
@@ -250,6 +260,14 @@ std::size_t FakeApiServer::applies() const {
   }));
 }
 
+void FakeApiServer::install(const kube::ResourceRef& ref) {
+  std::lock_guard lock(mutex_);
+  auto& resources = installed_[ref.apiVersion()];
+  if (std::none_of(resources.begin(), resources.end(),
+                   [&](const kube::ResourceRef& installed) { return installed.plural == ref.plural; }))
+    resources.push_back(ref);
+}
+
 void FakeApiServer::compact() {
   std::lock_guard lock(mutex_);
   compactedBelow_ = resourceVersion_ + 1;
@@ -283,7 +301,14 @@ std::optional<kube::Response> FakeApiServer::receive(const kube::Request& reques
 core::Result<kube::Response> FakeApiServer::send(const kube::Request& request) {
   if (auto response = receive(request)) return *response;
   auto target = Target::parse(request.path);
-  if (!target) return failure(404, "NotFound", "the server could not find the requested resource");
+  if (!target) {
+    if (const auto groupVersion = discoveredGroupVersion(request.path);
+        groupVersion && request.method == "GET") {
+      std::lock_guard lock(mutex_);
+      return discovery(*groupVersion);
+    }
+    return failure(404, "NotFound", "the server could not find the requested resource");
+  }
   std::lock_guard lock(mutex_);
   return serve(request, *target);
 }
@@ -378,6 +403,24 @@ kube::Response FakeApiServer::serve(const kube::Request& request, const Target& 
   if (request.method == "PATCH") return patch(target, request, dryRun);
   if (request.method == "DELETE") return remove(target, body, dryRun);
   return failure(405, "MethodNotAllowed", "method " + request.method + " is not served");
+}
+
+kube::Response FakeApiServer::discovery(const std::string& groupVersion) const {
+  const auto installed = installed_.find(groupVersion);
+  if (installed == installed_.end())
+    return failure(404, "NotFound", "the server could not find the requested resource");
+  json resources = json::array();
+  for (const kube::ResourceRef& ref : installed->second) {
+    resources.push_back(
+        {{"name", ref.plural},
+         {"namespaced", ref.namespaced},
+         {"kind", ref.kind},
+         {"verbs", {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}}});
+  }
+  return answer(200, json{{"kind", "APIResourceList"},
+                          {"apiVersion", "v1"},
+                          {"groupVersion", groupVersion},
+                          {"resources", std::move(resources)}});
 }
 
 kube::Response FakeApiServer::get(const Target& target, bool metadataOnly) const {

@@ -6,6 +6,7 @@
 
 #include "restarter/base/clock.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/discovery.hpp"
 #include "restarter/kube/resource.hpp"
 
 #include "restarter/testing/fake_api_server.hpp"
@@ -215,6 +216,36 @@ TEST_CASE("fake api: writes and applies count the requests that were writes") {
   REQUIRE(api.client->apply(kube::resources::configMaps(), "shop", "app", applied, kube::ApplyOptions{"test"}));
   CHECK(api.server->writes() == 2);
   CHECK(api.server->applies() == 1);
+}
+
+TEST_CASE("fake api: discovery lists a group version's resources once they are installed") {
+  auto api = connectFakeApi(base::systemClock());
+  const kube::ResourceRef analysisRuns{"argoproj.io", "v1alpha1", "analysisruns", "AnalysisRun", true};
+  // No CRD of the group version installed: the apiserver does not serve it (404).
+  auto before = kube::resourceServed(*api.client, kube::resources::rollouts());
+  REQUIRE(before);
+  CHECK_FALSE(*before);
+  api.server->install(kube::resources::rollouts());
+  auto after = kube::resourceServed(*api.client, kube::resources::rollouts());
+  REQUIRE(after);
+  CHECK(*after);
+  // Served now, the group version lists only what was installed.
+  auto other = kube::resourceServed(*api.client, analysisRuns);
+  REQUIRE(other);
+  CHECK_FALSE(*other);
+  auto document = api.client->getRaw("/apis/argoproj.io/v1alpha1");
+  REQUIRE(document);
+  const json list = json::parse(*document);
+  CHECK(list["kind"] == "APIResourceList");
+  CHECK(list["groupVersion"] == "argoproj.io/v1alpha1");
+  CHECK(list["resources"] == json::parse(R"([{"name":"rollouts","namespaced":true,"kind":"Rollout",
+      "verbs":["create","delete","deletecollection","get","list","patch","update","watch"]}])"));
+  // The core group's document is at /api/v1.
+  api.server->install(kube::resources::namespaces());
+  auto core = api.client->getRaw("/api/v1");
+  REQUIRE(core);
+  CHECK(json::parse(*core)["resources"][0]["namespaced"] == false);
+  CHECK(json::parse(*core)["groupVersion"] == "v1");
 }
 
 }  // namespace restarter::testing

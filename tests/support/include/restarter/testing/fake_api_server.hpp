@@ -18,6 +18,10 @@
 //     as for the apiserver's precondition failures; another failure 422), merge patch (RFC 7386)
 //     and apply (a merge patch that creates a missing object: no field ownership), DELETE (404,
 //     409 on failed uid/resourceVersion preconditions); `dryRun=All` answers without storing.
+//   - discovery of a group version (GET /api/v1, GET /apis/GROUP/VERSION): an APIResourceList of
+//     the resources install()ed in it, 404 while none is, as for a custom resource whose
+//     CustomResourceDefinition is not installed (built-in resources too are listed only once
+//     installed; their objects are served either way);
 //   - every write gives a new resourceVersion (one counter for all objects), a create gives a uid
 //     and generation 1, a change of `spec` raises the generation; a write naming another
 //     metadata.uid than the object's is 409 Conflict (the apiserver's uid precondition).
@@ -76,6 +80,9 @@ class FakeApiServer final : public kube::Transport {
   // How many of them were writes (POST, PUT, PATCH, DELETE), and how many server-side applies.
   std::size_t writes() const;
   std::size_t applies() const;
+  // From now on discovery lists `ref` in its group version, as the apiserver does once the
+  // CustomResourceDefinition defining it is established.
+  void install(const kube::ResourceRef& ref);
   // Changes up to now are forgotten by watches: one from an older resourceVersion gets 410 Gone.
   void compact();
   // Ends every open watch (as the apiserver does at its timeout); later watches wait again.
@@ -100,6 +107,7 @@ class FakeApiServer final : public kube::Transport {
   // Logs `request`; the interceptor's answer to it, if any (called without the lock held).
   std::optional<kube::Response> receive(const kube::Request& request);
   kube::Response serve(const kube::Request& request, const Target& target);
+  kube::Response discovery(const std::string& groupVersion) const;
   kube::Response get(const Target& target, bool metadataOnly) const;
   kube::Response list(const Target& target, const std::string& labelSelector, bool metadataOnly) const;
   kube::Response create(const Target& target, nlohmann::json object, bool dryRun);
@@ -117,6 +125,8 @@ class FakeApiServer final : public kube::Transport {
   std::vector<Change> changes_;
   std::vector<nlohmann::json> events_;
   std::vector<kube::Request> requests_;
+  // group version ("v1", "argoproj.io/v1alpha1") -> the resources install()ed in it.
+  std::map<std::string, std::vector<kube::ResourceRef>> installed_;
   std::uint64_t resourceVersion_ = 1000;
   std::uint64_t compactedBelow_ = 0;
   std::uint64_t uids_ = 0;
