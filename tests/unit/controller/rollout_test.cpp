@@ -63,7 +63,7 @@ json cfgMap(const std::string& uid, const std::string& rv) {
 }
 
 struct RolloutFixture {
-  explicit RolloutFixture(Backend backend = Backend::Scripted) : harness(false, backend) {
+  RolloutFixture() : harness(false, Backend::ApiServer) {
     rollouts.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     configMaps.replace({cfgMap("cm-uid", "7")}, "20");
     secrets.replace({}, "20");
@@ -94,7 +94,7 @@ struct RolloutFixture {
 
 TEST_CASE("a Rollout with its own template is annotated under the rollout field manager",
           "[controller][rollout]") {
-  RolloutFixture f(Backend::ApiServer);
+  RolloutFixture f;
   const json web = argoRollout(
       "web",
       {{"template",
@@ -127,7 +127,7 @@ TEST_CASE("a workloadRef Rollout is never written and its managed Deployment is 
     REQUIRE(action.ok());
     CHECK_FALSE(action->requeueAfter);
   }
-  CHECK(f.harness.transport->requests().empty());
+  CHECK(f.harness.api->requests().empty());
   CHECK(f.logged("pod template is the workloadRef Deployment's, which restarter manages") == 1);
   CHECK(f.logged("deployment=ns/base") == 1);
 }
@@ -152,7 +152,7 @@ TEST_CASE("a workloadRef Deployment that is missing is warned once per generatio
   REQUIRE(found.ok());
   CHECK_FALSE(found->requeueAfter);
   CHECK(f.logged("which restarter manages") == 1);
-  CHECK(f.harness.transport->requests().empty());
+  CHECK(f.harness.api->requests().empty());
 }
 
 TEST_CASE("a Rollout restarter cannot manage is warned once per generation and never written",
@@ -170,5 +170,5 @@ TEST_CASE("a Rollout restarter cannot manage is warned once per generation and n
   CHECK(f.logged("nothing to manage") == 2);
   CHECK(f.logged("neither spec.template nor spec.workloadRef") == 1);
   CHECK(f.logged("restarter follows only an apps Deployment") == 1);
-  CHECK(f.harness.transport->requests().empty());
+  CHECK(f.harness.api->requests().empty());
 }
