@@ -220,26 +220,23 @@ TEST_CASE("a removed reference drops its annotation", "[controller][workload]") 
 }
 
 TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[controller][workload]") {
-  // Scripted on purpose: what is judged is the patch's shape (the `test` guarding the `remove`
-  // against a concurrent change) after an apply that field ownership left incomplete, which the
-  // in-memory API server (no field ownership) cannot produce.
-  Fixture f;
-  f.workloads.replace({mountingStatefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}})}, "10");
+  // What is judged is the patch's shape (the `test` guarding the `remove` against a concurrent
+  // change) after an apply that field ownership left incomplete: the in-memory API server owns no
+  // fields, so its apply keeps every key the apply omits, as for keys another manager owns.
+  Fixture f(false, Backend::ApiServer);
+  seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
-  // The apply leaves kOld in place: it was written under another field manager.
-  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}).dump()));
-  f.harness.transport->push(ok(mountingStatefulSet({{kCm, "cm-uid/2"}}).dump()));
-  f.harness.transport->push(ok(eventAnswer().dump()));
   REQUIRE(f.reconciler->reconcile({"ns", "web"}).ok());
-  auto requests = f.harness.transport->requests();
-  REQUIRE(requests.size() == 3);
+  auto requests = f.harness.api->requests();
+  REQUIRE(requests.size() == 3);  // the apply, the patch and the Event
   json patch = json::parse(requests[1].body);
   REQUIRE(patch.is_array());
   CHECK(patch[0]["op"] == "test");
   CHECK(patch[0]["path"] == "/spec/template/metadata/annotations/configmap.restarter.stackable.tech~1old");
   CHECK(patch[0]["value"] == "old-uid/5");
   CHECK(patch[1]["op"] == "remove");
+  CHECK(storedWorkload(f)["spec"]["template"]["metadata"]["annotations"] == json{{kCm, "cm-uid/2"}});
 }
 
 TEST_CASE("a second trigger before the cache shows our write writes nothing", "[controller][workload]") {
