@@ -17,8 +17,4 @@ json statefulSet(const json& patch) {
   return object;
 }
 
-json eventAnswer() {
-  return {{"apiVersion", "events.k8s.io/v1"}, {"kind", "Event"}, {"metadata", {{"name", "e"}}}};
-}
-
 }  // namespace restarter::testing

@@ -80,7 +80,7 @@ struct Fixture {
   // The ConfigMaps cached as the controller caches them with `key` (nullopt: metadata only, the
   // content not read).
   explicit Fixture(std::optional<restarter::core::DigestKey> key = contentTestKey())
-      : harness(false, restarter::controller::testing::Backend::ApiServer) {
+      : harness(false) {
     configMaps.setEntryMaker([key](json&& object) {
       return referencedEntry(std::move(object), restarter::core::RefKind::ConfigMap, key ? &*key : nullptr);
     });

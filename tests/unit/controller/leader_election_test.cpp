@@ -14,7 +14,6 @@ namespace leader_election_test {
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::controller::testing::Backend;
 using namespace std::chrono_literals;
 
 namespace {
@@ -35,9 +34,7 @@ restarter::kube::Response internalError() {
 }
 
 struct Fixture {
-  Fixture()
-      : harness(false, Backend::ApiServer),
-        elector(*harness.client, options(), harness.clock, harness.logger) {}
+  Fixture() : harness(false), elector(*harness.client, options(), harness.clock, harness.logger) {}
   static LeaderElectionOptions options() {
     LeaderElectionOptions o;
     o.namespace_ = "ns";

@@ -96,7 +96,7 @@ std::size_t requestCount(const restarter::testing::FakeApiServer& api, const std
 
 struct Fixture {
   explicit Fixture(bool dryRun = false, const std::string& kind = "statefulset")
-      : harness(dryRun, restarter::controller::testing::Backend::ApiServer),
+      : harness(dryRun),
         evictor(*harness.context),
         roller(
             kindNamed(kind), [this](std::string_view) { return &workloads; }, *harness.context, evictor,

@@ -46,8 +46,7 @@ const char* const kBudgetRefusal =
 
 struct Fixture {
   explicit Fixture(bool dryRun = false)
-      : harness(dryRun, restarter::controller::testing::Backend::ApiServer),
-        reconciler([this](std::string_view) { return &pods; }, *harness.context) {}
+      : harness(dryRun), reconciler([this](std::string_view) { return &pods; }, *harness.context) {}
   restarter::controller::testing::Harness harness;
   Store pods;
   PodExpiryReconciler reconciler;

@@ -39,7 +39,7 @@ json configMap(const std::string& name, bool match) {
 }
 
 struct Fixture {
-  Fixture() : harness(false, restarter::controller::testing::Backend::ApiServer) {
+  Fixture() : harness(false) {
     harness.context->selection = kReloader;
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadResources().front(),

@@ -17,7 +17,6 @@
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::controller::testing::Backend;
 using restarter::controller::testing::NamedReconciler;
 using restarter::core::TimePoint;
 using namespace std::chrono_literals;
@@ -168,8 +167,7 @@ json queueWorkload(const std::string& name, json metadataAnnotations = json::obj
 
 struct QueueFixture {
   explicit QueueFixture(std::size_t max)
-      : harness(false, Backend::ApiServer),
-        slots(max, [this](const QueueKey& key) { woken.push_back(key.object.name); }) {
+      : harness(false), slots(max, [this](const QueueKey& key) { woken.push_back(key.object.name); }) {
     harness.context->minRolloutInterval = 5min;
     harness.context->rolloutSlots = &slots;
     // Events are named after the fake clock's time: two in one reconcile need it to move.

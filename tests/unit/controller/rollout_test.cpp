@@ -13,7 +13,6 @@
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::controller::testing::Backend;
 using namespace std::chrono_literals;
 
 namespace {
@@ -63,7 +62,7 @@ json cfgMap(const std::string& uid, const std::string& rv) {
 }
 
 struct RolloutFixture {
-  RolloutFixture() : harness(false, Backend::ApiServer) {
+  RolloutFixture() : harness(false) {
     rollouts.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     configMaps.replace({cfgMap("cm-uid", "7")}, "20");
     secrets.replace({}, "20");

@@ -1,8 +1,8 @@
 #pragma once
-// Shared set-up of the controller's unit tests: a Client over the scripted FakeTransport (tests
-// assert on the requests) or over the in-memory API server (tests assert on the objects and Events
-// left behind), a fake clock, a logger into a string stream, and the reconcile context over them;
-// a named reconciler for queue keys.
+// Shared set-up of the controller's unit tests: a Client over the in-memory API server (tests
+// seed objects and assert on the objects and Events left behind, or on its requests), a fake clock,
+// a logger into a string stream, and the reconcile context over them; a named reconciler for queue
+// keys.
 
 #include <memory>
 #include <sstream>
@@ -16,7 +16,6 @@
 #include "restarter/kube/client.hpp"
 #include "restarter/obs/metrics.hpp"
 
-#include "../kube/fakes.hpp"
 #include "restarter/testing/fake_api_server.hpp"
 #include "restarter/testing/fake_clock.hpp"
 
@@ -41,30 +40,18 @@ class NamedReconciler final : public Reconciler {
   std::string name_;
 };
 
-// What a Harness's client talks to.
-enum class Backend { Scripted, ApiServer };
-
 struct Harness {
-  explicit Harness(bool dryRun = false, Backend backend = Backend::Scripted) {
-    std::unique_ptr<kube::Transport> fake;
-    if (backend == Backend::Scripted) {
-      auto scripted = std::make_unique<kube::testing::FakeTransport>();
-      transport = scripted.get();
-      fake = std::move(scripted);
-    } else {
-      auto server = std::make_unique<restarter::testing::FakeApiServer>();
-      api = server.get();
-      fake = std::move(server);
-    }
-    client = std::make_unique<kube::Client>(std::move(fake), std::make_unique<NoAuth>(), "default", clock);
+  explicit Harness(bool dryRun = false) {
+    auto server = std::make_unique<restarter::testing::FakeApiServer>();
+    api = server.get();
+    client = std::make_unique<kube::Client>(std::move(server), std::make_unique<NoAuth>(), "default", clock);
     context = std::make_unique<ReconcileContext>(ReconcileContext{*client, logger, metrics, limiter, clock,
                                                                   dryRun, "restarter.stackable.tech/controller",
                                                                   "test", milliseconds(0)});
   }
 
   restarter::testing::FakeClock clock;
-  kube::testing::FakeTransport* transport = nullptr;  // Backend::Scripted
-  restarter::testing::FakeApiServer* api = nullptr;   // Backend::ApiServer
+  restarter::testing::FakeApiServer* api = nullptr;  // owned by client
   std::unique_ptr<kube::Client> client;
   std::ostringstream logs;
   obs::Logger logger{logs, obs::LogFormat::Text, obs::LogLevel::Debug};
@@ -74,7 +61,7 @@ struct Harness {
   std::unique_ptr<ReconcileContext> context;
 };
 
-// Backend::ApiServer: StatefulSet `workload` stored in the API server and, at `resourceVersion`, in
+// StatefulSet `workload` stored in the API server and, at `resourceVersion`, in
 // the reconciler's cache `workloads`.
 inline void seedStatefulSet(Harness& harness, cache::PackedStore& workloads, const nlohmann::json& workload,
                             const std::string& resourceVersion = "10") {
@@ -82,14 +69,14 @@ inline void seedStatefulSet(Harness& harness, cache::PackedStore& workloads, con
   workloads.replace({workload}, resourceVersion);
 }
 
-// Backend::ApiServer: StatefulSet ns/`name` as the API server holds it now.
+// StatefulSet ns/`name` as the API server holds it now.
 inline nlohmann::json storedStatefulSet(const Harness& harness, const std::string& name = "web") {
   auto stored = harness.api->object(kube::resources::statefulSets(), "ns", name);
   REQUIRE(stored);
   return *stored;
 }
 
-// Backend::ApiServer: how many writes reached the StatefulSets (Events not counted).
+// How many writes reached the StatefulSets (Events not counted).
 inline std::size_t statefulSetWrites(const Harness& harness) {
   std::size_t writes = 0;
   for (const auto& request : harness.api->requests()) {

@@ -17,12 +17,9 @@ namespace workload_test {
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::controller::testing::Backend;
 using restarter::core::ErrorKind;
 using restarter::core::kMinRolloutFloor;
 using restarter::core::kRolloutProgressRecheck;
-using restarter::kube::testing::ok;
-using restarter::testing::eventAnswer;
 using namespace std::chrono_literals;
 using restarter::base::formatRfc3339;
 
@@ -49,7 +46,7 @@ json configMap(const std::string& name, const std::string& uid, const std::strin
 }
 
 struct Fixture {
-  explicit Fixture(bool dryRun = false, Backend backend = Backend::Scripted) : harness(dryRun, backend) {
+  explicit Fixture(bool dryRun = false) : harness(dryRun) {
     workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadResources().front(),
@@ -71,12 +68,12 @@ restarter::core::TimePoint nowOf(const Fixture& f) {
   return std::chrono::floor<std::chrono::microseconds>(f.harness.clock.wallNow());
 }
 
-// Backend::ApiServer: `workload` stored in the API server and, at `resourceVersion`, in the cache.
+// `workload` stored in the API server and, at `resourceVersion`, in the cache.
 void seedWorkload(Fixture& f, const json& workload, const std::string& resourceVersion = "10") {
   restarter::controller::testing::seedStatefulSet(f.harness, f.workloads, workload, resourceVersion);
 }
 
-// Backend::ApiServer: "web" as the API server holds it now.
+// "web" as the API server holds it now.
 json storedWorkload(const Fixture& f) { return restarter::controller::testing::storedStatefulSet(f.harness); }
 
 // `workload` with the last-rollout annotation a rollout at `at` wrote.
@@ -85,19 +82,19 @@ json rolledAt(json workload, restarter::core::TimePoint at) {
   return workload;
 }
 
-// Backend::ApiServer: how many writes reached the workload (Events not counted).
+// How many writes reached the workload (Events not counted).
 std::size_t workloadWrites(const Fixture& f) {
   return restarter::controller::testing::statefulSetWrites(f.harness);
 }
 
-// Backend::ApiServer: the reasons of the Events recorded, in order.
+// The reasons of the Events recorded, in order.
 std::vector<std::string> eventReasons(const Fixture& f) {
   std::vector<std::string> reasons;
   for (const json& event : f.harness.api->events()) reasons.push_back(event["reason"]);
   return reasons;
 }
 
-// Backend::ApiServer: answers every request whose method is `method` and whose path contains
+// Answers every request whose method is `method` and whose path contains
 // `pathPart` with status `code`, as the apiserver does when it refuses.
 void refuse(Fixture& f, std::string method, std::string pathPart, long code) {
   f.harness.api->setInterceptor(
@@ -112,7 +109,7 @@ void refuse(Fixture& f, std::string method, std::string pathPart, long code) {
 }  // namespace
 
 TEST_CASE("a changed ConfigMap gives one apply and one Event naming the change", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   const json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
   f.harness.api->seed(restarter::kube::resources::statefulSets(), workload);
   f.workloads.replace({workload}, "10");
@@ -156,7 +153,7 @@ TEST_CASE("a rollout whose workload was replaced meanwhile writes nothing to the
           "[controller][workload]") {
   // The cache still holds the deleted workload's uid; the apiserver holds a new object of that
   // name: the apply's uid precondition fails and nothing of the new one changes.
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   json replacement = mountingStatefulSet({{kCm, "cm-uid/1"}});
   replacement["metadata"]["uid"] = "new-uid";
   f.harness.api->seed(restarter::kube::resources::statefulSets(), replacement);
@@ -176,7 +173,7 @@ TEST_CASE("a rollout whose workload was replaced meanwhile writes nothing to the
 }
 
 TEST_CASE("matching annotations cause no request at all", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/2"}, {"foreign/key", "x"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -186,7 +183,7 @@ TEST_CASE("matching annotations cause no request at all", "[controller][workload
 }
 
 TEST_CASE("a missing workload is nothing to do", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.workloads.replace({}, "10");
   f.configMaps.replace({}, "20");
   f.secrets.replace({}, "20");
@@ -196,7 +193,7 @@ TEST_CASE("a missing workload is nothing to do", "[controller][workload]") {
 }
 
 TEST_CASE("an unsynced cache is an error to retry and never a write", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet());
   f.secrets.replace({}, "20");  // configMaps not synced
   auto action = f.reconciler->reconcile({"ns", "web"});
@@ -207,7 +204,7 @@ TEST_CASE("an unsynced cache is an error to retry and never a write", "[controll
 }
 
 TEST_CASE("a removed reference drops its annotation", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/2"}, {kOld, "old-uid/5"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2"), configMap("old", "old-uid", "5")}, "20");
   f.secrets.replace({}, "20");
@@ -223,7 +220,7 @@ TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[con
   // What is judged is the patch's shape (the `test` guarding the `remove` against a concurrent
   // change) after an apply that field ownership left incomplete: the in-memory API server owns no
   // fields, so its apply keeps every key the apply omits, as for keys another manager owns.
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}, {kOld, "old-uid/5"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -240,7 +237,7 @@ TEST_CASE("a key another manager owns is removed by a guarded JSON patch", "[con
 }
 
 TEST_CASE("a second trigger before the cache shows our write writes nothing", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -252,7 +249,7 @@ TEST_CASE("a second trigger before the cache shows our write writes nothing", "[
 }
 
 TEST_CASE("dry run announces once and applies nothing", "[controller][workload]") {
-  Fixture f(true, Backend::ApiServer);
+  Fixture f(true);
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -268,7 +265,7 @@ TEST_CASE("dry run announces once and applies nothing", "[controller][workload]"
 }
 
 TEST_CASE("apply errors carry their kind to the retry policy", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet());
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -315,7 +312,7 @@ TEST_CASE("the cache lookup reads identity and the ignore label from metadata en
 
 TEST_CASE("without a rollout record the first change rolls at once and records the time",
           "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   seedWorkload(f, mountingStatefulSet({{kCm, "cm-uid/1"}}));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
@@ -336,7 +333,7 @@ TEST_CASE("without a rollout record the first change rolls at once and records t
 TEST_CASE("a change after a rollout is held until that rollout finishes and announced once",
           "[controller][workload][interval]") {
   // A new reconciler (a restarted controller, a new leader) sees the record another replica wrote.
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 5min;
   const auto start = nowOf(f);
   // Generation 1 not yet observed by the StatefulSet controller: the last rollout is in progress.
@@ -422,7 +419,7 @@ TEST_CASE("a change after a rollout is held until that rollout finishes and anno
 
 TEST_CASE("a rollout that never finishes holds the next change until the interval has passed",
           "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   const auto start = nowOf(f);
   seedWorkload(f, rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), start - 12s));
@@ -444,7 +441,7 @@ TEST_CASE("a rollout that never finishes holds the next change until the interva
 
 TEST_CASE("a rollout record more than an interval in the future does not hold the workload",
           "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   seedWorkload(f, rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f) + 21s));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
@@ -456,7 +453,7 @@ TEST_CASE("a rollout record more than an interval in the future does not hold th
 }
 
 TEST_CASE("without an interval a recent rollout holds nothing", "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);  // minRolloutInterval 0
+  Fixture f;  // minRolloutInterval 0
   seedWorkload(f, rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f)));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -467,7 +464,7 @@ TEST_CASE("without an interval a recent rollout holds nothing", "[controller][wo
 
 TEST_CASE("dry run announces a change within the interval and holds nothing",
           "[controller][workload][interval]") {
-  Fixture f(true, Backend::ApiServer);
+  Fixture f(true);
   f.harness.context->minRolloutInterval = 20s;
   seedWorkload(f, rolledAt(mountingStatefulSet({{kCm, "cm-uid/1"}}), nowOf(f) - 1s));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
@@ -556,7 +553,7 @@ TEST_CASE(
     "a ConfigMap changed ten times a second for a minute with rollouts that never finish rolls once per interval "
     "and ends at its last version",
     "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 20s;
   const StormResult r = storm(f, false);
   CHECK(r.lastWritten == "cm-uid/" + std::to_string(r.configVersion));  // no change lost
@@ -573,7 +570,7 @@ TEST_CASE(
     "a ConfigMap changed ten times a second for a minute with rollouts that finish at once rolls once per floor "
     "and ends at its last version",
     "[controller][workload][interval]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->minRolloutInterval = 5min;
   const StormResult r = storm(f, true);
   CHECK(r.lastWritten == "cm-uid/" + std::to_string(r.configVersion));  // no change lost
@@ -602,7 +599,7 @@ constexpr std::size_t kLimit = restarter::core::kMaxAnnotationsBytes;
 
 TEST_CASE("a rollout whose records would pass the metadata annotations limit is not applied",
           "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   const json sts = mountingStatefulSet(json{{kCm, "cm-uid/1"}});
   f.harness.api->seed(restarter::kube::resources::statefulSets(), sts);
   // The cached copy dropped a large last-applied-configuration: its bytes still count.
@@ -637,7 +634,7 @@ TEST_CASE("a rollout whose records would pass the metadata annotations limit is 
 
 TEST_CASE("a change that would pass the annotations size limit is not applied and warned about once",
           "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   // "cm-uid/1" -> "cm-uid/10": one byte more than a template exactly at the limit.
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
@@ -673,7 +670,7 @@ TEST_CASE("a change that would pass the annotations size limit is not applied an
 }
 
 TEST_CASE("a change ending exactly at the annotations size limit is applied", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   // "cm-uid/1" -> "cm-uid/2": the template stays at exactly 262144 bytes.
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
@@ -687,7 +684,7 @@ TEST_CASE("a change ending exactly at the annotations size limit is applied", "[
 
 TEST_CASE("a refused change is warned about again when the state changes and applied once it fits",
           "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
@@ -713,7 +710,7 @@ TEST_CASE("a refused change is warned about again when the state changes and app
 }
 
 TEST_CASE("a too-large Event that cannot be recorded is logged and not retried", "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
@@ -727,7 +724,7 @@ TEST_CASE("a too-large Event that cannot be recorded is logged and not retried",
 }
 
 TEST_CASE("dry run warns about a too-large change the same way", "[controller][workload]") {
-  Fixture f(true, Backend::ApiServer);
+  Fixture f(true);
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "10")}, "20");
   f.secrets.replace({}, "20");
@@ -739,7 +736,7 @@ TEST_CASE("dry run warns about a too-large change the same way", "[controller][w
 
 TEST_CASE("a second trigger before the cache shows our write still counts foreign annotations",
           "[controller][workload]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet(annotationsOf(kLimit, "cm-uid/1")));
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -759,7 +756,7 @@ TEST_CASE("a second trigger before the cache shows our write still counts foreig
 
 TEST_CASE("a workload opted in while running gets a baseline and no rollout",
           "[controller][workload][baseline]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   seedWorkload(f, mountingStatefulSet());
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
   f.secrets.replace({}, "20");
@@ -800,7 +797,7 @@ TEST_CASE("a workload opted in while running gets a baseline and no rollout",
 }
 
 TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[controller][workload][baseline]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   f.harness.context->rollOnOptIn = true;
   seedWorkload(f, mountingStatefulSet());
   f.configMaps.replace({configMap("app-config", "cm-uid", "2")}, "20");
@@ -816,7 +813,7 @@ TEST_CASE("with --roll-on-opt-in a workload opted in is rolled at once", "[contr
 
 TEST_CASE("a manual workload is never rolled: one RolloutPending Event per pending set and the gauge counts it",
           "[controller][workload][manual]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
   workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
   seedWorkload(f, workload);
@@ -855,7 +852,7 @@ TEST_CASE("a manual workload is never rolled: one RolloutPending Event per pendi
 }
 
 TEST_CASE("a manual workload turned auto is rolled at once", "[controller][workload][manual]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
   workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
   seedWorkload(f, workload);
@@ -875,7 +872,7 @@ TEST_CASE("a manual workload turned auto is rolled at once", "[controller][workl
 
 TEST_CASE("an invalid rollout mode is warned about once per value and rolled as auto",
           "[controller][workload][manual]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
   workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "Manual";
   seedWorkload(f, workload);
@@ -895,7 +892,7 @@ TEST_CASE("an invalid rollout mode is warned about once per value and rolled as 
 }
 
 TEST_CASE("a pending set rolled and pending again is announced again", "[controller][workload][manual]") {
-  Fixture f(false, Backend::ApiServer);
+  Fixture f;
   json workload = mountingStatefulSet({{kCm, "cm-uid/1"}});
   workload["metadata"]["annotations"]["restarter.stackable.tech/rollout"] = "manual";
   seedWorkload(f, workload);

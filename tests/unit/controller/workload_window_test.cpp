@@ -14,7 +14,6 @@ namespace workload_window_test {
 
 using namespace restarter::controller;
 using nlohmann::json;
-using restarter::controller::testing::Backend;
 using namespace std::chrono_literals;
 
 namespace {
@@ -43,7 +42,7 @@ json configMap(const std::string& rv) {
 }
 
 struct Fixture {
-  explicit Fixture(const std::string& window) : harness(false, Backend::ApiServer) {
+  explicit Fixture(const std::string& window) : harness(false) {
     workloads.addIndex(kConfigMapIndex, packedReferenceIndex(restarter::core::RefKind::ConfigMap));
     reconciler = std::make_unique<WorkloadReconciler>(
         workloadResources().front(),

@@ -11,7 +11,4 @@ namespace restarter::testing {
 // patch (RFC 7386: objects merge, null removes a field, anything else replaces).
 nlohmann::json statefulSet(const nlohmann::json& patch = nlohmann::json::object());
 
-// What the fake apiserver answers to the create of an events.k8s.io Event.
-nlohmann::json eventAnswer();
-
 }  // namespace restarter::testing
