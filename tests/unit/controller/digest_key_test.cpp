@@ -2,7 +2,8 @@
 // namespace or an invalid key is a readiness reason that says what to do, the retries back off from
 // 2 s doubling to 60 s, the log warns at most once a minute, and an invalid key is one Warning
 // Event on its Secret.
-#include <mutex>
+#include <atomic>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -10,8 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "restarter/controller/controller.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 #include "restarter/testing/fake_clock.hpp"
-#include "support.hpp"
 
 using namespace restarter;
 using namespace restarter::controller;
@@ -22,92 +23,40 @@ namespace {
 
 constexpr const char* kKeyPath = "/api/v1/namespaces/restarter-system/secrets/restarter-digest-key";
 
-// Answers only the key Secret's GET and create and Events; stops the run after `attempts` GETs of
-// the key, so the test sees the schedule of a wait that would last for ever.
-class KeyApi final : public kube::Transport {
- public:
-  enum class Mode { NoNamespace, InvalidKey };
-  KeyApi(Mode mode, int attempts, std::stop_source stop)
-      : mode_(mode), attempts_(attempts), stop_(std::move(stop)) {}
+constexpr const char* kSecretsPath = "/api/v1/namespaces/restarter-system/secrets";
 
-  core::Result<kube::Response> send(const kube::Request& request) override {
-    const std::string path = request.path.substr(0, request.path.find('?'));
-    std::lock_guard lock(mutex_);
-    log_.push_back(request.method + " " + path);
-    if (request.method == "GET" && path == kKeyPath) {
-      if (++gets_ >= attempts_) stop_.request_stop();
-      if (mode_ == Mode::NoNamespace)
-        return status(404, "NotFound", "secrets \"restarter-digest-key\" not found");
-      // 31 bytes: someone's hand-made key. A metadata-only GET (the Event's) gets the metadata.
-      bool metadataOnly = false;
-      for (const auto& [name, value] : request.headers) {
-        if (name == "Accept" && value.find("as=PartialObjectMetadata") != std::string::npos)
-          metadataOnly = true;
-      }
-      if (metadataOnly) {
-        return kube::Response{
-            200,
-            {},
-            json{{"apiVersion", "meta.k8s.io/v1"},
-                 {"kind", "PartialObjectMetadata"},
-                 {"metadata",
-                  {{"name", "restarter-digest-key"}, {"namespace", "restarter-system"}, {"uid", "key-uid"}}}}
-                .dump()};
-      }
-      return kube::Response{
-          200,
-          {},
-          json{{"apiVersion", "v1"},
-               {"kind", "Secret"},
-               {"metadata",
-                {{"name", "restarter-digest-key"}, {"namespace", "restarter-system"}, {"uid", "key-uid"}}},
-               {"data", {{"key", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5aw=="}}}}
-              .dump()};
-    }
-    if (request.method == "POST" && path == "/api/v1/namespaces/restarter-system/secrets") {
-      return status(404, "NotFound", "namespaces \"restarter-system\" not found");
-    }
-    if (request.method == "POST" && path.find("/events") != std::string::npos) {
-      events_.push_back(json::parse(request.body));
-      return kube::Response{201, {}, json{{"kind", "Event"}, {"metadata", {{"name", "e"}}}}.dump()};
-    }
-    return status(405, "MethodNotAllowed", "unexpected");
-  }
-  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&,
-                                      std::stop_token) override {
-    return status(405, "MethodNotAllowed", "no watches here");
-  }
+enum class Mode { NoNamespace, InvalidKey };
 
-  std::vector<json> events() const {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
-  std::vector<std::string> log() const {
-    std::lock_guard lock(mutex_);
-    return log_;
-  }
+std::string pathOf(const kube::Request& request) { return request.path.substr(0, request.path.find('?')); }
 
- private:
-  static core::Result<kube::Response> status(long code, const std::string& reason, const std::string& message) {
-    return kube::Response{
-        code, {}, json{{"kind", "Status"}, {"reason", reason}, {"code", code}, {"message", message}}.dump()};
-  }
-
-  mutable std::mutex mutex_;
-  Mode mode_;
-  int attempts_;
-  int gets_ = 0;
-  std::stop_source stop_;
-  std::vector<std::string> log_;
-  std::vector<json> events_;
-};
-
+// The whole controller over the in-memory API server, run until it has read the key `attempts`
+// times, so the test sees the schedule of a wait that would last for ever. NoNamespace: no Secret,
+// and its create is refused as the apiserver refuses one into a missing namespace; InvalidKey: the
+// Secret holds someone's hand-made key of 31 bytes.
 struct Run {
-  Run(KeyApi::Mode mode, int attempts) {
-    auto transport = std::make_unique<KeyApi>(mode, attempts, stop);
-    api = transport.get();
-    client = std::make_unique<kube::Client>(
-        std::move(transport), std::make_unique<restarter::controller::testing::NoAuth>(), "ns", clock);
+  Run(Mode mode, int attempts) {
+    auto fake = restarter::testing::connectFakeApi(clock, "ns");
+    api = fake.server;
+    client = std::move(fake.client);
+    if (mode == Mode::InvalidKey) {
+      api->seed(kube::resources::secrets(),
+                {{"metadata",
+                  {{"name", "restarter-digest-key"}, {"namespace", "restarter-system"}, {"uid", "key-uid"}}},
+                 {"data", {{"key", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5aw=="}}}});
+    }
+    api->setInterceptor([this, mode, attempts](const kube::Request& request) -> std::optional<kube::Response> {
+      if (request.method == "GET" && pathOf(request) == kKeyPath && ++gets >= attempts) stop.request_stop();
+      if (mode == Mode::NoNamespace && request.method == "POST" && pathOf(request) == kSecretsPath) {
+        return kube::Response{404,
+                              {},
+                              json{{"kind", "Status"},
+                                   {"reason", "NotFound"},
+                                   {"code", 404},
+                                   {"message", "namespaces \"restarter-system\" not found"}}
+                                  .dump()};
+      }
+      return std::nullopt;
+    });
     ControllerOptions options;
     options.namespaces = {"ns"};
     options.identity = "me";
@@ -124,8 +73,9 @@ struct Run {
   }
 
   std::stop_source stop;
+  std::atomic<int> gets{0};
   restarter::testing::FakeClock clock;
-  KeyApi* api = nullptr;
+  restarter::testing::FakeApiServer* api = nullptr;
   std::unique_ptr<kube::Client> client;
   std::ostringstream logs;
   obs::Logger logger{logs, obs::LogFormat::Text, obs::LogLevel::Debug};
@@ -139,7 +89,7 @@ struct Run {
 TEST_CASE("a missing digest key namespace is a readiness reason with a growing backoff and few warnings",
           "[controller][digest-key]") {
   // 12 attempts: 2+4+8+16+32 s, then 60 s each: about 8 minutes of waiting.
-  Run run(KeyApi::Mode::NoNamespace, 12);
+  Run run(Mode::NoNamespace, 12);
   CHECK(run.result.ok());  // stopped while waiting: not an error
   CHECK(run.controller->notReadyReason() ==
         "the digest key's namespace restarter-system does not exist: create namespace restarter-system or pass "
@@ -155,17 +105,17 @@ TEST_CASE("a missing digest key namespace is a readiness reason with a growing b
   CHECK(run.logs.str().find("create namespace restarter-system or pass --digest-key-namespace") !=
         std::string::npos);
   // Nothing but the key's GET and create was sent (no reflector started, no Event).
-  for (const std::string& line : run.api->log()) {
-    CAPTURE(line);
-    CHECK(
-        (line == std::string("GET ") + kKeyPath || line == "POST /api/v1/namespaces/restarter-system/secrets"));
+  for (const kube::Request& request : run.api->requests()) {
+    CAPTURE(request.method, request.path);
+    CHECK(((request.method == "GET" && pathOf(request) == kKeyPath) ||
+           (request.method == "POST" && pathOf(request) == kSecretsPath)));
   }
   CHECK(run.api->events().empty());
 }
 
 TEST_CASE("an invalid digest key is one Warning Event on its Secret and a readiness reason",
           "[controller][digest-key]") {
-  Run run(KeyApi::Mode::InvalidKey, 5);
+  Run run(Mode::InvalidKey, 5);
   CHECK(run.result.ok());
   const std::string reason = run.controller->notReadyReason();
   CHECK(reason.find("secret restarter-system/restarter-digest-key holds no valid digest key") == 0);
@@ -183,9 +133,13 @@ TEST_CASE("an invalid digest key is one Warning Event on its Secret and a readin
   CHECK(events[0]["note"].get<std::string>().find("holds no valid digest key") != std::string::npos);
   CHECK(events[0]["note"].get<std::string>().find("a2V5") == std::string::npos);
   // The Secret is never overwritten.
-  for (const std::string& line : run.api->log()) CHECK(line.rfind("PUT", 0) != 0);
-  for (const std::string& line : run.api->log())
-    CHECK(line != "POST /api/v1/namespaces/restarter-system/secrets");
+  for (const kube::Request& request : run.api->requests()) {
+    CAPTURE(request.method, request.path);
+    CHECK(request.method != "PUT");
+    CHECK_FALSE((request.method == "POST" && pathOf(request) == kSecretsPath));
+  }
+  CHECK(run.api->object(kube::resources::secrets(), "restarter-system", "restarter-digest-key")->at("data") ==
+        json{{"key", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5aw=="}});
 }
 
 TEST_CASE("digestKeyAdvice says what to do for each problem with the key", "[controller][digest-key]") {
