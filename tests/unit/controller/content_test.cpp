@@ -79,8 +79,7 @@ std::string h1EntryOf(const std::string& value) {
 struct Fixture {
   // The ConfigMaps cached as the controller caches them with `key` (nullopt: metadata only, the
   // content not read).
-  explicit Fixture(std::optional<restarter::core::DigestKey> key = contentTestKey())
-      : harness(false) {
+  explicit Fixture(std::optional<restarter::core::DigestKey> key = contentTestKey()) : harness(false) {
     configMaps.setEntryMaker([key](json&& object) {
       return referencedEntry(std::move(object), restarter::core::RefKind::ConfigMap, key ? &*key : nullptr);
     });
