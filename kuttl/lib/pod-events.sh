@@ -9,6 +9,11 @@
 # Usage (in kuttl TestStep scripts; kuttl sets NAMESPACE and KUBECONFIG):
 #   pod-events.sh mark NAME     remember "now" (the pod list's resourceVersion) as NAME, kept in
 #                               the ConfigMap pod-events-NAME of the test namespace
+#   pod-events.sh follow NAME   mark NAME and keep a watch open from it, recording every event
+#                               as it comes (bounded: FOLLOW_SECONDS): its replay then does not
+#                               need the apiserver's watch cache to still hold the mark, so a
+#                               history may take minutes (a PodDisruptionBudget holding a roll
+#                               for its 2-minute disruptedPods expiry) without a 410 Gone
 #   pod-events.sh replay NAME   print every pod event since mark NAME, oldest first, one a line:
 #                               TYPE POD UID READY TERMINATING IMAGE
 #                               TYPE: ADDED|MODIFIED|DELETED; READY: true|false (Ready condition);
@@ -27,6 +32,10 @@ command -v jq >/dev/null || die "jq is needed"
 
 # Upper bound on waiting for the replay (the history itself arrives at once).
 REPLAY_SECONDS=60
+# Upper bound on a follow's watch (the apiserver ends it then; a replay after that fails).
+FOLLOW_SECONDS=900
+# Where a follow records its watch: one file a namespace and mark, and the watcher's PID.
+FOLLOW_DIR=${TMPDIR:-/tmp}/restarter-kuttl/pod-events
 # Pods whose name starts with this are the sentinels of this script, never part of its output.
 SENTINEL_PREFIX=pod-events-end-
 
@@ -38,6 +47,18 @@ mark() {
   [[ -n $rv ]] || die "no resourceVersion from the pod list"
   kubectl -n "$NAMESPACE" create configmap "pod-events-$1" --from-literal=resourceVersion="$rv" >/dev/null \
     || die "cannot create ConfigMap pod-events-$1"
+}
+
+follow() {
+  local rv record="$FOLLOW_DIR/$NAMESPACE-$1"
+  mark "$1"
+  rv=$(kubectl -n "$NAMESPACE" get configmap "pod-events-$1" -o jsonpath='{.data.resourceVersion}') \
+    || die "no mark named $1"
+  mkdir -p "$FOLLOW_DIR"
+  kubectl get --raw \
+    "/api/v1/namespaces/$NAMESPACE/pods?watch=true&resourceVersion=$rv&timeoutSeconds=$FOLLOW_SECONDS" \
+    >"$record.json" 2>&1 </dev/null &
+  echo $! >"$record.pid"
 }
 
 # Parsed events of file $1 (one watch event a line; a cut-off last line is skipped).
@@ -66,11 +87,18 @@ spec:
   - name: sentinel
     image: sentinel.invalid/none
 YAML
-  out=$(mktemp)
-  kubectl get --raw \
-    "/api/v1/namespaces/$NAMESPACE/pods?watch=true&resourceVersion=$rv&timeoutSeconds=$REPLAY_SECONDS" \
-    >"$out" 2>&1 &
-  watcher=$!
+  if [[ -f $FOLLOW_DIR/$NAMESPACE-$1.pid ]]; then
+    # Followed: the watch has been recording since the mark.
+    out=$FOLLOW_DIR/$NAMESPACE-$1.json
+    watcher=$(<"$FOLLOW_DIR/$NAMESPACE-$1.pid")
+    rm -f "$FOLLOW_DIR/$NAMESPACE-$1.pid"
+  else
+    out=$(mktemp)
+    kubectl get --raw \
+      "/api/v1/namespaces/$NAMESPACE/pods?watch=true&resourceVersion=$rv&timeoutSeconds=$REPLAY_SECONDS" \
+      >"$out" 2>&1 &
+    watcher=$!
+  fi
   deadline=$((SECONDS + REPLAY_SECONDS))
   until has_event "$out" "select(.type == \"ADDED\" and .object.metadata.name == \"$sentinel\")"; do
     if has_event "$out" 'select(.type == "ERROR")' || ! kill -0 "$watcher" 2>/dev/null; then
@@ -93,6 +121,7 @@ YAML
 
 case ${1:-} in
   mark) [[ -n ${2:-} ]] || die "usage: pod-events.sh mark NAME"; mark "$2" ;;
+  follow) [[ -n ${2:-} ]] || die "usage: pod-events.sh follow NAME"; follow "$2" ;;
   replay) [[ -n ${2:-} ]] || die "usage: pod-events.sh replay NAME"; replay "$2" ;;
-  *) die "usage: pod-events.sh mark|replay NAME" ;;
+  *) die "usage: pod-events.sh mark|follow|replay NAME" ;;
 esac

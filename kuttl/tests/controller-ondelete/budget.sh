@@ -18,9 +18,11 @@ now=$(kubectl -n "$NAMESPACE" get pods -l app=guarded -o json | jq -r '.items[] 
 test "$now" = "$(grep '^guarded-' "$dir/before.uids")" || { echo "FAIL: a guarded pod went despite the budget"; exit 1; }
 echo "guarded: evictions refused and retried, one EvictionBlocked per instance, no pod evicted"
 # The history from here, not from the change (step 03): until the budget is relaxed no guarded pod
-# goes (checked above), and a mark minutes old may have left the apiserver's watch cache (it keeps
-# about 75 s of a busy resource's events; 410 Gone then) while the other suites run beside this one.
-../../lib/pod-events.sh mark budget
+# goes (checked above). Followed, not only marked: the roll may wait out the budget's 2-minute
+# disruptedPods expiry (an evicted pod whose same-name replacement the disruption controller saw
+# before it saw the deletion), longer than the apiserver's watch cache keeps a busy resource's
+# events (about 75 s; a replay from a mark would get 410 Gone).
+../../lib/pod-events.sh follow budget
 kubectl -n "$NAMESPACE" patch pdb guarded --type merge -p '{"spec":{"minAvailable":2}}'
 ./settled.sh guarded
 events=$(../../lib/pod-events.sh replay budget)
