@@ -7,13 +7,13 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "restarter/certs/secret_data.hpp"
 #include "restarter/core/base64.hpp"
-#include "restarter/kube/auth.hpp"
 #include "restarter/kube/client.hpp"
+#include "restarter/kube/resource.hpp"
+#include "restarter/testing/fake_api_server.hpp"
 #include "restarter/testing/fake_clock.hpp"
 #include "restarter/testing/temp_dir.hpp"
 
@@ -138,61 +138,6 @@ TEST_CASE("gen-certs help lists every flag", "[cli][gen-certs]") {
 namespace {
 
 // An apiserver holding Secrets: GET (also metadata only), POST, PUT with resourceVersion checks.
-class SecretApi final : public kube::Transport {
- public:
-  std::map<std::string, nlohmann::json> objects;
-  int version = 1;
-
-  core::Result<kube::Response> send(const kube::Request& request) override {
-    const std::string path = request.path.substr(0, request.path.find('?'));
-    if (request.method == "GET") {
-      const auto it = objects.find(path);
-      if (it == objects.end()) return status(404, "NotFound");
-      nlohmann::json answer = it->second;
-      for (const auto& [name, value] : request.headers) {
-        if (value.find("PartialObjectMetadata") != std::string::npos) {
-          answer = {{"kind", "PartialObjectMetadata"},
-                    {"apiVersion", "meta.k8s.io/v1"},
-                    {"metadata", it->second["metadata"]}};
-        }
-      }
-      return kube::Response{200, {}, answer.dump()};
-    }
-    nlohmann::json body = nlohmann::json::parse(request.body);
-    std::string item = path;
-    if (request.method == "POST") {
-      item += "/" + body["metadata"]["name"].get<std::string>();
-      if (objects.count(item) > 0) return status(409, "AlreadyExists");
-    } else if (objects.count(item) == 0) {
-      return status(404, "NotFound");
-    } else if (body["metadata"].value("resourceVersion", "") != objects[item]["metadata"]["resourceVersion"]) {
-      return status(409, "Conflict");
-    }
-    body["metadata"]["resourceVersion"] = std::to_string(version++);
-    objects[item] = body;
-    return kube::Response{201, {}, body.dump()};
-  }
-  core::Result<kube::Response> stream(const kube::Request&, const kube::ChunkHandler&,
-                                      std::stop_token) override {
-    return core::makeError(core::ErrorKind::Internal, "no streams");
-  }
-
- private:
-  static core::Result<kube::Response> status(long code, const std::string& reason) {
-    const nlohmann::json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                              {"reason", reason}, {"code", code},       {"message", reason}};
-    return kube::Response{code, {}, s.dump()};
-  }
-};
-
-class NoAuth final : public kube::Authenticator {
- public:
-  core::Result<kube::Credential> credential() override { return kube::Credential{}; }
-  bool invalidate(const kube::Credential&) override { return false; }
-};
-
-const std::string kSecretPath = "/api/v1/namespaces/hooks/secrets/webhook-tls";
-
 std::string decoded(const nlohmann::json& secret, const char* key) {
   return core::base64Decode(secret["data"][key].get<std::string>()).value_or("");
 }
@@ -201,10 +146,12 @@ std::string decoded(const nlohmann::json& secret, const char* key) {
 
 TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites without force",
           "[cli][gen-certs]") {
-  auto transport = std::make_unique<SecretApi>();
-  SecretApi& api = *transport;
   restarter::testing::FakeClock clock{restarter::testing::FakeClock::Waits::Advance, {}};
-  kube::Client client(std::move(transport), std::make_unique<NoAuth>(), "default", clock);
+  restarter::testing::FakeApi api = restarter::testing::connectFakeApi(clock);
+  kube::Client& client = *api.client;
+  auto stored = [&api] {
+    return api.server->object(kube::resources::secrets(), "hooks", "webhook-tls").value();
+  };
   GenCertsOptions options;
   options.secretName = "webhook-tls";
   options.serviceNamespace = "hooks";
@@ -214,7 +161,7 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   std::ostringstream out, err;
   Io io{out, err, "restarter"};
   REQUIRE(runGenCertsToSecret(options, io, now, client) == kExitOk);
-  const nlohmann::json secret = api.objects.at(kSecretPath);
+  const nlohmann::json secret = stored();
   CHECK(secret["type"] == "kubernetes.io/tls");
   const std::string ca = decoded(secret, "ca.crt");
   const std::string cert = decoded(secret, "tls.crt");
@@ -227,12 +174,12 @@ TEST_CASE("gen-certs stores the certificates in a Secret and never overwrites wi
   Io io2{out2, err2, "restarter"};
   CHECK(runGenCertsToSecret(options, io2, now, client) == kExitFailure);
   CHECK(err2.str().find("refusing to overwrite Secret hooks/webhook-tls") != std::string::npos);
-  CHECK(api.objects.at(kSecretPath) == secret);
+  CHECK(stored() == secret);
 
   // With --force: replaced.
   options.force = true;
   CHECK(runGenCertsToSecret(options, io2, now, client) == kExitOk);
-  CHECK(decoded(api.objects.at(kSecretPath), "ca.crt") != ca);
+  CHECK(decoded(stored(), "ca.crt") != ca);
 }
 
 TEST_CASE(
