@@ -28,10 +28,16 @@ share_before=$(share)
 rate_before=$(webhook_metric 'restarter_webhook_lookup_refusals_total{reason="rate-limit"}')
 reviews_before=$(webhook_metric restarter_webhook_admission_duration_seconds_count)
 
-proxy_port=$((20000 + RANDOM % 12000))
-kubectl proxy --port "$proxy_port" >"$work/proxy.log" 2>&1 &
+# A port the kernel picks (no collision with another test's), read from the proxy's first line.
+kubectl proxy --port 0 >"$work/proxy.log" 2>&1 &
 track $!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$proxy_port/api" && break; sleep 0.1; done
+proxy_port=
+deadline=$((SECONDS + WAIT_SECONDS))
+until [[ -n $proxy_port ]]; do
+  proxy_port=$(sed -n 's/^Starting to serve on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/proxy.log")
+  ((SECONDS < deadline)) || { fail "kubectl proxy did not start: $(cat "$work/proxy.log")"; finish; }
+  sleep 0.1
+done
 statefulsets tenant 1 0 tenant-config | kubectl create --dry-run=client -o json -f - |
   jq '.metadata.namespace = env.TENANT_NAMESPACE' >"$work/tenant.json"
 tenants=()

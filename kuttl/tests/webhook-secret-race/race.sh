@@ -102,31 +102,47 @@ probe_annotated() {
     grep -q . && grep -q 'admission patched' "$work/$1-a.log"
 }
 
+# Starts replicas a and b of round $1 (Secret $2, configuration $3) on two random ports below the
+# ephemeral range (32768-60999, where outgoing connections take theirs) and waits until both serve.
+# A port another process holds ("cannot listen") is no failure of the race: both replicas are
+# stopped, what they wrote (the Secret, the configuration and its grant) goes, and the round starts
+# again on new ports, at most 5 times.
+start_replicas() {
+  local round=$1 secret=$2 configuration=$3 try replica port
+  for try in 1 2 3 4 5; do
+    configurations+=("$configuration")
+    grant_names "$secret" "$configuration"
+    ! kubectl -n "$NAMESPACE" get secret "$secret" >/dev/null 2>&1 || fail "Secret $secret exists before the start"
+    port_a=$((20000 + RANDOM % 6000))
+    # shellcheck disable=SC2034  # read through ${!port} below, like port_a
+    port_b=$((26000 + RANDOM % 6000))
+    for replica in a b; do
+      port=port_$replica
+      "$restarter" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "${!port}" \
+        --webhook-url "https://127.0.0.1:$port_a/mutate" --service-namespace "$NAMESPACE" \
+        --secret-name "$secret" --configuration-name "$configuration" --cert-check-interval 1s \
+        --digest-key-namespace "$NAMESPACE" \
+        --manage-configuration --only-namespace "$NAMESPACE" \
+        --metrics-bind-address 0 --health-probe-bind-address 0 >"$work/$round-$replica.log" 2>&1 &
+      pids+=($!)
+    done
+    for replica in a b; do
+      await grep -qE 'webhook serving|cannot listen' "$work/$round-$replica.log" || fail "replica $replica did not start"
+    done
+    grep -q 'cannot listen' "$work/$round-a.log" "$work/$round-b.log" || return 0
+    echo "round $round, try $try: $(grep -ho 'cannot listen on [^"]*' "$work/$round-a.log" "$work/$round-b.log"); again on new ports"
+    stop_all
+    kubectl -n "$NAMESPACE" delete secret "$secret" --ignore-not-found --wait >/dev/null
+  done
+  return 1
+}
+
 kubectl -n "$NAMESPACE" create configmap webhook-probe --from-literal=probe=1 >/dev/null
 refused_before=$(secret_posts_refused)
 for round in $(seq "$ROUNDS"); do
   secret=race-$round-certs
   configuration=race-$round.$NAMESPACE.restarter.stackable.tech
-  configurations+=("$configuration")
-  # Two ports below the ephemeral range (32768-60999), where outgoing connections take theirs.
-  port_a=$((20000 + RANDOM % 6000))
-  # shellcheck disable=SC2034  # read through ${!port} below, like port_a
-  port_b=$((26000 + RANDOM % 6000))
-  grant_names "$secret" "$configuration"
-  ! kubectl -n "$NAMESPACE" get secret "$secret" >/dev/null 2>&1 || fail "Secret $secret exists before the start"
-  for replica in a b; do
-    port=port_$replica
-    "$restarter" serve-webhook "${identity[@]}" --bind-address 127.0.0.1 --port "${!port}" \
-      --webhook-url "https://127.0.0.1:$port_a/mutate" --service-namespace "$NAMESPACE" \
-      --secret-name "$secret" --configuration-name "$configuration" --cert-check-interval 1s \
-      --digest-key-namespace "$NAMESPACE" \
-      --manage-configuration --only-namespace "$NAMESPACE" \
-      --metrics-bind-address 0 --health-probe-bind-address 0 >"$work/$round-$replica.log" 2>&1 &
-    pids+=($!)
-  done
-  for replica in a b; do
-    await grep -q 'webhook serving' "$work/$round-$replica.log" || fail "replica $replica did not start"
-  done
+  start_replicas "$round" "$secret" "$configuration" || fail "round $round: no free pair of ports in 5 tries"
 
   stored=$(cat "$work/$round-a.log" "$work/$round-b.log" | grep -c 'certificates stored' || true)
   [[ $stored == 1 ]] || fail "round $round: $stored replicas stored certificates, not exactly 1"
