@@ -90,7 +90,7 @@ void Reflector::apply(kube::WatchEvent&& event) {
   switch (event.type) {
     case kube::WatchEvent::Type::Added:
     case kube::WatchEvent::Type::Modified: stored = store_.upsert(std::move(event.object)); break;
-    case kube::WatchEvent::Type::Deleted: stored = store_.erase(event.object); break;
+    case kube::WatchEvent::Type::Deleted: stored = store_.erase(std::move(event.object)); break;
     case kube::WatchEvent::Type::Bookmark:
       if (std::string rv = core::metadataString(event.object, "resourceVersion"); !rv.empty())
         store_.setResourceVersion(rv);

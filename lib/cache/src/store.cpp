@@ -295,11 +295,9 @@ bool BasicStore<T>::upsert(nlohmann::json object) {
 }
 
 template <typename T>
-bool BasicStore<T>::erase(const nlohmann::json& object) {
-  // The deleted object's final state (as the DELETED event carries it) is what handlers see.
-  std::optional<T> entry = makeEntry(nlohmann::json(object));
-  if (!entry) return false;
-  const std::string key = EntryTraits<T>::key(*entry);
+bool BasicStore<T>::erase(nlohmann::json object) {
+  const std::string key = objectKey(object);
+  if (key.empty()) return false;
   bool existed = false;
   {
     std::unique_lock lock(mutex_);
@@ -310,14 +308,16 @@ bool BasicStore<T>::erase(const nlohmann::json& object) {
       objects_.erase(it);
     }
     unloaded_.erase(key);
-    std::string rv = EntryTraits<T>::resourceVersion(*entry);
-    if (!rv.empty()) resourceVersion_ = std::move(rv);
+    if (std::string rv = core::metadataString(object, "resourceVersion"); !rv.empty())
+      resourceVersion_ = std::move(rv);
   }
-  if (existed) {
-    auto final = std::make_shared<const T>(std::move(*entry));
-    for (const auto& h : handlers_)
-      if (h.onDelete) h.onDelete(final);
-  }
+  if (!existed || handlers_.empty()) return true;
+  // The deleted object's final state (as the DELETED event carries it) is what handlers see.
+  std::optional<T> entry = makeEntry(std::move(object));
+  if (!entry) return true;
+  auto final = std::make_shared<const T>(std::move(*entry));
+  for (const auto& h : handlers_)
+    if (h.onDelete) h.onDelete(final);
   return true;
 }
 

@@ -278,6 +278,42 @@ TEST_CASE("an entry maker fills the typed fields of every entry the store makes"
   CHECK((*plain.get("n/listed"))->unpack()["spec"]["size"] == 7);
 }
 
+TEST_CASE("a deletion makes an entry only when handlers see one it removed", "[cache][store]") {
+  // The maker's work (a content digest, for ConfigMaps and Secrets) is spent on a DELETED event only
+  // for an object that was an entry and only when a handler is to see its final state.
+  PackedStore store;
+  int made = 0;
+  std::vector<std::string> deleted;
+  store.setRetention([](std::string_view key) { return key != "n/unloaded"; });
+  store.setEntryMaker([&](json&& whole) {
+    ++made;
+    return packObject(whole);
+  });
+  store.addHandlers({{}, {}, [&](const PackedPtr& last) { deleted.push_back(last->resourceVersion); }});
+  store.replace({object("n", "kept", "1"), object("n", "unloaded", "1")}, "1");
+  const int listed = made;
+  CHECK(store.erase(object("n", "unloaded", "2")));
+  CHECK(store.erase(object("n", "unknown", "3")));
+  CHECK(made == listed);
+  CHECK(deleted.empty());
+  CHECK(store.resourceVersion() == "3");
+  CHECK(store.erase(object("n", "kept", "4")));
+  CHECK(made == listed + 1);
+  CHECK(deleted == std::vector<std::string>{"4"});
+  CHECK(store.size() == 0);
+  // Without handlers nobody would read the entry: none is made.
+  PackedStore quiet;
+  int quietMade = 0;
+  quiet.setEntryMaker([&](json&& whole) {
+    ++quietMade;
+    return packObject(whole);
+  });
+  quiet.replace({object("n", "kept", "1")}, "1");
+  CHECK(quiet.erase(object("n", "kept", "2")));
+  CHECK(quietMade == 1);
+  CHECK(quiet.size() == 0);
+}
+
 TEST_CASE("cluster-scoped keys have no namespace part", "[cache][store]") {
   CHECK(objectKey(json{{"metadata", {{"name", "x"}}}}) == "x");
   CHECK(objectKey(json{{"metadata", {{"name", "x"}, {"namespace", "n"}}}}) == "n/x");

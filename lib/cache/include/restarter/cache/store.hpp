@@ -202,7 +202,10 @@ class StoreBase {
     return skipped;
   }
   virtual bool upsert(nlohmann::json object) = 0;  // false: no name, skipped
-  virtual bool erase(const nlohmann::json& object) = 0;
+  // The object of a DELETED event gone (false: no name, skipped). Its key and resourceVersion are
+  // read from the JSON; an entry is made of it (the entry maker's work) only when it was an entry
+  // and handlers are to see its final state, never for an unloaded or unknown object.
+  virtual bool erase(nlohmann::json object) = 0;
   virtual void setResourceVersion(std::string resourceVersion) = 0;
 
   // Readers (thread-safe).
@@ -258,7 +261,7 @@ class BasicStore final : public StoreBase {
   void commitList(std::string resourceVersion) override;
   void discardStaged() override;
   bool upsert(nlohmann::json object) override;
-  bool erase(const nlohmann::json& object) override;
+  bool erase(nlohmann::json object) override;
   void setResourceVersion(std::string resourceVersion) override;
 
   // Readers (thread-safe). Unavailable until synced.
