@@ -11,6 +11,7 @@
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/judged_workload.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/selection_flags.hpp"
 #include "restarter/core/json_access.hpp"
@@ -182,18 +183,6 @@ void addJudgementFlags(FlagTable& table, inspect::JudgementOptions& out) {
                     "are compared unkeyed)");
 }
 
-int reportWorkloadReadError(Io& io, const std::string& prefix, const std::string& what,
-                            const core::Error& error) {
-  if (error.kind == core::ErrorKind::NotFound) {
-    io.err << prefix << what << " not found\n";
-  } else if (error.kind == core::ErrorKind::Forbidden || error.kind == core::ErrorKind::Unauthorized) {
-    io.err << prefix << "access denied: " << error.describe() << "\n";
-  } else {
-    io.err << prefix << error.describe() << "\n";
-  }
-  return exitForReadError(error);
-}
-
 Subcommand explainRestartCommand() {
   return Subcommand{explain_restart::kName, "explain why a workload restarted, and whether it will",
                     [](const std::vector<std::string>& args, Io& io) {
@@ -206,29 +195,15 @@ Subcommand explainRestartCommand() {
                                                             ? flags["target"].as<std::vector<std::string>>()
                                                             : std::vector<std::string>{});
                       if (!target) return reportUsageError(io, explain_restart::kName, target.error().message);
-                      const core::WorkloadKind* kind = &target->kind;
-                      const std::string& name = target->name;
                       const explain_restart::OutputFormat format = options.format;
                       const bool color = !options.noColor && std::getenv("NO_COLOR") == nullptr &&
                                          &io.out == &std::cout && isatty(STDOUT_FILENO) == 1;
-                      const inspect::JudgementOptions& judgement = options.judgement;
                       const std::string prefix = io.programName + " " + explain_restart::kName + ": ";
-                      auto client = kube::Client::connect(options.connection);
-                      if (!client) {
-                        io.err << prefix << client.error().describe() << "\n";
-                        return kExitFailure;
-                      }
-                      const std::string namespace_ = (*client)->defaultNamespace();
-                      const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
-                      auto input = inspect::readJudgedInput(**client, *kind, namespace_, name, judgement,
-                                                            digestKey ? &*digestKey : nullptr, true);
-                      if (!input) {
-                        return reportWorkloadReadError(
-                            io, prefix,
-                            std::string(core::workloadKindName(*kind)) + " " + namespace_ + "/" + name,
-                            input.error());
-                      }
-                      const inspect::Explanation explanation = inspect::explain(*input);
+                      auto read =
+                          readJudgedWorkload(options.connection, *target, options.judgement, true, io, prefix);
+                      if (const int* exit = std::get_if<int>(&read)) return *exit;
+                      const JudgedWorkload& workload = std::get<JudgedWorkload>(read);
+                      const inspect::Explanation explanation = inspect::explain(workload.input);
                       switch (format) {
                         case explain_restart::OutputFormat::Text:
                           io.out << inspect::renderText(explanation, color);
@@ -241,13 +216,13 @@ Subcommand explainRestartCommand() {
                           break;
                       }
                       io.out.flush();
-                      if (input->revisions.empty() && !options.watch) {
-                        io.err << prefix << core::workloadKindName(*kind) << " " << namespace_ << "/" << name
-                               << " has no revisions yet\n";
+                      if (workload.input.revisions.empty() && !options.watch) {
+                        io.err << prefix << workload.what << " has no revisions yet\n";
                         return kExitNoRevisions;
                       }
                       if (options.watch)
-                        return explain_restart::watchRevisions(**client, *input, namespace_, format, io);
+                        return explain_restart::watchRevisions(*workload.client, workload.input,
+                                                               workload.namespace_, format, io);
                       return kExitOk;
                     },
                     [](const Io& io) { return explain_restart::kFlags.describe(io); }};

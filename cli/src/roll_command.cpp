@@ -9,6 +9,7 @@
 #include "restarter/cli/explain_restart.hpp"
 #include "restarter/cli/flag_table.hpp"
 #include "restarter/cli/flags.hpp"
+#include "restarter/cli/judged_workload.hpp"
 #include "restarter/cli/kube_flags.hpp"
 #include "restarter/cli/roll.hpp"
 #include "restarter/core/constants.hpp"
@@ -89,21 +90,13 @@ Subcommand rollCommand() {
         if (!target) return reportUsageError(io, roll::kName, target.error().message);
 
         const std::string prefix = io.programName + " " + roll::kName + ": ";
-        auto client = kube::Client::connect(options.connection);
-        if (!client) {
-          io.err << prefix << client.error().describe() << "\n";
-          return kExitFailure;
-        }
-        const std::string namespace_ = (*client)->defaultNamespace();
-        const std::string what =
-            std::string(core::workloadKindName(target->kind)) + " " + namespace_ + "/" + target->name;
-        const inspect::JudgementOptions& judgement = options.judgement;
-        const auto digestKey = inspect::readJudgementDigestKey(**client, judgement, io.err);
         // With --now no gate is consulted, the queue's among them: it is not read.
-        auto input = inspect::readJudgedInput(**client, target->kind, namespace_, target->name, judgement,
-                                              digestKey ? &*digestKey : nullptr, !options.now);
-        if (!input) return reportWorkloadReadError(io, prefix, what, input.error());
-        const inspect::RollPlan plan = inspect::planRoll(*input, options.now);
+        auto read =
+            readJudgedWorkload(options.connection, *target, options.judgement, !options.now, io, prefix);
+        if (const int* exit = std::get_if<int>(&read)) return *exit;
+        const JudgedWorkload& workload = std::get<JudgedWorkload>(read);
+        const std::string& what = workload.what;
+        const inspect::RollPlan plan = inspect::planRoll(workload.input, options.now);
         const std::string described = inspect::describePlan(plan);
         switch (plan.verdict) {
           case inspect::RollVerdict::NothingPending:
@@ -131,7 +124,7 @@ Subcommand rollCommand() {
         }
         const core::TimePoint rolledAt =
             std::chrono::floor<std::chrono::microseconds>(base::systemClock().wallNow());
-        auto rolled = inspect::applyRoll(**client, *input, plan, rolledAt);
+        auto rolled = inspect::applyRoll(*workload.client, workload.input, plan, rolledAt);
         if (!rolled) {
           io.err << prefix << rolled.error().describe() << "\n";
           return exitForReadError(rolled.error());

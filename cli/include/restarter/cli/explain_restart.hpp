@@ -34,11 +34,6 @@ struct WorkloadTarget {
 };
 core::Result<WorkloadTarget> parseWorkloadTarget(std::vector<std::string> target);
 
-// A failed read of the workload `what` ("StatefulSet shop/web"), said on io.err after `prefix`
-// ("restarter roll: "): "<what> not found", "access denied: ...", or the error; returns its exit
-// code: kExitNotFound, kExitForbidden, else kExitFailure. explain-restart and roll share it.
-int reportWorkloadReadError(Io& io, const std::string& prefix, const std::string& what,
-                            const core::Error& error);
 // The exit code of a failed read or write: kExitNotFound, kExitForbidden (also unauthorized), else
 // kExitFailure.
 int exitForReadError(const core::Error& error);
