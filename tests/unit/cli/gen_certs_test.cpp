@@ -137,7 +137,7 @@ TEST_CASE("gen-certs help lists every flag", "[cli][gen-certs]") {
 
 namespace {
 
-// An apiserver holding Secrets: GET (also metadata only), POST, PUT with resourceVersion checks.
+// The value of `key` in a Secret's data, decoded (empty when absent or not base64).
 std::string decoded(const nlohmann::json& secret, const char* key) {
   return core::base64Decode(secret["data"][key].get<std::string>()).value_or("");
 }
